@@ -1,0 +1,53 @@
+# The two commands of the README:
+#   make book   create the environment, execute every chapter, write the HTML book to _build/html/
+#   make test   unit tests, every chapter notebook under nbval, and a strict (-W -n) book build
+# Everything installs into .venv from requirements.txt; nothing needs to be installed by hand.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+export OMP_NUM_THREADS ?= 2
+
+# The environment is (re)built when requirements.txt or pyproject.toml change.
+ENV_STAMP := $(VENV)/.installed
+
+.PHONY: book test env unit notebooks book-strict cache-check clean
+
+env: $(ENV_STAMP)
+
+$(ENV_STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
+		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $@
+
+# jupyter-cache keys executed notebooks on their code only: wipe it whenever the
+# library or the pins change, so a page never shows outputs of an older rnnlib.
+cache-check: env
+	@$(PY) tools/cache_key.py _build
+
+book: cache-check
+	$(BIN)/jupyter-book build --keep-going .
+	@echo
+	@echo "The book is at $(CURDIR)/_build/html/index.html"
+
+unit: env
+	$(PY) -m pytest tests
+
+notebooks: env
+	$(PY) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 -p no:randomly chapters/
+
+book-strict: cache-check
+	$(BIN)/jupyter-book build -W -n --keep-going .
+
+test: unit notebooks book-strict
+
+clean:
+	rm -rf _build

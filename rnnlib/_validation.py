@@ -1,0 +1,137 @@
+"""Input validation shared by every public rnnlib function.
+
+Every check raises a ``TypeError`` (wrong kind of object) or a ``ValueError``
+(right kind, wrong shape/range/content) whose message starts with the name of
+the offending argument and says what was expected. This is the
+scikit-learn convention: validate at the public boundary, never return NaN
+silently.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import torch
+
+__all__ = [
+    "check_tensor",
+    "check_int",
+    "check_real",
+    "check_finite_tensor",
+    "as_generator",
+]
+
+
+def _shape_str(shape: Sequence[int | str | None]) -> str:
+    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+
+
+def check_tensor(
+    x: object,
+    name: str,
+    *,
+    ndim: int | None = None,
+    shape: Sequence[int | str | None] | None = None,
+    floating: bool = True,
+    finite: bool = True,
+    nonempty: bool = True,
+) -> torch.Tensor:
+    """Validate a tensor argument and return it.
+
+    Parameters
+    ----------
+    x : the object to check.
+    name : argument name used in error messages.
+    ndim : required number of dimensions.
+    shape : required shape; an entry may be an int (must match), or ``None``
+        / a string (any size; a string names the dimension in the message).
+    floating : require a floating-point dtype.
+    finite : reject NaN and infinite entries.
+    nonempty : reject tensors with zero elements.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if shape is not None:
+        ndim = len(shape)
+    if ndim is not None and x.dim() != ndim:
+        expected = f" {_shape_str(shape)}" if shape is not None else ""
+        raise ValueError(f"{name} must have {ndim} dimensions{expected}, got shape {tuple(x.shape)}")
+    if shape is not None:
+        for axis, (want, got) in enumerate(zip(shape, x.shape)):
+            if isinstance(want, int) and want != got:
+                raise ValueError(
+                    f"{name} must have shape {_shape_str(shape)}, got {tuple(x.shape)} "
+                    f"(dimension {axis} should be {want})"
+                )
+    if floating and not x.is_floating_point():
+        raise TypeError(f"{name} must have a floating-point dtype, got {x.dtype}")
+    if nonempty and x.numel() == 0:
+        raise ValueError(f"{name} must not be empty, got shape {tuple(x.shape)}")
+    if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return x
+
+
+def check_finite_tensor(x: torch.Tensor, name: str) -> torch.Tensor:
+    """Raise ``ValueError`` if ``x`` holds NaN or inf (used on computed results)."""
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} became NaN or infinite")
+    return x
+
+
+def check_int(value: object, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Validate an integer argument (bools are rejected) and return it as ``int``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Validate a real scalar in an interval and return it as ``float``.
+
+    The interval is ``[low, high]``, with either end open when ``low_open`` /
+    ``high_open`` is set; ``None`` means unbounded on that side.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    lo_br = "(" if low_open else "["
+    hi_br = ")" if high_open else "]"
+    interval = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must lie in {interval}, got {value}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(f"{name} must lie in {interval}, got {value}")
+    return value
+
+
+def as_generator(generator: torch.Generator | int | None, name: str = "generator") -> torch.Generator:
+    """Turn a seed, a generator or ``None`` into a ``torch.Generator``.
+
+    ``None`` means seed 0, so that every draw in rnnlib is reproducible by
+    default; pass an explicit seed or generator to get other draws.
+    """
+    if generator is None:
+        return torch.Generator().manual_seed(0)
+    if isinstance(generator, torch.Generator):
+        return generator
+    if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
+        return torch.Generator().manual_seed(int(generator))
+    raise TypeError(f"{name} must be a torch.Generator, an int seed or None, got {type(generator).__name__}")

@@ -1,0 +1,235 @@
+"""Recurrent models in the parametrization of the papers (chapter 1 onwards).
+
+The Elman ReLU RNN of Panigrahi & Goyal (2021), Definition 3.2::
+
+    h^(0) = 0,   h^(l) = relu(W h^(l-1) + A x^(l)),   l = 1..L,   y = B h^(L)
+
+with ``W`` (m x m) and ``A`` (m x d) drawn i.i.d. N(0, 2/m), ``B`` (d_out x m)
+drawn i.i.d. N(0, 2/d_out) and kept frozen: only ``W`` and ``A`` are trained.
+
+The inputs are *normalized sequences* (Definition 3.1): a start token
+``(0, ..., 0, 1)``, then the ``L - 2`` true tokens scaled by ``eps_x`` with a 0
+appended, then an end token ``(0, ..., 0, 1)``. A true token is a unit vector
+in R^(d-1) whose last coordinate is 1/2.
+
+Shapes follow ``batch_first``: a batch of sequences is ``(batch, L, d)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validation import as_generator, check_int, check_real, check_tensor
+
+__all__ = [
+    "ElmanRNN",
+    "elman_hidden_states",
+    "normalize_sequence",
+    "sample_true_sequence",
+    "sample_normalized_sequence",
+    "true_token_tolerance",
+]
+
+
+def elman_hidden_states(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Hidden states h^(1..L) of the ReLU Elman recurrence, as a pure function.
+
+    Computes ``h^(l) = relu(W h^(l-1) + A x^(l))`` from ``h^(0) = 0`` and returns
+    the stack ``(batch, L, m)``. A pure function of the weights, so that
+    ``torch.func`` transforms (``jvp``, ``vjp``, ``jacrev``) apply to it
+    directly (chapter 3 checks the pseudo-network against ``torch.func.jvp``).
+    No validation here: :class:`ElmanRNN` validates at its public methods.
+
+    The input projection ``A x^(l)`` of all steps is one matrix product; the
+    loop over time does one ``addmm`` and one ``relu`` per step.
+    """
+    ax = torch.matmul(x, A.transpose(0, 1))  # (batch, L, m)
+    h = torch.relu(ax[:, 0])  # h^(0) = 0, so the first step has no W term
+    states = [h]
+    Wt = W.transpose(0, 1)
+    for step in range(1, x.shape[1]):
+        h = torch.relu(torch.addmm(ax[:, step], h, Wt))
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+class ElmanRNN(nn.Module):
+    """The Elman ReLU RNN of Panigrahi & Goyal (2021), eq. (1) (chapters 1-7).
+
+    ``h^(l) = relu(W h^(l-1) + A x^(l))``, ``h^(0) = 0``, output ``B h^(L)``.
+
+    Parameters
+    ----------
+    input_dim : d, the dimension of each (normalized) input token, >= 1.
+    width : m, the number of neurons, >= 1.
+    output_dim : d_out, the output dimension, >= 1.
+    generator : a ``torch.Generator`` or an int seed for the initialization
+        (``None`` means seed 0, so models are reproducible by default).
+    dtype : ``torch.float32`` (default) or ``torch.float64``.
+
+    Attributes
+    ----------
+    W : ``nn.Parameter`` (m, m), entries N(0, 2/m) at initialization.
+    A : ``nn.Parameter`` (m, d), entries N(0, 2/m) at initialization.
+    B : buffer (d_out, m), entries N(0, 2/d_out); frozen, never trained.
+    """
+
+    def __init__(
+        self,
+        input_dim: int,
+        width: int,
+        output_dim: int = 1,
+        *,
+        generator: torch.Generator | int | None = None,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        super().__init__()
+        d = check_int(input_dim, "input_dim", minimum=1)
+        m = check_int(width, "width", minimum=1)
+        d_out = check_int(output_dim, "output_dim", minimum=1)
+        if dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+        gen = as_generator(generator)
+        std_hidden = math.sqrt(2.0 / m)
+        std_out = math.sqrt(2.0 / d_out)
+        self.W = nn.Parameter(torch.randn(m, m, generator=gen, dtype=dtype) * std_hidden)
+        self.A = nn.Parameter(torch.randn(m, d, generator=gen, dtype=dtype) * std_hidden)
+        self.register_buffer("B", torch.randn(d_out, m, generator=gen, dtype=dtype) * std_out)
+
+    @property
+    def input_dim(self) -> int:
+        """d, the token dimension."""
+        return self.A.shape[1]
+
+    @property
+    def width(self) -> int:
+        """m, the number of neurons."""
+        return self.W.shape[0]
+
+    @property
+    def output_dim(self) -> int:
+        """d_out, the output dimension."""
+        return self.B.shape[0]
+
+    def extra_repr(self) -> str:
+        return f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
+
+    def _check_input(self, x: object, name: str = "x") -> torch.Tensor:
+        x = check_tensor(x, name, shape=("batch", "L", self.input_dim))
+        if x.dtype != self.W.dtype:
+            raise TypeError(
+                f"{name} has dtype {x.dtype} but the model's weights are {self.W.dtype}; "
+                f"convert with {name}.to({self.W.dtype}) or build the model with dtype={x.dtype}"
+            )
+        return x
+
+    def hidden_states(self, x: torch.Tensor) -> torch.Tensor:
+        """h^(1), ..., h^(L) for a batch ``x`` of shape (batch, L, d); returns (batch, L, m)."""
+        x = self._check_input(x)
+        return elman_hidden_states(self.W, self.A, x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
+        x = self._check_input(x)
+        h_last = elman_hidden_states(self.W, self.A, x)[:, -1]
+        return h_last @ self.B.transpose(0, 1)
+
+    def preactivations(self, x: torch.Tensor) -> torch.Tensor:
+        """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
+        x = self._check_input(x)
+        with torch.no_grad():
+            h = elman_hidden_states(self.W, self.A, x)
+            h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+            return h_prev @ self.W.transpose(0, 1) + x @ self.A.transpose(0, 1)
+
+    def activation_patterns(self, x: torch.Tensor) -> torch.Tensor:
+        """The diagonals of D^(l): ``1[w_r . h^(l-1) + a_r . x^(l) >= 0]``; bool (batch, L, m)."""
+        return self.preactivations(x) >= 0
+
+
+def true_token_tolerance(dtype: torch.dtype) -> float:
+    """Tolerance used to decide that a token is a unit vector with last coordinate 1/2."""
+    return 1e-4 if dtype in (torch.float32, torch.float16, torch.bfloat16) else 1e-10
+
+
+def _check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
+    x_bar = check_tensor(x_bar, name, shape=("batch", "L-2", "d-1"))
+    if x_bar.shape[2] < 2:
+        raise ValueError(
+            f"{name} tokens must have d-1 >= 2 coordinates (a unit vector with last coordinate 1/2 "
+            f"needs another coordinate), got shape {tuple(x_bar.shape)}"
+        )
+    tol = true_token_tolerance(x_bar.dtype)
+    norms = x_bar.norm(dim=2)
+    if not bool(((norms - 1).abs() <= tol).all()):
+        worst = float((norms - 1).abs().max())
+        raise ValueError(f"{name} tokens must be unit vectors (Definition 3.1); the largest |norm - 1| is {worst:.3g}")
+    if not bool(((x_bar[..., -1] - 0.5).abs() <= tol).all()):
+        worst = float((x_bar[..., -1] - 0.5).abs().max())
+        raise ValueError(
+            f"{name} tokens must have last coordinate 1/2 (Definition 3.1); the largest deviation is {worst:.3g}"
+        )
+    return x_bar
+
+
+def normalize_sequence(x_bar: torch.Tensor, eps_x: float) -> torch.Tensor:
+    """The normalized input sequence of Definition 3.1 (chapter 1).
+
+    Maps true sequences ``x_bar`` of shape (batch, L-2, d-1), each token a unit
+    vector with last coordinate 1/2, to RNN inputs of shape (batch, L, d)::
+
+        x^(1) = (0, ..., 0, 1)                       start token
+        x^(l) = (eps_x * x_bar^(l), 0)   l = 2..L-1  scaled true tokens
+        x^(L) = (0, ..., 0, 1)                       end token
+
+    ``eps_x`` must lie in (0, 1].
+    """
+    x_bar = _check_true_sequence(x_bar)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    batch, n_tokens, d_minus_1 = x_bar.shape
+    x = x_bar.new_zeros(batch, n_tokens + 2, d_minus_1 + 1)
+    x[:, 0, -1] = 1.0
+    x[:, -1, -1] = 1.0
+    x[:, 1:-1, :-1] = eps_x * x_bar
+    return x
+
+
+def sample_true_sequence(
+    batch_size: int,
+    L: int,
+    d: int,
+    *,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Random true sequences for an RNN with sequence length ``L`` and input dimension ``d``.
+
+    Returns (batch_size, L-2, d-1): each token is uniform on the sphere of unit
+    vectors in R^(d-1) whose last coordinate is 1/2 (the first d-2 coordinates
+    are uniform on the sphere of radius sqrt(3)/2). Needs ``L >= 3`` and ``d >= 3``.
+    """
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    L = check_int(L, "L", minimum=3)
+    d = check_int(d, "d", minimum=3)
+    gen = as_generator(generator)
+    g = torch.randn(batch_size, L - 2, d - 2, generator=gen, dtype=dtype)
+    g = g / g.norm(dim=2, keepdim=True) * (math.sqrt(3.0) / 2.0)
+    half = torch.full((batch_size, L - 2, 1), 0.5, dtype=dtype)
+    return torch.cat([g, half], dim=2)
+
+
+def sample_normalized_sequence(
+    batch_size: int,
+    L: int,
+    d: int,
+    eps_x: float,
+    *,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """``normalize_sequence(sample_true_sequence(...), eps_x)``: RNN inputs (batch_size, L, d)."""
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    return normalize_sequence(sample_true_sequence(batch_size, L, d, generator=generator, dtype=dtype), eps_x)

@@ -1,0 +1,60 @@
+"""Thin ``ipywidgets.interact`` wrappers over pure rnnlib functions.
+
+An explorer is a pure function that returns a figure, wrapped here with
+sliders that recompute on release (``continuous_update=False``, which spares
+the CPU). In the static book the explorer cell is followed by a plain call at
+the default values, so the page and the PDF show a figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import matplotlib.pyplot as plt
+
+__all__ = ["explore", "int_slider", "float_slider", "log_slider"]
+
+
+def int_slider(value: int, min: int, max: int, step: int = 1, description: str = ""):
+    """An ``IntSlider`` that updates on release."""
+    import ipywidgets as w
+
+    return w.IntSlider(value=value, min=min, max=max, step=step, description=description, continuous_update=False)
+
+
+def float_slider(value: float, min: float, max: float, step: float, description: str = ""):
+    """A ``FloatSlider`` that updates on release."""
+    import ipywidgets as w
+
+    return w.FloatSlider(value=value, min=min, max=max, step=step, description=description, continuous_update=False)
+
+
+def log_slider(value: float, min_exp: float, max_exp: float, step: float = 0.25, description: str = ""):
+    """A ``FloatLogSlider`` (base 10) that updates on release."""
+    import ipywidgets as w
+
+    return w.FloatLogSlider(
+        value=value, base=10, min=min_exp, max=max_exp, step=step, description=description, continuous_update=False
+    )
+
+
+def explore(figure_fn: Callable[..., object], **sliders):
+    """Wrap ``figure_fn(**values)`` (which returns a matplotlib figure) in sliders.
+
+    Each keyword is a slider built with :func:`int_slider`, :func:`float_slider`
+    or :func:`log_slider`. Returns the ``ipywidgets`` container; display it as
+    the last expression of a cell.
+    """
+    import ipywidgets as w
+
+    if not callable(figure_fn):
+        raise TypeError(f"figure_fn must be callable, got {type(figure_fn).__name__}")
+    if not sliders:
+        raise ValueError("explore needs at least one slider keyword argument")
+
+    def show(**values):
+        fig = figure_fn(**values)
+        plt.show()
+        plt.close(fig)
+
+    return w.interactive(show, **sliders)
