@@ -1,13 +1,13 @@
 # The two commands of the README:
 #   make book   create the environment, execute every chapter, write the HTML book to _build/html/
 #   make test   unit tests, every chapter notebook under nbval, and a strict (-W -n) book build
-# Everything installs into .venv from requirements.txt; nothing needs to be installed by hand.
+# Everything installs into .venv from requirements.txt, and the browser assets (MathJax)
+# into node_modules from package-lock.json; nothing needs to be installed by hand.
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
-export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS ?= 2
 
@@ -18,7 +18,7 @@ ENV_STAMP := $(VENV)/.installed
 
 env: $(ENV_STAMP)
 
-$(ENV_STAMP): requirements.txt pyproject.toml
+$(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
 		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,8 @@ $(ENV_STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	$(PY) tools/vendor_assets.py
 	@touch $@
 
 # jupyter-cache keys executed notebooks on their code only: wipe it whenever the
@@ -42,7 +44,7 @@ unit: env
 	$(PY) -m pytest tests
 
 notebooks: env
-	$(PY) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 -p no:randomly chapters/
+	$(PY) -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 chapters/
 
 book-strict: cache-check
 	$(BIN)/jupyter-book build -W -n --keep-going .

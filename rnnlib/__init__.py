@@ -42,3 +42,18 @@ def seed_everything(seed: int) -> torch.Generator:
     np.random.seed(seed)
     torch.manual_seed(seed)
     return torch.Generator().manual_seed(seed)
+
+
+_SUBMODULES = {
+    "concepts", "data", "generalization", "homework", "initialization", "inversion", "languages", "models",
+    "plotting", "pseudo", "recurrent", "stability", "train", "truncation", "widgets",
+}
+
+
+def __getattr__(name: str):
+    """Import submodules on first use, so ``rnnlib.homework.check_exercise_1_1`` works after ``import rnnlib``."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'rnnlib' has no attribute {name!r}")

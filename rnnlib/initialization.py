@@ -35,6 +35,7 @@ __all__ = [
     "active_fraction",
     "pattern_flip_fraction",
     "flip_fraction_vs_eps",
+    "sequence_norms",
 ]
 
 
@@ -152,3 +153,14 @@ def flip_fraction_vs_eps(
     return np.array(
         [pattern_flip_fraction(model, x_bar, eps, position, generator=seed + 1) for eps in eps_values]
     )
+
+
+def sequence_norms(width: int, L: int, d: int, eps_x: float, *, batch_size: int = 32, seed: int = 0) -> np.ndarray:
+    """``|h^(l)|`` of one network of width ``width`` along ``batch_size`` random sequences; (batch, L).
+
+    Used by the explorer of chapter 1.
+    """
+    net = ElmanRNN(d, width, generator=seed)
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=seed + 1)
+    with torch.no_grad():
+        return net.hidden_states(x).norm(dim=2).numpy()

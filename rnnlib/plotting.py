@@ -16,7 +16,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["STYLE", "use_book_style", "new_figure", "plot_norm_profile", "plot_flip_fraction", "loglog_slope"]
+__all__ = [
+    "STYLE",
+    "use_book_style",
+    "new_figure",
+    "loglog_slope",
+    "plot_norm_profile",
+    "plot_sequence_norms",
+    "plot_flip_fraction",
+]
 
 #: rcParams of the book: white background (readable in dark mode), readable fonts.
 STYLE: dict[str, object] = {
@@ -86,10 +94,33 @@ def plot_norm_profile(profile, *, step_for_spread: int | None = None) -> Figure:
     ax1.loglog(widths, spread, "o-", label=f"step $l = {step + 1}$")
     slope = loglog_slope(widths, spread)
     ax1.loglog(widths, spread[0] * (widths / widths[0]) ** -0.5, "k:", lw=1.2, label=r"$\propto m^{-1/2}$")
+    ax1.set_xticks(widths, [str(m) for m in widths], minor=False)
+    ax1.set_xticks([], minor=True)
     ax1.set_xlabel("width $m$")
     ax1.set_ylabel(r"sd of $\|h^{(l)}\|$ over networks")
     ax1.set_title(f"fitted slope {slope:.2f}")
     ax1.legend()
+    return fig
+
+
+def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
+    """Chapter 1 explorer: |h^(l)| against l, one thin line per sequence, with the mean in black.
+
+    ``norms`` has shape (batch, L), e.g. from :func:`rnnlib.initialization.sequence_norms`.
+    """
+    norms = np.asarray(norms, dtype=float)
+    if norms.ndim != 2:
+        raise ValueError(f"norms must have shape (batch, L), got {norms.shape}")
+    fig, (ax,) = new_figure(1, width=6.0)
+    steps = np.arange(1, norms.shape[1] + 1)
+    ax.plot(steps, norms.T, color="tab:blue", alpha=0.25, lw=0.8)
+    ax.plot(steps, norms.mean(axis=0), "k-", lw=2, label="mean over sequences")
+    ax.axhline(1.0, color="gray", ls=":", lw=1)
+    ax.set_xlabel("step $l$")
+    ax.set_ylabel(r"$\|h^{(l)}\|$")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.legend()
     return fig
 
 

@@ -3,7 +3,8 @@
 jupyter-cache keys an executed notebook on the notebook's own code cells. A
 chapter's outputs also depend on the rnnlib package it imports and on the
 library versions, so ``make book`` runs this script first: it hashes
-``rnnlib/**/*.py``, ``requirements.txt`` and ``_config.yml``; when the hash
+``rnnlib/**/*.py``, ``requirements.txt``, ``_config.yml`` and the ``Makefile``
+(which sets the execution environment); when the hash
 differs from the one stored beside the cache, it deletes the cache (and the
 built pages) so that every chapter is executed afresh.
 
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def source_hash() -> str:
     """SHA-256 over the files whose change must re-execute every chapter."""
     digest = hashlib.sha256()
-    files = sorted((ROOT / "rnnlib").rglob("*.py")) + [ROOT / "requirements.txt", ROOT / "_config.yml"]
+    files = sorted((ROOT / "rnnlib").rglob("*.py")) + [ROOT / name for name in ("requirements.txt", "_config.yml", "Makefile")]
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode())
         digest.update(path.read_bytes())

@@ -21,14 +21,14 @@ def _true_sequences(seed: int) -> list[tuple[torch.Tensor, float, str]]:
 
 
 @register("1.1")
-def check_exercise_1_1(student_normalize: Callable[[torch.Tensor, float], torch.Tensor]) -> int:
+def check_exercise_1_1(student_normalize: Callable[[torch.Tensor, float], torch.Tensor]) -> None:
     """Exercise 1.1: ``student_normalize(x_bar, eps_x)`` must build the normalized sequence (Definition 3.1)."""
     cases = [Case(desc, (x_bar, eps)) for x_bar, eps, desc in _true_sequences(seed=11)]
-    return compare_with_reference("1.1", student_normalize, normalize_sequence, cases)
+    compare_with_reference("1.1", student_normalize, normalize_sequence, cases)
 
 
 @register("1.2")
-def check_exercise_1_2(student_hidden_states: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> int:
+def check_exercise_1_2(student_hidden_states: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
     """Exercise 1.2: ``student_hidden_states(W, A, x)`` must return h^(1..L), shape (batch, L, m)."""
     cases = []
     gen = torch.Generator().manual_seed(12)
@@ -37,5 +37,5 @@ def check_exercise_1_2(student_hidden_states: Callable[[torch.Tensor, torch.Tens
         A = torch.randn(m, d, generator=gen) * (2 / m) ** 0.5
         x = normalize_sequence(sample_true_sequence(batch, L, d, generator=gen), 0.5)
         cases.append(Case(f"W {tuple(W.shape)}, A {tuple(A.shape)}, x {tuple(x.shape)} (batch, L, d)", (W, A, x)))
-    return compare_with_reference("1.2", student_hidden_states, elman_hidden_states, cases)
+    compare_with_reference("1.2", student_hidden_states, elman_hidden_states, cases)
 

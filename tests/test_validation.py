@@ -1,0 +1,51 @@
+"""Tests of the shared validators: each error names the argument and the expectation."""
+
+import pytest
+import torch
+
+from rnnlib._validation import as_generator, check_int, check_real, check_tensor
+
+
+def test_check_tensor_accepts_good_input():
+    x = torch.zeros(2, 3)
+    assert check_tensor(x, "x", shape=(2, None)) is x
+
+
+@pytest.mark.parametrize(
+    "x, kwargs, exc, match",
+    [
+        ("a", {}, TypeError, "x must be a torch.Tensor, got str"),
+        (torch.zeros(2), {"ndim": 2}, ValueError, "x must have 2 dimensions, got shape"),
+        (torch.zeros(2, 3), {"shape": (2, 4)}, ValueError, r"x must have shape \(2, 4\)"),
+        (torch.zeros(2, dtype=torch.int32), {}, TypeError, "floating-point dtype"),
+        (torch.tensor([1.0, float("inf")]), {}, ValueError, "NaN or infinite"),
+        (torch.zeros(0), {}, ValueError, "must not be empty"),
+    ],
+)
+def test_check_tensor_rejects(x, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        check_tensor(x, "x", **kwargs)
+
+
+def test_check_int_and_real():
+    assert check_int(3, "k", minimum=1) == 3
+    with pytest.raises(ValueError, match="k must be >= 1, got 0"):
+        check_int(0, "k", minimum=1)
+    with pytest.raises(TypeError, match="k must be an integer"):
+        check_int(1.0, "k")
+    assert check_real(0.5, "lam", low=0, high=1, low_open=True) == 0.5
+    with pytest.raises(ValueError, match=r"lam must lie in \(0, 1\]"):
+        check_real(0, "lam", low=0, high=1, low_open=True)
+    with pytest.raises(ValueError, match="lam must be finite"):
+        check_real(float("nan"), "lam")
+
+
+def test_as_generator():
+    g = torch.Generator().manual_seed(1)
+    assert as_generator(g) is g
+    a = torch.rand(3, generator=as_generator(5))
+    b = torch.rand(3, generator=as_generator(5))
+    assert torch.equal(a, b)
+    assert torch.equal(torch.rand(3, generator=as_generator(None)), torch.rand(3, generator=as_generator(0)))
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+        as_generator(1.5)
