@@ -1,0 +1,443 @@
+"""Stability of recurrent models (chapters 8 and 11; Miller & Hardt 2019, Sections 1 and 3).
+
+A recurrent map ``phi_w`` is *lambda-contractive* in the state if
+``||phi_w(h, x) - phi_w(h', x)|| <= lambda ||h - h'||`` for all ``h, h', x``,
+and *stable* if ``lambda < 1``. This module computes certified values of
+lambda, enforces stability by projection, and measures the data-dependent
+contraction ``||d s_t / d s_{t-1}||_2`` along a sequence.
+
+* Linear system ``W h + U x``: ``lambda = ||W||_2``.
+* RNN ``rho(W h + U x)`` with an ``L_rho``-Lipschitz ``rho``: ``lambda = L_rho ||W||_2``
+  (tanh, relu: ``L_rho = 1``).
+* LSTM: the sufficient condition of the notes (a *reconstruction*, see
+  chapter 8). With ``fbar`` a bound on every forget gate and ``a = 1 - fbar``,
+  the one-step map is contractive in the max-norm over ``(c, h)`` with::
+
+      lambda_inf = fbar + ||W_i||_inf / 4 + ||W_z||_inf + ||W_o||_inf / 4 + ||W_f||_inf / (4 a)
+
+  (``||.||_inf`` = the largest absolute *row* sum), which is ``< 1`` under
+  ``||W_i||, ||W_o|| < a``, ``||W_z|| <= a/4``, ``||W_f|| < a^2``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ._validation import as_generator, check_int, check_real, check_tensor
+from .recurrent import LSTM, INIT_SCHEMES, LinearSystem, RecurrentModel, SimpleRNN, recurrent_matrix
+
+__all__ = [
+    "activation_lipschitz",
+    "spectral_norm",
+    "state_lipschitz",
+    "input_lipschitz",
+    "inf_norm",
+    "lstm_forget_bound",
+    "lstm_lambda_inf",
+    "lstm_radii",
+    "StabilityCertificate",
+    "certify",
+    "project_spectral",
+    "project_spectral_",
+    "project_l1_rows",
+    "project_lstm_",
+    "state_jacobians",
+    "jacobian_norms",
+    "state_distance",
+    "initialization_norms",
+    "lds_markov_parameters",
+    "LDSFit",
+    "fit_lds_canonical",
+]
+
+_LIPSCHITZ = {"identity": 1.0, "tanh": 1.0, "relu": 1.0, "sigmoid": 0.25}
+
+
+def _check_model(model: object, kinds: tuple[type, ...] = (RecurrentModel,)) -> RecurrentModel:
+    if not isinstance(model, kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise TypeError(f"model must be an rnnlib.recurrent {names}, got {type(model).__name__}")
+    return model
+
+
+def _check_lam(lam: object, name: str = "lam") -> float:
+    return check_real(lam, name, low=0.0, high=1.0, low_open=True)
+
+
+def _check_square(W: object, name: str) -> torch.Tensor:
+    W = check_tensor(W, name, ndim=2)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(f"{name} must be a square recurrent matrix (m, m), got shape {tuple(W.shape)}")
+    return W
+
+
+def activation_lipschitz(activation: str) -> float:
+    """The Lipschitz constant ``L_rho`` of an activation: 1 for identity, tanh, relu; 1/4 for sigmoid."""
+    if activation not in _LIPSCHITZ:
+        raise ValueError(f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}")
+    return _LIPSCHITZ[activation]
+
+
+def spectral_norm(W: torch.Tensor) -> float:
+    """``||W||_2``, the largest singular value of a matrix."""
+    W = check_tensor(W, "W", ndim=2)
+    return float(torch.linalg.matrix_norm(W.detach(), ord=2))
+
+
+def inf_norm(W: torch.Tensor) -> float:
+    """``||W||_inf = max_i sum_j |W_ij|``, the largest absolute **row** sum (chapter 8)."""
+    W = check_tensor(W, "W", ndim=2)
+    return float(W.detach().abs().sum(dim=1).max())
+
+
+def state_lipschitz(model: LinearSystem | SimpleRNN) -> float:
+    """The certified contraction constant ``lambda = L_rho ||W||_2`` of a linear system or RNN (chapter 8).
+
+    For the LSTM use :func:`lstm_lambda_inf` (a max-norm constant) or :func:`certify`.
+    """
+    model = _check_model(model, (LinearSystem, SimpleRNN))
+    return activation_lipschitz(model.activation) * spectral_norm(model.W)
+
+
+def input_lipschitz(model: LinearSystem | SimpleRNN) -> float:
+    """``L = L_rho ||U||_2``: the Lipschitz constant of ``phi_w(h, x)`` in ``x`` (the L of chapter 9's bound)."""
+    model = _check_model(model, (LinearSystem, SimpleRNN))
+    return activation_lipschitz(model.activation) * spectral_norm(model.U)
+
+
+def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
+    """An upper bound ``fbar`` on every forget gate of an LSTM on reachable states (chapter 8).
+
+    Since ``|h|_inf <= 1`` and ``|x_t|_inf <= x_bound``,
+    ``f_j <= sigma(||W_f,j||_1 + x_bound ||U_f,j||_1 + b_f,j)``; returns the maximum over rows j.
+    """
+    model = _check_model(model, (LSTM,))
+    x_bound = check_real(x_bound, "x_bound", low=0.0)
+    g = model.gate_matrices()
+    with torch.no_grad():
+        pre = g["W_f"].abs().sum(1) + x_bound * g["U_f"].abs().sum(1) + g["b_f"]
+        return float(torch.sigmoid(pre.max().double()))
+
+
+def lstm_lambda_inf(model: LSTM, x_bound: float = 1.0, *, f_bound: float | None = None) -> float:
+    """The max-norm contraction constant of an LSTM cell, by the reconstructed bound of chapter 8.
+
+    ``lambda_inf = fbar + ||W_i||_inf/4 + ||W_z||_inf + ||W_o||_inf/4 + ||W_f||_inf / (4 (1 - fbar))``
+    with ``fbar = f_bound`` if given, else :func:`lstm_forget_bound` ``(model, x_bound)``.
+    Valid on reachable states (``c_0 = h_0 = 0``, ``|x_t|_inf <= x_bound``). Returns ``inf`` if ``fbar = 1``.
+    """
+    model = _check_model(model, (LSTM,))
+    if f_bound is None:
+        fbar = lstm_forget_bound(model, x_bound)
+    else:
+        fbar = check_real(f_bound, "f_bound", low=0.0, high=1.0, high_open=True)
+    if fbar >= 1.0:
+        return math.inf
+    g = model.gate_matrices()
+    n = {k: inf_norm(g[k]) for k in ("W_i", "W_f", "W_z", "W_o")}
+    return fbar + n["W_i"] / 4 + n["W_z"] + n["W_o"] / 4 + n["W_f"] / (4 * (1 - fbar))
+
+
+def lstm_radii(f_max: float) -> dict[str, float]:
+    """The row-sum limits of the LSTM condition for a forget-gate bound ``f_max`` (chapter 8).
+
+    With ``a = 1 - f_max``: ``W_i, W_o -> a``, ``W_z -> a/4``, ``W_f -> a^2``.
+    """
+    f_max = check_real(f_max, "f_max", low=0.0, high=1.0, low_open=True, high_open=True)
+    a = 1.0 - f_max
+    return {"W_i": a, "W_f": a * a, "W_z": a / 4, "W_o": a}
+
+
+@dataclass(frozen=True)
+class StabilityCertificate:
+    """What :func:`certify` found: is the model certifiably stable, with which lambda, in which norm.
+
+    ``l2_iterations`` is, for an LSTM, the number r of steps after which the
+    iterated map is a contraction in the Euclidean norm
+    (``sqrt(2H) lambda_inf^r < 1``); 1 for the other models.
+    """
+
+    stable: bool
+    lam: float
+    norm: str
+    condition: str
+    l2_iterations: int | None = 1
+
+
+def certify(model: RecurrentModel, *, x_bound: float = 1.0) -> StabilityCertificate:
+    """Does ``model`` satisfy its sufficient stability condition, and with which lambda? (chapter 8)
+
+    * :class:`LinearSystem`: ``lambda = ||W||_2`` in the Euclidean norm;
+    * :class:`SimpleRNN`: ``lambda = L_rho ||W||_2``;
+    * :class:`LSTM`: ``lambda = lambda_inf`` of :func:`lstm_lambda_inf` in the max-norm over
+      ``(c, h)``, for inputs with ``|x_t|_inf <= x_bound``.
+
+    ``stable`` is ``lambda < 1``.
+    """
+    model = _check_model(model)
+    if isinstance(model, (LinearSystem, SimpleRNN)):
+        lam = state_lipschitz(model)
+        return StabilityCertificate(lam < 1, lam, "l2", f"L_rho ||W||_2 < 1 ({model.activation})")
+    if isinstance(model, LSTM):
+        lam = lstm_lambda_inf(model, x_bound)
+        r = None
+        if lam < 1:
+            r = max(1, math.floor(math.log(2 * model.hidden_dim) / (2 * math.log(1 / lam))) + 1) if lam > 0 else 1
+        return StabilityCertificate(lam < 1, lam, "max over (c, h)", "LSTM row-sum condition (reconstruction)", r)
+    raise TypeError(f"no stability condition is known for {type(model).__name__}")
+
+
+def project_spectral(W: torch.Tensor, radius: float) -> torch.Tensor:
+    """The nearest matrix to ``W`` with ``||W||_2 <= radius``: clip the singular values at ``radius`` (chapter 8).
+
+    ``W = U diag(s) V^T  ->  U diag(min(s, radius)) V^T``; this is the Euclidean
+    (Frobenius) projection onto the spectral-norm ball and also a nearest point
+    in spectral norm. Computed as ``W - U diag(s - radius)_+ V^T``, so a matrix
+    already inside the ball is returned unchanged (bit for bit).
+    """
+    W = _check_square(W, "W")
+    radius = check_real(radius, "radius", low=0.0, low_open=True)
+    with torch.no_grad():
+        U, s, Vh = torch.linalg.svd(W.detach().double(), full_matrices=False)
+        excess = (s - radius).clamp_min(0.0)
+        if not bool((excess > 0).any()):
+            return W.detach().clone()
+        keep = excess > 0
+        correction = (U[:, keep] * excess[keep]) @ Vh[keep]
+        return (W.detach().double() - correction).to(W.dtype)
+
+
+def project_spectral_(model: LinearSystem | SimpleRNN, lam: float) -> LinearSystem | SimpleRNN:
+    """Make ``model`` lambda-contractive in place: ``W <- project_spectral(W, lam / L_rho)`` (chapters 8, 11).
+
+    Call after each optimizer step (projected gradient descent). Returns the model.
+    """
+    model = _check_model(model, (LinearSystem, SimpleRNN))
+    lam = _check_lam(lam)
+    with torch.no_grad():
+        model.W.copy_(project_spectral(model.W, lam / activation_lipschitz(model.activation)))
+    return model
+
+
+def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tensor:
+    """Project every **row** of ``W`` onto the l1-ball of ``radius`` (Duchi et al. 2008) (chapter 8).
+
+    The set ``{W : ||W||_inf <= r}`` is a product of l1-balls, one per row, so
+    this is the Euclidean projection onto it. Rows already inside are returned
+    unchanged. ``radius`` is a positive number or a tensor with one radius per row.
+    For a row ``v`` outside: sort ``u = |v|`` decreasingly, ``rho = max{j : u_j > (sum_{i<=j} u_i - r)/j}``,
+    ``theta = (sum_{i<=rho} u_i - r)/rho`` and return ``sign(v) max(|v| - theta, 0)``.
+    """
+    W = check_tensor(W, "W", ndim=2)
+    if isinstance(radius, torch.Tensor):
+        r = check_tensor(radius, "radius", shape=(W.shape[0],)).detach().to(W.dtype)
+        if bool((r < 0).any()):
+            raise ValueError("radius must be >= 0 in every row")
+    else:
+        r = torch.full((W.shape[0],), check_real(radius, "radius", low=0.0), dtype=W.dtype)
+    with torch.no_grad():
+        W = W.detach()
+        absW = W.abs()
+        outside = absW.sum(dim=1) > r
+        if not bool(outside.any()):
+            return W.clone()
+        u, _ = absW[outside].sort(dim=1, descending=True)
+        css = u.cumsum(dim=1)
+        j = torch.arange(1, u.shape[1] + 1, dtype=W.dtype)
+        ro = r[outside].unsqueeze(1)
+        cond = u * j > (css - ro)
+        rho = (cond * j).argmax(dim=1, keepdim=True)  # 0-based index of the last j where cond holds
+        theta = (css.gather(1, rho) - ro) / (rho + 1).to(W.dtype)
+        out = W.clone()
+        out[outside] = torch.sign(W[outside]) * (absW[outside] - theta).clamp_min(0.0)
+        return out
+
+
+def project_lstm_(
+    model: LSTM,
+    f_max: float = 0.605,
+    *,
+    x_bound: float = 1.0,
+    u_f_radius: float = 0.25,
+    margin: float = 0.01,
+) -> LSTM:
+    """Project an LSTM in place onto the (reconstructed) stable set of chapter 8.
+
+    With ``a = 1 - f_max`` and ``q = 1 - margin``, each **row** of
+    ``W_i``, ``W_o`` goes to the l1-ball of radius ``q a``, of ``W_z`` to ``q a / 4``,
+    of ``W_f`` to ``q a^2``, of ``U_f`` to ``u_f_radius``; then the forget bias is
+    clamped, ``b_f <= logit(f_max) - q a^2 - u_f_radius x_bound``, so that every
+    forget gate stays ``<= f_max`` for inputs with ``|x_t|_inf <= x_bound``.
+    The result has ``lambda_inf <= 1 - margin a < 1``. Each piece is a Euclidean
+    projection onto a convex set (a product of balls and a half-line), so the
+    map is idempotent and leaves models already inside unchanged.
+
+    Unlike the authors' code (notes, Section 3.2(b)), rows are projected, not
+    columns rescaled, and the forget-gate input weights and bias are constrained.
+    """
+    model = _check_model(model, (LSTM,))
+    f_max = check_real(f_max, "f_max", low=0.0, high=1.0, low_open=True, high_open=True)
+    x_bound = check_real(x_bound, "x_bound", low=0.0)
+    u_f_radius = check_real(u_f_radius, "u_f_radius", low=0.0)
+    margin = check_real(margin, "margin", low=0.0, high=1.0, high_open=True)
+    q = 1.0 - margin
+    radii = {k: q * v for k, v in lstm_radii(f_max).items()}
+    bias_cap = math.log(f_max / (1 - f_max)) - radii["W_f"] - u_f_radius * x_bound
+    H = model.hidden_dim
+    with torch.no_grad():
+        for gate_index, gate in enumerate("ifzo"):
+            rows = slice(gate_index * H, (gate_index + 1) * H)
+            model.W[rows] = project_l1_rows(model.W[rows], radii[f"W_{gate}"])
+        f_rows = slice(H, 2 * H)
+        model.U[f_rows] = project_l1_rows(model.U[f_rows], u_f_radius)
+        model.b[f_rows] = model.b[f_rows].clamp_max(bias_cap)
+    return model
+
+
+def state_jacobians(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
+    """The state Jacobians ``J_t = d s_t / d s_{t-1}`` along the trajectory of ``x`` (chapters 8, 11).
+
+    Evaluated at the model's own states ``s_0 = 0, s_1, ..., s_{T-1}``; returns
+    (batch, T, state_dim, state_dim). Computed with ``torch.func.vmap(jacrev(step))``
+    over all (batch, t) pairs at once.
+    """
+    model = _check_model(model)
+    x = model.check_input(x)
+    batch, T, n = x.shape
+    S = model.state_dim
+    with torch.no_grad():
+        states = model(x)
+    prev = torch.cat([model.initial_state(batch).unsqueeze(1), states[:, :-1]], dim=1).reshape(-1, S)
+
+    def one_step(s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+        return model.step(s.unsqueeze(0), x_t.unsqueeze(0)).squeeze(0)
+
+    J = torch.func.vmap(torch.func.jacrev(one_step, argnums=0))(prev.detach(), x.reshape(-1, n).detach())
+    return J.detach().reshape(batch, T, S, S)
+
+
+def jacobian_norms(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
+    """``||d s_t / d s_{t-1}||_2`` along each sequence of ``x``: the data-dependent contraction (chapter 8).
+
+    Returns (batch, T). A model with ``lambda = ||W||_2 > 1`` can still have all
+    of these below 1 on its data ("stable in a data-dependent sense").
+    """
+    return torch.linalg.matrix_norm(state_jacobians(model, x), ord=2)
+
+
+def state_distance(model: RecurrentModel, x: torch.Tensor, s0: torch.Tensor, s0_prime: torch.Tensor) -> torch.Tensor:
+    """``||s_t - s'_t||_2`` for two trajectories driven by the same inputs from ``s0`` and ``s0_prime`` (chapter 8).
+
+    For a lambda-contractive model this is at most ``lambda^t ||s0 - s0'||``. Returns (batch, T).
+    """
+    model = _check_model(model)
+    x = model.check_input(x)
+    s0 = check_tensor(s0, "s0", shape=(x.shape[0], model.state_dim))
+    s0_prime = check_tensor(s0_prime, "s0_prime", shape=(x.shape[0], model.state_dim))
+    with torch.no_grad():
+        return (model(x, s0) - model(x, s0_prime)).norm(dim=2)
+
+
+def initialization_norms(
+    widths: Sequence[int], schemes: Sequence[str] = INIT_SCHEMES, *, n_draws: int = 5, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """``||W||_2`` of recurrent matrices drawn by each initialization scheme (chapter 8).
+
+    Returns ``{scheme: array (len(widths), n_draws)}`` (see :func:`rnnlib.recurrent.recurrent_matrix`).
+    """
+    if len(widths) == 0:
+        raise ValueError("widths must contain at least one width")
+    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    for s in schemes:
+        if s not in INIT_SCHEMES:
+            raise ValueError(f"schemes must be among {INIT_SCHEMES}, got {s!r}")
+    gen = as_generator(seed)
+    return {
+        s: np.array([[spectral_norm(recurrent_matrix(m, s, generator=gen)) for _ in range(n_draws)] for m in widths])
+        for s in schemes
+    }
+
+
+# --- Sidebar: gradient descent learns a stable linear dynamical system (Hardt, Ma & Recht) ---
+
+
+def lds_markov_parameters(a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: int) -> torch.Tensor:
+    """Impulse response ``(D, C B, C A B, ..., C A^(K-2) B)`` of a SISO system in controllable canonical form.
+
+    ``A`` has ones on the superdiagonal and last row ``(-a_n, ..., -a_1)``, ``B = e_n``,
+    so that ``det(zI - A) = z^n + a_1 z^(n-1) + ... + a_n`` (chapter 8 sidebar). Differentiable; returns (K,).
+    """
+    a = check_tensor(a, "a", ndim=1)
+    c = check_tensor(c, "c", shape=(a.shape[0],))
+    K = check_int(K, "K", minimum=1)
+    n = a.shape[0]
+    v = torch.zeros(n, dtype=a.dtype)
+    v = torch.cat([v[:-1], torch.ones(1, dtype=a.dtype)])  # B = e_n
+    out = [d.reshape(())]
+    for _ in range(K - 1):
+        out.append(c @ v)
+        v = torch.cat([v[1:], -(a.flip(0) @ v).reshape(1)])  # A v
+    return torch.stack(out)
+
+
+@dataclass(frozen=True)
+class LDSFit:
+    """History of :func:`fit_lds_canonical`: risk per step, final ``a``, and the teacher's ``a``."""
+
+    risk: np.ndarray
+    a: np.ndarray
+    a_teacher: np.ndarray
+    spectral_radius: np.ndarray
+
+
+def fit_lds_canonical(
+    n: int = 4, *, K: int = 60, steps: int = 1500, lr: float = 0.02, radius: float = math.sqrt(2) / 2, seed: int = 0
+) -> LDSFit:
+    """Projected gradient descent on the idealized risk of Hardt, Ma & Recht (chapter 8 sidebar).
+
+    The teacher is a random SISO system in canonical form with ``||a||_1 = 0.6 radius``.
+    The student ``(a, c, d)`` starts at ``a = 0`` and minimizes
+    ``sum_k (student Markov parameter_k - teacher's)^2`` over ``K`` terms by gradient
+    descent, projecting ``a`` onto the l1-ball of ``radius`` (``sqrt(2)/2``: inside
+    the Pac-Man region, so every iterate is a stable system) after each step.
+    Records the risk and the spectral radius of the student's ``A``.
+    """
+    n = check_int(n, "n", minimum=1)
+    radius = check_real(radius, "radius", low=0.0, low_open=True)
+    lr = check_real(lr, "lr", low=0.0, low_open=True)
+    steps = check_int(steps, "steps", minimum=1)
+    gen = as_generator(seed)
+    a_t = torch.randn(n, generator=gen, dtype=torch.float64)
+    a_t = a_t / a_t.abs().sum() * 0.6 * radius
+    c_t = torch.randn(n, generator=gen, dtype=torch.float64)
+    d_t = torch.randn((), generator=gen, dtype=torch.float64)
+    target = lds_markov_parameters(a_t, c_t, d_t, K)
+    a = torch.zeros(n, dtype=torch.float64, requires_grad=True)
+    c = torch.zeros(n, dtype=torch.float64)
+    c[0] = 0.1
+    c.requires_grad_(True)
+    d = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    risk, rho = [], []
+
+    def companion_radius(av: torch.Tensor) -> float:
+        return float(np.abs(np.roots(np.concatenate([[1.0], av.detach().numpy()]))).max()) if n > 0 else 0.0
+
+    for _ in range(steps):
+        loss = ((lds_markov_parameters(a, c, d, K) - target) ** 2).sum()
+        if not torch.isfinite(loss):
+            raise FloatingPointError("the LDS fit diverged (risk is not finite); lower lr")
+        risk.append(float(loss.detach()))
+        rho.append(companion_radius(a))
+        ga, gc, gd = torch.autograd.grad(loss, (a, c, d))
+        with torch.no_grad():
+            a -= lr * ga
+            c -= lr * gc
+            d -= lr * gd
+            a.copy_(project_l1_rows(a.unsqueeze(0), radius)[0])
+    return LDSFit(np.array(risk), a.detach().numpy().copy(), a_t.numpy(), np.array(rho))
