@@ -135,3 +135,138 @@ def plot_flip_fraction(eps_values: Sequence[float], flips: Sequence[float], *, l
     ax.set_ylabel("fraction of flipped $D^{(l)}$ entries")
     ax.legend()
     return fig
+
+
+# --- Part II: stability and truncation (chapters 8-10) ---
+
+
+def plot_state_distance(distances: dict[str, np.ndarray], lams: dict[str, float] | None = None) -> Figure:
+    """Chapter 8: ``||s_t - s'_t||`` of two trajectories under the same inputs, per model (log scale).
+
+    ``distances`` maps a label to an array (T,); ``lams`` optionally maps the same
+    labels to a contraction constant, drawn as the dashed envelope ``d_0 lambda^t``.
+    """
+    fig, (ax,) = new_figure(1, width=5.6)
+    for i, (label, dist) in enumerate(distances.items()):
+        dist = np.asarray(dist, dtype=float)
+        t = np.arange(1, dist.size + 1)
+        line = ax.semilogy(t, np.maximum(dist, 1e-300), label=label)[0]
+        if lams and label in lams and lams[label] < 1:
+            ax.semilogy(t, dist[0] * lams[label] ** (t - 1), "--", color=line.get_color(), lw=1.0)
+    ax.set_xlabel("step $t$")
+    ax.set_ylabel(r"$\|s_t - s'_t\|_2$")
+    ax.legend()
+    return fig
+
+
+def plot_init_norms(widths: Sequence[int], norms: dict[str, np.ndarray]) -> Figure:
+    """Chapter 8: ``||W||_2`` of standard initializations against the width, with the stability line 1."""
+    widths = np.asarray(widths)
+    fig, (ax,) = new_figure(1, width=5.6)
+    for scheme, values in norms.items():
+        values = np.asarray(values, dtype=float)
+        ax.errorbar(widths, values.mean(axis=1), yerr=values.std(axis=1), marker="o", ms=4, capsize=2, label=scheme)
+    ax.axhline(1.0, color="k", ls=":", lw=1.2, label=r"$\|W\|_2 = 1$")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("width $m$")
+    ax.set_ylabel(r"$\|W\|_2$ at initialization")
+    ax.legend(ncol=2)
+    return fig
+
+
+def plot_jacobian_hist(norms: dict[str, np.ndarray], global_bounds: dict[str, float] | None = None) -> Figure:
+    """Chapter 8: histograms of the measured ``||d s_t / d s_{t-1}||_2`` along data, one per model.
+
+    ``global_bounds`` optionally maps labels to the data-free bound ``L_rho ||W||_2`` (drawn dashed).
+    """
+    fig, (ax,) = new_figure(1, width=5.6)
+    for label, values in norms.items():
+        line = ax.hist(np.asarray(values, dtype=float).ravel(), bins=40, alpha=0.5, label=label)[2][0]
+        if global_bounds and label in global_bounds:
+            ax.axvline(global_bounds[label], ls="--", lw=1.2, color=line.get_facecolor()[:3])
+    ax.axvline(1.0, color="k", ls=":", lw=1.2)
+    ax.set_xlabel(r"$\|\partial s_t/\partial s_{t-1}\|_2$ along the data")
+    ax.set_ylabel("count")
+    ax.legend()
+    return fig
+
+
+def plot_lds_fit(fit) -> Figure:
+    """Chapter 8 sidebar: risk of projected GD on a stable linear system, and the student's spectral radius."""
+    fig, (ax0, ax1) = new_figure(2)
+    steps = np.arange(1, fit.risk.size + 1)
+    ax0.loglog(steps, fit.risk)
+    ax0.set_xlabel("gradient step")
+    ax0.set_ylabel("idealized risk")
+    ax1.plot(steps, fit.spectral_radius)
+    ax1.axhline(1.0, color="k", ls=":", lw=1.2)
+    ax1.set_xscale("log")
+    ax1.set_ylim(0, 1.1)
+    ax1.set_xlabel("gradient step")
+    ax1.set_ylabel(r"spectral radius of $\hat A$")
+    return fig
+
+
+def plot_truncation_errors(
+    ks: Sequence[int], errors: dict[str, np.ndarray], bounds: dict[str, np.ndarray] | None = None, *, title: str = ""
+) -> Figure:
+    """Chapter 9: measured ``max_t ||s_t - s^k_t||`` against k (log scale), with the bound dashed."""
+    ks = np.asarray(ks)
+    fig, (ax,) = new_figure(1, width=5.8)
+    for label, err in errors.items():
+        line = ax.semilogy(ks, np.maximum(np.asarray(err, dtype=float), 1e-17), "o-", ms=3, label=label)[0]
+        if bounds and label in bounds:
+            ax.semilogy(ks, bounds[label], "--", lw=1.2, color=line.get_color())
+    ax.set_xlabel("truncation length $k$")
+    ax.set_ylabel(r"$\max_t \|s_t - s^k_t\|_2$ (dashed: bound)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_gradient_difference(ks: Sequence[int], gaps: dict[str, np.ndarray], lams: dict[str, float]) -> Figure:
+    """Chapter 10: ``||grad p_T - grad p^k_T||`` against k, with the envelope ``c k lambda^k`` (dashed)."""
+    ks = np.asarray(ks, dtype=float)
+    fig, (ax,) = new_figure(1, width=5.8)
+    for label, gap in gaps.items():
+        gap = np.asarray(gap, dtype=float)
+        line = ax.semilogy(ks, np.maximum(gap, 1e-300), "o-", ms=3, label=label)[0]
+        envelope = ks * lams[label] ** ks
+        ax.semilogy(ks, envelope * np.max(gap / envelope), "--", lw=1.0, color=line.get_color())
+    ax.set_xlabel("truncation length $k$")
+    ax.set_ylabel(r"$\|\nabla p_T - \nabla p^k_T\|_2$")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_weight_distance(ks: Sequence[int], distances: dict[str, np.ndarray], *, k_index: int = 0) -> Figure:
+    """Chapter 10: ``||w_N - w^k_N||`` against k at the last step (left) and against N for one k (right).
+
+    ``distances`` maps a schedule label to an array (len(ks), N + 1).
+    """
+    ks = np.asarray(ks)
+    fig, (ax0, ax1) = new_figure(2)
+    for label, dist in distances.items():
+        dist = np.asarray(dist, dtype=float)
+        ax0.semilogy(ks, dist[:, -1], "o-", ms=3, label=label)
+        steps = np.arange(1, dist.shape[1])
+        ax1.loglog(steps, dist[k_index, 1:], label=label)
+    ax0.set_xlabel("truncation length $k$")
+    ax0.set_ylabel(r"$\|w_N - w^k_N\|_2$ at the last step $N$")
+    ax0.legend()
+    ax1.set_xlabel("gradient step $N$")
+    ax1.set_ylabel(rf"$\|w_N - w^k_N\|_2$, $k = {ks[k_index]}$")
+    ax1.legend()
+    return fig
+
+
+__all__ += [
+    "plot_state_distance",
+    "plot_init_norms",
+    "plot_jacobian_hist",
+    "plot_lds_fit",
+    "plot_truncation_errors",
+    "plot_gradient_difference",
+    "plot_weight_distance",
+]
