@@ -14,7 +14,7 @@ export OMP_NUM_THREADS ?= 2
 # The environment is (re)built when requirements.txt or pyproject.toml change.
 ENV_STAMP := $(VENV)/.installed
 
-.PHONY: book test env unit notebooks book-strict cache-check clean
+.PHONY: book test env unit notebooks book-strict cache-check bench clean
 
 env: $(ENV_STAMP)
 
@@ -50,6 +50,10 @@ book-strict: cache-check
 	$(BIN)/jupyter-book build -W -n --keep-going .
 
 test: unit notebooks book-strict
+
+# Benchmarks print speed ratios; they are not tests (timings depend on the machine).
+bench: env
+	$(PY) benchmarks/bench_elman.py
 
 clean:
 	rm -rf _build

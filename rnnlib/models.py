@@ -27,6 +27,7 @@ from ._validation import as_generator, check_int, check_real, check_tensor
 __all__ = [
     "ElmanRNN",
     "elman_hidden_states",
+    "elman_last_state",
     "normalize_sequence",
     "sample_true_sequence",
     "sample_normalized_sequence",
@@ -34,26 +35,42 @@ __all__ = [
 ]
 
 
+def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: bool) -> torch.Tensor:
+    """The recurrence itself: every h^(l) stacked as (batch, L, m) if ``keep_all``, else h^(L).
+
+    The input projections ``A x^(l)`` of all steps are one matrix product, laid
+    out time-major so that each step reads a contiguous (batch, m) block; the
+    loop does one ``addmm`` and one ``relu`` per step. (Slicing a batch-major
+    projection per step would make autograd allocate a full-size zero tensor
+    per step in the backward pass.)
+    """
+    ax = torch.matmul(x.transpose(0, 1), A.transpose(0, 1)).unbind(0)  # L blocks of (batch, m)
+    h = torch.relu(ax[0])  # h^(0) = 0, so the first step has no W term
+    states = [h] if keep_all else None
+    Wt = W.transpose(0, 1)
+    for step in range(1, len(ax)):
+        h = torch.relu(torch.addmm(ax[step], h, Wt))
+        if keep_all:
+            states.append(h)
+    return torch.stack(states, dim=1) if keep_all else h
+
+
 def elman_hidden_states(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Hidden states h^(1..L) of the ReLU Elman recurrence, as a pure function.
 
-    Computes ``h^(l) = relu(W h^(l-1) + A x^(l))`` from ``h^(0) = 0`` and returns
-    the stack ``(batch, L, m)``. A pure function of the weights, so that
-    ``torch.func`` transforms (``jvp``, ``vjp``, ``jacrev``) apply to it
-    directly (chapter 3 checks the pseudo-network against ``torch.func.jvp``).
-    No validation here: :class:`ElmanRNN` validates at its public methods.
-
-    The input projection ``A x^(l)`` of all steps is one matrix product; the
-    loop over time does one ``addmm`` and one ``relu`` per step.
+    Computes ``h^(l) = relu(W h^(l-1) + A x^(l))`` from ``h^(0) = 0`` for
+    ``x`` of shape (batch, L, d) and returns the stack ``(batch, L, m)``. A
+    pure function of the weights, so that ``torch.func`` transforms (``jvp``,
+    ``vjp``, ``jacrev``) apply to it directly (chapter 3 checks the
+    pseudo-network against ``torch.func.jvp``). No validation here:
+    :class:`ElmanRNN` validates at its public methods.
     """
-    ax = torch.matmul(x, A.transpose(0, 1))  # (batch, L, m)
-    h = torch.relu(ax[:, 0])  # h^(0) = 0, so the first step has no W term
-    states = [h]
-    Wt = W.transpose(0, 1)
-    for step in range(1, x.shape[1]):
-        h = torch.relu(torch.addmm(ax[:, step], h, Wt))
-        states.append(h)
-    return torch.stack(states, dim=1)
+    return _elman_scan(W, A, x, keep_all=True)
+
+
+def elman_last_state(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """h^(L) alone, (batch, m): the same recurrence as :func:`elman_hidden_states` without the stack."""
+    return _elman_scan(W, A, x, keep_all=False)
 
 
 class ElmanRNN(nn.Module):
@@ -134,8 +151,7 @@ class ElmanRNN(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
         x = self._check_input(x)
-        h_last = elman_hidden_states(self.W, self.A, x)[:, -1]
-        return h_last @ self.B.transpose(0, 1)
+        return elman_last_state(self.W, self.A, x) @ self.B.transpose(0, 1)
 
     def preactivations(self, x: torch.Tensor) -> torch.Tensor:
         """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
