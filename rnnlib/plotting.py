@@ -270,3 +270,133 @@ __all__ += [
     "plot_gradient_difference",
     "plot_weight_distance",
 ]
+
+
+# --- Part I: the concept class and the pseudo-network (chapters 2-3) ---
+
+
+def plot_targets(thetas: Sequence[float], slices: np.ndarray, interaction: np.ndarray, *, labels=None) -> Figure:
+    """Chapter 2: targets along a circle of one token (left); the two-token interaction of one target (right).
+
+    ``slices`` is (n_targets, k): each target as the first token moves along a
+    circle with angles ``thetas`` (k,); ``interaction`` is (k, k), the mixed
+    difference ``F(t1, t2) - F(t1, 0) - F(0, t2) + F(0, 0)`` of the first and
+    the last token (zero for an additive target).
+    """
+    thetas = np.asarray(thetas, dtype=float)
+    slices = np.atleast_2d(np.asarray(slices, dtype=float))
+    fig, (ax0, ax1) = new_figure(2, width=9.0)
+    for i, row in enumerate(slices):
+        ax0.plot(thetas, row, label=labels[i] if labels else f"target {i + 1}")
+    ax0.set_xlabel(r"angle $\theta$ of the first true token")
+    ax0.set_ylabel(r"$F(\bar{\mathbf{x}})$")
+    ax0.legend(fontsize=8)
+    lim = float(np.max(np.abs(interaction))) or 1.0
+    im = ax1.imshow(
+        np.asarray(interaction, dtype=float).T, origin="lower", cmap="RdBu_r", vmin=-lim, vmax=lim,
+        extent=(thetas[0], thetas[-1], thetas[0], thetas[-1]), aspect="auto",
+    )
+    ax1.grid(False)
+    ax1.set_xlabel(r"$\theta_1$ (first token)")
+    ax1.set_ylabel(r"$\theta_2$ (last token)")
+    ax1.set_title("interaction of the two tokens")
+    fig.colorbar(im, ax=ax1, shrink=0.85)
+    return fig
+
+
+def plot_complexity(radii: Sequence[float], log10_cs: dict[str, np.ndarray], log10_ceps: dict[str, np.ndarray]) -> Figure:
+    """Chapter 2: ``log10 C_s(phi, R)`` (left) and ``log10 C_eps(phi, R)`` (right) against R, one line per phi.
+
+    Infinite values (a Taylor series that diverges at that radius) are left out of the line.
+    """
+    radii = np.asarray(radii, dtype=float)
+    fig, (ax0, ax1) = new_figure(2, width=9.0)
+    for ax, table, name in ((ax0, log10_cs, r"\mathfrak{C}_{\mathfrak{s}}"), (ax1, log10_ceps, r"\mathfrak{C}_{\varepsilon}")):
+        for label, values in table.items():
+            values = np.asarray(values, dtype=float)
+            ok = np.isfinite(values)
+            ax.plot(radii[ok], values[ok], "o-", ms=3, label=label)
+        ax.set_xscale("log")
+        ax.set_xlabel("radius $R$")
+        ax.set_ylabel(rf"$\log_{{10}} {name}(\phi, R)$")
+    ax0.legend(fontsize=8)
+    ax1.set_yscale("symlog", linthresh=10)
+    return fig
+
+
+def plot_dl1(
+    lengths: Sequence[int], additive_mse: Sequence[float], counts: Sequence[int],
+    additive_by_count: Sequence[float], neuron_by_count: Sequence[float],
+) -> Figure:
+    """Chapter 2: D_L1 against the additive class (left: best additive loss vs length) and one neuron (right).
+
+    The right panel shows, against the number s of 1s, the label 1[s = 1], the
+    mean prediction of the best additive fit, and the neuron ``s(2 - s)``.
+    """
+    lengths = np.asarray(lengths, dtype=float)
+    fig, (ax0, ax1) = new_figure(2, width=9.0)
+    ax0.semilogx(lengths, additive_mse, "o-", label="best additive fit")
+    ax0.axhline(2 / 9, color="k", ls=":", lw=1.2, label="2/9 (population optimum)")
+    ax0.semilogx(lengths, np.zeros_like(lengths), "s-", ms=4, label=r"one neuron $s(2-s)$")
+    ax0.set_xlabel("string length $n = L - 2$")
+    ax0.set_ylabel("mean squared error on $D_{L_1}$")
+    ax0.set_ylim(-0.02, 0.3)
+    ax0.legend(fontsize=8)
+    counts = np.asarray(counts)
+    ax1.plot(counts, (counts == 1).astype(float), "ko", ms=7, label=r"$D_{L_1}$ label")
+    ax1.plot(counts, additive_by_count, "o--", label="best additive fit")
+    ax1.plot(counts, neuron_by_count, "s-", label=r"neuron $s(2-s)$")
+    ax1.axhline(0.5, color="gray", ls=":", lw=1.0)
+    ax1.set_xlabel("number of 1s, $s$")
+    ax1.set_ylabel("value")
+    ax1.legend(fontsize=8)
+    return fig
+
+
+def plot_pseudo_gap(sweep) -> Figure:
+    """Chapter 3: relative RNN / pseudo-network gap (left) and flipped patterns (right) against m, per tau.
+
+    ``sweep`` is an :class:`rnnlib.pseudo.GapSweep`; log-log axes, fitted slopes in the legend.
+    """
+    widths = np.asarray(sweep.widths, dtype=float)
+    fig, (ax0, ax1) = new_figure(2, width=9.0)
+    for i, tau in enumerate(sweep.taus):
+        rel, flips = sweep.relative_gap[i], sweep.flip_fraction[i]
+        ax0.loglog(widths, rel, "o-", ms=4, label=rf"$\tau = {tau:g}$: slope {loglog_slope(widths, rel):.2f}")
+        ax1.loglog(widths, flips, "o-", ms=4, label=rf"$\tau = {tau:g}$: slope {loglog_slope(widths, flips):.2f}")
+    ref = sweep.relative_gap[0, 0] * (widths / widths[0]) ** -0.25
+    ax0.loglog(widths, ref, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
+    ax1.loglog(widths, sweep.flip_fraction[0, 0] * (widths / widths[0]) ** -0.5, "k:", lw=1.2, label=r"$\propto m^{-1/2}$")
+    ax0.set_xlabel("width $m$")
+    ax0.set_ylabel("relative gap RNN vs pseudo-network")
+    ax1.set_xlabel("width $m$")
+    ax1.set_ylabel("fraction of flipped $D^{(l)}$ entries")
+    ax0.legend(fontsize=8)
+    ax1.legend(fontsize=8)
+    return fig
+
+
+def plot_linearization(sample) -> Figure:
+    """Chapter 3 explorer: the true change of the RNN output against the pseudo-network output.
+
+    ``sample`` is an :class:`rnnlib.pseudo.LinearizationSample`; the diagonal is exact agreement.
+    """
+    true, pseudo = np.asarray(sample.true_change), np.asarray(sample.pseudo)
+    rel = np.mean(np.abs(true - pseudo)) / np.mean(np.abs(pseudo))
+    fig, (ax,) = new_figure(1, width=5.0, height=4.2)
+    lim = 1.05 * float(max(np.abs(true).max(), np.abs(pseudo).max()))
+    ax.plot([-lim, lim], [-lim, lim], "k:", lw=1.2)
+    ax.scatter(pseudo, true, s=10, alpha=0.6)
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_xlabel(r"pseudo-network $F(\mathbf{x}; \Delta W, \Delta A)$")
+    ax.set_ylabel(r"$F_{\mathrm{rnn}}(W + \Delta W, A + \Delta A) - F_{\mathrm{rnn}}(W, A)$")
+    ax.set_title(
+        rf"$m = {sample.width}$, $\tau = {sample.tau:g}$, $L = {sample.L}$: relative gap {rel:.2f}, "
+        f"flips {100 * sample.flip_fraction:.2f}%",
+        fontsize=9,
+    )
+    return fig
+
+
+__all__ += ["plot_targets", "plot_complexity", "plot_dl1", "plot_pseudo_gap", "plot_linearization"]

@@ -1,0 +1,369 @@
+"""The pseudo-network of Panigrahi & Goyal (2021), eq. (4) (chapters 3 and 5).
+
+At the random initialization ``(W, A, B)`` of :class:`rnnlib.models.ElmanRNN`,
+with hidden states ``h^(l)`` and activation patterns
+``D^(l) = diag(1[W h^(l-1) + A x^(l) >= 0])``, the pseudo-network is the map,
+linear in the perturbation ``(dW, dA)``::
+
+    F(x; dW, dA) = sum_{l=1}^{L} Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l)),
+    Back_{l->L} = B D^(L) W D^(L-1) W ... D^(l+1) W,     Back_{L->L} = B.
+
+It is the first-order Taylor expansion of ``F_rnn(x; W + dW, A + dA)`` in the
+perturbation, i.e. the Jacobian-vector product of the RNN output at ``(W, A)``
+in direction ``(dW, dA)``. Unrolling the sum gives a forward recursion
+(tangent propagation) that costs about one forward pass::
+
+    g^(0) = 0,   g^(l) = D^(l) (W g^(l-1) + dW h^(l-1) + dA x^(l)),   F = B g^(L).
+
+:func:`pseudo_network` uses the recursion; :func:`pseudo_network_sum` writes
+out the sum with the matrices ``Back_{l->L}`` (slow, for the chapter and the
+tests). :func:`linearization_gap` measures how far the RNN is from its
+pseudo-network for random perturbations of spectral norm ``tau / sqrt(m)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ._validation import as_generator, check_int, check_real, check_tensor
+from .models import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+
+__all__ = [
+    "pseudo_network",
+    "pseudo_network_sum",
+    "back_matrices",
+    "spectral_norm",
+    "random_perturbation",
+    "GapMeasurement",
+    "linearization_gap",
+    "GapSweep",
+    "gap_sweep",
+    "LinearizationSample",
+    "linearization_sample",
+]
+
+
+def _check_model(model: object) -> ElmanRNN:
+    if not isinstance(model, ElmanRNN):
+        raise TypeError(f"model must be an rnnlib.models.ElmanRNN, got {type(model).__name__}")
+    return model
+
+
+def _check_perturbation(model: ElmanRNN, dW: object, dA: object) -> tuple[torch.Tensor, torch.Tensor]:
+    m, d = model.width, model.input_dim
+    dW = check_tensor(dW, "dW", shape=(m, m))
+    dA = check_tensor(dA, "dA", shape=(m, d))
+    for name, t in (("dW", dW), ("dA", dA)):
+        if t.dtype != model.W.dtype:
+            raise TypeError(f"{name} has dtype {t.dtype} but the model's weights are {model.W.dtype}")
+    return dW, dA
+
+
+def _states_and_patterns(model: ElmanRNN, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """h^(0..L-1) (batch, L, m), D^(1..L) as floats (batch, L, m), h^(1..L) (batch, L, m), all at initialization."""
+    with torch.no_grad():
+        h = elman_hidden_states(model.W, model.A, x)
+        h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+        pre = h_prev @ model.W.transpose(0, 1) + x @ model.A.transpose(0, 1)
+        return h_prev, (pre >= 0).to(x.dtype), h
+
+
+def _tangent(W: torch.Tensor, B: torch.Tensor, h_prev, D, x, dW, dA) -> torch.Tensor:
+    """B g^(L) with g^(l) = D^(l) (W g^(l-1) + dW h^(l-1) + dA x^(l)); no validation."""
+    drive = h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1)  # dW h^(l-1) + dA x^(l), (batch, L, m)
+    Wt = W.transpose(0, 1)
+    g = D[:, 0] * drive[:, 0]
+    for step in range(1, x.shape[1]):
+        g = D[:, step] * torch.addmm(drive[:, step], g, Wt)
+    return g @ B.transpose(0, 1)
+
+
+def pseudo_network(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The pseudo-network of eq. (4), by tangent propagation (chapter 3); returns (batch, d_out).
+
+    ``F(x; dW, dA) = sum_l Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l))`` with ``D``
+    and ``h`` taken at the model's current weights (its initialization),
+    computed by the recursion ``g^(l) = D^(l) (W g^(l-1) + dW h^(l-1) + dA x^(l))``,
+    ``g^(0) = 0``, ``F = B g^(L)``: about the cost of one forward pass.
+    ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    dW, dA = _check_perturbation(model, dW, dA)
+    h_prev, D, _ = _states_and_patterns(model, x)
+    with torch.no_grad():
+        return _tangent(model.W.detach(), model.B, h_prev, D, x, dW, dA)
+
+
+def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+    """``Back_{l->L} = B D^(L) W ... D^(l+1) W`` for l = 1..L; returns (batch, L, d_out, m) (chapter 3).
+
+    ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    _, D, _ = _states_and_patterns(model, x)
+    batch, L = x.shape[0], x.shape[1]
+    W = model.W.detach()
+    back = model.B.expand(batch, -1, -1)  # Back_{L->L}
+    out = [back]
+    for step in range(L - 1, 0, -1):  # Back_{step -> L} = Back_{step+1 -> L} D^(step+1) W  (0-based: D[:, step])
+        back = (back * D[:, step, None, :]) @ W
+        out.append(back)
+    return torch.stack(out[::-1], dim=1)
+
+
+def pseudo_network_sum(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Eq. (4) written as the sum ``sum_l Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l))`` (chapter 3).
+
+    Same value as :func:`pseudo_network`, but builds every ``Back_{l->L}``
+    explicitly (:func:`back_matrices`); for exposition and tests. Returns (batch, d_out).
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    dW, dA = _check_perturbation(model, dW, dA)
+    h_prev, D, _ = _states_and_patterns(model, x)
+    back = back_matrices(model, x)  # (batch, L, d_out, m)
+    drive = D * (h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1))  # D^(l)(dW h^(l-1) + dA x^(l))
+    return torch.einsum("blom,blm->bo", back, drive)
+
+
+def spectral_norm(M: torch.Tensor, *, n_iter: int = 30, generator: torch.Generator | int | None = None) -> float:
+    """Estimate ``||M||_2`` (largest singular value) by ``n_iter`` steps of power iteration on ``M^T M``.
+
+    Power iteration approaches ``||M||_2`` from below; for an m x m Gaussian
+    matrix 30 steps land within about 1% (an exact SVD of a 4096 x 4096 matrix
+    takes seconds on 2 cores, power iteration a fraction of a second). Chapter 3.
+    """
+    M = check_tensor(M, "M", ndim=2)
+    n_iter = check_int(n_iter, "n_iter", minimum=1)
+    gen = as_generator(generator)
+    v = torch.randn(M.shape[1], generator=gen, dtype=M.dtype)
+    for _ in range(n_iter):
+        v = M.transpose(0, 1) @ (M @ v)
+        v = v / v.norm()
+    return float((M @ v).norm())
+
+
+def random_perturbation(
+    width: int,
+    input_dim: int,
+    tau: float,
+    *,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A random direction ``(dW, dA)`` with ``||dW||_2 = ||dA||_2 = tau / sqrt(m)`` (chapter 3).
+
+    Both matrices have i.i.d. Gaussian entries and are rescaled to spectral
+    norm ``tau / sqrt(m)`` (the radius of Allen-Zhu & Li's and Panigrahi &
+    Goyal's analysis). The spectral norm is estimated by :func:`spectral_norm`
+    (power iteration, within about 1% for ``dW``; exact to float precision for
+    the thin ``dA``). For a Gaussian direction this is a Frobenius norm of
+    about ``tau / 2`` for ``dW``: a change of every entry by ``O(tau / m)``.
+    """
+    m = check_int(width, "width", minimum=1)
+    d = check_int(input_dim, "input_dim", minimum=1)
+    tau = check_real(tau, "tau", low=0.0)
+    gen = as_generator(generator)
+    radius = tau / math.sqrt(m)
+    dW = torch.randn(m, m, generator=gen, dtype=dtype)
+    dA = torch.randn(m, d, generator=gen, dtype=dtype)
+    dW = dW * (radius / spectral_norm(dW, generator=gen))
+    dA = dA * (radius / spectral_norm(dA, generator=gen))
+    return dW, dA
+
+
+@dataclass(frozen=True)
+class GapMeasurement:
+    """RNN vs pseudo-network for random perturbations at one (m, tau) (chapter 3).
+
+    ``relative_gap`` is ``mean |F_rnn(W+dW, A+dA) - F_rnn(W, A) - F(dW, dA)|``
+    divided by ``mean |F(dW, dA)|`` (means over sequences, output coordinates
+    and perturbations); ``gap`` and ``pseudo`` are those two means;
+    ``flip_fraction`` is the fraction of entries of ``D^(1..L)`` that differ
+    between the perturbed and the initial network.
+    """
+
+    relative_gap: float
+    gap: float
+    pseudo: float
+    flip_fraction: float
+
+
+def _gap_measurements(
+    model: ElmanRNN, x: torch.Tensor, taus: Sequence[float], n_perturbations: int, gen: torch.Generator
+) -> list[GapMeasurement]:
+    """One GapMeasurement per tau; the same random directions are used for every tau (scaled by tau)."""
+    W, A, B = model.W.detach(), model.A.detach(), model.B
+    h_prev, D, h0 = _states_and_patterns(model, x)
+    f0 = h0[:, -1] @ B.transpose(0, 1)
+    active0 = h0 > 0
+    sums = torch.zeros(len(taus), 3, dtype=torch.float64)  # gap, |pseudo|, flips
+    with torch.no_grad():
+        for _ in range(n_perturbations):
+            dW1, dA1 = random_perturbation(model.width, model.input_dim, 1.0, generator=gen, dtype=W.dtype)
+            for i, tau in enumerate(taus):
+                dW, dA = tau * dW1, tau * dA1
+                h1 = elman_hidden_states(W + dW, A + dA, x)
+                fp = _tangent(W, B, h_prev, D, x, dW, dA)
+                sums[i, 0] += float((h1[:, -1] @ B.transpose(0, 1) - f0 - fp).abs().mean())
+                sums[i, 1] += float(fp.abs().mean())
+                sums[i, 2] += float(((h1 > 0) != active0).double().mean())
+    sums /= n_perturbations
+    return [GapMeasurement(float(g / p), float(g), float(p), float(f)) for g, p, f in sums]
+
+
+def linearization_gap(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    tau: float,
+    *,
+    n_perturbations: int = 4,
+    generator: torch.Generator | int | None = None,
+) -> GapMeasurement:
+    """Measure ``|F_rnn(W + dW, A + dA) - F_rnn(W, A) - F(dW, dA)|`` for random (dW, dA) (chapter 3).
+
+    Each of the ``n_perturbations`` directions comes from
+    :func:`random_perturbation`, with spectral norms ``tau / sqrt(m)``. An
+    activation pattern ``D^(l)_rr`` counts as flipped when ``1[h^(l)_r > 0]``
+    differs between the perturbed and the initial network. The model's
+    weights are not modified. Returns a :class:`GapMeasurement`.
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    tau = check_real(tau, "tau", low=0.0, low_open=True)
+    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
+    return _gap_measurements(model, x, [tau], n_perturbations, as_generator(generator))[0]
+
+
+@dataclass(frozen=True)
+class GapSweep:
+    """:func:`gap_sweep` results: arrays of shape (len(taus), len(widths)) (chapter 3)."""
+
+    widths: np.ndarray
+    taus: np.ndarray
+    relative_gap: np.ndarray
+    flip_fraction: np.ndarray
+
+
+def gap_sweep(
+    widths: Sequence[int],
+    taus: Sequence[float],
+    *,
+    L: int,
+    d: int,
+    eps_x: float,
+    output_dim: int = 32,
+    batch_size: int = 32,
+    n_networks: int = 2,
+    n_perturbations: int = 2,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+) -> GapSweep:
+    """Relative RNN / pseudo-network gap and pattern flips for every (tau, m) (chapter 3).
+
+    For each width, ``n_networks`` networks (seeds ``seed, seed+1, ...``), run
+    on the same ``batch_size`` normalized sequences of length ``L`` and
+    dimension ``d``, and ``n_perturbations`` random directions per network,
+    each scaled to spectral norm ``tau / sqrt(m)`` for every tau (the same
+    directions for every tau, so the trend in tau is not blurred by fresh
+    noise). The relative gap is the mean gap over networks divided by the
+    mean ``|F(dW, dA)|``. With a single output (``d_out = 1``) it varies by a
+    factor of about two from one network to the next, because it depends on
+    how ``B`` happens to align with the perturbation; ``output_dim = 32``
+    random read-outs average that away at almost no cost. Float32
+    is enough: the gap is at least a few percent of the pseudo-network's
+    output at every width the chapter uses. See :func:`linearization_gap`.
+    """
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) == 0:
+        raise ValueError(f"widths must be a non-empty sequence of integers, got {widths!r}")
+    if isinstance(taus, (str, bytes)) or not isinstance(taus, Sequence) or len(taus) == 0:
+        raise ValueError(f"taus must be a non-empty sequence of positive numbers, got {taus!r}")
+    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
+    taus = [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
+    L = check_int(L, "L", minimum=3)
+    d = check_int(d, "d", minimum=3)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    output_dim = check_int(output_dim, "output_dim", minimum=1)
+    n_networks = check_int(n_networks, "n_networks", minimum=1)
+    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=10_000 + seed, dtype=dtype)
+    rel = np.zeros((len(taus), len(widths)))
+    flips = np.zeros_like(rel)
+    iterator = list(enumerate(widths))
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, desc="widths")
+    for j, m in iterator:
+        gaps = np.zeros((n_networks, len(taus), 3))
+        for k in range(n_networks):
+            model = ElmanRNN(d, m, output_dim, generator=seed + k, dtype=dtype)
+            results = _gap_measurements(model, x, taus, n_perturbations, as_generator(20_000 + seed + k))
+            gaps[k] = [(r.gap, r.pseudo, r.flip_fraction) for r in results]
+        mean = gaps.mean(axis=0)
+        rel[:, j] = mean[:, 0] / mean[:, 1]
+        flips[:, j] = mean[:, 2]
+    return GapSweep(np.asarray(widths), np.asarray(taus, dtype=float), rel, flips)
+
+
+@dataclass(frozen=True)
+class LinearizationSample:
+    """Pairs (true change of the RNN output, pseudo-network output) for one (m, tau, L) (chapter 3)."""
+
+    width: int
+    tau: float
+    L: int
+    true_change: np.ndarray
+    pseudo: np.ndarray
+    flip_fraction: float
+
+
+def linearization_sample(
+    width: int,
+    tau: float,
+    L: int,
+    *,
+    d: int = 8,
+    eps_x: float = 0.1,
+    batch_size: int = 32,
+    n_perturbations: int = 4,
+    seed: int = 0,
+) -> LinearizationSample:
+    """``F_rnn(W+dW, A+dA) - F_rnn(W, A)`` beside ``F(dW, dA)`` for random perturbations (chapter 3 explorer).
+
+    Draws one network of width ``width``, ``batch_size`` normalized sequences
+    of length ``L``, and ``n_perturbations`` directions of spectral norm
+    ``tau / sqrt(m)``; returns all the (true change, pseudo-network) pairs.
+    """
+    m = check_int(width, "width", minimum=1)
+    tau = check_real(tau, "tau", low=0.0, low_open=True)
+    L = check_int(L, "L", minimum=3)
+    d = check_int(d, "d", minimum=3)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
+    model = ElmanRNN(d, m, generator=seed, dtype=torch.float64)
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=seed + 1, dtype=torch.float64)
+    gen = as_generator(seed + 2)
+    W, A, B = model.W.detach(), model.A.detach(), model.B
+    h_prev, D, h0 = _states_and_patterns(model, x)
+    f0 = h0[:, -1] @ B.transpose(0, 1)
+    true, pseudo, flips = [], [], []
+    with torch.no_grad():
+        for _ in range(n_perturbations):
+            dW, dA = random_perturbation(m, d, tau, generator=gen, dtype=torch.float64)
+            h1 = elman_hidden_states(W + dW, A + dA, x)
+            true.append((h1[:, -1] @ B.transpose(0, 1) - f0).flatten())
+            pseudo.append(_tangent(W, B, h_prev, D, x, dW, dA).flatten())
+            flips.append(((h1 > 0) != (h0 > 0)).double().mean())
+    return LinearizationSample(
+        m, tau, L, torch.cat(true).numpy(), torch.cat(pseudo).numpy(), float(torch.stack(flips).mean())
+    )
