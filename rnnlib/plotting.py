@@ -400,3 +400,23 @@ def plot_linearization(sample) -> Figure:
 
 
 __all__ += ["plot_targets", "plot_complexity", "plot_dl1", "plot_pseudo_gap", "plot_linearization"]
+
+
+def plot_truncation_over_time(errors: np.ndarray, bound: float | None, *, title: str = "") -> Figure:
+    """Chapter 9 explorer: ``||s_t - s^k_t||`` along the sequence for one k, with the bound as a dashed line."""
+    errors = np.asarray(errors, dtype=float)
+    fig, (ax,) = new_figure(1, width=5.8)
+    t = np.arange(1, errors.size + 1)
+    ax.semilogy(t, np.maximum(errors, 1e-17), label=r"measured $\|s_t - s^k_t\|_2$")
+    if bound is not None:
+        ax.axhline(bound, color="k", ls="--", lw=1.2, label=r"bound $\lambda^k L B/(1-\lambda)$")
+    ax.set_xlabel("step $t$")
+    ax.set_ylabel("truncation error")
+    ax.set_ylim(bottom=1e-17)
+    if title:
+        ax.set_title(title)
+    ax.legend()
+    return fig
+
+
+__all__ += ["plot_truncation_over_time"]
