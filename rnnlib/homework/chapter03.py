@@ -1,0 +1,41 @@
+"""Checkers for the exercises of chapter 3 (the pseudo-network)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from ..models import ElmanRNN, sample_normalized_sequence
+from ..pseudo import pseudo_network
+from ._core import Case, compare_with_reference, register
+
+__all__ = ["check_exercise_3_1"]
+
+
+def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
+    model = ElmanRNN(A.shape[1], W.shape[0], B.shape[0], dtype=W.dtype)
+    with torch.no_grad():
+        model.W.copy_(W)
+        model.A.copy_(A)
+        model.B.copy_(B)
+    return pseudo_network(model, dW, dA, x)
+
+
+@register("3.1")
+def check_exercise_3_1(student_pseudo: Callable[..., torch.Tensor]) -> int:
+    """Exercise 3.1: ``student_pseudo(W, A, B, dW, dA, x)`` must return eq. (4), shape (batch, d_out).
+
+    ``W, A, B`` are the weights at initialization, ``(dW, dA)`` the perturbation and
+    ``x`` a batch of normalized sequences (batch, L, d); all float64.
+    """
+    cases = []
+    for batch, L, d, m, d_out, seed in [(1, 3, 3, 4, 1, 0), (3, 6, 5, 16, 2, 1), (8, 10, 6, 64, 1, 2)]:
+        model = ElmanRNN(d, m, d_out, generator=310 + seed, dtype=torch.float64)
+        gen = torch.Generator().manual_seed(320 + seed)
+        dW = torch.randn(m, m, generator=gen, dtype=torch.float64) / m
+        dA = torch.randn(m, d, generator=gen, dtype=torch.float64) / m
+        x = sample_normalized_sequence(batch, L, d, 0.1, generator=330 + seed, dtype=torch.float64)
+        args = (model.W.detach().clone(), model.A.detach().clone(), model.B.clone(), dW, dA, x)
+        cases.append(Case(f"m = {m}, d = {d}, d_out = {d_out}, x of shape {tuple(x.shape)} (batch, L, d)", args))
+    return compare_with_reference("3.1", student_pseudo, _reference_pseudo, cases, atol=1e-9, rtol=1e-7)
