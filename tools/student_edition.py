@@ -1,0 +1,408 @@
+"""Generate the student edition of the book from the chapters as written.
+
+The chapters in ``chapters/`` are the instructor edition and the one source of
+truth. The student edition is derived from them (CONTRIBUTING.md, "Exercises"):
+
+* every block of solution lines between ``### BEGIN SOLUTION`` and
+  ``### END SOLUTION`` (nbgrader's markers) is replaced, at the marker's
+  indentation, by ``raise NotImplementedError("Exercise N.M: ...")``; the
+  ``def`` line above it and the checker call below it stay, so a student fills
+  in the body and runs the cell;
+* the solution gates are removed: the ``{solution-start}`` and ``{solution-end}``
+  directives and every markdown line between them (the solution prose), also
+  when they share a cell with the exercise statement; a markdown cell left
+  empty is dropped, so a stub cell follows its exercise statement directly;
+* a code cell inside a gate without markers is solution material and is dropped;
+* stub cells are tagged ``raises-exception`` (the book build and nbval accept
+  their error) and ``remove-output`` (the HTML shows no traceback), and carry
+  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`tools.grade` finds them.
+
+Usage (the Makefile's ``student`` and ``student-check`` targets)::
+
+    python tools/student_edition.py                 # notebooks + book sources into student/
+    python tools/student_edition.py --out DIR       # somewhere else
+    python tools/student_edition.py --list          # the exercises of every chapter (markdown rows)
+
+The HTML of the student edition is then built with
+``jupyter-book build student`` (``make student`` does both).
+
+This module imports neither rnnlib nor torch: it only reads and writes notebooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+#: Tags given to every stub cell of the student edition.
+STUB_TAGS = ("raises-exception", "remove-output")
+#: Cell metadata key holding the exercise number ("N.M") of a stub cell.
+EXERCISE_KEY = "rnnlib_exercise"
+#: Pages of the instructor edition that the student edition leaves out.
+INSTRUCTOR_ONLY = ("chapters/instructor_guide",)
+
+_DIRECTIVE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$")
+_LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
+_EXERCISE_LABEL = re.compile(r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$")
+_CHECKER_CALL = re.compile(r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\(")
+
+
+class MarkupError(ValueError):
+    """The exercise markup of a notebook does not follow the convention of CONTRIBUTING.md."""
+
+
+def exercise_number(label: str, where: str = "") -> str:
+    """``"ex-1-2"`` -> ``"1.2"``; raises :class:`MarkupError` (naming ``where``) for other labels."""
+    match = _EXERCISE_LABEL.match(label)
+    if not match:
+        raise MarkupError(f"{where}: exercise label {label!r} is not of the form ex-N-M")
+    return f"{int(match['chapter'])}.{int(match['number'])}"
+
+
+def checker_calls(source: str) -> list[str]:
+    """The exercise numbers ``"N.M"`` of every ``check_exercise_N_M(`` call in ``source``."""
+    return [f"{int(m['chapter'])}.{int(m['number'])}" for m in _CHECKER_CALL.finditer(source)]
+
+
+def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
+    """Replace every ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block of ``source`` by a stub.
+
+    The stub sits at the indentation of the BEGIN marker::
+
+        # YOUR CODE HERE
+        raise NotImplementedError("Exercise N.M: replace this line by your solution")
+
+    Returns the new source and the number of blocks replaced. Raises
+    :class:`MarkupError`, naming ``where`` and the line, for a BEGIN without
+    END, an END without BEGIN, or a BEGIN inside a block.
+    """
+    out: list[str] = []
+    blocks = 0
+    open_line: int | None = None
+    for i, line in enumerate(source.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith(BEGIN):
+            if open_line is not None:
+                raise MarkupError(f"{where}: line {i}: {BEGIN!r} inside the block opened on line {open_line}")
+            open_line = i
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}# YOUR CODE HERE")
+            out.append(f'{indent}raise NotImplementedError("Exercise {number}: replace this line by your solution")')
+        elif stripped.startswith(END):
+            if open_line is None:
+                raise MarkupError(f"{where}: line {i}: {END!r} without a {BEGIN!r} before it")
+            open_line = None
+            blocks += 1
+        elif open_line is None:
+            out.append(line)
+    if open_line is not None:
+        raise MarkupError(f"{where}: line {open_line}: {BEGIN!r} without a matching {END!r}")
+    return "\n".join(out), blocks
+
+
+def count_solution_blocks(source: str, where: str = "") -> int:
+    """The number of well-formed solution blocks in ``source`` (see :func:`stub_solution`)."""
+    return stub_solution(source, "?", where)[1]
+
+
+def count_stubs(source: str) -> int:
+    """The number of ``raise NotImplementedError("Exercise ...`` stubs in ``source``."""
+    return len(re.findall(r'raise NotImplementedError\("Exercise \d+\.\d+', source))
+
+
+@dataclass
+class Exercise:
+    """One exercise of a chapter notebook, as found by :func:`find_exercises`."""
+
+    number: str  #: "N.M"
+    title: str  #: the directive's title, e.g. "1.1 · Normalize a sequence by hand"
+    statement_cell: int  #: index of the markdown cell holding the ``{exercise}`` directive
+    code_cells: list[int] = field(default_factory=list)  #: code cells of its solution (or its stubs)
+    solution_blocks: int = 0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
+    checkers: list[str] = field(default_factory=list)  #: numbers of the checkers called in its code cells
+    gated: bool = False  #: whether a ``{solution-start}`` gate refers to it
+
+    @property
+    def kind(self) -> str:
+        """``"code"`` when the exercise has solution code (or stubs), else ``"prose"``."""
+        return "code" if self.solution_blocks else "prose"
+
+
+def _scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | None, list[tuple[str, str, str]]]:
+    """Walk one markdown cell: drop the solution gates and the prose inside them.
+
+    ``gate`` is the label of the gate open when the cell starts (or None). Returns
+    the kept text, the gate open at the end of the cell, and the events seen, as
+    ``(kind, label, title)`` with kind ``"exercise"``, ``"solution-start"`` or
+    ``"solution-end"``.
+    """
+    lines = text.split("\n")
+    kept: list[str] = []
+    events: list[tuple[str, str, str]] = []
+    i = 0
+    while i < len(lines):
+        match = _DIRECTIVE.match(lines[i])
+        if match and match["name"] in ("solution-start", "solution-end"):
+            fence = match["fence"]
+            j = i + 1  # the directive's block ends at a line made of its fence (at least as long)
+            while j < len(lines) and not re.fullmatch(rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*", lines[j]):
+                j += 1
+            if j == len(lines):
+                raise MarkupError(f"{where}: the {{{match['name']}}} directive is not closed in its cell")
+            if match["name"] == "solution-start":
+                if gate is not None:
+                    raise MarkupError(f"{where}: {{solution-start}} {match['arg']} inside the open gate of {gate}")
+                gate = match["arg"] or "?"
+                events.append(("solution-start", gate, ""))
+            else:
+                if gate is None:
+                    raise MarkupError(f"{where}: {{solution-end}} without a {{solution-start}} before it")
+                events.append(("solution-end", gate, ""))
+                gate = None
+            i = j + 1
+            continue
+        if match and match["name"] == "exercise" and gate is None:
+            label = ""
+            for option in lines[i + 1 :]:
+                if not option.strip().startswith(":"):
+                    break
+                found = _LABEL.match(option)
+                if found:
+                    label = found["label"]
+            if not label:
+                raise MarkupError(f"{where}: an {{exercise}} directive without :label: ex-N-M")
+            events.append(("exercise", label, match["arg"]))
+        if gate is None:
+            kept.append(lines[i])
+        i += 1
+    return "\n".join(kept).strip("\n"), gate, events
+
+
+def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nbformat.NotebookNode, list[Exercise]]:
+    """Walk a notebook once: find its exercises and (if ``student``) build the student edition."""
+    out = copy.deepcopy(nb)
+    out.cells = []
+    exercises: dict[str, Exercise] = {}
+    current: Exercise | None = None
+    gate: str | None = None
+    for index, cell in enumerate(nb.cells):
+        here = f"{where}: cell {index}"
+        if cell.cell_type == "markdown":
+            text, gate_after, events = _scan_markdown(cell.source, gate, here)
+            for kind, label, title in events:
+                if kind == "exercise":
+                    number = exercise_number(label, here)
+                    if number in exercises:
+                        raise MarkupError(f"{here}: exercise {number} is stated twice")
+                    current = exercises[number] = Exercise(number, title, index)
+                elif kind == "solution-start":
+                    number = exercise_number(label, here)
+                    if number not in exercises:
+                        raise MarkupError(f"{here}: the solution of {label} comes before its {{exercise}} statement")
+                    current = exercises[number]
+                    current.gated = True
+            gate = gate_after
+            new = copy.deepcopy(cell)
+            if student:
+                new.source = text
+            if not student or text.strip():
+                out.cells.append(new)
+            continue
+        new = copy.deepcopy(cell)
+        if cell.cell_type == "code":
+            has_markers = BEGIN in cell.source or END in cell.source
+            is_stub = cell.metadata.get(EXERCISE_KEY) is not None or count_stubs(cell.source) > 0
+            if has_markers or is_stub or gate is not None:
+                number = cell.metadata.get(EXERCISE_KEY) or (current.number if current else None)
+                if number is None:
+                    raise MarkupError(f"{here}: solution markers before any {{exercise}} statement")
+                exercise = exercises.get(number)
+                if exercise is None:
+                    raise MarkupError(f"{here}: cell metadata names exercise {number}, which is not stated before it")
+                if has_markers:
+                    stubbed, blocks = stub_solution(cell.source, number, here)
+                elif is_stub:
+                    stubbed, blocks = cell.source, count_stubs(cell.source)
+                else:  # code inside a gate without markers: solution material
+                    if not student:
+                        out.cells.append(new)
+                    continue
+                exercise.code_cells.append(len(out.cells))
+                exercise.solution_blocks += blocks
+                exercise.checkers += checker_calls(cell.source)
+                if student:
+                    new.source = stubbed
+                    tags = list(new.metadata.get("tags", []))
+                    new.metadata["tags"] = tags + [t for t in STUB_TAGS if t not in tags]
+                    new.metadata[EXERCISE_KEY] = number
+                    new.outputs = []
+                    new.execution_count = None
+        out.cells.append(new)
+    if gate is not None:
+        raise MarkupError(f"{where}: the gate {{solution-start}} {gate} is never closed by {{solution-end}}")
+    if student:
+        out.metadata["rnnlib_edition"] = "student"
+    return out, list(exercises.values())
+
+
+def _read(notebook: nbformat.NotebookNode | str | Path) -> tuple[nbformat.NotebookNode, str]:
+    if isinstance(notebook, (str, Path)):
+        path = Path(notebook)
+        if not path.is_file():
+            raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
+        return nbformat.read(path, as_version=4), str(path)
+    if not isinstance(notebook, nbformat.NotebookNode):
+        raise TypeError(f"notebook must be a path or an nbformat notebook, got {type(notebook).__name__}")
+    return notebook, "<notebook>"
+
+
+def find_exercises(notebook: nbformat.NotebookNode | str | Path) -> list[Exercise]:
+    """The exercises of a notebook (instructor or student edition), in order of statement.
+
+    Code cells are indexed in the notebook as it is (for an instructor notebook,
+    the indices of its solution cells; for a student notebook, of its stubs).
+    Raises :class:`MarkupError` for markup that breaks the convention.
+    """
+    nb, where = _read(notebook)
+    return _transform(nb, where, student=False)[1]
+
+
+def student_notebook(notebook: nbformat.NotebookNode | str | Path) -> nbformat.NotebookNode:
+    """The student edition of one chapter notebook (see the module docstring)."""
+    nb, where = _read(notebook)
+    out, _ = _transform(nb, where, student=True)
+    nbformat.validate(out)
+    return out
+
+
+def chapter_notebooks(root: Path = ROOT) -> list[Path]:
+    """Every chapter notebook ``chapters/*.ipynb`` under ``root``, sorted."""
+    return sorted((Path(root) / "chapters").glob("*.ipynb"))
+
+
+def _without(node, drop: tuple[str, ...]):
+    """A copy of a _toc.yml node without the entries whose ``file`` is in ``drop``."""
+    if isinstance(node, list):
+        return [_without(n, drop) for n in node if not (isinstance(n, dict) and n.get("file") in drop)]
+    if isinstance(node, dict):
+        return {k: _without(v, drop) for k, v in node.items()}
+    return node
+
+
+def student_config(config: dict, repository_url: str | None = None) -> dict:
+    """The ``_config.yml`` of the student edition, derived from the book's.
+
+    The title says "student edition"; the launch and repository buttons point at
+    ``repository_url`` (a repository that hosts the student edition) or, without
+    one, are switched off (the chapter notebooks of the main repository hold the
+    solutions). Students download a page's notebook with the download button.
+    """
+    cfg = copy.deepcopy(config)
+    cfg["title"] = f"{config.get('title', 'Book')} (student edition)"
+    cfg["exclude_patterns"] = [p for p in cfg.get("exclude_patterns", []) if p != "student"]
+    html = cfg.setdefault("html", {})
+    if repository_url:
+        cfg.setdefault("repository", {})["url"] = repository_url
+        cfg["repository"]["path_to_book"] = ""
+    else:
+        cfg.pop("repository", None)
+        cfg["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "notebook_interface": "classic"}
+        html["use_repository_button"] = False
+    html["use_issues_button"] = False
+    html["use_edit_page_button"] = False
+    return cfg
+
+
+def build_student_edition(root: Path = ROOT, out: Path | None = None, repository_url: str | None = None) -> list[Path]:
+    """Write the student edition of the book under ``out`` (default ``root/student``).
+
+    Writes one student notebook per chapter notebook, copies the markdown pages,
+    ``references.bib`` and the asset folders (``_static/`` and those named by
+    ``html_static_path`` and ``html_extra_path``), and derives ``_config.yml`` and
+    ``_toc.yml`` (without the instructor-only pages). Returns the notebooks written.
+    """
+    root = Path(root)
+    out = Path(out) if out is not None else root / "student"
+    if not (root / "_toc.yml").is_file():
+        raise FileNotFoundError(f"root: {str(root)!r} has no _toc.yml (is it the book's root?)")
+    if out.resolve() == root.resolve():
+        raise ValueError("out: the student edition must not overwrite the book's own root")
+    (out / "chapters").mkdir(parents=True, exist_ok=True)
+    for old in (out / "chapters").glob("*"):
+        if old.is_file():
+            old.unlink()
+    written = []
+    for path in chapter_notebooks(root):
+        target = out / "chapters" / path.name
+        nbformat.write(student_notebook(path), target)
+        written.append(target)
+    for page in sorted((root / "chapters").glob("*.md")):
+        if f"chapters/{page.stem}" not in INSTRUCTOR_ONLY:
+            shutil.copy2(page, out / "chapters" / page.name)
+    for name in ("references.bib",):
+        if (root / name).exists():
+            shutil.copy2(root / name, out / name)
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    sphinx_config = (config.get("sphinx") or {}).get("config") or {}
+    asset_dirs = {"_static", *sphinx_config.get("html_static_path", []), *sphinx_config.get("html_extra_path", [])}
+    for name in sorted(asset_dirs):  # static files and vendored assets (MathJax, widget manager)
+        if (root / name).is_dir():
+            shutil.copytree(root / name, out / name, dirs_exist_ok=True)
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    header = "# Generated by tools/student_edition.py from the book's {}: do not edit, edit the original.\n"
+    (out / "_config.yml").write_text(
+        header.format("_config.yml") + yaml.safe_dump(student_config(config, repository_url), sort_keys=False),
+        encoding="utf-8",
+    )
+    (out / "_toc.yml").write_text(
+        header.format("_toc.yml") + yaml.safe_dump(_without(toc, INSTRUCTOR_ONLY), sort_keys=False), encoding="utf-8"
+    )
+    return written
+
+
+def exercise_rows(root: Path = ROOT) -> list[str]:
+    """One markdown table row ``| N.M | title | kind | checker | |`` per exercise of every chapter."""
+    rows = []
+    for path in chapter_notebooks(root):
+        for ex in find_exercises(path):
+            title = ex.title.split("·", 1)[-1].strip() if "·" in ex.title else ex.title
+            checker = ", ".join(f"`check_exercise_{n.replace('.', '_')}`" for n in ex.checkers) or "by hand"
+            rows.append(f"| {ex.number} | {path.stem} | {title} | {ex.kind} | {checker} | ? |")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the book's root (default: this repository)")
+    parser.add_argument("--out", type=Path, default=None, help="where to write the edition (default: ROOT/student)")
+    parser.add_argument("--repository-url", default=None, help="a repository hosting the student edition (launch buttons)")
+    parser.add_argument("--list", action="store_true", help="print the exercises of every chapter and exit")
+    args = parser.parse_args(argv)
+    try:
+        if args.list:
+            print("\n".join(exercise_rows(args.root)))
+            return 0
+        written = build_student_edition(args.root, args.out, args.repository_url)
+    except (MarkupError, FileNotFoundError, ValueError) as exc:
+        print(f"student_edition: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        stubs = sum(count_stubs(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        print(f"wrote {path} ({stubs} stub{'s' if stubs != 1 else ''})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
