@@ -49,7 +49,29 @@ notebooks: env
 book-strict: cache-check
 	$(BIN)/jupyter-book build -W -n --keep-going .
 
-test: unit notebooks book-strict
+test: unit notebooks book-strict student-check
+
+# Homework (CONTRIBUTING.md, "Exercises"; chapters/instructor_guide.md).
+.PHONY: student student-notebooks student-check grade
+
+# The student edition: the chapters with stubs instead of solutions, in student/ (gitignored).
+student-notebooks: env
+	$(PY) tools/student_edition.py
+
+student: student-notebooks
+	@$(PY) tools/cache_key.py student/_build
+	$(BIN)/jupyter-book build -W -n --keep-going student
+	@echo
+	@echo "The student edition is at $(CURDIR)/student/_build/html/index.html (notebooks in student/chapters/)"
+
+# Every student notebook runs, and raises only the NotImplementedError of its own stubs.
+student-check: student-notebooks
+	$(PY) tools/grade.py --expect-stubs student/chapters/*.ipynb
+
+# One score per exercise of a completed notebook: make grade NB=path/to/notebook.ipynb
+grade: env
+	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
+	$(PY) tools/grade.py "$(NB)"
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env
