@@ -314,13 +314,14 @@ def plot_complexity(radii: Sequence[float], log10_cs: dict[str, np.ndarray], log
     for ax, table, name in ((ax0, log10_cs, r"\mathfrak{C}_{\mathfrak{s}}"), (ax1, log10_ceps, r"\mathfrak{C}_{\varepsilon}")):
         for label, values in table.items():
             values = np.asarray(values, dtype=float)
-            ok = np.isfinite(values)
-            ax.plot(radii[ok], values[ok], "o-", ms=3, label=label)
+            ok = np.isfinite(values) & ((values > 0) if ax is ax1 else True)
+            ax.plot(radii[ok], values[ok], "o-", ms=3, label=label if ok.any() else f"{label} (infinite)")
         ax.set_xscale("log")
         ax.set_xlabel("radius $R$")
         ax.set_ylabel(rf"$\log_{{10}} {name}(\phi, R)$")
     ax0.legend(fontsize=8)
-    ax1.set_yscale("symlog", linthresh=10)
+    ax1.set_yscale("log")
+    ax1.legend(fontsize=8)
     return fig
 
 
@@ -347,6 +348,7 @@ def plot_dl1(
     ax1.plot(counts, additive_by_count, "o--", label="best additive fit")
     ax1.plot(counts, neuron_by_count, "s-", label=r"neuron $s(2-s)$")
     ax1.axhline(0.5, color="gray", ls=":", lw=1.0)
+    ax1.set_xticks(counts)
     ax1.set_xlabel("number of 1s, $s$")
     ax1.set_ylabel("value")
     ax1.legend(fontsize=8)
@@ -367,6 +369,9 @@ def plot_pseudo_gap(sweep) -> Figure:
     ref = sweep.relative_gap[0, 0] * (widths / widths[0]) ** -0.25
     ax0.loglog(widths, ref, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
     ax1.loglog(widths, sweep.flip_fraction[0, 0] * (widths / widths[0]) ** -0.5, "k:", lw=1.2, label=r"$\propto m^{-1/2}$")
+    for ax in (ax0, ax1):
+        ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax0.set_xlabel("width $m$")
     ax0.set_ylabel("relative gap RNN vs pseudo-network")
     ax1.set_xlabel("width $m$")
