@@ -1,0 +1,35 @@
+"""A local Sphinx extension of the book (``sphinx.local_extensions`` in ``_config.yml``).
+
+Fixes found by the offline browser check (``tools/browser_check.py``):
+
+* **duplicate scripts.** With Sphinx 7.4, the inline configuration scripts that
+  sphinx-thebe and sphinx-togglebutton add (``const THEBE_JS_URL = ...``) and
+  myst-nb's widget scripts can appear twice in a page; a second top-level
+  ``const`` is a ``SyntaxError`` in the console. Each page keeps the first copy of
+  every script (same file, same attributes, same body).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _dedupe_scripts(app, pagename: str, templatename: str, context: dict[str, Any], doctree) -> None:
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for js in scripts:
+        filename = getattr(js, "filename", js) or ""  # inline scripts: None or ""
+        attributes = getattr(js, "attributes", {}) or {}
+        key = (str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(js)
+    context["script_files"] = kept
+
+
+def setup(app) -> dict[str, Any]:
+    # after the extensions that add scripts per page (myst-nb's widget scripts)
+    app.connect("html-page-context", _dedupe_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
