@@ -1,0 +1,416 @@
+"""The homework tooling: student edition (tools/student_edition.py), grader (tools/grade.py), checkers, guide.
+
+Every test that reads the chapters runs over whatever chapter notebooks exist, so
+chapters added later are covered without editing this file.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+import yaml
+
+from rnnlib import homework
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import grade  # noqa: E402
+import student_edition as se  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "homework"
+CHAPTERS = se.chapter_notebooks(ROOT)
+GUIDE = ROOT / "chapters" / "instructor_guide.md"
+
+
+def _chapter_of(path: Path) -> int:
+    return int(path.name.split("_", 1)[0])
+
+
+# --------------------------------------------------------------------------- stubs and markup
+
+
+def test_stub_solution_keeps_indentation_and_surroundings():
+    source = "def f(x):\n    ### BEGIN SOLUTION\n    y = x\n    return y\n    ### END SOLUTION\n\ncheck(f)"
+    stubbed, blocks = se.stub_solution(source, "4.2")
+    assert blocks == 1
+    assert stubbed == (
+        "def f(x):\n    # YOUR CODE HERE\n"
+        '    raise NotImplementedError("Exercise 4.2: replace this line by your solution")\n\ncheck(f)'
+    )
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("### BEGIN SOLUTION\nx = 1\n", r"cell 7: line 1: '### BEGIN SOLUTION' without a matching '### END SOLUTION'"),
+        ("x = 1\n### END SOLUTION", r"cell 7: line 2: '### END SOLUTION' without a '### BEGIN SOLUTION'"),
+        ("### BEGIN SOLUTION\n  ### BEGIN SOLUTION\n### END SOLUTION", r"cell 7: line 2: .* inside the block opened on line 1"),
+    ],
+)
+def test_malformed_marker_pairs_are_named(source, message):
+    with pytest.raises(se.MarkupError, match=message):
+        se.stub_solution(source, "1.1", where="nb.ipynb: cell 7")
+
+
+def _notebook(*cells):
+    return nbformat.v4.new_notebook(cells=list(cells))
+
+
+EX = "```{exercise} 5.1 · T\n:label: ex-5-1\n:nonumber:\n\nText.\n```"
+START = "```{solution-start} ex-5-1\n:class: dropdown\n```"
+END = "```{solution-end}\n```"
+
+
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        ([EX, START], r"the gate \{solution-start\} ex-5-1 is never closed"),
+        ([EX, END], r"cell 1: \{solution-end\} without a \{solution-start\}"),
+        ([EX + "\n\n" + START, START, END], r"cell 1: \{solution-start\} ex-5-1 inside the open gate"),
+        (["```{exercise} 5.1 · T\n:nonumber:\n```"], r"cell 0: an \{exercise\} directive without :label:"),
+        (["```{exercise} 5.1 · T\n:label: five-one\n```"], r"exercise label 'five-one' is not of the form ex-N-M"),
+        ([START, END], r"the solution of ex-5-1 comes before its \{exercise\} statement"),
+        (["```{solution-start} ex-5-1\n:class: dropdown\n"], r"the \{solution-start\} directive is not closed in its cell"),
+        ([EX, EX], r"exercise 5.1 is stated twice"),
+    ],
+)
+def test_malformed_gates_are_named(cells, message):
+    nb = _notebook(*(nbformat.v4.new_markdown_cell(c) for c in cells))
+    with pytest.raises(se.MarkupError, match=message):
+        se.student_notebook(nb)
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="notebook: no such file .*missing.ipynb"):
+        se.student_notebook(tmp_path / "missing.ipynb")
+    with pytest.raises(TypeError, match="notebook must be a path or an nbformat notebook, got dict"):
+        se.find_exercises({"cells": []})
+    with pytest.raises(FileNotFoundError, match="root: .* has no _toc.yml"):
+        se.build_student_edition(tmp_path, tmp_path / "out")
+    with pytest.raises(FileNotFoundError, match="notebook: no such file"):
+        grade.grade_notebook(tmp_path / "missing.ipynb")
+    assert grade.main([str(tmp_path / "missing.ipynb")]) == 2
+
+
+# --------------------------------------------------------------------------- the fixture notebook
+
+
+def test_student_edition_of_the_fixture_gives_the_expected_cells():
+    student = se.student_notebook(FIXTURES / "markup.ipynb")
+    raise_line = 'raise NotImplementedError("Exercise {}: replace this line by your solution")'
+    expected = [
+        ("markdown", "# 99. Markup fixture\n\nEvery variant of the exercise markup."),
+        ("code", "import math"),
+        ("markdown", "## Exercises\n\n```{exercise} 99.1 · Statement and gate share a cell\n:label: ex-99-1\n"
+                     ":nonumber:\n\nWrite `double(x)`.\n```"),
+        ("code", "def double(x):\n    # YOUR CODE HERE\n    " + raise_line.format("99.1") + "\n\nassert double(2) == 4"),
+        ("markdown", "```{exercise} 99.2 · Separate gate cells\n:label: ex-99-2\n:nonumber:\n\n"
+                     "Write `clip(x)` and `SIZE`.\n```"),
+        ("code", "# YOUR CODE HERE\n" + raise_line.format("99.2") + "\n\ndef clip(x):\n    if x > SIZE:\n"
+                 "        # YOUR CODE HERE\n        " + raise_line.format("99.2") + "\n    return x"),
+        ("markdown", "```{exercise} 99.3 · A prose exercise\n:label: ex-99-3\n:nonumber:\n\nWhy?\n```"),
+        ("markdown", ":::{exercise} 99.4 · Colon fences\n:label: ex-99-4\n:nonumber:\n\nWrite `square(x)`.\n:::"),
+        ("code", "def square(x):\n    # YOUR CODE HERE\n    " + raise_line.format("99.4")),
+        ("markdown", "## Summary\n\nThe end."),
+    ]
+    assert [(c.cell_type, c.source) for c in student.cells] == expected
+    stubs = [c for c in student.cells if c.cell_type == "code" and "NotImplementedError" in c.source]
+    assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == ["99.1", "99.2", "99.4"]
+    assert all(c.metadata["tags"] == ["raises-exception", "remove-output"] for c in stubs)
+    assert student.cells[1].metadata == {}  # ordinary cells are untouched
+    assert student.metadata["rnnlib_edition"] == "student"
+    # the student edition of a student edition is itself (stubs are recognised, nothing else to strip)
+    assert [c.source for c in se.student_notebook(student).cells] == [c.source for c in student.cells]
+
+
+def test_find_exercises_of_the_fixture():
+    found = se.find_exercises(FIXTURES / "markup.ipynb")
+    assert [(e.number, e.kind, e.solution_blocks, e.code_cells, e.gated) for e in found] == [
+        ("99.1", "code", 1, [3], True),
+        ("99.2", "code", 2, [7], True),
+        ("99.3", "prose", 0, [], True),
+        ("99.4", "code", 1, [13], True),
+    ]
+    student = se.find_exercises(se.student_notebook(FIXTURES / "markup.ipynb"))
+    assert [(e.number, e.solution_blocks) for e in student] == [(e.number, e.solution_blocks) for e in found]
+
+
+# --------------------------------------------------------------------------- every chapter
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_student_edition_has_a_stub_for_every_solution_block(path):
+    instructor = se.find_exercises(path)
+    student_nb = se.student_notebook(path)
+    student = se.find_exercises(student_nb)
+    assert [e.number for e in student] == [e.number for e in instructor]
+    for ins, stu in zip(instructor, student):
+        assert stu.solution_blocks == ins.solution_blocks, f"exercise {ins.number}: stubs and solution blocks differ"
+        # the stubs follow their statement directly (the gate and its prose are gone)
+        assert stu.code_cells == list(range(stu.statement_cell + 1, stu.statement_cell + 1 + len(stu.code_cells)))
+    text = "\n".join(c.source for c in student_nb.cells)
+    for marker in (se.BEGIN, se.END, "{solution-start}", "{solution-end}"):
+        assert marker not in text, f"{marker!r} left in the student edition of {path.name}"
+    nb = nbformat.read(path, as_version=4)
+    solution_lines = set()
+    for ex in instructor:
+        for index in ex.code_cells:
+            inside = False
+            for line in nb.cells[index].source.split("\n"):
+                if se.END in line:
+                    inside = False
+                if inside and len(line.strip()) > 15 and not line.strip().startswith("#"):
+                    solution_lines.add(line.strip())
+                if se.BEGIN in line:
+                    inside = True
+    for ex in student:
+        for index in ex.code_cells:
+            leaked = [line for line in student_nb.cells[index].source.split("\n") if line.strip() in solution_lines]
+            assert not leaked, f"exercise {ex.number}: solution lines left in the stub: {leaked}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_exercises_follow_the_convention(path):
+    for ex in se.find_exercises(path):
+        assert ex.number.split(".")[0] == str(_chapter_of(path)), f"{path.name}: exercise {ex.number} in another chapter"
+        assert re.match(rf"{re.escape(ex.number)} · \S", ex.title), f"exercise {ex.number}: title {ex.title!r} is not 'N.M · ...'"
+        assert ex.gated, f"exercise {ex.number} has no {{solution-start}} gate"
+        if ex.kind == "code":
+            assert ex.number in ex.checkers, f"exercise {ex.number}: its code cells never call check_exercise_{ex.number.replace('.', '_')}"
+
+
+def _checker_calls_by_chapter() -> dict[str, set[str]]:
+    calls = {}
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        calls[path.name] = {n for c in nb.cells if c.cell_type == "code" for n in se.checker_calls(c.source)}
+    return calls
+
+
+def test_every_checker_call_in_a_chapter_is_registered():
+    for name, numbers in _checker_calls_by_chapter().items():
+        unknown = numbers - set(homework.CHECKERS)
+        assert not unknown, f"{name} calls unregistered checkers {sorted(unknown)}"
+
+
+@pytest.mark.parametrize("number", sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split(".")))))
+def test_every_registered_checker_is_called_in_its_chapter(number):
+    chapter = int(number.split(".")[0])
+    notebooks = [p for p in CHAPTERS if _chapter_of(p) == chapter]
+    if not notebooks:
+        pytest.skip(f"checker {number} is registered but chapter {chapter}'s notebook is not written yet")
+    calls = _checker_calls_by_chapter()
+    assert any(number in calls[p.name] for p in notebooks), f"check_exercise_{number.replace('.', '_')} is never called in {notebooks[0].name}"
+
+
+# --------------------------------------------------------------------------- wrong answers fail every checker
+
+CHECKER_NUMBERS = sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split("."))))
+
+
+def _spy_reference(monkeypatch, checker, make_wrong):
+    """Make ``checker`` compare ``make_wrong(reference_fn)`` (not the student's function) with its reference."""
+    module = sys.modules[checker.__module__]
+    if not hasattr(module, "compare_with_reference"):
+        pytest.skip(f"{checker.__name__} does not use compare_with_reference; give it its own wrong-answer test")
+    real = module.compare_with_reference
+
+    def spy(exercise, student_fn, reference_fn, cases, **kwargs):
+        return real(exercise, make_wrong(reference_fn), reference_fn, cases, **kwargs)
+
+    monkeypatch.setattr(module, "compare_with_reference", spy)
+
+
+def _zeros(reference):
+    return lambda *a, **k: torch.zeros_like(reference(*a, **k))
+
+
+def _slightly_off(reference):
+    def wrong(*a, **k):
+        out = reference(*a, **k)
+        return out * 1.01 + 1e-3
+    return wrong
+
+
+@pytest.mark.parametrize("number", CHECKER_NUMBERS)
+@pytest.mark.parametrize(
+    "wrong, expected",
+    [
+        ("raises", "your function raised RuntimeError: deliberately wrong"),
+        ("returns None", "expected a torch.Tensor, got NoneType None"),
+        ("zeros of the right shape", "wrong values on input: "),
+        ("slightly off", "wrong values on input: "),
+    ],
+)
+def test_every_checker_fails_a_wrong_answer_naming_the_exercise(number, wrong, expected, monkeypatch, capsys):
+    checker = homework.CHECKERS[number]
+
+    def raises(*args, **kwargs):
+        raise RuntimeError("deliberately wrong")
+
+    student = {"raises": raises, "returns None": lambda *a, **k: None}.get(wrong, raises)
+    if wrong == "zeros of the right shape":
+        _spy_reference(monkeypatch, checker, _zeros)
+    elif wrong == "slightly off":
+        _spy_reference(monkeypatch, checker, _slightly_off)
+    with pytest.raises(homework.ExerciseCheckFailed) as info:
+        checker(student)
+    message = str(info.value)
+    assert message.startswith(f"Exercise {number}: "), message
+    assert expected in message
+    assert "on input: " in message or "wrong values on input" in message, "the message says which input went wrong"
+    assert "passed" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("number", CHECKER_NUMBERS)
+def test_every_checker_lets_the_stub_error_through(number):
+    def stub(*args, **kwargs):
+        raise NotImplementedError(f"Exercise {number}: replace this line by your solution")
+
+    with pytest.raises(NotImplementedError, match=re.escape(f"Exercise {number}")):
+        homework.CHECKERS[number](stub)
+
+
+# --------------------------------------------------------------------------- the student edition as a book
+
+
+def test_build_student_edition_writes_a_book(tmp_path):
+    out = tmp_path / "student"
+    written = se.build_student_edition(ROOT, out)
+    assert sorted(p.name for p in written) == [p.name for p in CHAPTERS]
+    toc = yaml.safe_load((out / "_toc.yml").read_text())
+    toc_text = yaml.safe_dump(toc)
+    for path in CHAPTERS:
+        if f"chapters/{path.stem}" in (ROOT / "_toc.yml").read_text():
+            assert f"chapters/{path.stem}" in toc_text
+    assert "instructor_guide" not in toc_text
+    assert not (out / "chapters" / "instructor_guide.md").exists()
+    assert (out / "chapters" / "preface.md").exists() and (out / "references.bib").exists()
+    cfg = yaml.safe_load((out / "_config.yml").read_text())
+    assert cfg["title"].endswith("(student edition)")
+    assert cfg["launch_buttons"]["colab_url"] == "" and "repository" not in cfg
+    assert "student" not in cfg["exclude_patterns"]
+    for path in written:
+        nb = nbformat.read(path, as_version=4)
+        assert nb.metadata["rnnlib_edition"] == "student"
+        assert all(c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code")
+
+
+def test_student_config_keeps_launch_buttons_for_a_student_repository():
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    student = se.student_config(cfg, "https://example.org/course/student-edition")
+    assert student["repository"]["url"] == "https://example.org/course/student-edition"
+    assert student["launch_buttons"] == cfg["launch_buttons"]
+    assert cfg["title"] in student["title"] and cfg["repository"]["url"] != student["repository"]["url"]
+
+
+# --------------------------------------------------------------------------- grading (executes notebooks)
+
+
+def _fill(nb, number, source):
+    cell = next(c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) == number)
+    cell.source = source
+
+
+def test_grade_a_completed_assignment(tmp_path):
+    """Instructor fixture -> student edition -> a student's answers -> one grade per exercise."""
+    nb = se.student_notebook(FIXTURES / "assignment.ipynb")
+    _fill(nb, "1.1", "def my_normalize(x_bar, eps_x):\n    return normalize_sequence(x_bar, eps_x)\n\n"
+                     "rnnlib.homework.check_exercise_1_1(my_normalize)")
+    _fill(nb, "1.2", "def my_hidden_states(W, A, x):\n    return torch.tanh(elman_hidden_states(W, A, x))\n\n"
+                     "rnnlib.homework.check_exercise_1_2(my_hidden_states)")
+    # 8.1: the student deleted the exercise cell; 8.2: prints a fake pass line instead of calling the checker
+    nb.cells = [c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) != "8.1"]
+    _fill(nb, "8.2", "def my_project_rows(W, radius):\n    return W\n\nprint('Exercise 8.2: all 4 checks passed.')")
+    path = tmp_path / "submission.ipynb"
+    nbformat.write(nb, path)
+    report = grade.grade_notebook(path, reference=FIXTURES / "assignment.ipynb", timeout=120)
+    got = {e.number: (e.status, e.detail) for e in report.exercises}
+    assert list(got) == ["1.1", "1.2", "8.1", "8.2", "8.3"]
+    assert got["1.1"] == ("pass", "all 3 checks passed.")
+    assert got["1.2"][0] == "FAIL" and got["1.2"][1].startswith("cell ") and "Exercise 1.2: wrong values" in got["1.2"][1]
+    assert got["8.1"][0] == "missing"
+    assert got["8.2"][0] == "FAIL" and got["8.2"][1].startswith("Exercise 8.2: wrong values")
+    assert got["8.3"][0] == "by hand"
+    assert (report.passed, report.graded) == (1, 4) and report.other_errors == []
+    table = report.table()
+    assert "Total: 1/4 automatically graded exercises passed; 1 prose exercise to grade by hand" in table
+    assert grade.student_edition_problems(report)  # a completed notebook is not an untouched student edition
+
+
+def test_chapter_1_student_edition_raises_only_in_its_stubs(tmp_path):
+    """The student edition of chapter 1 runs: only NotImplementedError, only in exercise cells.
+
+    (``make student-check`` does the same for every chapter.)
+    """
+    chapter = next(p for p in CHAPTERS if p.name.startswith("01_"))
+    path = tmp_path / chapter.name
+    nbformat.write(se.student_notebook(chapter), path)
+    report = grade.grade_notebook(path, reference=chapter, timeout=300)
+    assert grade.student_edition_problems(report) == []
+    code = [e for e in se.find_exercises(chapter) if e.kind == "code"]
+    assert [e.number for e in report.exercises if e.status == "not done"] == [e.number for e in code]
+
+
+# --------------------------------------------------------------------------- instructor guide, Makefile, launch links
+
+
+def _guide_rows() -> dict[str, list[str]]:
+    rows = {}
+    for line in GUIDE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and re.fullmatch(r"\d+\.\d+", cells[0]):
+            assert cells[0] not in rows, f"instructor_guide.md lists exercise {cells[0]} twice"
+            rows[cells[0]] = cells
+    return rows
+
+
+def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
+    rows = _guide_rows()
+    found = {e.number: (path, e) for path in CHAPTERS for e in se.find_exercises(path)}
+    missing = [row for row in se.exercise_rows(ROOT) if row.split("|")[1].strip() not in rows]
+    assert not missing, "chapters/instructor_guide.md misses exercises; add these rows (estimate the time):\n" + "\n".join(missing)
+    extra = sorted(set(rows) - set(found))
+    assert not extra, f"chapters/instructor_guide.md lists exercises that no chapter has: {extra}"
+    for number, (path, ex) in found.items():
+        row = rows[number]
+        assert row[1] == path.stem, f"exercise {number}: the guide says chapter {row[1]}, it is in {path.stem}"
+        assert row[3] == ex.kind, f"exercise {number}: the guide says {row[3]}, the chapter has a {ex.kind} exercise"
+        assert re.fullmatch(r"\d+(–\d+)? min", row[5]), f"exercise {number}: time {row[5]!r} is not like '20 min'"
+
+
+def test_instructor_guide_is_in_the_toc_before_the_bibliography():
+    toc = (ROOT / "_toc.yml").read_text()
+    assert toc.index("chapters/instructor_guide") < toc.index("chapters/bibliography")
+
+
+def test_makefile_has_the_homework_targets():
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^test:.*\bstudent-check\b", makefile, re.M)
+    for target in ("student:", "student-check:", "grade:"):
+        assert re.search(rf"^{target}", makefile, re.M), f"Makefile has no {target} target"
+
+
+BUILT = ROOT / "_build" / "html" / "chapters"
+
+
+@pytest.mark.skipif(not BUILT.is_dir(), reason="the book is not built (_build/html missing): run `make book` to check launch links")
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_built_pages_launch_their_own_notebook(path):
+    page = BUILT / f"{path.stem}.html"
+    if not page.exists():
+        pytest.skip(f"{page.relative_to(ROOT)} is not built yet (run `make book`)")
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repo = cfg["repository"]["url"].removeprefix("https://github.com/")
+    branch = cfg["repository"].get("branch", "main")
+    html = page.read_text(encoding="utf-8")
+    binder = f'{cfg["launch_buttons"]["binderhub_url"]}/v2/gh/{repo}/{branch}?urlpath=tree/chapters/{path.name}'
+    colab = f'{cfg["launch_buttons"]["colab_url"]}/github/{repo}/blob/{branch}/chapters/{path.name}'
+    assert f'href="{binder}"' in html, f"{page.name}: no Binder link to chapters/{path.name}"
+    assert f'href="{colab}"' in html, f"{page.name}: no Colab link to chapters/{path.name}"
