@@ -316,7 +316,8 @@ class LSTM(RecurrentModel):
 
     def to_torch(self) -> nn.LSTM:
         """An equivalent 1-layer ``torch.nn.LSTM(batch_first=True)`` (bias in ``bias_ih``, ``bias_hh = 0``)."""
-        lstm = nn.LSTM(self.input_dim, self.hidden_dim, batch_first=True, dtype=self.dtype)
+        # built on the meta device: every weight is overwritten below, so draw nothing from torch's global generator
+        lstm = nn.LSTM(self.input_dim, self.hidden_dim, batch_first=True, dtype=self.dtype, device="meta").to_empty(device="cpu")
         with torch.no_grad():
             lstm.weight_hh_l0.copy_(self.W)
             lstm.weight_ih_l0.copy_(self.U)
