@@ -414,3 +414,30 @@ def test_built_pages_launch_their_own_notebook(path):
     colab = f'{cfg["launch_buttons"]["colab_url"]}/github/{repo}/blob/{branch}/chapters/{path.name}'
     assert f'href="{binder}"' in html, f"{page.name}: no Binder link to chapters/{path.name}"
     assert f'href="{colab}"' in html, f"{page.name}: no Colab link to chapters/{path.name}"
+
+
+def test_grader_reports_errors_outside_exercises_and_inside_explorers(tmp_path):
+    """An explorer whose figure fails shows the error in its widget while its cell succeeds (nbval
+    passes it); the grader, and so ``make student-check``, reports it."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 97. Explorers"),
+        nbformat.v4.new_code_cell(
+            "from rnnlib import widgets\n\ndef figure(n):\n    raise ValueError(f'no figure for n = {n}')\n\n"
+            "widgets.explore(figure, n=widgets.int_slider(3, 1, 5))"
+        ),
+        nbformat.v4.new_code_cell("1 / 0"),
+    ])
+    path = tmp_path / "explorers.ipynb"
+    nbformat.write(nb, path)
+    report = grade.grade_notebook(path, timeout=60)
+    assert report.exercises == []
+    assert report.other_errors == [
+        (1, "ValueError (inside a widget)", "no figure for n = 3"),
+        (2, "ZeroDivisionError", "division by zero"),
+    ]
+    problems = grade.student_edition_problems(report)
+    assert problems == [
+        "cell 1 is not an exercise cell but raised ValueError (inside a widget): no figure for n = 3",
+        "cell 2 is not an exercise cell but raised ZeroDivisionError: division by zero",
+    ]
+    assert "warning: cell 1 (not an exercise cell) raised ValueError (inside a widget)" in report.table()

@@ -6,7 +6,9 @@
 
 The notebook is executed top to bottom with nbclient in a fresh kernel, errors
 allowed (a cell that fails does not stop the run; a cell that runs past
-``--timeout`` is interrupted and counts as an error). The exercise code cells
+``--timeout`` is interrupted and counts as an error). Errors in cells that are
+not exercises, and errors inside widgets (an explorer whose figure function
+fails shows the error in its widget while the cell succeeds), are listed. The exercise code cells
 are the cells tagged by the student edition (``metadata.rnnlib_exercise``), the
 cells that call ``check_exercise_N_M(...)`` and the cells with solution markers.
 After the student's cells, the grader appends one cell per checker call that
@@ -158,6 +160,37 @@ def _stdout_of(cell: nbformat.NotebookNode) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
 
 
+def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
+    """Errors raised inside the widgets (explorers) of an executed notebook, as ``(cell, exception, message)``.
+
+    ``ipywidgets.interactive`` catches the error of its function and shows it in
+    its ``Output`` widget, so the cell itself succeeds (and nbval passes it). nbclient
+    stores the widgets' state in the notebook's metadata; this walks from each
+    cell's displayed widgets to their ``Output`` widgets and collects the errors.
+    """
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+
+    def outputs_below(model_id: str, seen: set[str]) -> list[dict]:
+        if model_id in seen or model_id not in state:
+            return []
+        seen.add(model_id)
+        model = state[model_id].get("state", {})
+        found = list(model.get("outputs", [])) if state[model_id].get("model_name") == "OutputModel" else []
+        for child in model.get("children", []):
+            found += outputs_below(str(child).removeprefix("IPY_MODEL_"), seen)
+        return found
+
+    errors = []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            if view:
+                for inner in outputs_below(view.get("model_id", ""), set()):
+                    if inner.get("output_type") == "error":
+                        errors.append((index, f"{inner.get('ename', 'Error')} (inside a widget)", inner.get("evalue", "")))
+    return errors
+
+
 def _verdict(ename: str, evalue: str) -> tuple[str, str]:
     if ename == "NotImplementedError":
         return NOT_DONE, evalue or "NotImplementedError"
@@ -269,6 +302,7 @@ def grade_notebook(
             error = _error_of(cell)
             if error:
                 others.append((index, *error))
+    others = sorted(others + [e for e in widget_errors(nb) if e[0] < first_grader_cell], key=lambda e: e[0])
     if dead:
         others.append((-1, "DeadKernelError", dead))
     return GradeReport(str(path), grades, others)
@@ -310,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.expect_stubs:
             problems = student_edition_problems(report)
             stubs = sum(e.status == NOT_DONE for e in report.exercises)
-            print(f"{notebook}: {'OK' if not problems else 'PROBLEMS'} ({stubs} stubs raise NotImplementedError)")
+            print(f"{notebook}: {'OK' if not problems else 'PROBLEMS'} ({stubs} stub{'s' if stubs != 1 else ''} raising NotImplementedError)")
             for problem in problems:
                 print(f"  {problem}")
             status = status or (1 if problems else 0)
