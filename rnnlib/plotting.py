@@ -217,8 +217,10 @@ def plot_truncation_errors(
         line = ax.semilogy(ks, np.maximum(np.asarray(err, dtype=float), 1e-17), "o-", ms=3, label=label)[0]
         if bounds and label in bounds:
             ax.semilogy(ks, bounds[label], "--", lw=1.2, color=line.get_color())
+    if bounds:
+        ax.plot([], [], "k--", lw=1.2, label=r"bound $\lambda^k L B/(1-\lambda)$")
     ax.set_xlabel("truncation length $k$")
-    ax.set_ylabel(r"$\max_t \|s_t - s^k_t\|_2$ (dashed: bound)")
+    ax.set_ylabel(r"$\max_t \|s_t - s^k_t\|_2$")
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
