@@ -329,9 +329,10 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
     """Write the student edition of the book under ``out`` (default ``root/student``).
 
     Writes one student notebook per chapter notebook, copies the markdown pages,
-    ``references.bib`` and the asset folders (``_static/`` and those named by
-    ``html_static_path`` and ``html_extra_path``), and derives ``_config.yml`` and
-    ``_toc.yml`` (without the instructor-only pages). Returns the notebooks written.
+    ``references.bib`` and the folders the configuration names (``_static/``,
+    ``html_static_path``, ``html_extra_path``, the paths of ``local_extensions``),
+    and derives ``_config.yml`` and ``_toc.yml`` (without the instructor-only
+    pages). Returns the notebooks written.
     """
     root = Path(root)
     out = Path(out) if out is not None else root / "student"
@@ -355,9 +356,15 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
         if (root / name).exists():
             shutil.copy2(root / name, out / name)
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    sphinx_config = (config.get("sphinx") or {}).get("config") or {}
-    asset_dirs = {"_static", *sphinx_config.get("html_static_path", []), *sphinx_config.get("html_extra_path", [])}
-    for name in sorted(asset_dirs):  # static files and vendored assets (MathJax, widget manager)
+    sphinx = config.get("sphinx") or {}
+    sphinx_config = sphinx.get("config") or {}
+    asset_dirs = {
+        "_static",
+        *sphinx_config.get("html_static_path", []),
+        *sphinx_config.get("html_extra_path", []),
+        *(sphinx.get("local_extensions") or {}).values(),
+    }
+    for name in sorted(asset_dirs):  # static files, vendored assets (MathJax, widget manager), local extensions
         if (root / name).is_dir():
             shutil.copytree(root / name, out / name, dirs_exist_ok=True)
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
