@@ -287,3 +287,21 @@ def test_projected_gd_learns_a_stable_lds():
     assert fit.risk[-1] < 0.01 * fit.risk[0]
     assert np.all(fit.spectral_radius < 1)
     assert np.abs(fit.a).sum() <= math.sqrt(2) / 2 + 1e-9
+
+
+# --- exercise checkers of chapter 8 ---
+
+
+def test_chapter8_checkers_pass_references_and_fail_wrong_answers(capsys):
+    from rnnlib import homework
+
+    homework.check_exercise_8_1(project_spectral)
+    homework.check_exercise_8_2(project_l1_rows)
+    out = capsys.readouterr().out
+    assert "8.1: all 5 checks passed" in out and "8.2: all 4 checks passed" in out
+    rescale = lambda W, r: W * min(1.0, r / torch.linalg.matrix_norm(W, ord=2).item())  # noqa: E731
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
+        homework.check_exercise_8_1(rescale)
+    columns = lambda W, r: W * (r / W.abs().sum(dim=0))  # the authors' column rescaling  # noqa: E731
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
+        homework.check_exercise_8_2(columns)

@@ -197,3 +197,34 @@ def test_growth_recursion_closed_forms():
     with pytest.raises(ValueError, match="step_sizes"):
         growth_recursion_bound(gap, beta, [])
     assert math.isfinite(decay[-1])
+
+
+# --- exercise checkers of chapters 9 and 10 ---
+
+
+def test_chapter9_and_10_checkers(capsys):
+    from rnnlib import homework
+
+    def naive(W, U, x, k):
+        model = SimpleRNN(U.shape[1], W.shape[0], dtype=W.dtype)
+        with torch.no_grad():
+            model.W.copy_(W)
+            model.U.copy_(U)
+            return _naive_truncated(model, x, k)
+
+    homework.check_exercise_9_1(naive)
+    assert "9.1: all 5 checks passed" in capsys.readouterr().out
+
+    def untruncated(W, U, x, k):
+        return naive(W, U, x, x.shape[1])
+
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
+        homework.check_exercise_9_1(untruncated)
+
+    def recursion(gap, beta, alphas):
+        return torch.as_tensor(growth_recursion_bound(gap, beta, alphas.numpy()))
+
+    homework.check_exercise_10_1(recursion)
+    assert "10.1: all 3 checks passed" in capsys.readouterr().out
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong output shape"):
+        homework.check_exercise_10_1(lambda gap, beta, alphas: recursion(gap, beta, alphas)[1:])

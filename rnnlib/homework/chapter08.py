@@ -13,7 +13,7 @@ __all__ = ["check_exercise_8_1", "check_exercise_8_2"]
 
 
 @register("8.1")
-def check_exercise_8_1(student_project: Callable[[torch.Tensor, float], torch.Tensor]) -> int:
+def check_exercise_8_1(student_project: Callable[[torch.Tensor, float], torch.Tensor]) -> None:
     """Exercise 8.1: ``student_project(W, radius)`` must clip the singular values of ``W`` at ``radius``."""
     gen = torch.Generator().manual_seed(81)
     cases = []
@@ -25,7 +25,7 @@ def check_exercise_8_1(student_project: Callable[[torch.Tensor, float], torch.Te
 
 
 @register("8.2")
-def check_exercise_8_2(student_project_rows: Callable[[torch.Tensor, float], torch.Tensor]) -> int:
+def check_exercise_8_2(student_project_rows: Callable[[torch.Tensor, float], torch.Tensor]) -> None:
     """Exercise 8.2: ``student_project_rows(W, radius)`` must project every row of ``W`` onto the l1-ball."""
     gen = torch.Generator().manual_seed(82)
     cases = []

@@ -22,7 +22,7 @@ def _reference_9_1(W: torch.Tensor, U: torch.Tensor, x: torch.Tensor, k: int) ->
 
 
 @register("9.1")
-def check_exercise_9_1(student_truncated: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]) -> int:
+def check_exercise_9_1(student_truncated: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]) -> None:
     """Exercise 9.1: ``student_truncated(W, U, x, k)`` must return the k-step truncated tanh-RNN states (batch, T, m)."""
     gen = torch.Generator().manual_seed(91)
     cases = []

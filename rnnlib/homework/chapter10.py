@@ -17,7 +17,7 @@ def _reference_10_1(gap: float, beta: float, alphas: torch.Tensor) -> torch.Tens
 
 
 @register("10.1")
-def check_exercise_10_1(student_recursion: Callable[[float, float, torch.Tensor], torch.Tensor]) -> int:
+def check_exercise_10_1(student_recursion: Callable[[float, float, torch.Tensor], torch.Tensor]) -> None:
     """Exercise 10.1: ``student_recursion(gap, beta, alphas)`` must return delta_0..delta_N of the growth recursion."""
     cases = []
     for gap, beta, alphas, what in [
