@@ -259,7 +259,8 @@ def grade_notebook(
         dead = f"the kernel died: {exc}"
 
     grades = []
-    numbers = [s.number for s in statements] + sorted(set(cells) - {s.number for s in statements})
+    stated = [s.number for s in statements]
+    numbers = stated + sorted((set(cells) | code_numbers) - set(stated), key=lambda n: tuple(map(int, n.split("."))))
     for number in numbers:
         own = cells.get(number, [])
         if number not in code_numbers and not own:
