@@ -65,12 +65,17 @@ def _check_perturbation(model: ElmanRNN, dW: object, dA: object) -> tuple[torch.
 
 
 def _states_and_patterns(model: ElmanRNN, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """h^(0..L-1) (batch, L, m), D^(1..L) as floats (batch, L, m), h^(1..L) (batch, L, m), all at initialization."""
+    """h^(0..L-1) (batch, L, m), D^(1..L) as floats (batch, L, m), h^(1..L) (batch, L, m), all at initialization.
+
+    ``D^(l)`` is read off the states as ``1[h^(l) > 0]``: this is ``1[pre-activation >= 0]``
+    except where a pre-activation is exactly 0 (probability zero), and it is the derivative
+    that autograd uses for ReLU there, so the recursion matches ``torch.func.jvp`` exactly.
+    It saves recomputing the pre-activations (one m x m product per step).
+    """
     with torch.no_grad():
         h = elman_hidden_states(model.W, model.A, x)
         h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
-        pre = h_prev @ model.W.transpose(0, 1) + x @ model.A.transpose(0, 1)
-        return h_prev, (pre >= 0).to(x.dtype), h
+        return h_prev, (h > 0).to(x.dtype), h
 
 
 def _tangent(W: torch.Tensor, B: torch.Tensor, h_prev, D, x, dW, dA) -> torch.Tensor:
@@ -89,7 +94,10 @@ def pseudo_network(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch
     ``F(x; dW, dA) = sum_l Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l))`` with ``D``
     and ``h`` taken at the model's current weights (its initialization),
     computed by the recursion ``g^(l) = D^(l) (W g^(l-1) + dW h^(l-1) + dA x^(l))``,
-    ``g^(0) = 0``, ``F = B g^(L)``: about the cost of one forward pass.
+    ``g^(0) = 0``, ``F = B g^(L)``. The recursion costs about one forward pass,
+    plus one product ``dW h^(l-1)`` for all steps at once, on top of the forward
+    pass that gives ``h`` and ``D``: about three forward passes in all, like
+    ``torch.func.jvp`` (``benchmarks/bench_pseudo.py`` prints the ratios).
     ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
     """
     model = _check_model(model)
