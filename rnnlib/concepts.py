@@ -81,6 +81,17 @@ class SmoothFunction:
     degree: int | None = None
     latex: str = ""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
+        for attr in ("fn", "log_abs_coef"):
+            if not callable(getattr(self, attr)):
+                raise TypeError(f"{attr} must be callable, got {type(getattr(self, attr)).__name__}")
+        if isinstance(self.radius, bool) or not isinstance(self.radius, (int, float)) or not self.radius > 0:
+            raise ValueError(f"radius must be a positive number (math.inf for entire functions), got {self.radius!r}")
+        if self.degree is not None:
+            check_int(self.degree, "degree", minimum=0)
+
     def __call__(self, z: torch.Tensor) -> torch.Tensor:
         return self.fn(z)
 
@@ -429,6 +440,8 @@ def mixed_difference(
     exactly when ``f`` restricted to those two tokens is additive
     ``g_1(t1) + g_2(t2)``; ``[i, j]`` is the value at ``(thetas[i], thetas[j])``.
     """
+    if not callable(f):
+        raise TypeError(f"f must be callable (a model or a target), got {type(f).__name__}")
     thetas = check_tensor(thetas, "thetas", ndim=1)
     if len(positions) != 2:
         raise ValueError(f"positions must be two token indices, got {positions!r}")
@@ -457,6 +470,10 @@ class AdditiveFit:
     def predict(self, tokens: torch.Tensor) -> torch.Tensor:
         """``c + sum_i f_i(tokens[:, i])`` for integer tokens (batch, n); returns (batch,)."""
         tokens = check_tensor(tokens, "tokens", shape=("batch", self.table.shape[0]), floating=False)
+        if tokens.is_floating_point() or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must be an integer tensor, got {tokens.dtype}")
+        if bool((tokens < 0).any()) or bool((tokens >= self.table.shape[1]).any()):
+            raise ValueError(f"tokens must lie in {{0, ..., {self.table.shape[1] - 1}}} (the fitted alphabet)")
         gathered = torch.gather(self.table.expand(tokens.shape[0], -1, -1), 2, tokens.long()[:, :, None])
         return self.intercept + gathered[:, :, 0].sum(dim=1)
 

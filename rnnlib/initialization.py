@@ -147,6 +147,8 @@ def flip_fraction_vs_eps(
     seed: int = 0,
 ) -> np.ndarray:
     """:func:`pattern_flip_fraction` for each eps_x in ``eps_values``, on the same sequences and replacements."""
+    if not isinstance(model, ElmanRNN):
+        raise TypeError(f"model must be an rnnlib.models.ElmanRNN, got {type(model).__name__}")
     if len(eps_values) == 0:
         raise ValueError("eps_values must contain at least one value")
     x_bar = sample_true_sequence(batch_size, L, model.input_dim, generator=seed, dtype=model.W.dtype)

@@ -39,6 +39,8 @@ def embed_binary(z: torch.Tensor, *, dtype: torch.dtype = torch.float32) -> torc
     vector with last coordinate 1/2, as Definition 3.1 requires, so the result
     can be passed to :func:`rnnlib.models.normalize_sequence` (then d = 4).
     """
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
     z = _check_binary(z).to(dtype)
     c = math.sqrt(3.0) / 2.0
     return torch.stack([c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2)

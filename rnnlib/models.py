@@ -55,6 +55,23 @@ def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: boo
     return torch.stack(states, dim=1) if keep_all else h
 
 
+def _check_float_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"{name} must be a floating-point torch.dtype, got {dtype}")
+    return dtype
+
+
+def _check_scan_args(W: object, A: object, x: object) -> None:
+    """Types, shapes and dtypes only: no value checks, so that torch.func transforms still apply."""
+    W = check_tensor(W, "W", ndim=2, finite=False)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
+    A = check_tensor(A, "A", shape=(W.shape[0], "d"), finite=False)
+    x = check_tensor(x, "x", shape=("batch", "L", A.shape[1]), finite=False)
+    if not (W.dtype == A.dtype == x.dtype):
+        raise TypeError(f"W, A and x must share a dtype, got {W.dtype}, {A.dtype} and {x.dtype}")
+
+
 def elman_hidden_states(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Hidden states h^(1..L) of the ReLU Elman recurrence, as a pure function.
 
@@ -62,14 +79,17 @@ def elman_hidden_states(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> to
     ``x`` of shape (batch, L, d) and returns the stack ``(batch, L, m)``. A
     pure function of the weights, so that ``torch.func`` transforms (``jvp``,
     ``vjp``, ``jacrev``) apply to it directly (chapter 3 checks the
-    pseudo-network against ``torch.func.jvp``). No validation here:
-    :class:`ElmanRNN` validates at its public methods.
+    pseudo-network against ``torch.func.jvp``). Only types, shapes and dtypes are
+    checked here (value checks would stop the transforms): :class:`ElmanRNN`
+    also refuses NaN/inf inputs at its public methods.
     """
+    _check_scan_args(W, A, x)
     return _elman_scan(W, A, x, keep_all=True)
 
 
 def elman_last_state(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """h^(L) alone, (batch, m): the same recurrence as :func:`elman_hidden_states` without the stack."""
+    _check_scan_args(W, A, x)
     return _elman_scan(W, A, x, keep_all=False)
 
 
@@ -168,6 +188,7 @@ class ElmanRNN(nn.Module):
 
 def true_token_tolerance(dtype: torch.dtype) -> float:
     """Tolerance used to decide that a token is a unit vector with last coordinate 1/2."""
+    _check_float_dtype(dtype)
     return 1e-4 if dtype in (torch.float32, torch.float16, torch.bfloat16) else 1e-10
 
 
@@ -230,6 +251,7 @@ def sample_true_sequence(
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
+    _check_float_dtype(dtype)
     gen = as_generator(generator)
     g = torch.randn(batch_size, L - 2, d - 2, generator=gen, dtype=dtype)
     g = g / g.norm(dim=2, keepdim=True) * (math.sqrt(3.0) / 2.0)

@@ -65,6 +65,7 @@ def recurrent_matrix(
     m = check_int(m, "m", minimum=1)
     if scheme not in INIT_SCHEMES:
         raise ValueError(f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}")
+    _check_dtype(dtype)
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)
@@ -164,6 +165,8 @@ class _MatrixRNN(RecurrentModel):
         m = check_int(hidden_dim, "hidden_dim", minimum=1)
         d_out = check_int(output_dim, "output_dim", minimum=1)
         _check_dtype(dtype)
+        if init not in INIT_SCHEMES:
+            raise ValueError(f"init must be one of {INIT_SCHEMES}, got {init!r}")
         gen = as_generator(generator)
         self.input_dim, self.state_dim = n, m
         self.W = nn.Parameter(recurrent_matrix(m, init, spectral_norm=spectral_norm, generator=gen, dtype=dtype))

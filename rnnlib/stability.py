@@ -375,6 +375,9 @@ def lds_markov_parameters(a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: 
     """
     a = check_tensor(a, "a", ndim=1)
     c = check_tensor(c, "c", shape=(a.shape[0],))
+    d = check_tensor(d, "d")
+    if d.numel() != 1:
+        raise ValueError(f"d must be a scalar (the feedthrough D), got shape {tuple(d.shape)}")
     K = check_int(K, "K", minimum=1)
     n = a.shape[0]
     v = torch.zeros(n, dtype=a.dtype)
@@ -439,5 +442,7 @@ def fit_lds_canonical(
             a -= lr * ga
             c -= lr * gc
             d -= lr * gd
+            if not (torch.isfinite(a).all() and torch.isfinite(c).all() and torch.isfinite(d)):
+                raise FloatingPointError("the LDS fit diverged (the weights are not finite); lower lr")
             a.copy_(project_l1_rows(a.unsqueeze(0), radius)[0])
     return LDSFit(np.array(risk), a.detach().numpy().copy(), a_t.numpy(), np.array(rho))

@@ -1,0 +1,697 @@
+"""Bad input, table-driven: every public rnnlib function and class refuses it with a clear error.
+
+Each row of :data:`ROWS` calls one public function/class of rnnlib with one kind
+of bad input: a wrong type, a wrong shape, a wrong dtype, NaN or inf entries, an
+empty input, an out-of-range hyperparameter (``eps_x``, ``lam``, ``k``, a width,
+a learning rate, ...), or malformed data (a non-binary string, a non-unit true
+token, mismatched lengths). The call must raise ``ValueError`` or ``TypeError``
+whose message names the offending argument (CONTRIBUTING.md: "the message names
+the argument").
+
+:func:`test_every_public_name_has_rows` enumerates ``__all__`` of every rnnlib
+module and fails when a public function or class has no row and is not in
+:data:`NO_ARGUMENTS_TO_VALIDATE` (each entry says why).
+
+Rows for gaps found in other modules are marked ``xfail(strict=True)`` with the
+reason; a strict xfail fails as soon as the validation lands, so the marker is
+removed then. The summary line printed by :func:`test_summary` counts the rows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pytest
+import torch
+
+import rnnlib
+
+
+@dataclass
+class Row:
+    target: str  # "module.name" of the public function/class
+    kind: str  # type | shape | dtype | nan | inf | empty | range | malformed
+    call: Callable[[], object]
+    arg: str  # the argument the error message must name
+    xfail: str | None = None
+    note: str = field(default="")
+
+    @property
+    def id(self) -> str:
+        return f"{self.target.removeprefix('rnnlib.')}-{self.kind}-{self.arg}{'-' + self.note if self.note else ''}"
+
+
+ROWS: list[Row] = []
+
+
+def row(target: str, kind: str, arg: str, call: Callable[[], object], *, xfail: str | None = None, note: str = "") -> None:
+    ROWS.append(Row(target, kind, call, arg, xfail, note))
+
+
+def with_nan(t: torch.Tensor, value: float = math.nan) -> torch.Tensor:
+    t = t.clone()
+    t.reshape(-1)[0] = value
+    return t
+
+
+def tensor_rows(target: str, arg: str, good: torch.Tensor, call: Callable[[object], object], *,
+                skip: tuple[str, ...] = (), xfail: dict[str, str] | None = None) -> None:
+    """The standard bad tensors for one tensor argument: not a tensor, wrong ndim, integer dtype, NaN, inf, empty."""
+    xfail = xfail or {}
+    cases = {
+        "type": lambda: call(good.tolist()),
+        "shape": lambda: call(good.unsqueeze(0)),
+        "dtype": lambda: call(good.to(torch.int64)),
+        "nan": lambda: call(with_nan(good)),
+        "inf": lambda: call(with_nan(good, math.inf)),
+        "empty": lambda: call(good[:0]),
+    }
+    for kind, fn in cases.items():
+        if kind not in skip:
+            row(target, kind, arg, fn, xfail=xfail.get(kind))
+
+
+def int_rows(target: str, arg: str, call: Callable[[object], object], *, low: int, note: str = "") -> None:
+    """An integer hyperparameter: a float, a string and a value below its minimum."""
+    row(target, "type", arg, lambda: call(2.5), note=note)
+    row(target, "type", arg, lambda: call("3"), note=note + "str" if note else "str")
+    row(target, "range", arg, lambda: call(low - 1), note=note)
+
+
+def real_rows(target: str, arg: str, call: Callable[[object], object], *, bad: tuple[float, ...], note: str = "") -> None:
+    """A real hyperparameter: a string, NaN and each out-of-range value of ``bad``."""
+    row(target, "type", arg, lambda: call("0.1"), note=note)
+    row(target, "nan", arg, lambda: call(math.nan), note=note)
+    for i, value in enumerate(bad):
+        row(target, "range", arg, lambda v=value: call(v), note=f"{note}{value}")
+
+
+# --- valid inputs every row starts from -------------------------------------------------------
+
+from rnnlib import concepts, initialization, languages, models, plotting, pseudo, recurrent, stability, truncation, widgets  # noqa: E402
+from rnnlib import homework  # noqa: E402
+
+G = torch.Generator().manual_seed(0)
+D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
+ELMAN = models.ElmanRNN(D, M, generator=0)
+X = models.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
+XBAR = models.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
+DW, DA = pseudo.random_perturbation(M, D, 0.1, generator=0)
+N_IN, H = 3, 5
+LIN = recurrent.LinearSystem(N_IN, H, generator=0)
+RNN = recurrent.SimpleRNN(N_IN, H, generator=0)
+LSTM = recurrent.LSTM(N_IN, 4, generator=0)
+XR = torch.randn(B, 7, N_IN, generator=G)
+YR = torch.randn(B, 7, 1, generator=G)
+S0 = torch.zeros(B, H)
+SQUARE = torch.randn(H, H, generator=G)
+Z = torch.tensor([[0, 1, 1, 0], [1, 0, 0, 0]])
+
+# --- rnnlib.models ------------------------------------------------------------------------------
+
+T = "rnnlib.models.ElmanRNN"
+int_rows(T, "input_dim", lambda v: models.ElmanRNN(v, M), low=1)
+int_rows(T, "width", lambda v: models.ElmanRNN(D, v), low=1)
+int_rows(T, "output_dim", lambda v: models.ElmanRNN(D, M, v), low=1)
+row(T, "dtype", "dtype", lambda: models.ElmanRNN(D, M, dtype=torch.int32))
+row(T, "type", "generator", lambda: models.ElmanRNN(D, M, generator="seed"))
+tensor_rows(T, "x", X, lambda v: ELMAN(v))
+row(T, "shape", "x", lambda: ELMAN(X[..., :-1]), note="input_dim")
+row(T, "dtype", "x", lambda: ELMAN(X.double()), note="float64")
+tensor_rows(T, "x", X, lambda v: ELMAN.hidden_states(v), skip=("type", "dtype", "inf"))
+
+for name, fn in (("elman_hidden_states", models.elman_hidden_states), ("elman_last_state", models.elman_last_state)):
+    T = f"rnnlib.models.{name}"
+    W, A = ELMAN.W.detach(), ELMAN.A.detach()
+    # pure functions for torch.func transforms: only types, shapes and dtypes are checked (a value
+    # check would stop jvp/vmap); ElmanRNN's methods also refuse NaN/inf (rows above)
+    tensor_rows(T, "W", W, lambda v, fn=fn: fn(v, A, X), skip=("empty", "nan", "inf"))
+    row(T, "shape", "W", lambda fn=fn: fn(W[:, :-1], A, X), note="square")
+    tensor_rows(T, "A", A, lambda v, fn=fn: fn(W, v, X), skip=("empty", "nan", "inf"))
+    tensor_rows(T, "x", X, lambda v, fn=fn: fn(W, A, v), skip=("nan", "inf"))
+    row(T, "dtype", "x", lambda fn=fn: fn(W, A, X.double()), note="float64")
+
+T = "rnnlib.models.normalize_sequence"
+tensor_rows(T, "x_bar", XBAR, lambda v: models.normalize_sequence(v, 0.1))
+row(T, "malformed", "x_bar", lambda: models.normalize_sequence(2 * XBAR, 0.1), note="non-unit tokens")
+real_rows(T, "eps_x", lambda v: models.normalize_sequence(XBAR, v), bad=(0.0, -0.1, 1.5, math.inf))
+
+for name, fn in (("sample_true_sequence", models.sample_true_sequence),
+                 ("sample_normalized_sequence", lambda b, l, d, **kw: models.sample_normalized_sequence(b, l, d, 0.1, **kw))):
+    T = f"rnnlib.models.{name}"
+    int_rows(T, "batch_size", lambda v, fn=fn: fn(v, L, D), low=1)
+    int_rows(T, "L", lambda v, fn=fn: fn(B, v, D), low=3)
+    int_rows(T, "d", lambda v, fn=fn: fn(B, L, v), low=3)
+    row(T, "type", "generator", lambda fn=fn: fn(B, L, D, generator=1.5))
+    row(T, "dtype", "dtype", lambda fn=fn: fn(B, L, D, dtype=torch.int64))
+real_rows("rnnlib.models.sample_normalized_sequence", "eps_x",
+          lambda v: models.sample_normalized_sequence(B, L, D, v), bad=(0.0, 2.0))
+
+T = "rnnlib.models.true_token_tolerance"
+row(T, "dtype", "dtype", lambda: models.true_token_tolerance(torch.int64))
+row(T, "type", "dtype", lambda: models.true_token_tolerance("float32"))
+
+T = "rnnlib.seed_everything"
+int_rows(T, "seed", rnnlib.seed_everything, low=0)
+
+# --- rnnlib.initialization -----------------------------------------------------------------------
+
+T = "rnnlib.initialization.predicted_sq_norms"
+tensor_rows(T, "x", X, initialization.predicted_sq_norms)
+
+T = "rnnlib.initialization.norm_profile"
+row(T, "empty", "widths", lambda: initialization.norm_profile([], L, D, 0.1))
+row(T, "range", "widths", lambda: initialization.norm_profile([8, 0], L, D, 0.1))
+int_rows(T, "L", lambda v: initialization.norm_profile([8], v, D, 0.1), low=3)
+int_rows(T, "d", lambda v: initialization.norm_profile([8], L, v, 0.1), low=3)
+real_rows(T, "eps_x", lambda v: initialization.norm_profile([8], L, D, v), bad=(0.0, 1.1))
+int_rows(T, "n_nets", lambda v: initialization.norm_profile([8], L, D, 0.1, n_nets=v), low=2)
+
+T = "rnnlib.initialization.active_fraction"
+row(T, "type", "model", lambda: initialization.active_fraction(LIN, X))
+tensor_rows(T, "x", X, lambda v: initialization.active_fraction(ELMAN, v), skip=("type",))
+
+T = "rnnlib.initialization.pattern_flip_fraction"
+row(T, "type", "model", lambda: initialization.pattern_flip_fraction("net", XBAR, 0.1, 0))
+tensor_rows(T, "x_bar", XBAR, lambda v: initialization.pattern_flip_fraction(ELMAN, v, 0.1, 0))
+real_rows(T, "eps_x", lambda v: initialization.pattern_flip_fraction(ELMAN, XBAR, v, 0), bad=(0.0, 3.0))
+int_rows(T, "position", lambda v: initialization.pattern_flip_fraction(ELMAN, XBAR, 0.1, v), low=0)
+row(T, "range", "position", lambda: initialization.pattern_flip_fraction(ELMAN, XBAR, 0.1, L), note="too large")
+
+T = "rnnlib.initialization.flip_fraction_vs_eps"
+row(T, "type", "model", lambda: initialization.flip_fraction_vs_eps(None, [0.1], L=L))
+row(T, "empty", "eps_values", lambda: initialization.flip_fraction_vs_eps(ELMAN, [], L=L))
+row(T, "range", "eps_x", lambda: initialization.flip_fraction_vs_eps(ELMAN, [0.1, -1.0], L=L), note="in eps_values")
+int_rows(T, "L", lambda v: initialization.flip_fraction_vs_eps(ELMAN, [0.1], L=v), low=3)
+int_rows(T, "batch_size", lambda v: initialization.flip_fraction_vs_eps(ELMAN, [0.1], L=L, batch_size=v), low=1)
+
+T = "rnnlib.initialization.sequence_norms"
+int_rows(T, "width", lambda v: initialization.sequence_norms(v, L, D, 0.1), low=1)
+int_rows(T, "L", lambda v: initialization.sequence_norms(8, v, D, 0.1), low=3)
+real_rows(T, "eps_x", lambda v: initialization.sequence_norms(8, L, D, v), bad=(-0.5, 1.5))
+
+# --- rnnlib.languages ------------------------------------------------------------------------------
+
+for name in ("embed_binary", "dl1_indicator", "count_ones"):
+    T = f"rnnlib.languages.{name}"
+    fn = getattr(languages, name)
+    row(T, "type", "z", lambda fn=fn: fn([[0, 1]]))
+    row(T, "shape", "z", lambda fn=fn: fn(Z[0]))
+    row(T, "empty", "z", lambda fn=fn: fn(Z[:0]))
+    row(T, "malformed", "z", lambda fn=fn: fn(2 * Z), note="not binary")
+    row(T, "dtype", "z", lambda fn=fn: fn(Z.float() + 0.5), note="fractional")
+row("rnnlib.languages.embed_binary", "dtype", "dtype", lambda: languages.embed_binary(Z, dtype=torch.int64))
+
+T = "rnnlib.languages.sample_binary_strings"
+int_rows(T, "batch_size", lambda v: languages.sample_binary_strings(v, 4), low=1)
+int_rows(T, "n", lambda v: languages.sample_binary_strings(2, v), low=1)
+real_rows(T, "p", lambda v: languages.sample_binary_strings(2, 4, p=v), bad=(-0.1, 1.1))
+
+T = "rnnlib.languages.sample_dl1_balanced"
+int_rows(T, "batch_size", lambda v: languages.sample_dl1_balanced(v, 4), low=1)
+int_rows(T, "n", lambda v: languages.sample_dl1_balanced(2, v), low=1)
+int_rows(T, "max_ones", lambda v: languages.sample_dl1_balanced(2, 4, max_ones=v), low=1)
+row(T, "range", "max_ones", lambda: languages.sample_dl1_balanced(2, 4, max_ones=5), note="above n")
+
+# --- rnnlib.concepts -------------------------------------------------------------------------------
+
+T = "rnnlib.concepts.SmoothFunction"
+row(T, "type", "fn", lambda: concepts.SmoothFunction("f", 3.0, lambda n: np.zeros(n)))
+row(T, "range", "radius", lambda: concepts.SmoothFunction("f", torch.sin, lambda n: np.zeros(n), radius=-1.0))
+
+T = "rnnlib.concepts.get_function"
+row(T, "malformed", "phi", lambda: concepts.get_function("no-such-function"))
+row(T, "type", "phi", lambda: concepts.get_function(3))
+
+T = "rnnlib.concepts.polynomial"
+row(T, "type", "coefficients", lambda: concepts.polynomial(3.0))
+row(T, "empty", "coefficients", lambda: concepts.polynomial([]))
+row(T, "nan", "coefficients", lambda: concepts.polynomial([0.0, math.nan]))
+
+T = "rnnlib.concepts.monomial"
+int_rows(T, "k", concepts.monomial, low=1)
+
+T = "rnnlib.concepts.taylor_coefficients"
+row(T, "type", "phi", lambda: concepts.taylor_coefficients(None, 4))
+int_rows(T, "n", lambda v: concepts.taylor_coefficients("sin", v), low=1)
+
+T = "rnnlib.concepts.complexity_s"
+row(T, "malformed", "phi", lambda: concepts.complexity_s("nope", 1.0))
+real_rows(T, "R", lambda v: concepts.complexity_s("sin", v), bad=(-1.0, math.inf))
+
+T = "rnnlib.concepts.complexity_eps"
+real_rows(T, "R", lambda v: concepts.complexity_eps("sin", v, 0.1), bad=(-1.0,))
+real_rows(T, "eps", lambda v: concepts.complexity_eps("sin", 1.0, v), bad=(0.0, 1.0, -0.5))
+
+TARGET = concepts.sample_target(L, D, p=2, generator=0)
+T = "rnnlib.concepts.ConceptTarget"
+row(T, "shape", "w", lambda: concepts.ConceptTarget(TARGET.phis, TARGET.w[..., :-1], TARGET.b, TARGET.n_tokens, TARGET.token_dim))
+row(T, "malformed", "w", lambda: concepts.ConceptTarget(TARGET.phis, 2 * TARGET.w, TARGET.b, TARGET.n_tokens, TARGET.token_dim), note="not unit")
+row(T, "range", "b", lambda: concepts.ConceptTarget(TARGET.phis, TARGET.w, TARGET.b + 5, TARGET.n_tokens, TARGET.token_dim))
+row(T, "nan", "w", lambda: concepts.ConceptTarget(TARGET.phis, with_nan(TARGET.w), TARGET.b, TARGET.n_tokens, TARGET.token_dim))
+row(T, "range", "n_tokens", lambda: concepts.ConceptTarget(TARGET.phis, TARGET.w, TARGET.b, 0, TARGET.token_dim))
+row(T, "malformed", "phis", lambda: concepts.ConceptTarget(TARGET.phis[:0], TARGET.w, TARGET.b, TARGET.n_tokens, TARGET.token_dim))
+XT = XBAR  # (B, L-2, D-1): the true tokens a target reads
+tensor_rows(T, "x_bar", XT, lambda v: TARGET(v), skip=("type",))
+
+T = "rnnlib.concepts.sample_target"
+int_rows(T, "L", lambda v: concepts.sample_target(v, D), low=3)
+int_rows(T, "d", lambda v: concepts.sample_target(L, v), low=3)
+int_rows(T, "p", lambda v: concepts.sample_target(L, D, p=v), low=1)
+row(T, "empty", "functions", lambda: concepts.sample_target(L, D, functions=()))
+row(T, "malformed", "phi", lambda: concepts.sample_target(L, D, functions=("nope",)))
+
+T = "rnnlib.concepts.token_circle"
+THETAS = torch.linspace(0, 1, 5, dtype=XBAR.dtype)
+tensor_rows(T, "x_bar", XBAR[0], lambda v: concepts.token_circle(v, 0, THETAS))
+int_rows(T, "position", lambda v: concepts.token_circle(XBAR[0], v, THETAS), low=-XBAR.shape[1])
+tensor_rows(T, "thetas", THETAS, lambda v: concepts.token_circle(XBAR[0], 0, v))
+
+T = "rnnlib.concepts.mixed_difference"
+row(T, "type", "f", lambda: concepts.mixed_difference("f", XBAR[0], THETAS))
+tensor_rows(T, "thetas", THETAS, lambda v: concepts.mixed_difference(TARGET, XBAR[0], v))
+row(T, "malformed", "positions", lambda: concepts.mixed_difference(TARGET, XBAR[0], THETAS, positions=(0,)))
+
+TOKENS = torch.tensor([[0, 1, 2], [2, 1, 0], [1, 1, 1]])
+YT = torch.tensor([0.5, -0.5, 0.0])
+T = "rnnlib.concepts.fit_additive"
+row(T, "type", "tokens", lambda: concepts.fit_additive(TOKENS.tolist(), YT))
+row(T, "dtype", "tokens", lambda: concepts.fit_additive(TOKENS.float(), YT))
+row(T, "shape", "tokens", lambda: concepts.fit_additive(TOKENS[0], YT))
+row(T, "malformed", "tokens", lambda: concepts.fit_additive(-TOKENS, YT), note="negative")
+row(T, "range", "tokens", lambda: concepts.fit_additive(TOKENS, YT, alphabet_size=2), note="above alphabet")
+row(T, "shape", "y", lambda: concepts.fit_additive(TOKENS, YT[:2]))
+row(T, "nan", "y", lambda: concepts.fit_additive(TOKENS, with_nan(YT)))
+row(T, "empty", "tokens", lambda: concepts.fit_additive(TOKENS[:0], YT[:0]))
+FIT = concepts.fit_additive(TOKENS, YT)
+T = "rnnlib.concepts.AdditiveFit"
+row(T, "shape", "tokens", lambda: FIT.predict(TOKENS[:, :2]))
+row(T, "dtype", "tokens", lambda: FIT.predict(TOKENS.float()))
+row(T, "range", "tokens", lambda: FIT.predict(TOKENS + 5))
+
+T = "rnnlib.concepts.additive_dl1_loss"
+row(T, "empty", "lengths", lambda: concepts.additive_dl1_loss([]))
+row(T, "range", "lengths", lambda: concepts.additive_dl1_loss([4, 1]))
+int_rows(T, "samples_per_token", lambda v: concepts.additive_dl1_loss([4], samples_per_token=v), low=2)
+
+T = "rnnlib.concepts.dl1_neuron"
+int_rows(T, "n", concepts.dl1_neuron, low=1)
+
+# --- rnnlib.pseudo -------------------------------------------------------------------------------
+
+for name in ("pseudo_network", "pseudo_network_sum"):
+    T = f"rnnlib.pseudo.{name}"
+    fn = getattr(pseudo, name)
+    row(T, "type", "model", lambda fn=fn: fn(LIN, DW, DA, X))
+    tensor_rows(T, "dW", DW, lambda v, fn=fn: fn(ELMAN, v, DA, X))
+    row(T, "shape", "dA", lambda fn=fn: fn(ELMAN, DW, DA[:, :-1], X))
+    row(T, "nan", "dA", lambda fn=fn: fn(ELMAN, DW, with_nan(DA), X))
+    tensor_rows(T, "x", X, lambda v, fn=fn: fn(ELMAN, DW, DA, v))
+    row(T, "dtype", "dW", lambda fn=fn: fn(ELMAN, DW.double(), DA, X), note="float64")
+
+T = "rnnlib.pseudo.back_matrices"
+row(T, "type", "model", lambda: pseudo.back_matrices(RNN, X))
+tensor_rows(T, "x", X, lambda v: pseudo.back_matrices(ELMAN, v))
+
+T = "rnnlib.pseudo.spectral_norm"
+tensor_rows(T, "M", SQUARE, pseudo.spectral_norm)
+int_rows(T, "n_iter", lambda v: pseudo.spectral_norm(SQUARE, n_iter=v), low=1)
+int_rows(T, "exact_up_to", lambda v: pseudo.spectral_norm(SQUARE, exact_up_to=v), low=0)
+
+T = "rnnlib.pseudo.random_perturbation"
+int_rows(T, "width", lambda v: pseudo.random_perturbation(v, D, 0.1), low=1)
+int_rows(T, "input_dim", lambda v: pseudo.random_perturbation(M, v, 0.1), low=1)
+real_rows(T, "tau", lambda v: pseudo.random_perturbation(M, D, v), bad=(-0.1, math.inf))
+
+T = "rnnlib.pseudo.linearization_gap"
+row(T, "type", "model", lambda: pseudo.linearization_gap(LSTM, X, 0.1))
+tensor_rows(T, "x", X, lambda v: pseudo.linearization_gap(ELMAN, v, 0.1))
+real_rows(T, "tau", lambda v: pseudo.linearization_gap(ELMAN, X, v), bad=(0.0, -1.0))
+int_rows(T, "n_perturbations", lambda v: pseudo.linearization_gap(ELMAN, X, 0.1, n_perturbations=v), low=1)
+
+T = "rnnlib.pseudo.gap_sweep"
+row(T, "empty", "widths", lambda: pseudo.gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "range", "widths", lambda: pseudo.gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "empty", "taus", lambda: pseudo.gap_sweep([8], [], L=L, d=D, eps_x=0.1))
+row(T, "range", "taus", lambda: pseudo.gap_sweep([8], [-0.1], L=L, d=D, eps_x=0.1))
+int_rows(T, "L", lambda v: pseudo.gap_sweep([8], [0.1], L=v, d=D, eps_x=0.1), low=3)
+real_rows(T, "eps_x", lambda v: pseudo.gap_sweep([8], [0.1], L=L, d=D, eps_x=v), bad=(0.0, 2.0))
+int_rows(T, "n_networks", lambda v: pseudo.gap_sweep([8], [0.1], L=L, d=D, eps_x=0.1, n_networks=v), low=1)
+
+T = "rnnlib.pseudo.linearization_sample"
+int_rows(T, "width", lambda v: pseudo.linearization_sample(v, 0.1, L), low=1)
+real_rows(T, "tau", lambda v: pseudo.linearization_sample(8, v, L), bad=(0.0,))
+int_rows(T, "L", lambda v: pseudo.linearization_sample(8, 0.1, v), low=3)
+real_rows(T, "eps_x", lambda v: pseudo.linearization_sample(8, 0.1, L, eps_x=v), bad=(0.0, 1.5))
+
+# --- rnnlib.recurrent ------------------------------------------------------------------------------
+
+T = "rnnlib.recurrent.recurrent_matrix"
+int_rows(T, "m", recurrent.recurrent_matrix, low=1)
+row(T, "malformed", "scheme", lambda: recurrent.recurrent_matrix(4, "no-such-scheme"))
+real_rows(T, "spectral_norm", lambda v: recurrent.recurrent_matrix(4, spectral_norm=v), bad=(-1.0,))
+row(T, "dtype", "dtype", lambda: recurrent.recurrent_matrix(4, dtype=torch.int64))
+
+for cls in ("LinearSystem", "SimpleRNN", "LSTM"):
+    T = f"rnnlib.recurrent.{cls}"
+    C = getattr(recurrent, cls)
+    int_rows(T, "input_dim", lambda v, C=C: C(v, 4), low=1)
+    int_rows(T, "hidden_dim", lambda v, C=C: C(3, v), low=1)
+    int_rows(T, "output_dim", lambda v, C=C: C(3, 4, v), low=1)
+    row(T, "dtype", "dtype", lambda C=C: C(3, 4, dtype=torch.int32))
+    model = {"LinearSystem": LIN, "SimpleRNN": RNN, "LSTM": LSTM}[cls]
+    tensor_rows(T, "x", XR, lambda v, model=model: model(v))
+    row(T, "dtype", "x", lambda model=model: model(XR.double()), note="float64")
+row("rnnlib.recurrent.SimpleRNN", "malformed", "activation", lambda: recurrent.SimpleRNN(3, 4, activation="sigmoid"))
+row("rnnlib.recurrent.SimpleRNN", "malformed", "init", lambda: recurrent.SimpleRNN(3, 4, init="nope"))
+real_rows("rnnlib.recurrent.SimpleRNN", "spectral_norm", lambda v: recurrent.SimpleRNN(3, 4, spectral_norm=v), bad=(-0.5,))
+tensor_rows("rnnlib.recurrent.SimpleRNN", "s0", S0, lambda v: RNN(XR, v), skip=("empty",))
+real_rows("rnnlib.recurrent.LSTM", "forget_bias", lambda v: recurrent.LSTM(3, 4, forget_bias=v), bad=(math.inf,))
+row("rnnlib.recurrent.LSTM", "type", "lstm", lambda: recurrent.LSTM.from_torch(torch.nn.GRU(3, 4)))
+row("rnnlib.recurrent.LSTM", "malformed", "lstm", lambda: recurrent.LSTM.from_torch(torch.nn.LSTM(3, 4, num_layers=2)))
+
+T = "rnnlib.recurrent.RecurrentModel"
+row(T, "shape", "x", lambda: RNN(XR[..., :-1]), note="input_dim")
+row(T, "shape", "s0", lambda: RNN(XR, S0[:1]), note="batch")
+
+# --- rnnlib.stability ------------------------------------------------------------------------------
+
+T = "rnnlib.stability.activation_lipschitz"
+row(T, "malformed", "activation", lambda: stability.activation_lipschitz("gelu"))
+row(T, "type", "activation", lambda: stability.activation_lipschitz(None))
+
+for name in ("spectral_norm", "inf_norm"):
+    T = f"rnnlib.stability.{name}"
+    tensor_rows(T, "W", SQUARE, getattr(stability, name))
+
+for name in ("state_lipschitz", "input_lipschitz"):
+    T = f"rnnlib.stability.{name}"
+    row(T, "type", "model", lambda name=name: getattr(stability, name)(LSTM))
+    row(T, "type", "model", lambda name=name: getattr(stability, name)(ELMAN), note="elman")
+
+for name in ("lstm_forget_bound", "lstm_lambda_inf"):
+    T = f"rnnlib.stability.{name}"
+    fn = getattr(stability, name)
+    row(T, "type", "model", lambda fn=fn: fn(RNN))
+    real_rows(T, "x_bound", lambda v, fn=fn: fn(LSTM, v), bad=(-1.0, math.inf))
+real_rows("rnnlib.stability.lstm_lambda_inf", "f_bound", lambda v: stability.lstm_lambda_inf(LSTM, f_bound=v), bad=(1.0, -0.1))
+
+T = "rnnlib.stability.lstm_radii"
+real_rows(T, "f_max", stability.lstm_radii, bad=(0.0, 1.0, 2.0))
+
+T = "rnnlib.stability.certify"
+row(T, "type", "model", lambda: stability.certify(ELMAN))
+real_rows(T, "x_bound", lambda v: stability.certify(LSTM, x_bound=v), bad=(-1.0,))
+
+T = "rnnlib.stability.project_spectral"
+tensor_rows(T, "W", SQUARE, lambda v: stability.project_spectral(v, 0.9))
+row(T, "shape", "W", lambda: stability.project_spectral(SQUARE[:, :-1], 0.9), note="not square")
+real_rows(T, "radius", lambda v: stability.project_spectral(SQUARE, v), bad=(0.0, -1.0, math.inf))
+
+T = "rnnlib.stability.project_spectral_"
+row(T, "type", "model", lambda: stability.project_spectral_(LSTM, 0.9))
+real_rows(T, "lam", lambda v: stability.project_spectral_(recurrent.SimpleRNN(3, 4, generator=0), v), bad=(0.0, 1.5))
+
+T = "rnnlib.stability.project_l1_rows"
+tensor_rows(T, "W", SQUARE, lambda v: stability.project_l1_rows(v, 1.0))
+real_rows(T, "radius", lambda v: stability.project_l1_rows(SQUARE, v), bad=(-1.0,))
+row(T, "shape", "radius", lambda: stability.project_l1_rows(SQUARE, torch.ones(H + 1)), note="per-row")
+row(T, "range", "radius", lambda: stability.project_l1_rows(SQUARE, -torch.ones(H)), note="per-row")
+
+T = "rnnlib.stability.project_lstm_"
+row(T, "type", "model", lambda: stability.project_lstm_(RNN))
+real_rows(T, "f_max", lambda v: stability.project_lstm_(recurrent.LSTM(3, 4, generator=0), v), bad=(0.0, 1.0))
+real_rows(T, "margin", lambda v: stability.project_lstm_(recurrent.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 1.0))
+real_rows(T, "u_f_radius", lambda v: stability.project_lstm_(recurrent.LSTM(3, 4, generator=0), u_f_radius=v), bad=(-1.0,))
+
+for name in ("state_jacobians", "jacobian_norms"):
+    T = f"rnnlib.stability.{name}"
+    fn = getattr(stability, name)
+    row(T, "type", "model", lambda fn=fn: fn(ELMAN, XR))
+    tensor_rows(T, "x", XR, lambda v, fn=fn: fn(RNN, v))
+
+T = "rnnlib.stability.state_distance"
+row(T, "type", "model", lambda: stability.state_distance("rnn", XR, S0, S0))
+tensor_rows(T, "x", XR, lambda v: stability.state_distance(RNN, v, S0, S0), skip=("empty",))
+tensor_rows(T, "s0", S0, lambda v: stability.state_distance(RNN, XR, v, S0))
+tensor_rows(T, "s0_prime", S0, lambda v: stability.state_distance(RNN, XR, S0, v))
+
+T = "rnnlib.stability.initialization_norms"
+row(T, "empty", "widths", lambda: stability.initialization_norms([]))
+row(T, "range", "widths", lambda: stability.initialization_norms([0]))
+row(T, "malformed", "schemes", lambda: stability.initialization_norms([4], ("nope",)))
+int_rows(T, "n_draws", lambda v: stability.initialization_norms([4], n_draws=v), low=1)
+
+T = "rnnlib.stability.lds_markov_parameters"
+AV, CV = torch.tensor([0.5, 0.1]), torch.tensor([1.0, 0.0])
+tensor_rows(T, "a", AV, lambda v: stability.lds_markov_parameters(v, CV, torch.tensor(0.0), 5))
+row(T, "shape", "c", lambda: stability.lds_markov_parameters(AV, CV[:1], torch.tensor(0.0), 5))
+row(T, "nan", "c", lambda: stability.lds_markov_parameters(AV, with_nan(CV), torch.tensor(0.0), 5))
+row(T, "nan", "d", lambda: stability.lds_markov_parameters(AV, CV, torch.tensor(math.nan), 5))
+int_rows(T, "K", lambda v: stability.lds_markov_parameters(AV, CV, torch.tensor(0.0), v), low=1)
+
+T = "rnnlib.stability.fit_lds_canonical"
+int_rows(T, "n", lambda v: stability.fit_lds_canonical(v, steps=2), low=1)
+int_rows(T, "steps", lambda v: stability.fit_lds_canonical(2, steps=v), low=1)
+real_rows(T, "lr", lambda v: stability.fit_lds_canonical(2, steps=2, lr=v), bad=(0.0, -0.1, math.inf))
+real_rows(T, "radius", lambda v: stability.fit_lds_canonical(2, steps=2, radius=v), bad=(0.0,))
+int_rows(T, "K", lambda v: stability.fit_lds_canonical(2, K=v, steps=2), low=1)
+
+# --- rnnlib.truncation -----------------------------------------------------------------------------
+
+T = "rnnlib.truncation.truncated_states"
+row(T, "type", "model", lambda: truncation.truncated_states(ELMAN, X, 2))
+tensor_rows(T, "x", XR, lambda v: truncation.truncated_states(RNN, v, 2))
+int_rows(T, "k", lambda v: truncation.truncated_states(RNN, XR, v), low=1)
+
+T = "rnnlib.truncation.inference_bound"
+real_rows(T, "lam", lambda v: truncation.inference_bound(v, 2, 1.0, 1.0), bad=(0.0, 1.0, 1.5))
+int_rows(T, "k", lambda v: truncation.inference_bound(0.5, v, 1.0, 1.0), low=1)
+real_rows(T, "L", lambda v: truncation.inference_bound(0.5, 2, v, 1.0), bad=(-1.0,))
+real_rows(T, "B", lambda v: truncation.inference_bound(0.5, 2, 1.0, v), bad=(-1.0, math.inf))
+
+T = "rnnlib.truncation.k_for_epsilon"
+real_rows(T, "eps", lambda v: truncation.k_for_epsilon(v, 0.5, 1.0, 1.0), bad=(0.0, -1.0))
+real_rows(T, "lam", lambda v: truncation.k_for_epsilon(0.1, v, 1.0, 1.0), bad=(1.0,))
+real_rows(T, "L_f", lambda v: truncation.k_for_epsilon(0.1, 0.5, 1.0, 1.0, v), bad=(-1.0,))
+
+T = "rnnlib.truncation.truncation_errors"
+row(T, "type", "model", lambda: truncation.truncation_errors(ELMAN, XR, [1]))
+tensor_rows(T, "x", XR, lambda v: truncation.truncation_errors(RNN, v, [1, 2]))
+row(T, "empty", "ks", lambda: truncation.truncation_errors(RNN, XR, []))
+row(T, "range", "ks", lambda: truncation.truncation_errors(RNN, XR, [1, 0]))
+
+T = "rnnlib.truncation.sequence_loss"
+row(T, "type", "model", lambda: truncation.sequence_loss(ELMAN, XR, YR))
+tensor_rows(T, "x", XR, lambda v: truncation.sequence_loss(RNN, v, YR))
+tensor_rows(T, "y", YR, lambda v: truncation.sequence_loss(RNN, XR, v))
+int_rows(T, "k", lambda v: truncation.sequence_loss(RNN, XR, YR, v), low=1)
+
+T = "rnnlib.truncation.gradient_difference"
+row(T, "type", "model", lambda: truncation.gradient_difference(ELMAN, XR, YR, [1]))
+tensor_rows(T, "y", YR, lambda v: truncation.gradient_difference(RNN, XR, v, [1]))
+row(T, "empty", "ks", lambda: truncation.gradient_difference(RNN, XR, YR, []))
+row(T, "range", "ks", lambda: truncation.gradient_difference(RNN, XR, YR, [0]))
+
+for name in ("train_full_and_truncated", "weight_distance_sweep"):
+    T = f"rnnlib.truncation.{name}"
+    fn = getattr(truncation, name)
+    kk = (lambda v: v) if name == "train_full_and_truncated" else (lambda v: [v])
+    row(T, "type", "model", lambda fn=fn, kk=kk: fn(ELMAN, XR, YR, kk(2), steps=2, lr=0.1))
+    tensor_rows(T, "x", XR, lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), v, YR, kk(2), steps=2, lr=0.1))
+    tensor_rows(T, "y", YR, lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, v, kk(2), steps=2, lr=0.1))
+    int_rows(T, "steps", lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=v, lr=0.1), low=1)
+    real_rows(T, "lr", lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=v),
+              bad=(0.0, -0.1, math.inf))
+    row(T, "malformed", "schedule", lambda fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1,
+                                                          schedule="cosine"))
+    real_rows(T, "project", lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1,
+                                                       project=v), bad=(0.0, 1.5))
+int_rows("rnnlib.truncation.train_full_and_truncated", "k",
+         lambda v: truncation.train_full_and_truncated(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, v, steps=2, lr=0.1), low=1)
+row("rnnlib.truncation.weight_distance_sweep", "empty", "ks",
+    lambda: truncation.weight_distance_sweep(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, [], steps=2, lr=0.1))
+row("rnnlib.truncation.weight_distance_sweep", "range", "ks",
+    lambda: truncation.weight_distance_sweep(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, [0], steps=2, lr=0.1))
+
+T = "rnnlib.truncation.growth_recursion_bound"
+real_rows(T, "gradient_gap", lambda v: truncation.growth_recursion_bound(v, 1.0, [0.1]), bad=(-1.0,))
+real_rows(T, "beta", lambda v: truncation.growth_recursion_bound(0.1, v, [0.1]), bad=(-1.0, math.inf))
+row(T, "empty", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, []))
+row(T, "nan", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, math.nan]))
+row(T, "range", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, -0.1]))
+row(T, "shape", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [[0.1]]))
+
+# --- rnnlib.plotting -------------------------------------------------------------------------------
+
+T = "rnnlib.plotting.new_figure"
+row(T, "range", "ncols", lambda: plotting.new_figure(0))
+row(T, "type", "ncols", lambda: plotting.new_figure("2"))
+
+T = "rnnlib.plotting.loglog_slope"
+row(T, "shape", "x", lambda: plotting.loglog_slope([1, 2, 3], [1, 2]))
+row(T, "range", "x", lambda: plotting.loglog_slope([1, -2], [1, 2]))
+row(T, "nan", "y", lambda: plotting.loglog_slope([1, 2], [1, math.nan]))
+row(T, "empty", "x", lambda: plotting.loglog_slope([], []))
+
+PLOT_GAP = "plotting functions take rnnlib's own results and check nothing (reported to the plotting owner)"
+for name, call, arg in (
+    ("plot_norm_profile", lambda: plotting.plot_norm_profile("not a profile"), "profile"),
+    ("plot_sequence_norms", lambda: plotting.plot_sequence_norms(np.array([[1.0, math.nan]])), "norms"),
+    ("plot_flip_fraction", lambda: plotting.plot_flip_fraction([0.1, 0.2], [0.5]), "flips"),
+    ("plot_state_distance", lambda: plotting.plot_state_distance({}), "distances"),
+    ("plot_init_norms", lambda: plotting.plot_init_norms([4, 8], {"gaussian": np.ones(3)}), "norms"),
+    ("plot_jacobian_hist", lambda: plotting.plot_jacobian_hist({}), "norms"),
+    ("plot_lds_fit", lambda: plotting.plot_lds_fit(None), "fit"),
+    ("plot_truncation_errors", lambda: plotting.plot_truncation_errors([1, 2], {"rnn": np.ones(3)}), "errors"),
+    ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(3)}, {"rnn": 0.5}), "gaps"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, k_index=5), "k_index"),
+    ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 3)), np.ones((2, 2))), "slices"),
+    ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": np.ones(3)}, {"sin": np.ones(2)}), "log10_cs"),
+    ("plot_dl1", lambda: plotting.plot_dl1([4, 8], [0.1], [0, 1], [0.1, 0.2], [0.0, 0.0]), "additive_mse"),
+    ("plot_pseudo_gap", lambda: plotting.plot_pseudo_gap(None), "sweep"),
+    ("plot_linearization", lambda: plotting.plot_linearization(None), "sample"),
+    ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.array([]), None), "errors"),
+):
+    row(f"rnnlib.plotting.{name}", "malformed", arg, call, xfail=PLOT_GAP)
+
+# --- rnnlib.widgets --------------------------------------------------------------------------------
+
+T = "rnnlib.widgets.explore"
+row(T, "type", "figure_fn", lambda: widgets.explore(3, a=widgets.int_slider(1, 0, 2)))
+row(T, "empty", "sliders", lambda: widgets.explore(lambda: None))
+row("rnnlib.widgets.int_slider", "range", "value", lambda: widgets.int_slider(5, 0, 2))
+row("rnnlib.widgets.int_slider", "type", "step", lambda: widgets.int_slider(1, 0, 2, 0.5))
+row("rnnlib.widgets.float_slider", "range", "min", lambda: widgets.float_slider(0.5, 1.0, 0.0, 0.1))
+row("rnnlib.widgets.float_slider", "nan", "value", lambda: widgets.float_slider(math.nan, 0.0, 1.0, 0.1))
+row("rnnlib.widgets.float_slider", "range", "step", lambda: widgets.float_slider(0.5, 0.0, 1.0, 0.0))
+row("rnnlib.widgets.log_slider", "range", "step", lambda: widgets.log_slider(0.1, -3, 0, step=-1.0))
+row("rnnlib.widgets.log_slider", "range", "value", lambda: widgets.log_slider(10.0, -3, 0))
+
+# --- rnnlib.homework -------------------------------------------------------------------------------
+
+for number in sorted(homework.CHECKERS):
+    fn = homework.CHECKERS[number]
+    arg = next(iter(inspect.signature(fn).parameters))
+    row(f"rnnlib.homework.{fn.__name__}", "type", "function", lambda fn=fn: fn(42), note=number)
+
+T = "rnnlib.homework.compare_with_reference"
+row(T, "type", "function", lambda: homework.compare_with_reference("1.1", "not callable", abs, [homework.Case("c", (1,))]))
+row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs, []))
+T = "rnnlib.homework.register"
+row(T, "malformed", "exercise", lambda: homework.register("1.1")(lambda f: None))
+T = "rnnlib.homework.Case"
+row(T, "type", "args", lambda: homework.Case("c", 3), xfail="Case is a plain dataclass (reported to the homework owner)")
+
+
+# --- names with no arguments to validate --------------------------------------------------------
+
+NO_ARGUMENTS_TO_VALIDATE = {
+    "rnnlib.concepts.C_STAR": "a constant",
+    "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
+    "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
+    "rnnlib.plotting.use_book_style": "takes no arguments",
+    "rnnlib.recurrent.INIT_SCHEMES": "a constant",
+    "rnnlib.homework.CHECKERS": "a registry (dict) filled by @register",
+    "rnnlib.homework.ExerciseCheckFailed": "an exception class",
+    "rnnlib.truncation.DivergenceError": "an exception class (tests/test_bad_input.py checks it is raised)",
+    "rnnlib.initialization.NormProfile": "a result record built by norm_profile from validated inputs",
+    "rnnlib.pseudo.GapMeasurement": "a result record built by linearization_gap",
+    "rnnlib.pseudo.GapSweep": "a result record built by gap_sweep",
+    "rnnlib.pseudo.LinearizationSample": "a result record built by linearization_sample",
+    "rnnlib.stability.StabilityCertificate": "a result record built by certify",
+    "rnnlib.stability.LDSFit": "a result record built by fit_lds_canonical",
+    "rnnlib.truncation.TrainingPair": "a result record built by train_full_and_truncated",
+}
+
+
+def public_names() -> dict[str, object]:
+    """``module.name -> object`` for every name in ``__all__`` of every rnnlib module."""
+    modules = ["rnnlib"] + [f"rnnlib.{m.name}" for m in pkgutil.iter_modules(rnnlib.__path__) if not m.name.startswith("_")]
+    out: dict[str, object] = {}
+    for modname in modules:
+        module = importlib.import_module(modname)
+        names = getattr(module, "__all__", None)
+        assert names is not None, f"{modname} has no __all__ (list its public names)"
+        for name in names:
+            out[f"{modname}.{name}"] = getattr(module, name)
+        if modname == "rnnlib.homework":
+            for sub in pkgutil.iter_modules(module.__path__):
+                if not sub.name.startswith("_"):
+                    submodule = importlib.import_module(f"rnnlib.homework.{sub.name}")
+                    for name in getattr(submodule, "__all__", []):
+                        out[f"rnnlib.homework.{sub.name}.{name}"] = getattr(submodule, name)
+    return out
+
+
+def _resolve(target: str) -> object:
+    modname, _, name = target.rpartition(".")
+    return getattr(importlib.import_module(modname), name)
+
+
+def _params():
+    for r in ROWS:
+        marks = [pytest.mark.xfail(strict=True, reason=r.xfail, raises=AssertionError)] if r.xfail else []
+        yield pytest.param(r, id=r.id, marks=marks)
+
+
+@pytest.mark.parametrize("case", _params())
+def test_bad_input_is_refused_naming_the_argument(case: Row):
+    try:
+        case.call()
+    except (ValueError, TypeError) as exc:
+        assert case.arg in str(exc), (
+            f"{case.target} ({case.kind}): the message does not name {case.arg!r}: {type(exc).__name__}: {exc}"
+        )
+        return
+    except Exception as exc:  # noqa: BLE001 - a crash is a failure of the check, with its type shown
+        raise AssertionError(f"{case.target} ({case.kind} {case.arg}): raised {type(exc).__name__}: {exc}") from exc
+    raise AssertionError(f"{case.target} ({case.kind} {case.arg}): accepted the bad input without an error")
+
+
+def test_every_public_name_has_rows():
+    covered = {id(_resolve(r.target)) for r in ROWS}
+    allowed = {id(_resolve(name)) for name in NO_ARGUMENTS_TO_VALIDATE}
+    missing = sorted(name for name, obj in public_names().items() if id(obj) not in covered | allowed)
+    assert not missing, (
+        "public rnnlib names without a bad-input row in tests/test_bad_input.py "
+        "(add rows, or an entry with a reason in NO_ARGUMENTS_TO_VALIDATE):\n  " + "\n  ".join(missing)
+    )
+    for name, reason in NO_ARGUMENTS_TO_VALIDATE.items():
+        assert reason, f"{name}: say why it has nothing to validate"
+
+
+def test_divergent_training_stops_with_a_clear_error():
+    """Gradient descent that blows up raises DivergenceError naming the cause, never returns NaN curves."""
+    model = recurrent.SimpleRNN(N_IN, H, activation="relu", generator=0)
+    x = 10 * torch.randn(4, 12, N_IN, generator=torch.Generator().manual_seed(1))
+    y = torch.randn(4, 12, 1, generator=torch.Generator().manual_seed(2))
+    with pytest.raises(truncation.DivergenceError, match=r"(?i)nan|inf|diverge") as info:
+        truncation.train_full_and_truncated(model, x, y, 3, steps=50, lr=1e6, schedule="constant")
+    assert "lr" in str(info.value)
+    with pytest.raises(truncation.DivergenceError):
+        truncation.weight_distance_sweep(recurrent.SimpleRNN(N_IN, H, activation="relu", generator=0), x, y, [3],
+                                         steps=50, lr=1e6, schedule="constant")
+
+
+def test_divergent_lds_fit_stops_with_a_clear_error():
+    with pytest.raises((FloatingPointError, truncation.DivergenceError), match="lr"):
+        stability.fit_lds_canonical(4, steps=200, lr=1e8)
+
+
+def test_summary(capsys):
+    kinds = Counter(r.kind for r in ROWS)
+    targets = {r.target for r in ROWS}
+    gaps = sorted({r.target for r in ROWS if r.xfail})
+    line = (f"bad-input table: {len(ROWS)} rows over {len(targets)} public functions/classes "
+            f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}); "
+            f"{len(NO_ARGUMENTS_TO_VALIDATE)} names allow-listed; {len(gaps)} names lack validation (xfail)")
+    with capsys.disabled():  # shown in every pytest run, not only with -s
+        print("\n" + line)
