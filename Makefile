@@ -18,7 +18,7 @@ ENV_STAMP := $(VENV)/.installed
 
 env: $(ENV_STAMP)
 
-$(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json
+$(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json tools/vendor_assets.py tools/assets/ipywidgets_offline.js
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
 		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
@@ -49,7 +49,31 @@ notebooks: env
 book-strict: cache-check
 	$(BIN)/jupyter-book build -W -n --keep-going .
 
-test: unit notebooks book-strict student-check
+test: unit notebooks book-strict student-check exec-times browser-check repro-check
+
+# Reliability checks of the built book (README.md, "Reliability checks"), run by `make test`
+# after the strict build.
+.PHONY: browser-deps browser-check repro-check exec-times
+
+# Chromium and chromedriver come from Debian's packages, installed here (as root, as in CI) if absent.
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		if [ "$$(id -u)" != 0 ]; then echo "chromium and chromedriver are needed: sudo apt-get install -y chromium chromium-driver"; exit 1; fi; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+	fi
+
+# Every built page in headless Chromium with no network: math typeset, images loaded, no console
+# errors, title and headings present. Screenshots: _build/html/_screenshots/index.html.
+browser-check: book-strict browser-deps
+	$(PY) tools/browser_check.py _build/html
+
+# Each chapter executed afresh gives the same text outputs as in the book build (timings aside).
+repro-check: book-strict
+	$(PY) tools/repro_check.py _build
+
+# The build's execution seconds per chapter (< 90 s each, < 600 s in all); also in the book's appendix.
+exec-times: book-strict
+	$(PY) tools/exec_times.py _build
 
 # Homework (CONTRIBUTING.md, "Exercises"; chapters/instructor_guide.md).
 .PHONY: student student-notebooks student-check grade
