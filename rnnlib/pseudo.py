@@ -224,10 +224,10 @@ def _gap_measurements(
     with torch.no_grad():
         for _ in range(n_perturbations):
             dW1, dA1 = random_perturbation(model.width, model.input_dim, 1.0, generator=gen, dtype=W.dtype)
+            fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)  # the pseudo-network is linear: F(tau d) = tau F(d)
             for i, tau in enumerate(taus):
-                dW, dA = tau * dW1, tau * dA1
-                h1 = elman_hidden_states(W + dW, A + dA, x)
-                fp = _tangent(W, B, h_prev, D, x, dW, dA)
+                h1 = elman_hidden_states(W + tau * dW1, A + tau * dA1, x)
+                fp = tau * fp1
                 sums[i, 0] += float((h1[:, -1] @ B.transpose(0, 1) - f0 - fp).abs().mean())
                 sums[i, 1] += float(fp.abs().mean())
                 sums[i, 2] += float(((h1 > 0) != active0).double().mean())
