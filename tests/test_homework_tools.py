@@ -441,3 +441,20 @@ def test_grader_reports_errors_outside_exercises_and_inside_explorers(tmp_path):
         "cell 2 is not an exercise cell but raised ZeroDivisionError: division by zero",
     ]
     assert "warning: cell 1 (not an exercise cell) raised ValueError (inside a widget)" in report.table()
+
+
+STUDENT_HTML = ROOT / "student" / "_build" / "html" / "chapters"
+
+
+@pytest.mark.skipif(not STUDENT_HTML.is_dir(), reason="the student edition is not built (student/_build/html missing): run `make student`")
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_built_student_pages_have_stubs_and_no_solutions(path):
+    page = STUDENT_HTML / f"{path.stem}.html"
+    if not page.exists():
+        pytest.skip(f"{page.relative_to(ROOT)} is not built yet (run `make student`)")
+    html = page.read_text(encoding="utf-8")
+    assert 'class="solution' not in html, f"{page.name} shows a solution"
+    assert "BEGIN SOLUTION" not in html
+    for ex in se.find_exercises(path):
+        if ex.kind == "code":
+            assert f"Exercise {ex.number}: replace this line by your solution" in html
