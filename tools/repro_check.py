@@ -73,7 +73,8 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
 def _clean(text: str) -> list[str]:
     # a carriage return rewrites the line (progress bars): keep what is finally shown
     lines = []
-    for line in ANSI.sub("", text).splitlines():
+    text = ANSI.sub("", text).replace("\r\n", "\n")
+    for line in text.split("\n")[: -1 if text.endswith("\n") else None]:
         line = line.rsplit("\r", 1)[-1]
         if TIMING.search(line):
             continue

@@ -1,0 +1,104 @@
+"""Unit tests of the reliability tools (tools/repro_check.py, tools/browser_check.py, tools/vendor_assets.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+repro = _load("repro_check")
+browser = _load("browser_check")
+vendor = _load("vendor_assets")
+
+
+@pytest.mark.parametrize("line", [
+    "100%|##########| 50/50 [00:01<00:00, 30.2it/s]",
+    "trained in 1.25 s",
+    "forward: 35 ms per batch",
+    "3.2s/it",
+    "elapsed 00:12",
+    "Wall time: 2.1 s",
+])
+def test_timing_lines_are_ignored(line):
+    assert repro._clean(line) == []
+
+
+@pytest.mark.parametrize("line", ["loss 0.1234", "m = 512, L = 50", "relative gap 3.1e-03", "seconds per chapter: see the appendix"])
+def test_other_lines_are_compared(line):
+    assert repro._clean(line) == [line]
+
+
+def test_addresses_are_masked_and_carriage_returns_keep_the_last_text():
+    assert repro._clean("<Foo at 0x7f3a2b4c5d60>") == ["<Foo at 0x…>"]
+    assert repro._clean("step 1\rstep 2") == ["step 2"]
+
+
+def _nb(*outputs):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1)")
+    cell.outputs = list(outputs)
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    return nb
+
+
+def test_text_outputs_compare_numbers_not_images():
+    a = _nb(nbformat.v4.new_output("stream", name="stdout", text="x = 1.000\n"),
+            nbformat.v4.new_output("display_data", data={"image/png": "AAA", "text/plain": "<Figure size 640x480>"}))
+    b = _nb(nbformat.v4.new_output("stream", name="stdout", text="x = 1.000\n"),
+            nbformat.v4.new_output("display_data", data={"image/png": "BBB", "text/plain": "<Figure size 640x480>"}))
+    c = _nb(nbformat.v4.new_output("stream", name="stdout", text="x = 1.001\n"))
+    assert repro.text_outputs(a) == repro.text_outputs(b)
+    assert repro.text_outputs(a) != repro.text_outputs(c)
+    assert repro.text_outputs(a)[0] == "[cell 1] stdout: x = 1.000"
+
+
+def test_toc_notebooks_are_the_chapters_in_order():
+    chapters = repro.toc_notebooks()
+    assert chapters, "no chapter notebooks in _toc.yml"
+    assert all(p.suffix == ".ipynb" and p.exists() for p in chapters)
+    assert [p.name for p in chapters] == sorted(p.name for p in chapters)
+
+
+def test_source_headings_skip_code_and_directives(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# 1. Title with $x^2$ math\n\ntext\n\n```python\n# a comment, not a heading\n```\n\n"
+        "````{prf:proof}\n```{math}\nx\n```\n# not a heading either\n````\n\n## A [link](x.md) and {ref}`a role <r>`\n"
+    )
+    assert browser.source_headings(page) == ["1. Title with   math", "A link and a role "]
+
+
+def test_raw_math_pattern():
+    for raw in ("the norm $\\|x\\|$ here", "inline \\(x\\)", "display $$x$$", "a $x$ b"):
+        assert browser.RAW_MATH.search(raw), raw
+    for typeset in ("costs 5 dollars", "h(l) = relu(W h + A x)"):
+        assert not browser.RAW_MATH.search(typeset), typeset
+
+
+def test_config_loads_only_vendored_scripts():
+    """mathjax_path and nb_ipywidgets_js name files that tools/vendor_assets.py writes (served as _vendor/)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    produced = {f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS} | {f"_vendor/{dst}" for _, dst in vendor.LOCAL}
+    dirs = {f"_vendor/{dst}" for src, dst, *_ in vendor.ASSETS if not src.endswith(".js")}
+    assert vendor.VENDOR.relative_to(ROOT).parts == ("_extra", "_vendor") and config["html_extra_path"] == ["_extra"]
+    urls = [config["mathjax_path"], *config["nb_ipywidgets_js"]]
+    for url in urls:
+        assert "://" not in url, f"{url} is loaded from the network"
+        path = url.removeprefix("../")
+        assert path in produced or any(path.startswith(d + "/") for d in dirs), f"{url} is not vendored"
+    assert "html_static_path" not in config or "_extra" not in config["html_static_path"]
