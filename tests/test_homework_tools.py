@@ -426,6 +426,14 @@ def test_grader_reports_errors_outside_exercises_and_inside_explorers(tmp_path):
             "widgets.explore(figure, n=widgets.int_slider(3, 1, 5))"
         ),
         nbformat.v4.new_code_cell("1 / 0"),
+        nbformat.v4.new_code_cell(
+            "import matplotlib.pyplot as plt\n\ndef no_figure(n):\n    return None\n\n"
+            "widgets.explore(no_figure, n=widgets.int_slider(3, 1, 5))"
+        ),
+        nbformat.v4.new_code_cell(
+            "def a_figure(n):\n    fig, ax = plt.subplots()\n    ax.plot(range(n))\n    return fig\n\n"
+            "widgets.explore(a_figure, n=widgets.int_slider(3, 1, 5))"
+        ),
     ])
     path = tmp_path / "explorers.ipynb"
     nbformat.write(nb, path)
@@ -434,11 +442,13 @@ def test_grader_reports_errors_outside_exercises_and_inside_explorers(tmp_path):
     assert report.other_errors == [
         (1, "ValueError (inside a widget)", "no figure for n = 3"),
         (2, "ZeroDivisionError", "division by zero"),
+        (3, "NoFigure (inside a widget)", "the explorer shows no figure at its default values"),
     ]
     problems = grade.student_edition_problems(report)
     assert problems == [
         "cell 1 is not an exercise cell but raised ValueError (inside a widget): no figure for n = 3",
         "cell 2 is not an exercise cell but raised ZeroDivisionError: division by zero",
+        "cell 3 is not an exercise cell but raised NoFigure (inside a widget): the explorer shows no figure at its default values",
     ]
     assert "warning: cell 1 (not an exercise cell) raised ValueError (inside a widget)" in report.table()
 

@@ -166,7 +166,8 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
     ``ipywidgets.interactive`` catches the error of its function and shows it in
     its ``Output`` widget, so the cell itself succeeds (and nbval passes it). nbclient
     stores the widgets' state in the notebook's metadata; this walks from each
-    cell's displayed widgets to their ``Output`` widgets and collects the errors.
+    cell's displayed widgets to their ``Output`` widgets and collects the errors,
+    and flags an explorer (an ``interactive``) whose output holds no figure.
     """
     state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
 
@@ -184,10 +185,15 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
-            if view:
-                for inner in outputs_below(view.get("model_id", ""), set()):
-                    if inner.get("output_type") == "error":
-                        errors.append((index, f"{inner.get('ename', 'Error')} (inside a widget)", inner.get("evalue", "")))
+            if not view:
+                continue
+            inner = outputs_below(view.get("model_id", ""), set())
+            failed = [o for o in inner if o.get("output_type") == "error"]
+            for o in failed:
+                errors.append((index, f"{o.get('ename', 'Error')} (inside a widget)", o.get("evalue", "")))
+            interact = "widget-interact" in state.get(view.get("model_id", ""), {}).get("state", {}).get("_dom_classes", [])
+            if interact and not failed and not any("image/png" in o.get("data", {}) for o in inner):
+                errors.append((index, "NoFigure (inside a widget)", "the explorer shows no figure at its default values"))
     return errors
 
 
