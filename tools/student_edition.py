@@ -332,7 +332,8 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
     ``references.bib`` and the folders the configuration names (``_static/``,
     ``html_static_path``, ``html_extra_path``, the paths of ``local_extensions``),
     and derives ``_config.yml`` and ``_toc.yml`` (without the instructor-only
-    pages). Returns the notebooks written.
+    pages). The files in ``out/chapters`` are replaced (it is generated; a
+    chapter deleted from the book disappears from it). Returns the notebooks written.
     """
     root = Path(root)
     out = Path(out) if out is not None else root / "student"
