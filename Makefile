@@ -100,6 +100,9 @@ grade: env
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env
 	$(PY) benchmarks/bench_elman.py
+	$(PY) benchmarks/bench_pseudo.py
+	$(PY) benchmarks/bench_truncation.py
+	$(PY) benchmarks/bench_truncation_memory.py
 
 clean:
 	rm -rf _build

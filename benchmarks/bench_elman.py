@@ -3,7 +3,9 @@
 Prints, for each width m, the median time of one forward+backward pass of both
 models (batch 256, L 50, d 16 by default), their ratio (rnnlib / torch.nn.RNN,
 lower is better; the target is <= 1.2), and the achieved FLOP/s of rnnlib's pass
-as a fraction of a same-shape matmul's FLOP/s on this machine.
+as a fraction of a same-shape matmul's FLOP/s on this machine. The two models
+run alternately, and the ratio is the median of the per-round ratios, so that a
+machine shared with other jobs slows both alike.
 
 FLOP count of one forward+backward pass: the recurrent matmuls, 3 per step
 (forward W h, and the two gradient products), plus the input projection, 3 x:
@@ -35,6 +37,20 @@ def median_time(fn, repeats: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
+def interleaved_times(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
+    """Times of each function, run in turn in every round (load on a shared machine hits them alike)."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return times
+
+
 def bench(width: int, batch: int, L: int, d: int, repeats: int) -> dict[str, float]:
     net = ElmanRNN(d, width, generator=0)
     ref = torch.nn.RNN(d, width, nonlinearity="relu", bias=False, batch_first=True)
@@ -54,8 +70,9 @@ def bench(width: int, batch: int, L: int, d: int, repeats: int) -> dict[str, flo
 
     h = torch.randn(batch, width)
     W = torch.randn(width, width)
-    t_ours = median_time(ours, repeats)
-    t_ref = median_time(theirs, repeats)
+    ours_times, ref_times = interleaved_times([ours, theirs], repeats)
+    t_ours, t_ref = statistics.median(ours_times), statistics.median(ref_times)
+    ratio = statistics.median(a / b for a, b in zip(ours_times, ref_times))
     t_mm = median_time(lambda: h @ W, repeats * 10)
     flops = 3 * 2 * L * batch * (width * width + width * d)
     mm_flops_per_s = 2 * batch * width * width / t_mm
@@ -63,7 +80,7 @@ def bench(width: int, batch: int, L: int, d: int, repeats: int) -> dict[str, flo
         "m": width,
         "rnnlib_ms": 1e3 * t_ours,
         "torch_ms": 1e3 * t_ref,
-        "ratio": t_ours / t_ref,
+        "ratio": ratio,
         "gflops": flops / t_ours / 1e9,
         "matmul_gflops": mm_flops_per_s / 1e9,
         "fraction_of_matmul": flops / t_ours / mm_flops_per_s,
