@@ -12,7 +12,9 @@ for each width m, the median times of
 * ``jvp``: ``torch.func.jvp`` of the RNN output in direction (dW, dA);
 
 and the ratios pseudo / forward (expected about 2-3: a forward for the states,
-one for the pre-activations, one for the tangents) and jvp / pseudo.
+one for the pre-activations, one for the tangents) and pseudo / jvp (the
+target is <= 1.0). pseudo and jvp run alternately and their ratio is the median
+of the per-round ratios, so that a machine shared with other jobs slows both alike.
 
 Usage: python benchmarks/bench_pseudo.py [--widths 256 1024 2048] [--repeats 7]
 """
@@ -40,6 +42,20 @@ def median_time(fn, repeats: int, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
+def interleaved_times(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
+    """Times of each function, run in turn in every round."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widths", type=int, nargs="+", default=[256, 1024, 2048])
@@ -50,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(2)
     print(f"batch {args.batch}, L {args.L}, d {args.d}, float32, 2 threads; median seconds")
-    print(f"{'m':>6} {'forward':>9} {'pseudo':>9} {'sum':>9} {'jvp':>9} {'pseudo/fwd':>11} {'jvp/pseudo':>11}")
+    print(f"{'m':>6} {'forward':>9} {'pseudo':>9} {'sum':>9} {'jvp':>9} {'pseudo/fwd':>11} {'pseudo/jvp':>11}")
     for m in args.widths:
         model = ElmanRNN(args.d, m, generator=0)
         x = sample_normalized_sequence(args.batch, args.L, args.d, 0.1, generator=1)
@@ -60,12 +76,18 @@ def main() -> None:
         def rnn_output(W_, A_):
             return elman_hidden_states(W_, A_, x)[:, -1] @ B.T
 
+        def pseudo():
+            with torch.no_grad():
+                return pseudo_network(model, dW, dA, x)
+
         with torch.no_grad():
             t_fwd = median_time(lambda: elman_hidden_states(W, A, x), args.repeats)
-            t_pseudo = median_time(lambda: pseudo_network(model, dW, dA, x), args.repeats)
             t_sum = median_time(lambda: pseudo_network_sum(model, dW, dA, x), max(1, args.repeats // 3))
-        t_jvp = median_time(lambda: torch.func.jvp(rnn_output, (W, A), (dW, dA)), args.repeats)
-        print(f"{m:>6} {t_fwd:9.4f} {t_pseudo:9.4f} {t_sum:9.4f} {t_jvp:9.4f} {t_pseudo / t_fwd:11.2f} {t_jvp / t_pseudo:11.2f}")
+        pseudo_times, jvp_times = interleaved_times(
+            [pseudo, lambda: torch.func.jvp(rnn_output, (W, A), (dW, dA))], args.repeats)
+        t_pseudo, t_jvp = statistics.median(pseudo_times), statistics.median(jvp_times)
+        ratio = statistics.median(a / b for a, b in zip(pseudo_times, jvp_times))
+        print(f"{m:>6} {t_fwd:9.4f} {t_pseudo:9.4f} {t_sum:9.4f} {t_jvp:9.4f} {t_pseudo / t_fwd:11.2f} {ratio:11.2f}")
 
 
 if __name__ == "__main__":
