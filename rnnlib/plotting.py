@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from ._validation import check_int, check_real
+
 __all__ = [
     "STYLE",
     "use_book_style",
@@ -60,6 +62,46 @@ def new_figure(ncols: int = 1, *, width: float | None = None, height: float = 3.
     return fig, axes[0]
 
 
+def _values(values: object, name: str, *, ndim: int | None = None, allow_inf: bool = False) -> np.ndarray:
+    """Numbers to draw, as a float array; refuses non-numbers, empty arrays and NaN.
+
+    A NaN (or an inf, unless ``allow_inf``) is silently left out of a matplotlib line,
+    so a figure would hide a failed measurement: refuse it instead.
+    """
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numbers, got {type(values).__name__}") from exc
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if (np.isnan(arr) if allow_inf else ~np.isfinite(arr)).any():
+        kind = "NaN" if allow_inf else "NaN or infinite"
+        raise ValueError(f"{name} contains {kind} entries: refusing to draw a figure with missing values")
+    return arr
+
+
+def _same_length(values: np.ndarray, n: int, name: str, other: str) -> None:
+    if values.shape[0] != n:
+        raise ValueError(f"{name} must have one entry per {other} ({n}), got shape {values.shape}")
+
+
+def _table(table: object, name: str) -> dict:
+    """A non-empty mapping label -> values (one line per label)."""
+    if not isinstance(table, dict):
+        raise TypeError(f"{name} must be a dict label -> values, got {type(table).__name__}")
+    if not table:
+        raise ValueError(f"{name} must contain at least one entry")
+    return table
+
+
+def _record(obj: object, name: str, fields: tuple[str, ...], kind: str) -> None:
+    missing = [f for f in fields if not hasattr(obj, f)]
+    if missing:
+        raise TypeError(f"{name} must be {kind} (fields {', '.join(fields)}), got {type(obj).__name__}")
+
+
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     """Least-squares slope of log y against log x (the exponent of a power law y ~ x^slope)."""
     x = np.asarray(x, dtype=float)
@@ -78,7 +120,10 @@ def plot_norm_profile(profile, *, step_for_spread: int | None = None) -> Figure:
     panel shows the standard deviation over networks at step ``step_for_spread``
     (default: the last step before the end token) against m, on log-log axes.
     """
-    widths, mean, std, predicted = profile.widths, profile.mean, profile.std, profile.predicted
+    _record(profile, "profile", ("widths", "mean", "std", "predicted"), "an rnnlib.initialization.NormProfile")
+    widths, predicted = profile.widths, profile.predicted
+    mean = _values(profile.mean, "profile.mean", ndim=2)
+    std = _values(profile.std, "profile.std", ndim=2)
     L = mean.shape[1]
     step = L - 2 if step_for_spread is None else step_for_spread
     fig, (ax0, ax1) = new_figure(2)
@@ -108,7 +153,7 @@ def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
 
     ``norms`` has shape (batch, L), e.g. from :func:`rnnlib.initialization.sequence_norms`.
     """
-    norms = np.asarray(norms, dtype=float)
+    norms = _values(norms, "norms")
     if norms.ndim != 2:
         raise ValueError(f"norms must have shape (batch, L), got {norms.shape}")
     fig, (ax,) = new_figure(1, width=6.0)
@@ -126,8 +171,9 @@ def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
 
 def plot_flip_fraction(eps_values: Sequence[float], flips: Sequence[float], *, label: str | None = None) -> Figure:
     """Chapter 1: fraction of flipped activation patterns against eps_x (log-log)."""
-    eps_values = np.asarray(eps_values, dtype=float)
-    flips = np.asarray(flips, dtype=float)
+    eps_values = _values(eps_values, "eps_values", ndim=1)
+    flips = _values(flips, "flips", ndim=1)
+    _same_length(flips, eps_values.size, "flips", "eps value")
     fig, (ax,) = new_figure(1, width=5.0)
     ax.loglog(eps_values, flips, "o-", label=label or "measured")
     ax.loglog(eps_values, flips[0] * eps_values / eps_values[0], "k:", lw=1.2, label=r"$\propto \varepsilon_x$")
@@ -146,9 +192,10 @@ def plot_state_distance(distances: dict[str, np.ndarray], lams: dict[str, float]
     ``distances`` maps a label to an array (T,); ``lams`` optionally maps the same
     labels to a contraction constant, drawn as the dashed envelope ``d_0 lambda^t``.
     """
+    _table(distances, "distances")
     fig, (ax,) = new_figure(1, width=5.6)
     for i, (label, dist) in enumerate(distances.items()):
-        dist = np.asarray(dist, dtype=float)
+        dist = _values(dist, f"distances[{label!r}]", ndim=1)
         t = np.arange(1, dist.size + 1)
         line = ax.semilogy(t, np.maximum(dist, 1e-300), label=label)[0]
         if lams and label in lams and lams[label] < 1:
@@ -161,10 +208,12 @@ def plot_state_distance(distances: dict[str, np.ndarray], lams: dict[str, float]
 
 def plot_init_norms(widths: Sequence[int], norms: dict[str, np.ndarray]) -> Figure:
     """Chapter 8: ``||W||_2`` of standard initializations against the width, with the stability line 1."""
-    widths = np.asarray(widths)
+    widths = _values(widths, "widths", ndim=1)
+    _table(norms, "norms")
     fig, (ax,) = new_figure(1, width=5.6)
     for scheme, values in norms.items():
-        values = np.asarray(values, dtype=float)
+        values = _values(values, f"norms[{scheme!r}]", ndim=2)
+        _same_length(values, widths.size, f"norms[{scheme!r}]", "width")
         ax.errorbar(widths, values.mean(axis=1), yerr=values.std(axis=1), marker="o", ms=4, capsize=2, label=scheme)
     ax.axhline(1.0, color="k", ls=":", lw=1.2, label=r"$\|W\|_2 = 1$")
     ax.set_xscale("log", base=2)
@@ -179,9 +228,10 @@ def plot_jacobian_hist(norms: dict[str, np.ndarray], global_bounds: dict[str, fl
 
     ``global_bounds`` optionally maps labels to the data-free bound ``L_rho ||W||_2`` (drawn dashed).
     """
+    _table(norms, "norms")
     fig, (ax,) = new_figure(1, width=5.6)
     for label, values in norms.items():
-        line = ax.hist(np.asarray(values, dtype=float).ravel(), bins=40, alpha=0.5, label=label)[2][0]
+        line = ax.hist(_values(values, f"norms[{label!r}]").ravel(), bins=40, alpha=0.5, label=label)[2][0]
         if global_bounds and label in global_bounds:
             ax.axvline(global_bounds[label], ls="--", lw=1.2, color=line.get_facecolor()[:3])
     ax.axvline(1.0, color="k", ls=":", lw=1.2)
@@ -193,6 +243,9 @@ def plot_jacobian_hist(norms: dict[str, np.ndarray], global_bounds: dict[str, fl
 
 def plot_lds_fit(fit) -> Figure:
     """Chapter 8 sidebar: risk of projected GD on a stable linear system, and the student's spectral radius."""
+    _record(fit, "fit", ("risk", "spectral_radius"), "an rnnlib.stability.LDSFit")
+    _values(fit.risk, "fit.risk", ndim=1)
+    _values(fit.spectral_radius, "fit.spectral_radius", ndim=1)
     fig, (ax0, ax1) = new_figure(2)
     steps = np.arange(1, fit.risk.size + 1)
     ax0.loglog(steps, fit.risk)
@@ -211,7 +264,10 @@ def plot_truncation_errors(
     ks: Sequence[int], errors: dict[str, np.ndarray], bounds: dict[str, np.ndarray] | None = None, *, title: str = ""
 ) -> Figure:
     """Chapter 9: measured ``max_t ||s_t - s^k_t||`` against k (log scale), with the bound dashed."""
-    ks = np.asarray(ks)
+    ks = _values(ks, "ks", ndim=1)
+    _table(errors, "errors")
+    for label, err in errors.items():
+        _same_length(_values(err, f"errors[{label!r}]", ndim=1), ks.size, f"errors[{label!r}]", "k")
     fig, (ax,) = new_figure(1, width=5.8)
     for label, err in errors.items():
         line = ax.semilogy(ks, np.maximum(np.asarray(err, dtype=float), 1e-17), "o-", ms=3, label=label)[0]
@@ -229,7 +285,12 @@ def plot_truncation_errors(
 
 def plot_gradient_difference(ks: Sequence[int], gaps: dict[str, np.ndarray], lams: dict[str, float]) -> Figure:
     """Chapter 10: ``||grad p_T - grad p^k_T||`` against k, with the envelope ``c k lambda^k`` (dashed)."""
-    ks = np.asarray(ks, dtype=float)
+    ks = _values(ks, "ks", ndim=1)
+    _table(gaps, "gaps")
+    for label, gap in gaps.items():
+        _same_length(_values(gap, f"gaps[{label!r}]", ndim=1), ks.size, f"gaps[{label!r}]", "k")
+        if label not in lams:
+            raise ValueError(f"lams has no contraction constant for {label!r}")
     fig, (ax,) = new_figure(1, width=5.8)
     for label, gap in gaps.items():
         gap = np.asarray(gap, dtype=float)
@@ -247,7 +308,11 @@ def plot_weight_distance(ks: Sequence[int], distances: dict[str, np.ndarray], *,
 
     ``distances`` maps a schedule label to an array (len(ks), N + 1).
     """
-    ks = np.asarray(ks)
+    ks = np.asarray(_values(ks, "ks", ndim=1), dtype=np.asarray(ks).dtype)
+    k_index = check_int(k_index, "k_index", minimum=-ks.size, maximum=ks.size - 1)
+    _table(distances, "distances")
+    for label, dist in distances.items():
+        _same_length(_values(dist, f"distances[{label!r}]", ndim=2), ks.size, f"distances[{label!r}]", "k")
     fig, (ax0, ax1) = new_figure(2)
     for label, dist in distances.items():
         dist = np.asarray(dist, dtype=float)
@@ -285,8 +350,12 @@ def plot_targets(thetas: Sequence[float], slices: np.ndarray, interaction: np.nd
     difference ``F(t1, t2) - F(t1, 0) - F(0, t2) + F(0, 0)`` of the first and
     the last token (zero for an additive target).
     """
-    thetas = np.asarray(thetas, dtype=float)
-    slices = np.atleast_2d(np.asarray(slices, dtype=float))
+    thetas = _values(thetas, "thetas", ndim=1)
+    slices = np.atleast_2d(_values(slices, "slices"))
+    if slices.ndim != 2 or slices.shape[1] != thetas.size:
+        raise ValueError(f"slices must have shape (n_targets, {thetas.size}), got {slices.shape}")
+    if _values(interaction, "interaction").shape != (thetas.size, thetas.size):
+        raise ValueError(f"interaction must have shape ({thetas.size}, {thetas.size}), got {np.shape(interaction)}")
     fig, (ax0, ax1) = new_figure(2, width=9.0)
     for i, row in enumerate(slices):
         ax0.plot(thetas, row, label=labels[i] if labels else f"target {i + 1}")
@@ -311,7 +380,11 @@ def plot_complexity(radii: Sequence[float], log10_cs: dict[str, np.ndarray], log
 
     Infinite values (a Taylor series that diverges at that radius) are left out of the line.
     """
-    radii = np.asarray(radii, dtype=float)
+    radii = _values(radii, "radii", ndim=1)
+    for table, table_name in ((log10_cs, "log10_cs"), (log10_ceps, "log10_ceps")):
+        for label, values in _table(table, table_name).items():
+            _same_length(_values(values, f"{table_name}[{label!r}]", ndim=1, allow_inf=True), radii.size,
+                         f"{table_name}[{label!r}]", "radius")
     fig, (ax0, ax1) = new_figure(2, width=9.0)
     for ax, table, name in ((ax0, log10_cs, r"\mathfrak{C}_{\mathfrak{s}}"), (ax1, log10_ceps, r"\mathfrak{C}_{\varepsilon}")):
         for label, values in table.items():
@@ -336,7 +409,11 @@ def plot_dl1(
     The right panel shows, against the number s of 1s, the label 1[s = 1], the
     mean prediction of the best additive fit, and the neuron ``s(2 - s)``.
     """
-    lengths = np.asarray(lengths, dtype=float)
+    lengths = _values(lengths, "lengths", ndim=1)
+    _same_length(_values(additive_mse, "additive_mse", ndim=1), lengths.size, "additive_mse", "length")
+    n_counts = _values(counts, "counts", ndim=1).size
+    _same_length(_values(additive_by_count, "additive_by_count", ndim=1), n_counts, "additive_by_count", "count")
+    _same_length(_values(neuron_by_count, "neuron_by_count", ndim=1), n_counts, "neuron_by_count", "count")
     fig, (ax0, ax1) = new_figure(2, width=9.0)
     ax0.semilogx(lengths, additive_mse, "o-", label="best additive fit")
     ax0.axhline(2 / 9, color="k", ls=":", lw=1.2, label="2/9 (population optimum)")
@@ -362,7 +439,10 @@ def plot_pseudo_gap(sweep) -> Figure:
 
     ``sweep`` is an :class:`rnnlib.pseudo.GapSweep`; log-log axes, fitted slopes in the legend.
     """
-    widths = np.asarray(sweep.widths, dtype=float)
+    _record(sweep, "sweep", ("widths", "taus", "relative_gap", "flip_fraction"), "an rnnlib.pseudo.GapSweep")
+    widths = _values(sweep.widths, "sweep.widths", ndim=1)
+    _values(sweep.relative_gap, "sweep.relative_gap", ndim=2)
+    _values(sweep.flip_fraction, "sweep.flip_fraction", ndim=2)
     fig, (ax0, ax1) = new_figure(2, width=9.0)
     for i, tau in enumerate(sweep.taus):
         rel, flips = sweep.relative_gap[i], sweep.flip_fraction[i]
@@ -388,7 +468,9 @@ def plot_linearization(sample) -> Figure:
 
     ``sample`` is an :class:`rnnlib.pseudo.LinearizationSample`; the diagonal is exact agreement.
     """
-    true, pseudo = np.asarray(sample.true_change), np.asarray(sample.pseudo)
+    _record(sample, "sample", ("width", "tau", "L", "true_change", "pseudo", "flip_fraction"),
+            "an rnnlib.pseudo.LinearizationSample")
+    true, pseudo = _values(sample.true_change, "sample.true_change"), _values(sample.pseudo, "sample.pseudo")
     rel = np.mean(np.abs(true - pseudo)) / np.mean(np.abs(pseudo))
     fig, (ax,) = new_figure(1, width=5.0, height=4.2)
     lim = 1.05 * float(max(np.abs(true).max(), np.abs(pseudo).max()))
@@ -411,7 +493,9 @@ __all__ += ["plot_targets", "plot_complexity", "plot_dl1", "plot_pseudo_gap", "p
 
 def plot_truncation_over_time(errors: np.ndarray, bound: float | None, *, title: str = "") -> Figure:
     """Chapter 9 explorer: ``||s_t - s^k_t||`` along the sequence for one k, with the bound as a dashed line."""
-    errors = np.asarray(errors, dtype=float)
+    errors = _values(errors, "errors", ndim=1)
+    if bound is not None:
+        bound = check_real(bound, "bound", low=0.0)
     fig, (ax,) = new_figure(1, width=5.8)
     t = np.arange(1, errors.size + 1)
     ax.semilogy(t, np.maximum(errors, 1e-17), label=r"measured $\|s_t - s^k_t\|_2$")

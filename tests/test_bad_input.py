@@ -541,26 +541,36 @@ row(T, "range", "x", lambda: plotting.loglog_slope([1, -2], [1, 2]))
 row(T, "nan", "y", lambda: plotting.loglog_slope([1, 2], [1, math.nan]))
 row(T, "empty", "x", lambda: plotting.loglog_slope([], []))
 
-PLOT_GAP = "plotting functions take rnnlib's own results and check nothing (reported to the plotting owner)"
-for name, call, arg in (
-    ("plot_norm_profile", lambda: plotting.plot_norm_profile("not a profile"), "profile"),
-    ("plot_sequence_norms", lambda: plotting.plot_sequence_norms(np.array([[1.0, math.nan]])), "norms"),
-    ("plot_flip_fraction", lambda: plotting.plot_flip_fraction([0.1, 0.2], [0.5]), "flips"),
-    ("plot_state_distance", lambda: plotting.plot_state_distance({}), "distances"),
-    ("plot_init_norms", lambda: plotting.plot_init_norms([4, 8], {"gaussian": np.ones(3)}), "norms"),
-    ("plot_jacobian_hist", lambda: plotting.plot_jacobian_hist({}), "norms"),
-    ("plot_lds_fit", lambda: plotting.plot_lds_fit(None), "fit"),
-    ("plot_truncation_errors", lambda: plotting.plot_truncation_errors([1, 2], {"rnn": np.ones(3)}), "errors"),
-    ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(3)}, {"rnn": 0.5}), "gaps"),
-    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, k_index=5), "k_index"),
-    ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 3)), np.ones((2, 2))), "slices"),
-    ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": np.ones(3)}, {"sin": np.ones(2)}), "log10_cs"),
-    ("plot_dl1", lambda: plotting.plot_dl1([4, 8], [0.1], [0, 1], [0.1, 0.2], [0.0, 0.0]), "additive_mse"),
-    ("plot_pseudo_gap", lambda: plotting.plot_pseudo_gap(None), "sweep"),
-    ("plot_linearization", lambda: plotting.plot_linearization(None), "sample"),
-    ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.array([]), None), "errors"),
+NAN = np.array([0.1, math.nan])
+for name, call, arg, kind in (
+    ("plot_norm_profile", lambda: plotting.plot_norm_profile("not a profile"), "profile", "type"),
+    ("plot_sequence_norms", lambda: plotting.plot_sequence_norms(np.array([[1.0, math.nan]])), "norms", "nan"),
+    ("plot_sequence_norms", lambda: plotting.plot_sequence_norms(np.ones(3)), "norms", "shape"),
+    ("plot_flip_fraction", lambda: plotting.plot_flip_fraction([0.1, 0.2], [0.5]), "flips", "shape"),
+    ("plot_flip_fraction", lambda: plotting.plot_flip_fraction([0.1, 0.2], NAN), "flips", "nan"),
+    ("plot_state_distance", lambda: plotting.plot_state_distance({}), "distances", "empty"),
+    ("plot_state_distance", lambda: plotting.plot_state_distance({"rnn": NAN}), "distances", "nan"),
+    ("plot_init_norms", lambda: plotting.plot_init_norms([4, 8], {"gaussian": np.ones((3, 2))}), "norms", "shape"),
+    ("plot_jacobian_hist", lambda: plotting.plot_jacobian_hist({}), "norms", "empty"),
+    ("plot_jacobian_hist", lambda: plotting.plot_jacobian_hist({"rnn": [1.0, math.inf]}), "norms", "inf"),
+    ("plot_lds_fit", lambda: plotting.plot_lds_fit(None), "fit", "type"),
+    ("plot_truncation_errors", lambda: plotting.plot_truncation_errors([1, 2], {"rnn": np.ones(3)}), "errors", "shape"),
+    ("plot_truncation_errors", lambda: plotting.plot_truncation_errors([1, 2], {"rnn": NAN}), "errors", "nan"),
+    ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(3)}, {"rnn": 0.5}), "gaps", "shape"),
+    ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(2)}, {}), "lams", "malformed"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, k_index=5), "k_index", "range"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.full((2, 3), math.nan)}), "distances", "nan"),
+    ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 3)), np.ones((2, 2))), "slices", "shape"),
+    ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 2)), np.ones((3, 3))), "interaction", "shape"),
+    ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": np.ones(3)}, {"sin": np.ones(2)}), "log10_cs", "shape"),
+    ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": NAN}, {"sin": np.ones(2)}), "log10_cs", "nan"),
+    ("plot_dl1", lambda: plotting.plot_dl1([4, 8], [0.1], [0, 1], [0.1, 0.2], [0.0, 0.0]), "additive_mse", "shape"),
+    ("plot_pseudo_gap", lambda: plotting.plot_pseudo_gap(None), "sweep", "type"),
+    ("plot_linearization", lambda: plotting.plot_linearization(None), "sample", "type"),
+    ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.array([]), None), "errors", "empty"),
+    ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.ones(3), -1.0), "bound", "range"),
 ):
-    row(f"rnnlib.plotting.{name}", "malformed", arg, call, xfail=PLOT_GAP)
+    row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 # --- rnnlib.widgets --------------------------------------------------------------------------------
 
