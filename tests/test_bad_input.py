@@ -598,7 +598,8 @@ row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs
 T = "rnnlib.homework.register"
 row(T, "malformed", "exercise", lambda: homework.register("1.1")(lambda f: None))
 T = "rnnlib.homework.Case"
-row(T, "type", "args", lambda: homework.Case("c", 3), xfail="Case is a plain dataclass (reported to the homework owner)")
+row(T, "type", "args", lambda: homework.Case("c", 3))
+row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))
 
 
 # --- names with no arguments to validate --------------------------------------------------------

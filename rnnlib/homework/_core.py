@@ -44,6 +44,14 @@ class Case:
     args: tuple
     kwargs: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.description, str):
+            raise TypeError(f"description must be a string, got {type(self.description).__name__}")
+        if not isinstance(self.args, tuple):
+            raise TypeError(f"args must be a tuple of positional arguments, got {type(self.args).__name__}")
+        if not isinstance(self.kwargs, dict):
+            raise TypeError(f"kwargs must be a dict of keyword arguments, got {type(self.kwargs).__name__}")
+
 
 def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
