@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -102,3 +103,32 @@ def test_config_loads_only_vendored_scripts():
         path = url.removeprefix("../")
         assert path in produced or any(path.startswith(d + "/") for d in dirs), f"{url} is not vendored"
     assert "html_static_path" not in config or "_extra" not in config["html_static_path"]
+
+
+def test_external_asset_pattern():
+    assert browser.EXTERNAL_ASSET.search('<script src="https://cdn.jsdelivr.net/npm/x.js"></script>')
+    assert browser.EXTERNAL_ASSET.search("<link rel='stylesheet' href='//fonts.googleapis.com/css'>")
+    assert not browser.EXTERNAL_ASSET.search('<script src="../_vendor/requirejs/require.js"></script>')
+    assert not browser.EXTERNAL_ASSET.search('<a href="https://github.com/rnnlib/rnn-theory-book">repository</a>')
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")), reason="needs chromium and chromedriver")
+def test_browser_check_fails_a_broken_page(tmp_path, capsys):
+    """A page with raw math, a missing image, a script error and a CDN script fails, with each reason named."""
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text("<!doctype html><title>ok</title><h1>Fine</h1>")
+    (html / "broken.html").write_text(
+        "<!doctype html><title>broken</title><h1>Broken</h1><p>raw $x^2$ here</p>"
+        "<img src='missing.png'><script>undefined_function()</script>"
+        "<script src='https://cdn.example.org/lib.js'></script>"
+    )
+    assert browser.main([str(html)]) == 1
+    err = capsys.readouterr().err
+    assert "raw (untypeset) math" in err
+    assert "image did not load: missing.png" in err
+    assert "undefined_function" in err
+    assert "loads an asset from the network" in err
+    assert "request to the network" in err or "ERR_NAME_NOT_RESOLVED" in err
+    assert "broken.html" in err and "index.html:" not in err
+    assert (html / "_screenshots" / "broken.png").exists()

@@ -15,6 +15,7 @@ reported from the browser's network log as a failure. For each page it checks:
 * every ``<img>`` loaded (``complete`` and ``naturalWidth > 0``);
 * pages that embed widget state render widgets (the vendored
   ``@jupyter-widgets/html-manager`` ran);
+* no ``<script src>`` or ``<link href>`` of the page's HTML points at another host;
 * the browser console holds no error (level ``SEVERE``; a 404 of ``/favicon.ico``,
   which the browser asks of every host, is not the page's).
 
@@ -85,12 +86,12 @@ const done = arguments[arguments.length - 1];
       .map(e => e.getAttribute("data-mjx-error") || e.textContent);
   out.mathCount = document.querySelectorAll("mjx-container").length;
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  const skip = "SCRIPT,STYLE,PRE,CODE,TEXTAREA,MJX-CONTAINER,NOSCRIPT";
+  const skip = new Set(["SCRIPT", "STYLE", "PRE", "CODE", "TEXTAREA", "MJX-CONTAINER", "NOSCRIPT"]);
   const texts = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     let p = n.parentElement, inCode = false;
     while (p) {
-      if (skip.includes(p.tagName) || p.classList.contains("highlight") || p.classList.contains("output")) {
+      if (skip.has(p.tagName) || p.classList.contains("highlight") || p.classList.contains("output")) {
         inCode = true; break;
       }
       p = p.parentElement;
@@ -107,6 +108,8 @@ const done = arguments[arguments.length - 1];
 })();
 """
 
+#: a <script src> or <link href> (stylesheet, preload, font, icon) that points at the network
+EXTERNAL_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+", re.IGNORECASE)
 RAW_MATH = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*?\\[A-Za-z]+[^$]*\$|\$[^$\s]{1,40}\$")
 
 
@@ -207,8 +210,10 @@ def external_requests(driver, base: str) -> list[str]:
     return urls
 
 
-def check_page(driver, base: str, rel: Path, source: Path | None, shots: Path) -> tuple[list[str], dict]:
+def check_page(driver, base: str, html_dir: Path, rel: Path, source: Path | None, shots: Path) -> tuple[list[str], dict]:
     problems: list[str] = []
+    for tag in EXTERNAL_ASSET.findall((html_dir / rel).read_text(encoding="utf-8", errors="replace")):
+        problems.append(f"the page loads an asset from the network: {tag[:200]}")
     driver.get_log("browser"), driver.get_log("performance")  # drop what earlier pages left
     driver.get(f"{base}/{rel.as_posix()}")
     probe = driver.execute_async_script(PAGE_PROBE_JS)
@@ -274,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     failures, rows = {}, []
     try:
         for rel, source in pages_and_sources(html_dir):
-            problems, info = check_page(driver, base, rel, source, shots)
+            problems, info = check_page(driver, base, html_dir, rel, source, shots)
             rows.append(info)
             status = "ok" if not problems else f"{len(problems)} problem(s)"
             print(f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
