@@ -49,7 +49,7 @@ notebooks: env
 book-strict: cache-check
 	$(BIN)/jupyter-book build -W -n --keep-going .
 
-test: unit notebooks book-strict student-check exec-times browser-check repro-check
+test: unit notebooks book-strict student-check exec-times browser-check repro-check built-checks
 
 # Reliability checks of the built book (README.md, "Reliability checks"), run by `make test`
 # after the strict build.
@@ -74,6 +74,13 @@ repro-check: book-strict
 # The build's execution seconds per chapter (< 90 s each, < 600 s in all); also in the book's appendix.
 exec-times: book-strict
 	$(PY) tools/exec_times.py _build
+
+# The unit tests that read built pages (launch links of the book, no solutions in the student
+# edition) skip in `make unit`, which runs before any build; here they run after both builds,
+# and a missing page fails them.
+.PHONY: built-checks
+built-checks: book-strict student
+	RNNLIB_REQUIRE_BUILD=1 $(PY) -m pytest tests -k "built_" -p no:cacheprovider
 
 # Homework (CONTRIBUTING.md, "Exercises"; chapters/instructor_guide.md).
 .PHONY: student student-notebooks student-check grade

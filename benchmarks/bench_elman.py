@@ -19,36 +19,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import torch
+from _timing import interleaved_times, median_time  # benchmarks/_timing.py
 
 from rnnlib.models import ElmanRNN
 
 
-def median_time(fn, repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
-def interleaved_times(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
-    """Times of each function, run in turn in every round (load on a shared machine hits them alike)."""
-    for _ in range(warmup):
-        for fn in fns:
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - start)
-    return times
 
 
 def bench(width: int, batch: int, L: int, d: int, repeats: int) -> dict[str, float]:

@@ -23,37 +23,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import torch
+from _timing import interleaved_times, median_time  # benchmarks/_timing.py
 
 from rnnlib.models import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 from rnnlib.pseudo import pseudo_network, pseudo_network_sum, random_perturbation
 
 
-def median_time(fn, repeats: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
-def interleaved_times(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
-    """Times of each function, run in turn in every round."""
-    for _ in range(warmup):
-        for fn in fns:
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - start)
-    return times
 
 
 def main() -> None:

@@ -12,10 +12,9 @@ Usage: python benchmarks/bench_truncation.py [--T 200] [--ks 4 16 64] [--repeats
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
+from _timing import median_time  # benchmarks/_timing.py
 
 from rnnlib.recurrent import SimpleRNN
 from rnnlib.truncation import truncated_states
@@ -31,14 +30,6 @@ def naive_truncated(model: SimpleRNN, x: torch.Tensor, k: int) -> torch.Tensor:
     return torch.stack(out, dim=1)
 
 
-def median_time(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from ._validation import as_generator, check_int, check_real, check_tensor
-from .languages import embed_binary, sample_dl1_balanced, count_ones
+from .languages import sample_dl1_balanced, count_ones
 from .models import _check_true_sequence
 
 __all__ = [

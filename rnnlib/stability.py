@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ._linalg import spectral_norm
 from ._validation import as_generator, check_int, check_real, check_tensor
 from .recurrent import LSTM, INIT_SCHEMES, LinearSystem, RecurrentModel, SimpleRNN, recurrent_matrix
 
@@ -81,12 +82,6 @@ def activation_lipschitz(activation: str) -> float:
     if activation not in _LIPSCHITZ:
         raise ValueError(f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}")
     return _LIPSCHITZ[activation]
-
-
-def spectral_norm(W: torch.Tensor) -> float:
-    """``||W||_2``, the largest singular value of a matrix."""
-    W = check_tensor(W, "W", ndim=2)
-    return float(torch.linalg.matrix_norm(W.detach(), ord=2))
 
 
 def inf_norm(W: torch.Tensor) -> float:

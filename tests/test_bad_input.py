@@ -321,7 +321,7 @@ row(T, "type", "model", lambda: pseudo.back_matrices(RNN, X))
 tensor_rows(T, "x", X, lambda v: pseudo.back_matrices(ELMAN, v))
 
 T = "rnnlib.pseudo.spectral_norm"
-tensor_rows(T, "M", SQUARE, pseudo.spectral_norm)
+tensor_rows(T, "W", SQUARE, pseudo.spectral_norm)
 int_rows(T, "n_iter", lambda v: pseudo.spectral_norm(SQUARE, n_iter=v), low=1)
 int_rows(T, "exact_up_to", lambda v: pseudo.spectral_norm(SQUARE, exact_up_to=v), low=0)
 
@@ -653,7 +653,7 @@ def _params():
         yield pytest.param(r, id=r.id, marks=marks)
 
 
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", list(_params()))
 def test_bad_input_is_refused_naming_the_argument(case: Row):
     try:
         case.call()

@@ -155,7 +155,7 @@ def test_linearization_sample_pairs():
         (lambda m, x, dW, dA: linearization_gap(m, x, 1.0, n_perturbations=0), ValueError, "n_perturbations must be >= 1"),
         (lambda m, x, dW, dA: random_perturbation(0, 3, 1.0), ValueError, "width must be >= 1"),
         (lambda m, x, dW, dA: random_perturbation(4, 3, -1.0), ValueError, "tau must lie in"),
-        (lambda m, x, dW, dA: spectral_norm(torch.ones(3)), ValueError, "M must have 2 dimensions"),
+        (lambda m, x, dW, dA: spectral_norm(torch.ones(3)), ValueError, "W must have 2 dimensions"),
         (lambda m, x, dW, dA: spectral_norm(torch.ones(3, 3), n_iter=0), ValueError, "n_iter must be >= 1"),
         (lambda m, x, dW, dA: gap_sweep([], [1.0], L=5, d=4, eps_x=0.1), ValueError, "widths must be a non-empty"),
         (lambda m, x, dW, dA: gap_sweep([8], [], L=5, d=4, eps_x=0.1), ValueError, "taus must be a non-empty"),
