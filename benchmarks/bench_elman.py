@@ -23,7 +23,7 @@ import statistics
 import torch
 from _timing import interleaved_times, median_time  # benchmarks/_timing.py
 
-from rnnlib.models import ElmanRNN
+from rnnlib.elman import ElmanRNN
 
 
 

@@ -27,7 +27,7 @@ import statistics
 import torch
 from _timing import interleaved_times, median_time  # benchmarks/_timing.py
 
-from rnnlib.models import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+from rnnlib.elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 from rnnlib.pseudo import pseudo_network, pseudo_network_sum, random_perturbation
 
 

@@ -16,7 +16,7 @@ import argparse
 import torch
 from _timing import median_time  # benchmarks/_timing.py
 
-from rnnlib.recurrent import SimpleRNN
+from rnnlib.dynamical import SimpleRNN
 from rnnlib.truncation import truncated_states
 
 

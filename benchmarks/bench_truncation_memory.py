@@ -49,7 +49,7 @@ import time
 
 import torch
 
-from rnnlib.recurrent import SimpleRNN
+from rnnlib.dynamical import SimpleRNN
 from rnnlib.truncation import sequence_loss
 
 VARIANTS = ("last_full", "last_truncated", "all_full", "all_tbptt", "all_windows")

@@ -2,7 +2,7 @@
 
 Modules follow the objects of the theory (see DESIGN.md of the course):
 
-* :mod:`rnnlib.models` - the Elman ReLU RNN of Panigrahi & Goyal and its inputs;
+* :mod:`rnnlib.elman` - the Elman ReLU RNN of Panigrahi & Goyal and its inputs;
 * :mod:`rnnlib.initialization` - measurements at random initialization (chapter 1);
 * :mod:`rnnlib.plotting`, :mod:`rnnlib.widgets` - one figure style, thin explorers;
 * :mod:`rnnlib.homework` - checkers that students call from exercises.
@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ._validation import check_int
-from .models import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
+from .elman import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
 
 __version__ = "0.1.0"
 
@@ -45,8 +45,8 @@ def seed_everything(seed: int) -> torch.Generator:
 
 
 _SUBMODULES = {
-    "concepts", "data", "generalization", "homework", "initialization", "inversion", "languages", "models",
-    "plotting", "pseudo", "recurrent", "stability", "train", "truncation", "widgets",
+    "concepts", "data", "generalization", "homework", "initialization", "inversion", "languages", "elman", "dynamical",
+    "plotting", "pseudo", "stability", "train", "truncation", "widgets",
 }
 
 

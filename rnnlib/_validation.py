@@ -15,7 +15,10 @@ from collections.abc import Sequence
 
 import torch
 
+from ._rng import as_generator  # re-exported: the one definition is in _rng
+
 __all__ = [
+    "DivergenceError",
     "check_tensor",
     "check_int",
     "check_real",
@@ -122,16 +125,9 @@ def check_real(
     return value
 
 
-def as_generator(generator: torch.Generator | int | None, name: str = "generator") -> torch.Generator:
-    """Turn a seed, a generator or ``None`` into a ``torch.Generator``.
+class DivergenceError(RuntimeError):
+    """Training stopped because the loss or the weights stopped being finite.
 
-    ``None`` means seed 0, so that every draw in rnnlib is reproducible by
-    default; pass an explicit seed or generator to get other draws.
+    Public name: :class:`rnnlib.train.DivergenceError` (defined here, at the bottom
+    of the import chain, so that :mod:`rnnlib.truncation` can raise it too).
     """
-    if generator is None:
-        return torch.Generator().manual_seed(0)
-    if isinstance(generator, torch.Generator):
-        return generator
-    if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
-        return torch.Generator().manual_seed(int(generator))
-    raise TypeError(f"{name} must be a torch.Generator, an int seed or None, got {type(generator).__name__}")

@@ -38,7 +38,7 @@ import torch
 
 from ._validation import as_generator, check_int, check_real, check_tensor
 from .languages import sample_dl1_balanced, count_ones
-from .models import _check_true_sequence
+from .elman import _check_true_sequence
 
 __all__ = [
     "C_STAR",

@@ -1,6 +1,6 @@
 """Measurements of the Elman RNN at random initialization (chapter 1).
 
-Three facts about the network of :mod:`rnnlib.models` at initialization, each
+Three facts about the network of :mod:`rnnlib.elman` at initialization, each
 measured by one function here:
 
 * **Norms.** Conditionally on ``h^(l-1)``, each pre-activation
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ._validation import as_generator, check_int, check_real, check_tensor
-from .models import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
+from .elman import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
 
 __all__ = [
     "predicted_sq_norms",
@@ -104,7 +104,7 @@ def norm_profile(
 def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """Fraction of neurons with ``D^(l)_rr = 1`` at each step, averaged over the batch; returns (L,)."""
     if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.models.ElmanRNN, got {type(model).__name__}")
+        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
     return model.activation_patterns(x).float().mean(dim=(0, 2))
 
 
@@ -125,7 +125,7 @@ def pattern_flip_fraction(
     of flipped entries over batch, those steps and the m neurons.
     """
     if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.models.ElmanRNN, got {type(model).__name__}")
+        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
     x = normalize_sequence(x_bar, eps_x)
     position = check_int(position, "position", minimum=0, maximum=x_bar.shape[1] - 1)
     L, d = x.shape[1], x.shape[2]
@@ -148,7 +148,7 @@ def flip_fraction_vs_eps(
 ) -> np.ndarray:
     """:func:`pattern_flip_fraction` for each eps_x in ``eps_values``, on the same sequences and replacements."""
     if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.models.ElmanRNN, got {type(model).__name__}")
+        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
     if len(eps_values) == 0:
         raise ValueError("eps_values must contain at least one value")
     x_bar = sample_true_sequence(batch_size, L, model.input_dim, generator=seed, dtype=model.W.dtype)

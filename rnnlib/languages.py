@@ -37,7 +37,7 @@ def embed_binary(z: torch.Tensor, *, dtype: torch.dtype = torch.float32) -> torc
 
     Token ``z_i`` becomes ``(sqrt(3)/2 z_i, sqrt(3)/2 (1 - z_i), 1/2)``: a unit
     vector with last coordinate 1/2, as Definition 3.1 requires, so the result
-    can be passed to :func:`rnnlib.models.normalize_sequence` (then d = 4).
+    can be passed to :func:`rnnlib.elman.normalize_sequence` (then d = 4).
     """
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")

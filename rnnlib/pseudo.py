@@ -1,6 +1,6 @@
 """The pseudo-network of Panigrahi & Goyal (2021), eq. (4) (chapters 3 and 5).
 
-At the random initialization ``(W, A, B)`` of :class:`rnnlib.models.ElmanRNN`,
+At the random initialization ``(W, A, B)`` of :class:`rnnlib.elman.ElmanRNN`,
 with hidden states ``h^(l)`` and activation patterns
 ``D^(l) = diag(1[W h^(l-1) + A x^(l) >= 0])``, the pseudo-network is the map,
 linear in the perturbation ``(dW, dA)``::
@@ -32,7 +32,7 @@ import torch
 
 from ._linalg import spectral_norm
 from ._validation import as_generator, check_int, check_real, check_tensor
-from .models import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+from .elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 
 __all__ = [
     "pseudo_network",
@@ -51,7 +51,7 @@ __all__ = [
 
 def _check_model(model: object) -> ElmanRNN:
     if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.models.ElmanRNN, got {type(model).__name__}")
+        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
     return model
 
 

@@ -30,7 +30,7 @@ import torch
 
 from ._linalg import spectral_norm
 from ._validation import as_generator, check_int, check_real, check_tensor
-from .recurrent import LSTM, INIT_SCHEMES, LinearSystem, RecurrentModel, SimpleRNN, recurrent_matrix
+from .dynamical import LSTM, INIT_SCHEMES, LinearSystem, RecurrentModel, SimpleRNN, recurrent_matrix
 
 __all__ = [
     "activation_lipschitz",
@@ -62,7 +62,7 @@ _LIPSCHITZ = {"identity": 1.0, "tanh": 1.0, "relu": 1.0, "sigmoid": 0.25}
 def _check_model(model: object, kinds: tuple[type, ...] = (RecurrentModel,)) -> RecurrentModel:
     if not isinstance(model, kinds):
         names = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"model must be an rnnlib.recurrent {names}, got {type(model).__name__}")
+        raise TypeError(f"model must be an rnnlib.dynamical {names}, got {type(model).__name__}")
     return model
 
 
@@ -343,7 +343,7 @@ def initialization_norms(
 ) -> dict[str, np.ndarray]:
     """``||W||_2`` of recurrent matrices drawn by each initialization scheme (chapter 8).
 
-    Returns ``{scheme: array (len(widths), n_draws)}`` (see :func:`rnnlib.recurrent.recurrent_matrix`).
+    Returns ``{scheme: array (len(widths), n_draws)}`` (see :func:`rnnlib.dynamical.recurrent_matrix`).
     """
     if len(widths) == 0:
         raise ValueError("widths must contain at least one width")

@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ._validation import check_int, check_real, check_tensor
-from .recurrent import LinearSystem, RecurrentModel, SimpleRNN
+from ._validation import DivergenceError, check_int, check_real, check_tensor
+from .dynamical import LinearSystem, RecurrentModel, SimpleRNN
 from .stability import project_spectral_
 
 __all__ = [
@@ -47,13 +47,9 @@ __all__ = [
 ]
 
 
-class DivergenceError(RuntimeError):
-    """Training stopped because the loss or the weights stopped being finite."""
-
-
 def _check_model(model: object) -> RecurrentModel:
     if not isinstance(model, RecurrentModel):
-        raise TypeError(f"model must be an rnnlib.recurrent model (LinearSystem, SimpleRNN, LSTM), got {type(model).__name__}")
+        raise TypeError(f"model must be an rnnlib.dynamical model (LinearSystem, SimpleRNN, LSTM), got {type(model).__name__}")
     return model
 
 

@@ -95,40 +95,40 @@ def real_rows(target: str, arg: str, call: Callable[[object], object], *, bad: t
 
 # --- valid inputs every row starts from -------------------------------------------------------
 
-from rnnlib import concepts, initialization, languages, models, plotting, pseudo, recurrent, stability, truncation, widgets  # noqa: E402
+from rnnlib import concepts, dynamical, elman, initialization, languages, plotting, pseudo, stability, truncation, widgets  # noqa: E402
 from rnnlib import homework  # noqa: E402
 
 G = torch.Generator().manual_seed(0)
 D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
-ELMAN = models.ElmanRNN(D, M, generator=0)
-X = models.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
-XBAR = models.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
+ELMAN = elman.ElmanRNN(D, M, generator=0)
+X = elman.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
+XBAR = elman.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
 DW, DA = pseudo.random_perturbation(M, D, 0.1, generator=0)
 N_IN, H = 3, 5
-LIN = recurrent.LinearSystem(N_IN, H, generator=0)
-RNN = recurrent.SimpleRNN(N_IN, H, generator=0)
-LSTM = recurrent.LSTM(N_IN, 4, generator=0)
+LIN = dynamical.LinearSystem(N_IN, H, generator=0)
+RNN = dynamical.SimpleRNN(N_IN, H, generator=0)
+LSTM = dynamical.LSTM(N_IN, 4, generator=0)
 XR = torch.randn(B, 7, N_IN, generator=G)
 YR = torch.randn(B, 7, 1, generator=G)
 S0 = torch.zeros(B, H)
 SQUARE = torch.randn(H, H, generator=G)
 Z = torch.tensor([[0, 1, 1, 0], [1, 0, 0, 0]])
 
-# --- rnnlib.models ------------------------------------------------------------------------------
+# --- rnnlib.elman ------------------------------------------------------------------------------
 
-T = "rnnlib.models.ElmanRNN"
-int_rows(T, "input_dim", lambda v: models.ElmanRNN(v, M), low=1)
-int_rows(T, "width", lambda v: models.ElmanRNN(D, v), low=1)
-int_rows(T, "output_dim", lambda v: models.ElmanRNN(D, M, v), low=1)
-row(T, "dtype", "dtype", lambda: models.ElmanRNN(D, M, dtype=torch.int32))
-row(T, "type", "generator", lambda: models.ElmanRNN(D, M, generator="seed"))
+T = "rnnlib.elman.ElmanRNN"
+int_rows(T, "input_dim", lambda v: elman.ElmanRNN(v, M), low=1)
+int_rows(T, "width", lambda v: elman.ElmanRNN(D, v), low=1)
+int_rows(T, "output_dim", lambda v: elman.ElmanRNN(D, M, v), low=1)
+row(T, "dtype", "dtype", lambda: elman.ElmanRNN(D, M, dtype=torch.int32))
+row(T, "type", "generator", lambda: elman.ElmanRNN(D, M, generator="seed"))
 tensor_rows(T, "x", X, lambda v: ELMAN(v))
 row(T, "shape", "x", lambda: ELMAN(X[..., :-1]), note="input_dim")
 row(T, "dtype", "x", lambda: ELMAN(X.double()), note="float64")
 tensor_rows(T, "x", X, lambda v: ELMAN.hidden_states(v), skip=("type", "dtype", "inf"))
 
-for name, fn in (("elman_hidden_states", models.elman_hidden_states), ("elman_last_state", models.elman_last_state)):
-    T = f"rnnlib.models.{name}"
+for name, fn in (("elman_hidden_states", elman.elman_hidden_states), ("elman_last_state", elman.elman_last_state)):
+    T = f"rnnlib.elman.{name}"
     W, A = ELMAN.W.detach(), ELMAN.A.detach()
     # pure functions for torch.func transforms: only types, shapes and dtypes are checked (a value
     # check would stop jvp/vmap); ElmanRNN's methods also refuse NaN/inf (rows above)
@@ -138,25 +138,25 @@ for name, fn in (("elman_hidden_states", models.elman_hidden_states), ("elman_la
     tensor_rows(T, "x", X, lambda v, fn=fn: fn(W, A, v), skip=("nan", "inf"))
     row(T, "dtype", "x", lambda fn=fn: fn(W, A, X.double()), note="float64")
 
-T = "rnnlib.models.normalize_sequence"
-tensor_rows(T, "x_bar", XBAR, lambda v: models.normalize_sequence(v, 0.1))
-row(T, "malformed", "x_bar", lambda: models.normalize_sequence(2 * XBAR, 0.1), note="non-unit tokens")
-real_rows(T, "eps_x", lambda v: models.normalize_sequence(XBAR, v), bad=(0.0, -0.1, 1.5, math.inf))
+T = "rnnlib.elman.normalize_sequence"
+tensor_rows(T, "x_bar", XBAR, lambda v: elman.normalize_sequence(v, 0.1))
+row(T, "malformed", "x_bar", lambda: elman.normalize_sequence(2 * XBAR, 0.1), note="non-unit tokens")
+real_rows(T, "eps_x", lambda v: elman.normalize_sequence(XBAR, v), bad=(0.0, -0.1, 1.5, math.inf))
 
-for name, fn in (("sample_true_sequence", models.sample_true_sequence),
-                 ("sample_normalized_sequence", lambda b, l, d, **kw: models.sample_normalized_sequence(b, l, d, 0.1, **kw))):
-    T = f"rnnlib.models.{name}"
+for name, fn in (("sample_true_sequence", elman.sample_true_sequence),
+                 ("sample_normalized_sequence", lambda b, l, d, **kw: elman.sample_normalized_sequence(b, l, d, 0.1, **kw))):
+    T = f"rnnlib.elman.{name}"
     int_rows(T, "batch_size", lambda v, fn=fn: fn(v, L, D), low=1)
     int_rows(T, "L", lambda v, fn=fn: fn(B, v, D), low=3)
     int_rows(T, "d", lambda v, fn=fn: fn(B, L, v), low=3)
     row(T, "type", "generator", lambda fn=fn: fn(B, L, D, generator=1.5))
     row(T, "dtype", "dtype", lambda fn=fn: fn(B, L, D, dtype=torch.int64))
-real_rows("rnnlib.models.sample_normalized_sequence", "eps_x",
-          lambda v: models.sample_normalized_sequence(B, L, D, v), bad=(0.0, 2.0))
+real_rows("rnnlib.elman.sample_normalized_sequence", "eps_x",
+          lambda v: elman.sample_normalized_sequence(B, L, D, v), bad=(0.0, 2.0))
 
-T = "rnnlib.models.true_token_tolerance"
-row(T, "dtype", "dtype", lambda: models.true_token_tolerance(torch.int64))
-row(T, "type", "dtype", lambda: models.true_token_tolerance("float32"))
+T = "rnnlib.elman.true_token_tolerance"
+row(T, "dtype", "dtype", lambda: elman.true_token_tolerance(torch.int64))
+row(T, "type", "dtype", lambda: elman.true_token_tolerance("float32"))
 
 T = "rnnlib.seed_everything"
 int_rows(T, "seed", rnnlib.seed_everything, low=0)
@@ -351,17 +351,17 @@ real_rows(T, "tau", lambda v: pseudo.linearization_sample(8, v, L), bad=(0.0,))
 int_rows(T, "L", lambda v: pseudo.linearization_sample(8, 0.1, v), low=3)
 real_rows(T, "eps_x", lambda v: pseudo.linearization_sample(8, 0.1, L, eps_x=v), bad=(0.0, 1.5))
 
-# --- rnnlib.recurrent ------------------------------------------------------------------------------
+# --- rnnlib.dynamical ------------------------------------------------------------------------------
 
-T = "rnnlib.recurrent.recurrent_matrix"
-int_rows(T, "m", recurrent.recurrent_matrix, low=1)
-row(T, "malformed", "scheme", lambda: recurrent.recurrent_matrix(4, "no-such-scheme"))
-real_rows(T, "spectral_norm", lambda v: recurrent.recurrent_matrix(4, spectral_norm=v), bad=(-1.0,))
-row(T, "dtype", "dtype", lambda: recurrent.recurrent_matrix(4, dtype=torch.int64))
+T = "rnnlib.dynamical.recurrent_matrix"
+int_rows(T, "m", dynamical.recurrent_matrix, low=1)
+row(T, "malformed", "scheme", lambda: dynamical.recurrent_matrix(4, "no-such-scheme"))
+real_rows(T, "spectral_norm", lambda v: dynamical.recurrent_matrix(4, spectral_norm=v), bad=(-1.0,))
+row(T, "dtype", "dtype", lambda: dynamical.recurrent_matrix(4, dtype=torch.int64))
 
 for cls in ("LinearSystem", "SimpleRNN", "LSTM"):
-    T = f"rnnlib.recurrent.{cls}"
-    C = getattr(recurrent, cls)
+    T = f"rnnlib.dynamical.{cls}"
+    C = getattr(dynamical, cls)
     int_rows(T, "input_dim", lambda v, C=C: C(v, 4), low=1)
     int_rows(T, "hidden_dim", lambda v, C=C: C(3, v), low=1)
     int_rows(T, "output_dim", lambda v, C=C: C(3, 4, v), low=1)
@@ -369,15 +369,15 @@ for cls in ("LinearSystem", "SimpleRNN", "LSTM"):
     model = {"LinearSystem": LIN, "SimpleRNN": RNN, "LSTM": LSTM}[cls]
     tensor_rows(T, "x", XR, lambda v, model=model: model(v))
     row(T, "dtype", "x", lambda model=model: model(XR.double()), note="float64")
-row("rnnlib.recurrent.SimpleRNN", "malformed", "activation", lambda: recurrent.SimpleRNN(3, 4, activation="sigmoid"))
-row("rnnlib.recurrent.SimpleRNN", "malformed", "init", lambda: recurrent.SimpleRNN(3, 4, init="nope"))
-real_rows("rnnlib.recurrent.SimpleRNN", "spectral_norm", lambda v: recurrent.SimpleRNN(3, 4, spectral_norm=v), bad=(-0.5,))
-tensor_rows("rnnlib.recurrent.SimpleRNN", "s0", S0, lambda v: RNN(XR, v), skip=("empty",))
-real_rows("rnnlib.recurrent.LSTM", "forget_bias", lambda v: recurrent.LSTM(3, 4, forget_bias=v), bad=(math.inf,))
-row("rnnlib.recurrent.LSTM", "type", "lstm", lambda: recurrent.LSTM.from_torch(torch.nn.GRU(3, 4)))
-row("rnnlib.recurrent.LSTM", "malformed", "lstm", lambda: recurrent.LSTM.from_torch(torch.nn.LSTM(3, 4, num_layers=2)))
+row("rnnlib.dynamical.SimpleRNN", "malformed", "activation", lambda: dynamical.SimpleRNN(3, 4, activation="sigmoid"))
+row("rnnlib.dynamical.SimpleRNN", "malformed", "init", lambda: dynamical.SimpleRNN(3, 4, init="nope"))
+real_rows("rnnlib.dynamical.SimpleRNN", "spectral_norm", lambda v: dynamical.SimpleRNN(3, 4, spectral_norm=v), bad=(-0.5,))
+tensor_rows("rnnlib.dynamical.SimpleRNN", "s0", S0, lambda v: RNN(XR, v), skip=("empty",))
+real_rows("rnnlib.dynamical.LSTM", "forget_bias", lambda v: dynamical.LSTM(3, 4, forget_bias=v), bad=(math.inf,))
+row("rnnlib.dynamical.LSTM", "type", "lstm", lambda: dynamical.LSTM.from_torch(torch.nn.GRU(3, 4)))
+row("rnnlib.dynamical.LSTM", "malformed", "lstm", lambda: dynamical.LSTM.from_torch(torch.nn.LSTM(3, 4, num_layers=2)))
 
-T = "rnnlib.recurrent.RecurrentModel"
+T = "rnnlib.dynamical.RecurrentModel"
 row(T, "shape", "x", lambda: RNN(XR[..., :-1]), note="input_dim")
 row(T, "shape", "s0", lambda: RNN(XR, S0[:1]), note="batch")
 
@@ -417,7 +417,7 @@ real_rows(T, "radius", lambda v: stability.project_spectral(SQUARE, v), bad=(0.0
 
 T = "rnnlib.stability.project_spectral_"
 row(T, "type", "model", lambda: stability.project_spectral_(LSTM, 0.9))
-real_rows(T, "lam", lambda v: stability.project_spectral_(recurrent.SimpleRNN(3, 4, generator=0), v), bad=(0.0, 1.5))
+real_rows(T, "lam", lambda v: stability.project_spectral_(dynamical.SimpleRNN(3, 4, generator=0), v), bad=(0.0, 1.5))
 
 T = "rnnlib.stability.project_l1_rows"
 tensor_rows(T, "W", SQUARE, lambda v: stability.project_l1_rows(v, 1.0))
@@ -427,9 +427,9 @@ row(T, "range", "radius", lambda: stability.project_l1_rows(SQUARE, -torch.ones(
 
 T = "rnnlib.stability.project_lstm_"
 row(T, "type", "model", lambda: stability.project_lstm_(RNN))
-real_rows(T, "f_max", lambda v: stability.project_lstm_(recurrent.LSTM(3, 4, generator=0), v), bad=(0.0, 1.0))
-real_rows(T, "margin", lambda v: stability.project_lstm_(recurrent.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 1.0))
-real_rows(T, "u_f_radius", lambda v: stability.project_lstm_(recurrent.LSTM(3, 4, generator=0), u_f_radius=v), bad=(-1.0,))
+real_rows(T, "f_max", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), v), bad=(0.0, 1.0))
+real_rows(T, "margin", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 1.0))
+real_rows(T, "u_f_radius", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), u_f_radius=v), bad=(-1.0,))
 
 for name in ("state_jacobians", "jacobian_norms"):
     T = f"rnnlib.stability.{name}"
@@ -505,21 +505,21 @@ for name in ("train_full_and_truncated", "weight_distance_sweep"):
     fn = getattr(truncation, name)
     kk = (lambda v: v) if name == "train_full_and_truncated" else (lambda v: [v])
     row(T, "type", "model", lambda fn=fn, kk=kk: fn(ELMAN, XR, YR, kk(2), steps=2, lr=0.1))
-    tensor_rows(T, "x", XR, lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), v, YR, kk(2), steps=2, lr=0.1))
-    tensor_rows(T, "y", YR, lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, v, kk(2), steps=2, lr=0.1))
-    int_rows(T, "steps", lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=v, lr=0.1), low=1)
-    real_rows(T, "lr", lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=v),
+    tensor_rows(T, "x", XR, lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), v, YR, kk(2), steps=2, lr=0.1))
+    tensor_rows(T, "y", YR, lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, v, kk(2), steps=2, lr=0.1))
+    int_rows(T, "steps", lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=v, lr=0.1), low=1)
+    real_rows(T, "lr", lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=v),
               bad=(0.0, -0.1, math.inf))
-    row(T, "malformed", "schedule", lambda fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1,
+    row(T, "malformed", "schedule", lambda fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1,
                                                           schedule="cosine"))
-    real_rows(T, "project", lambda v, fn=fn, kk=kk: fn(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1,
+    real_rows(T, "project", lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1,
                                                        project=v), bad=(0.0, 1.5))
 int_rows("rnnlib.truncation.train_full_and_truncated", "k",
-         lambda v: truncation.train_full_and_truncated(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, v, steps=2, lr=0.1), low=1)
+         lambda v: truncation.train_full_and_truncated(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, v, steps=2, lr=0.1), low=1)
 row("rnnlib.truncation.weight_distance_sweep", "empty", "ks",
-    lambda: truncation.weight_distance_sweep(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, [], steps=2, lr=0.1))
+    lambda: truncation.weight_distance_sweep(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, [], steps=2, lr=0.1))
 row("rnnlib.truncation.weight_distance_sweep", "range", "ks",
-    lambda: truncation.weight_distance_sweep(recurrent.SimpleRNN(N_IN, H, generator=0), XR, YR, [0], steps=2, lr=0.1))
+    lambda: truncation.weight_distance_sweep(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, [0], steps=2, lr=0.1))
 
 T = "rnnlib.truncation.growth_recursion_bound"
 real_rows(T, "gradient_gap", lambda v: truncation.growth_recursion_bound(v, 1.0, [0.1]), bad=(-1.0,))
@@ -609,7 +609,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
     "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
     "rnnlib.plotting.use_book_style": "takes no arguments",
-    "rnnlib.recurrent.INIT_SCHEMES": "a constant",
+    "rnnlib.dynamical.INIT_SCHEMES": "a constant",
     "rnnlib.homework.CHECKERS": "a registry (dict) filled by @register",
     "rnnlib.homework.ExerciseCheckFailed": "an exception class",
     "rnnlib.truncation.DivergenceError": "an exception class (tests/test_bad_input.py checks it is raised)",
@@ -681,14 +681,14 @@ def test_every_public_name_has_rows():
 
 def test_divergent_training_stops_with_a_clear_error():
     """Gradient descent that blows up raises DivergenceError naming the cause, never returns NaN curves."""
-    model = recurrent.SimpleRNN(N_IN, H, activation="relu", generator=0)
+    model = dynamical.SimpleRNN(N_IN, H, activation="relu", generator=0)
     x = 10 * torch.randn(4, 12, N_IN, generator=torch.Generator().manual_seed(1))
     y = torch.randn(4, 12, 1, generator=torch.Generator().manual_seed(2))
     with pytest.raises(truncation.DivergenceError, match=r"(?i)nan|inf|diverge") as info:
         truncation.train_full_and_truncated(model, x, y, 3, steps=50, lr=1e6, schedule="constant")
     assert "lr" in str(info.value)
     with pytest.raises(truncation.DivergenceError):
-        truncation.weight_distance_sweep(recurrent.SimpleRNN(N_IN, H, activation="relu", generator=0), x, y, [3],
+        truncation.weight_distance_sweep(dynamical.SimpleRNN(N_IN, H, activation="relu", generator=0), x, y, [3],
                                          steps=50, lr=1e6, schedule="constant")
 
 

@@ -25,7 +25,7 @@ from rnnlib.concepts import (
     token_circle,
 )
 from rnnlib.languages import count_ones, dl1_indicator, embed_binary, sample_binary_strings, sample_dl1_balanced
-from rnnlib.models import sample_true_sequence
+from rnnlib.elman import sample_true_sequence
 
 FAST = settings(max_examples=30, deadline=None)
 D = torch.float64

@@ -7,7 +7,7 @@ import torch
 
 import rnnlib
 from rnnlib import homework
-from rnnlib.models import elman_hidden_states, normalize_sequence
+from rnnlib.elman import elman_hidden_states, normalize_sequence
 
 
 def test_every_checker_is_registered_and_exported():

@@ -12,7 +12,7 @@ from rnnlib.initialization import (
     predicted_sq_norms,
     sequence_norms,
 )
-from rnnlib.models import ElmanRNN, normalize_sequence, sample_true_sequence
+from rnnlib.elman import ElmanRNN, normalize_sequence, sample_true_sequence
 
 
 def test_predicted_sq_norms_is_cumulative_input_energy():
@@ -65,7 +65,7 @@ def test_sequence_norms_shape():
         (lambda: norm_profile([0], 5, 4, 0.1), ValueError, r"widths\[i\] must be >= 1"),
         (lambda: norm_profile([8], 5, 4, 2.0), ValueError, "eps_x must lie in"),
         (lambda: norm_profile([8], 5, 4, 0.1, n_nets=1), ValueError, "n_nets must be >= 2"),
-        (lambda: active_fraction("net", torch.zeros(1, 3, 4)), TypeError, "model must be an rnnlib.models.ElmanRNN"),
+        (lambda: active_fraction("net", torch.zeros(1, 3, 4)), TypeError, "model must be an rnnlib.elman.ElmanRNN"),
         (lambda: flip_fraction_vs_eps(ElmanRNN(4, 8), [], L=5), ValueError, "eps_values must contain"),
     ],
 )

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rnnlib.languages import count_ones, dl1_indicator, embed_binary, sample_binary_strings, sample_dl1_balanced
-from rnnlib.models import normalize_sequence
+from rnnlib.elman import normalize_sequence
 
 FAST = settings(max_examples=30, deadline=None)
 

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rnnlib.models import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+from rnnlib.elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 from rnnlib.pseudo import (
     back_matrices,
     gap_sweep,
@@ -143,7 +143,7 @@ def test_linearization_sample_pairs():
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda m, x, dW, dA: pseudo_network("net", dW, dA, x), TypeError, "model must be an rnnlib.models.ElmanRNN"),
+        (lambda m, x, dW, dA: pseudo_network("net", dW, dA, x), TypeError, "model must be an rnnlib.elman.ElmanRNN"),
         (lambda m, x, dW, dA: pseudo_network(m, dW[:3], dA, x), ValueError, "dW must have shape"),
         (lambda m, x, dW, dA: pseudo_network(m, dW, dA[:, :2], x), ValueError, "dA must have shape"),
         (lambda m, x, dW, dA: pseudo_network(m, dW.float(), dA, x), TypeError, "dW has dtype"),

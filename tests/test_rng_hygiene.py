@@ -178,7 +178,7 @@ def test_rnnlib_draws_only_from_explicit_generators(path):
 def test_lstm_to_torch_leaves_the_global_generator_alone():
     import torch
 
-    from rnnlib.recurrent import LSTM
+    from rnnlib.dynamical import LSTM
 
     model = LSTM(3, 4, generator=0)
     state = torch.get_rng_state().clone()

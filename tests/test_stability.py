@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rnnlib.recurrent import LSTM, LinearSystem, SimpleRNN
+from rnnlib.dynamical import LSTM, LinearSystem, SimpleRNN
 from rnnlib.stability import (
     activation_lipschitz,
     certify,

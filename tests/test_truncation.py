@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from rnnlib.recurrent import LSTM, LinearSystem, SimpleRNN
+from rnnlib.dynamical import LSTM, LinearSystem, SimpleRNN
 from rnnlib.stability import input_lipschitz, state_lipschitz
 from rnnlib.truncation import (
     DivergenceError,

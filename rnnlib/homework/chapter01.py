@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..models import elman_hidden_states, normalize_sequence, sample_true_sequence
+from ..elman import elman_hidden_states, normalize_sequence, sample_true_sequence
 from ._core import Case, compare_with_reference, register
 
 __all__ = ["check_exercise_1_1", "check_exercise_1_2"]

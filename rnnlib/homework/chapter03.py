@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..models import ElmanRNN, sample_normalized_sequence
+from ..elman import ElmanRNN, sample_normalized_sequence
 from ..pseudo import pseudo_network
 from ._core import Case, compare_with_reference, register
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..recurrent import SimpleRNN
+from ..dynamical import SimpleRNN
 from ..truncation import truncated_states
 from ._core import Case, compare_with_reference, register
 

@@ -1,10 +1,10 @@
-"""Tests of rnnlib.recurrent: the simple recurrent models of Part II, cross-checked against torch.nn."""
+"""Tests of rnnlib.dynamical: the simple recurrent models of Part II, cross-checked against torch.nn."""
 
 import pytest
 import torch
 from torch import nn
 
-from rnnlib.recurrent import INIT_SCHEMES, LSTM, LinearSystem, SimpleRNN, recurrent_matrix
+from rnnlib.dynamical import INIT_SCHEMES, LSTM, LinearSystem, SimpleRNN, recurrent_matrix
 
 D = torch.float64
 

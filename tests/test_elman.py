@@ -1,11 +1,11 @@
-"""Tests of rnnlib.models: shapes, initialization, agreement with torch.nn.RNN, gradients, validation."""
+"""Tests of rnnlib.elman: shapes, initialization, agreement with torch.nn.RNN, gradients, validation."""
 
 import math
 
 import pytest
 import torch
 
-from rnnlib.models import (
+from rnnlib.elman import (
     ElmanRNN,
     elman_hidden_states,
     normalize_sequence,

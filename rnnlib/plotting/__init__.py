@@ -1,0 +1,49 @@
+"""One figure style for the whole book, and the figures of each chapter.
+
+Every function takes numbers (the result of an rnnlib measurement) and returns
+a ``matplotlib.figure.Figure``; none of them computes anything of its own, so
+the figures in the book and in the explorers (:mod:`rnnlib.widgets`) are the
+same pictures of the same measurements.
+
+The style and shared helpers are in ``_style.py``; each chapter's figures are in
+``chapterNN.py`` and are re-exported here, so a chapter writes
+``plotting.plot_x(...)``.
+"""
+
+from __future__ import annotations
+
+from ._style import STYLE, loglog_slope, new_figure, use_book_style
+from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
+from .chapter02 import plot_complexity, plot_dl1, plot_targets
+from .chapter03 import plot_linearization, plot_pseudo_gap
+from .chapter08 import (
+    plot_init_norms,
+    plot_jacobian_hist,
+    plot_lds_fit,
+    plot_state_distance,
+)
+from .chapter09 import plot_truncation_errors, plot_truncation_over_time
+from .chapter10 import plot_gradient_difference, plot_weight_distance
+
+__all__ = [
+    "STYLE",
+    "loglog_slope",
+    "new_figure",
+    "use_book_style",
+    "plot_flip_fraction",
+    "plot_norm_profile",
+    "plot_sequence_norms",
+    "plot_complexity",
+    "plot_dl1",
+    "plot_targets",
+    "plot_linearization",
+    "plot_pseudo_gap",
+    "plot_init_norms",
+    "plot_jacobian_hist",
+    "plot_lds_fit",
+    "plot_state_distance",
+    "plot_truncation_errors",
+    "plot_truncation_over_time",
+    "plot_gradient_difference",
+    "plot_weight_distance",
+]

@@ -1,0 +1,65 @@
+"""Figures of chapter 3 (the pseudo-network); see :mod:`rnnlib.plotting`."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+
+from ._style import _record, _values, loglog_slope, new_figure
+
+__all__ = ["plot_pseudo_gap", "plot_linearization"]
+
+
+def plot_pseudo_gap(sweep) -> Figure:
+    """Chapter 3: relative RNN / pseudo-network gap (left) and flipped patterns (right) against m, per tau.
+
+    ``sweep`` is an :class:`rnnlib.pseudo.GapSweep`; log-log axes, fitted slopes in the legend.
+    """
+    _record(sweep, "sweep", ("widths", "taus", "relative_gap", "flip_fraction"), "an rnnlib.pseudo.GapSweep")
+    widths = _values(sweep.widths, "sweep.widths", ndim=1)
+    _values(sweep.relative_gap, "sweep.relative_gap", ndim=2)
+    _values(sweep.flip_fraction, "sweep.flip_fraction", ndim=2)
+    fig, (ax0, ax1) = new_figure(2, width=9.0)
+    for i, tau in enumerate(sweep.taus):
+        rel, flips = sweep.relative_gap[i], sweep.flip_fraction[i]
+        ax0.loglog(widths, rel, "o-", ms=4, label=rf"$\tau = {tau:g}$: slope {loglog_slope(widths, rel):.2f}")
+        ax1.loglog(widths, flips, "o-", ms=4, label=rf"$\tau = {tau:g}$: slope {loglog_slope(widths, flips):.2f}")
+    ref = sweep.relative_gap[0, 0] * (widths / widths[0]) ** -0.25
+    ax0.loglog(widths, ref, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
+    ax1.loglog(widths, sweep.flip_fraction[0, 0] * (widths / widths[0]) ** -0.5, "k:", lw=1.2, label=r"$\propto m^{-1/2}$")
+    for ax in (ax0, ax1):
+        ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax0.set_xlabel("width $m$")
+    ax0.set_ylabel("relative gap RNN vs pseudo-network")
+    ax1.set_xlabel("width $m$")
+    ax1.set_ylabel("fraction of flipped $D^{(l)}$ entries")
+    ax0.legend(fontsize=8)
+    ax1.legend(fontsize=8)
+    return fig
+
+
+def plot_linearization(sample) -> Figure:
+    """Chapter 3 explorer: the true change of the RNN output against the pseudo-network output.
+
+    ``sample`` is an :class:`rnnlib.pseudo.LinearizationSample`; the diagonal is exact agreement.
+    """
+    _record(sample, "sample", ("width", "tau", "L", "true_change", "pseudo", "flip_fraction"),
+            "an rnnlib.pseudo.LinearizationSample")
+    true, pseudo = _values(sample.true_change, "sample.true_change"), _values(sample.pseudo, "sample.pseudo")
+    rel = np.mean(np.abs(true - pseudo)) / np.mean(np.abs(pseudo))
+    fig, (ax,) = new_figure(1, width=5.0, height=4.2)
+    lim = 1.05 * float(max(np.abs(true).max(), np.abs(pseudo).max()))
+    ax.plot([-lim, lim], [-lim, lim], "k:", lw=1.2)
+    ax.scatter(pseudo, true, s=10, alpha=0.6)
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_xlabel(r"pseudo-network $F(\mathbf{x}; \Delta W, \Delta A)$")
+    ax.set_ylabel(r"$F_{\mathrm{rnn}}(W + \Delta W, A + \Delta A) - F_{\mathrm{rnn}}(W, A)$")
+    ax.set_title(
+        rf"$m = {sample.width}$, $\tau = {sample.tau:g}$, $L = {sample.L}$: relative gap {rel:.2f}, "
+        f"flips {100 * sample.flip_fraction:.2f}%",
+        fontsize=9,
+    )
+    return fig
