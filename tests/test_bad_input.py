@@ -602,9 +602,31 @@ row(T, "type", "args", lambda: homework.Case("c", 3))
 row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))
 
 
+# --- rnnlib.claims ------------------------------------------------------------------------------
+
+from rnnlib import claims  # noqa: E402
+
+T = "rnnlib.claims.Claim"
+row(T, "malformed", "id", lambda: claims.Claim("two words", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim"))
+row(T, "malformed", "paper", lambda: claims.Claim("c", "P&G", "Lemma 4.4", "paper", 4, "a claim"))
+row(T, "malformed", "kind", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "guess", 4, "a claim"))
+row(T, "range", "chapter", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 12, "a claim"))
+row(T, "empty", "text", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, " "))
+row("rnnlib.claims.register", "type", "claims", lambda: claims.register("mh-word-level-lm"))
+row("rnnlib.claims.untestable", "empty", "reason",
+    lambda: claims.untestable("c", "P&G 2021", "Sec. 5", "paper", "a claim", ""))
+T = "rnnlib.claims.check"
+row(T, "malformed", "verdict", lambda: claims.check("mh-word-level-lm", True, "1.0", verdict="fine"))
+row(T, "empty", "figure", lambda: claims.check("mh-word-level-lm", True, ""))
+
+
 # --- names with no arguments to validate --------------------------------------------------------
 
 NO_ARGUMENTS_TO_VALIDATE = {
+    "rnnlib.claims.CLAIMS": "a registry (dict) filled by register",
+    "rnnlib.claims.KINDS": "a constant",
+    "rnnlib.claims.VERDICTS": "a constant",
+    "rnnlib.claims.MIME": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
     "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",

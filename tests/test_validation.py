@@ -49,3 +49,25 @@ def test_as_generator():
     assert torch.equal(torch.rand(3, generator=as_generator(None)), torch.rand(3, generator=as_generator(0)))
     with pytest.raises(TypeError, match="generator must be a torch.Generator"):
         as_generator(1.5)
+
+
+def test_claims_check_asserts_and_records():
+    from rnnlib import claims
+
+    record = claims.check("mh-word-level-lm", True, "ppl 1.0")._repr_mimebundle_()
+    assert '"verdict": "reproduced"' in record[claims.MIME] and "ppl 1.0" in record["text/plain"]
+    with pytest.raises(AssertionError, match="mh-word-level-lm.*ppl 9"):
+        claims.check("mh-word-level-lm", False, "ppl 9")
+    with pytest.raises(KeyError, match="not registered"):
+        claims.check("no-such-claim", True, "1")
+
+
+def test_derived_streams_are_distinct_and_reproducible():
+    from rnnlib._rng import derive, derive_seed
+
+    assert derive_seed(1, "weights", 0) == derive_seed(1, "weights", 0)
+    seeds = {derive_seed(s, name, k) for s in (0, 1, 2) for name in ("weights", "data") for k in range(3)}
+    assert len(seeds) == 18  # no two (seed, stream) pairs share a stream, unlike seed + k
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(3, generator=derive(g, "x"))
+    assert not torch.equal(a, torch.randn(3, generator=derive(g, "x")))  # a generator advances

@@ -1,0 +1,130 @@
+"""The claims the book tests, and the one call that asserts and records each of them.
+
+Every claim of the two papers that a chapter measures is registered here, in
+``rnnlib/claims/chapterNN.py`` (one module per chapter, discovered like the
+homework checkers), with the paper's statement number and its *kind*: the
+paper's own claim, our reconstruction, or our heuristic. Claims the book cannot
+test are registered too, with the reason, so that the ledger covers both papers.
+
+A chapter's assert cell calls :func:`check` instead of a bare ``assert``::
+
+    claims.check("pg-lemma-4.4-rate", slope < -0.35, f"error slope in m: {slope:.2f}")
+
+which raises ``AssertionError`` when the measurement disagrees with the claim,
+and otherwise displays one line and a machine-readable record (MIME type
+:data:`MIME`) that the book's ledger page collects from the executed chapters.
+So the ledger's figure and verdict cannot disagree with the assert.
+
+Used by every chapter; the ledger page ("What the book verifies") is built from it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from dataclasses import asdict, dataclass
+
+__all__ = ["Claim", "CLAIMS", "KINDS", "VERDICTS", "MIME", "register", "check", "untestable"]
+
+#: Kinds of claim: the paper's own statement, our reconstruction of a missing part, our heuristic.
+KINDS = ("paper", "reconstruction", "heuristic")
+#: Verdicts a measurement can give.
+VERDICTS = ("reproduced", "reproduced in trend only", "not reproduced", "not testable at this scale")
+#: MIME type of the record :func:`check` displays.
+MIME = "application/vnd.rnnlib.claim+json"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim the book tests (or cannot test).
+
+    ``id``: short stable name, e.g. ``"pg-lemma-4.4-rate"``; ``paper``: ``"P&G 2021"``
+    or ``"M&H 2019"``; ``statement``: its number there (``"Lemma 4.4"``, ``"Prop. 2"``,
+    ``"Sec. 5"``); ``kind``: one of :data:`KINDS`; ``chapter``: the chapter that tests
+    it (0 if none); ``text``: the claim in one sentence; ``untestable``: if non-empty,
+    why the book cannot test it.
+    """
+
+    id: str
+    paper: str
+    statement: str
+    kind: str
+    chapter: int
+    text: str
+    untestable: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id or " " in self.id:
+            raise ValueError(f"id must be a non-empty string without spaces, got {self.id!r}")
+        if self.paper not in ("P&G 2021", "M&H 2019"):
+            raise ValueError(f"paper must be 'P&G 2021' or 'M&H 2019', got {self.paper!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if isinstance(self.chapter, bool) or not isinstance(self.chapter, int) or not 0 <= self.chapter <= 11:
+            raise ValueError(f"chapter must be an int in [0, 11], got {self.chapter!r}")
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError(f"text must be a non-empty sentence, got {self.text!r}")
+
+
+#: Every registered claim, by id.
+CLAIMS: dict[str, Claim] = {}
+
+
+def register(*claims: Claim) -> None:
+    """Add claims to :data:`CLAIMS` (called by each ``chapterNN`` module); ids must be unique."""
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            raise TypeError(f"claims must be Claim records, got {type(claim).__name__}")
+        if claim.id in CLAIMS and CLAIMS[claim.id] != claim:
+            raise ValueError(f"claim id {claim.id!r} is registered twice")
+        CLAIMS[claim.id] = claim
+
+
+def untestable(id: str, paper: str, statement: str, kind: str, text: str, reason: str) -> Claim:
+    """A claim the book cannot test, with the reason (it still gets a ledger row)."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("reason must say why the claim cannot be tested")
+    return Claim(id, paper, statement, kind, 0, text, untestable=reason)
+
+
+class _Record:
+    """What :func:`check` displays: one text line, and the record under :data:`MIME`."""
+
+    def __init__(self, record: dict) -> None:
+        self.record = record
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        r = self.record
+        return {MIME: json.dumps(r), "text/plain": f"claim {r['id']} ({r['verdict']}): {r['figure']}"}
+
+
+def check(claim_id: str, holds: bool, figure: str, *, verdict: str = "reproduced"):
+    """Assert that a measurement supports claim ``claim_id``, and record it for the ledger.
+
+    ``holds`` is the assert's condition (a ``bool``, e.g. ``slope < -0.35``);
+    ``figure`` the key measured number(s) as a short string; ``verdict`` one of
+    :data:`VERDICTS`: what the measurement says about the paper's claim when
+    ``holds`` is true (a chapter that measures a disagreement asserts the
+    disagreement and says ``"not reproduced"``).
+
+    Raises ``AssertionError`` naming the claim and the figure when ``holds`` is
+    false; returns an object that a notebook displays as one line plus the
+    record (ids, verdict, figure).
+    """
+    if claim_id not in CLAIMS:
+        raise KeyError(f"claim_id {claim_id!r} is not registered (add it to rnnlib/claims/chapterNN.py)")
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+    if not isinstance(figure, str) or not figure.strip():
+        raise ValueError("figure must be a non-empty string with the measured number(s)")
+    if not isinstance(holds, bool):
+        holds = bool(holds)  # numpy/torch booleans
+    if not holds:
+        raise AssertionError(f"claim {claim_id} not supported by the measurement: {figure}")
+    return _Record({**asdict(CLAIMS[claim_id]), "verdict": verdict, "figure": figure})
+
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+    if _info.name.startswith("chapter"):
+        importlib.import_module(f"{__name__}.{_info.name}")
