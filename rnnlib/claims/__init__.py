@@ -89,14 +89,37 @@ def untestable(id: str, paper: str, statement: str, kind: str, text: str, reason
 
 
 class _Record:
-    """What :func:`check` displays: one text line, and the record under :data:`MIME`."""
+    """What :func:`check` displays: one text line, and the record under :data:`MIME`.
+
+    In a notebook the record is displayed exactly once, whether or not ``check`` is the
+    last expression of its cell (several checks in one cell each leave their record).
+    """
 
     def __init__(self, record: dict) -> None:
         self.record = record
+        self._shown = False
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         r = self.record
         return {MIME: json.dumps(r), "text/plain": f"claim {r['id']} ({r['verdict']}): {r['figure']}"}
+
+    def _ipython_display_(self) -> None:
+        if self._shown:
+            return
+        from IPython.display import display
+
+        self._shown = True
+        display(self._repr_mimebundle_(), raw=True)
+
+
+def _display_in_notebook(record: _Record) -> None:
+    """Display ``record`` now when running under IPython (a notebook kernel), else do nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book, not of rnnlib
+        return
+    if get_ipython() is not None:
+        record._ipython_display_()
 
 
 def check(claim_id: str, holds: bool, figure: str, *, verdict: str = "reproduced"):
@@ -109,8 +132,8 @@ def check(claim_id: str, holds: bool, figure: str, *, verdict: str = "reproduced
     disagreement and says ``"not reproduced"``).
 
     Raises ``AssertionError`` naming the claim and the figure when ``holds`` is
-    false; returns an object that a notebook displays as one line plus the
-    record (ids, verdict, figure).
+    false; otherwise displays (in a notebook) one line plus the record (ids,
+    verdict, figure), once, and returns it.
     """
     if claim_id not in CLAIMS:
         raise KeyError(f"claim_id {claim_id!r} is not registered (add it to rnnlib/claims/chapterNN.py)")
@@ -122,7 +145,9 @@ def check(claim_id: str, holds: bool, figure: str, *, verdict: str = "reproduced
         holds = bool(holds)  # numpy/torch booleans
     if not holds:
         raise AssertionError(f"claim {claim_id} not supported by the measurement: {figure}")
-    return _Record({**asdict(CLAIMS[claim_id]), "verdict": verdict, "figure": figure})
+    record = _Record({**asdict(CLAIMS[claim_id]), "verdict": verdict, "figure": figure})
+    _display_in_notebook(record)
+    return record
 
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):

@@ -1,0 +1,521 @@
+"""The claims ledger: the appendix "What the book verifies", built from the executed chapters.
+
+Every claim the book tests is registered in ``rnnlib.claims`` (one ``chapterNN`` module per
+chapter); a chapter's assert cell calls ``claims.check(id, holds, figure, verdict=...)``,
+which asserts and displays a record under the MIME type ``rnnlib.claims.MIME``. This module
+reads those records back from the executed notebooks and turns them into a table.
+
+Pure functions (tested in ``tests/test_ledger.py`` on fixture notebooks):
+
+* :func:`claim_records` — the records a notebook's stored outputs hold;
+* :func:`ledger_rows` — one :class:`Row` per registered claim: its verdict ("reproduced",
+  ..., "cannot be tested here" for claims registered with ``untestable``, and "not yet
+  tested" when its chapter left no record), the measured figures, and problems
+  (a chapter that ran but never checked a claim registered for it, a claim checked in
+  another chapter, contradictory verdicts);
+* :func:`verdict_counts` — the summary by verdict;
+* :func:`unmarked_asserts` — ``assert`` statements of a notebook's code cells that are
+  neither a claim (``claims.check``) nor marked ``# implementation check``.
+
+The Sphinx extension (``setup``; listed in ``_config.yml`` under ``sphinx: extra_extensions``):
+
+* the directive ``{claims-ledger}`` writes the ledger's rows at read time (each row has
+  the anchor and label ``claim-<id>``, so other pages write ``{ref}`claim-<id>```);
+  the measured figures, verdicts and the summary are filled in when the page is written,
+  after every chapter has been executed and read; the page is re-read at every build;
+* when MyST-NB reads a chapter notebook, its executed copy (``jupyter_execute/<docname>.ipynb``
+  beside the HTML output, written by MyST-NB with the outputs of this build or of the
+  execution cache) is read for claim records;
+* it warns (an error under ``-W``) about typed measured numbers in a chapter's prose
+  (:mod:`booktools.prose_numbers`), about unmarked asserts, and about the problems of
+  :func:`ledger_rows`. Chapters listed in the Sphinx option ``ledger_unconverted_chapters``
+  (docnames; chapters whose owners are still converting them) get these as notes instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from rnnlib.claims import MIME, VERDICTS, Claim
+
+__all__ = [
+    "CANNOT_TEST",
+    "NOT_YET_TESTED",
+    "ORDER",
+    "Row",
+    "claim_records",
+    "was_executed",
+    "chapter_docnames",
+    "ledger_rows",
+    "verdict_counts",
+    "unmarked_asserts",
+    "claim_checks",
+    "setup",
+]
+
+#: Verdict of a claim registered with ``rnnlib.claims.untestable`` (its row gives the reason).
+CANNOT_TEST = "cannot be tested here"
+#: Verdict of a testable claim for which no executed chapter left a record.
+NOT_YET_TESTED = "not yet tested"
+#: The verdicts in the order the ledger lists them.
+ORDER = (*VERDICTS, CANNOT_TEST, NOT_YET_TESTED)
+#: From the most to the least cautious: a claim checked twice with different verdicts gets the first.
+_CAUTION = ("not reproduced", "not testable at this scale", "reproduced in trend only", "reproduced")
+IMPLEMENTATION_MARK = "# implementation check"
+PAPERS = {"P&G 2021": "Panigrahi & Goyal (2021)", "M&H 2019": "Miller & Hardt (2019)"}
+KIND_WORDS = {"paper": "the paper's", "reconstruction": "ours (reconstruction)", "heuristic": "ours (heuristic)"}
+
+
+# --- reading notebooks --------------------------------------------------------------------------
+
+
+def _source(cell: Mapping) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def claim_records(nb: Mapping) -> list[dict]:
+    """The claim records (dicts with at least ``id``, ``verdict``, ``figure``) in a notebook's outputs.
+
+    ``nb`` is the notebook as a dict (``json.load``); records come in cell order, each with
+    the key ``cell`` (the code cell's index) added. A record that is not valid JSON or lacks
+    a key raises ``ValueError`` naming the cell.
+    """
+    records = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if MIME not in data:
+                continue
+            raw = data[MIME]
+            try:
+                record = json.loads("".join(raw) if isinstance(raw, list) else raw) if not isinstance(raw, dict) else dict(raw)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"cell {i}: a claim record that is not JSON ({err})") from None
+            missing = {"id", "verdict", "figure"} - set(record)
+            if missing:
+                raise ValueError(f"cell {i}: a claim record without {sorted(missing)}")
+            records.append({**record, "cell": i})
+    return records
+
+
+def was_executed(nb: Mapping) -> bool:
+    """Whether the notebook holds the results of an execution (some code cell has a count or outputs)."""
+    return any(
+        cell.get("cell_type") == "code" and (cell.get("execution_count") is not None or cell.get("outputs"))
+        for cell in nb.get("cells", [])
+    )
+
+
+def chapter_docnames(docnames: Iterable[str]) -> dict[int, str]:
+    """Chapter number -> docname, for documents named ``chapters/NN_title``."""
+    chapters = {}
+    for doc in sorted(docnames):
+        match = re.search(r"(?:^|/)(\d\d)_[^/]+$", doc)
+        if match:
+            chapters.setdefault(int(match.group(1)), doc)
+    return chapters
+
+
+def _assert_spans(code: str) -> list[tuple[int, int]] | None:
+    """(first, last) line of every ``assert`` statement, or None if the cell does not parse."""
+    # IPython magics and shell escapes are not Python: blank them (same line numbers)
+    lines = ["" if re.match(r"\s*[%!]", line) else line for line in code.split("\n")]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+
+
+def unmarked_asserts(nb: Mapping) -> list[tuple[int, int, str]]:
+    """``assert`` statements of the code cells that do not end with ``# implementation check``.
+
+    A chapter's claim is checked with ``claims.check`` (which asserts and records); a plain
+    ``assert`` must say that it checks the implementation, with the comment
+    ``# implementation check`` on one of its lines. Returns (cell index, line, first line).
+    """
+    found = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        code = _source(cell)
+        lines = code.split("\n")
+        spans = _assert_spans(code)
+        if spans is None:  # not Python: fall back to the lines that start with assert
+            spans = [(k + 1, k + 1) for k, line in enumerate(lines) if re.match(r"\s*assert\b", line)]
+        for first, last in sorted(spans):
+            if not any(IMPLEMENTATION_MARK in line for line in lines[first - 1 : last]):
+                found.append((i, first, lines[first - 1].strip()))
+    return found
+
+
+def claim_checks(nb: Mapping) -> int:
+    """How many ``claims.check(`` calls the code cells hold."""
+    return sum(len(re.findall(r"\bclaims\.check\(", _source(c))) for c in nb.get("cells", []) if c.get("cell_type") == "code")
+
+
+# --- the ledger ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One claim's row: its verdict, the measured figures (or the reason it cannot be tested)."""
+
+    claim: Claim
+    verdict: str
+    figures: list[str] = field(default_factory=list)
+    docname: str | None = None  # the chapter that tests it, when it is in the book
+    problems: list[str] = field(default_factory=list)
+
+
+def _statement_key(text: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else x for x in re.findall(r"\d+|\D+", text))
+
+
+def _sorted(claims: Iterable[Claim]) -> list[Claim]:
+    """By paper, then chapter (claims no chapter tests last, in the order registered), statement."""
+    def key(item: tuple[int, Claim]) -> tuple:
+        index, claim = item
+        paper = list(PAPERS).index(claim.paper) if claim.paper in PAPERS else len(PAPERS)
+        if claim.chapter == 0:
+            return (paper, 1, 0, (), index)
+        return (paper, 0, claim.chapter, _statement_key(claim.statement), index)
+
+    return [claim for _, claim in sorted(enumerate(claims), key=key)]
+
+
+def ledger_rows(
+    claims: Mapping[str, Claim],
+    records: Mapping[str, list[dict]],
+    chapters: Mapping[int, str],
+    executed: Iterable[str] = (),
+) -> list[Row]:
+    """One :class:`Row` per claim of ``claims``, in the ledger's order (paper, chapter, statement).
+
+    ``records``: docname -> the claim records of that executed chapter (:func:`claim_records`);
+    ``chapters``: chapter number -> docname of the chapters in the book; ``executed``: the
+    docnames whose notebooks were executed (a claim of an executed chapter without a record
+    is a problem: the chapter never checked it).
+    """
+    executed = set(executed)
+    by_claim: dict[str, list[tuple[str, dict]]] = {}
+    for docname, recs in records.items():
+        for record in recs:
+            by_claim.setdefault(record["id"], []).append((docname, record))
+    rows = []
+    for claim in _sorted(claims.values()):
+        found = by_claim.get(claim.id, [])
+        docname = chapters.get(claim.chapter) if claim.chapter else None
+        if claim.untestable:
+            row = Row(claim, CANNOT_TEST, [claim.untestable], None)
+            if found:
+                row.problems.append(
+                    f"claim {claim.id} is registered as untestable but {found[0][0]} checks it"
+                )
+            rows.append(row)
+            continue
+        if not found:
+            row = Row(claim, NOT_YET_TESTED, [], docname)
+            if docname in executed:
+                row.problems.append(
+                    f"claim {claim.id} is registered for chapter {claim.chapter}, "
+                    f"but {docname} ran without checking it (claims.check)"
+                )
+            rows.append(row)
+            continue
+        verdicts = {record["verdict"] for _, record in found}
+        verdict = next((v for v in _CAUTION if v in verdicts), sorted(verdicts)[0])
+        row = Row(claim, verdict, [record["figure"] for _, record in found], docname)
+        if len(verdicts) > 1:
+            row.problems.append(f"claim {claim.id} is checked with different verdicts: {sorted(verdicts)}")
+        for doc in sorted({doc for doc, _ in found}):
+            if doc != docname:
+                row.problems.append(
+                    f"claim {claim.id} is registered for chapter {claim.chapter} but checked in {doc}"
+                )
+        rows.append(row)
+    return rows
+
+
+def verdict_counts(rows: Iterable[Row]) -> dict[str, dict[str, int]]:
+    """verdict -> {paper: count, ..., "all": count}, for every verdict of :data:`ORDER`."""
+    counts = {v: {**{p: 0 for p in PAPERS}, "all": 0} for v in ORDER}
+    for row in rows:
+        counts[row.verdict][row.claim.paper] = counts[row.verdict].get(row.claim.paper, 0) + 1
+        counts[row.verdict]["all"] += 1
+    return counts
+
+
+# --- the Sphinx extension -----------------------------------------------------------------------
+
+try:
+    from docutils import nodes
+    from docutils.parsers.rst import directives  # noqa: F401
+    from sphinx import addnodes
+    from sphinx.util import logging as sphinx_logging
+    from sphinx.util.docutils import SphinxDirective
+except ImportError:  # pragma: no cover - the pure functions above work without Sphinx
+    SphinxDirective = object  # type: ignore[misc,assignment]
+    nodes = None  # type: ignore[assignment]
+
+_BADGE = {
+    "reproduced": "success",
+    "reproduced in trend only": "info",
+    "not reproduced": "danger",
+    "not testable at this scale": "warning",
+    CANNOT_TEST: "secondary",
+    NOT_YET_TESTED: "light",
+}
+
+
+def _logger():
+    return sphinx_logging.getLogger(__name__)
+
+
+def _state(env) -> dict:
+    if not hasattr(env, "rnnlib_ledger"):
+        env.rnnlib_ledger = {"records": {}, "executed": set(), "pages": set()}
+    return env.rnnlib_ledger
+
+
+def _registry(config) -> dict[str, Claim]:
+    return importlib.import_module(config.ledger_registry).CLAIMS
+
+
+if nodes is not None:
+
+    class ledger_cell(nodes.General, nodes.Element):
+        """Placeholder for what is known only after every chapter is read (figure, verdict, summary)."""
+
+    class ClaimsLedger(SphinxDirective):
+        """``{claims-ledger}``: one table per paper, one row per registered claim."""
+
+        has_content = False
+        required_arguments = 0
+        optional_arguments = 0
+
+        def run(self) -> list:
+            env = self.env
+            _state(env)["pages"].add(env.docname)
+            claims = _registry(env.config)
+            chapters = chapter_docnames(env.found_docs)
+            std = env.get_domain("std")
+            out: list = [ledger_cell("", kind="summary")]
+            for paper, title in PAPERS.items():
+                mine = _sorted(c for c in claims.values() if c.paper == paper)
+                if not mine:
+                    continue
+                out.append(nodes.rubric("", title))
+                out.append(self._table(mine, chapters, std))
+            return out
+
+        def _table(self, claims: list[Claim], chapters: dict[int, str], std) -> nodes.table:
+            headers = ("Claim", "Kind", "Tested in", "Measured", "Verdict")
+            widths = (40, 10, 10, 25, 15)
+            table = nodes.table(classes=["claims-ledger"])
+            group = nodes.tgroup(cols=len(headers))
+            table += group
+            group.extend(nodes.colspec(colwidth=w) for w in widths)
+            head = nodes.thead()
+            head += self._row([nodes.paragraph("", h) for h in headers])
+            group += head
+            body = nodes.tbody()
+            group += body
+            for claim in claims:
+                label = f"claim-{claim.id}".lower()
+                node_id = nodes.make_id(label)
+                statement = nodes.paragraph()
+                statement += nodes.strong("", f"{claim.paper.split()[0]} {claim.statement}")
+                statement += nodes.Text(f": {claim.text}")
+                if claim.untestable:
+                    where = nodes.paragraph("", "\u2014")
+                    measured = nodes.paragraph("", claim.untestable)
+                    verdict = _badge(CANNOT_TEST)
+                else:
+                    doc = chapters.get(claim.chapter)
+                    where = nodes.paragraph()
+                    if doc:
+                        ref = addnodes.pending_xref(
+                            "", refdomain="std", reftype="doc", reftarget="/" + doc,
+                            refexplicit=True, refwarn=True, refdoc=self.env.docname,
+                        )
+                        ref += nodes.inline("", f"Chapter {claim.chapter}")
+                        where += ref
+                    else:
+                        where += nodes.Text(f"Chapter {claim.chapter} (not in this build)")
+                    measured = ledger_cell("", kind="figure", claim=claim.id)
+                    verdict = ledger_cell("", kind="verdict", claim=claim.id)
+                row = self._row([statement, nodes.paragraph("", KIND_WORDS[claim.kind]), where, measured, verdict])
+                row["ids"].append(node_id)
+                std.note_hyperlink_target(label, self.env.docname, node_id, f"{claim.paper} {claim.statement}")
+                body += row
+            return table
+
+        @staticmethod
+        def _row(cells: list) -> nodes.row:
+            row = nodes.row()
+            for content in cells:
+                entry = nodes.entry()
+                entry += content
+                row += entry
+            return row
+
+
+def _badge(verdict: str):
+    return nodes.paragraph(
+        "", "", nodes.inline("", verdict, classes=["sd-badge", f"sd-bg-{_BADGE[verdict]}", f"sd-bg-text-{_BADGE[verdict]}"])
+    )
+
+
+def _rows(app) -> list[Row]:
+    env = app.env
+    state = _state(env)
+    return ledger_rows(_registry(app.config), state["records"], chapter_docnames(env.found_docs), state["executed"])
+
+
+def _summary_table(rows: list[Row]):
+    counts = verdict_counts(rows)
+    headers = ("Verdict", *(p.split()[0] for p in PAPERS), "All")
+    table = nodes.table(classes=["claims-ledger-summary"])
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    group.extend(nodes.colspec(colwidth=w) for w in (40, 15, 15, 15))
+    head = nodes.thead()
+    body = nodes.tbody()
+    group += head
+    group += body
+    head += ClaimsLedger._row([nodes.paragraph("", h) for h in headers])
+    for verdict in ORDER:
+        c = counts[verdict]
+        body += ClaimsLedger._row([_badge(verdict), *(nodes.paragraph("", str(c[p])) for p in PAPERS), nodes.paragraph("", str(c["all"]))])
+    total = {p: sum(counts[v][p] for v in ORDER) for p in (*PAPERS, "all")}
+    body += ClaimsLedger._row(
+        [nodes.paragraph("", "", nodes.strong("", "all claims")), *(nodes.paragraph("", "", nodes.strong("", str(total[p]))) for p in (*PAPERS, "all"))]
+    )
+    return table
+
+
+def _fill(app, doctree, docname: str) -> None:
+    if docname not in _state(app.env)["pages"]:
+        return
+    rows = {row.claim.id: row for row in _rows(app)}
+    for cell in list(doctree.findall(ledger_cell)):
+        kind = cell["kind"]
+        if kind == "summary":
+            cell.replace_self(_summary_table(list(rows.values())))
+            continue
+        row = rows[cell["claim"]]
+        if kind == "verdict":
+            cell.replace_self(_badge(row.verdict))
+        elif row.figures:
+            cell.replace_self([nodes.paragraph("", figure) for figure in row.figures])
+        else:
+            cell.replace_self(nodes.paragraph("", "\u2014"))
+
+
+def _executed_copy(app, docname: str) -> Path:
+    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
+    folder = Path(folder) if folder else Path(app.outdir).parent / "jupyter_execute"
+    return folder.joinpath(*docname.split("/")).with_suffix(".ipynb")
+
+
+def _report(app, docname: str, message: str, subtype: str) -> None:
+    if docname in set(app.config.ledger_unconverted_chapters):
+        _logger().info(f"[ledger, unconverted chapter] {message}", location=docname)
+    else:
+        _logger().warning(message, location=docname, type="rnnlib", subtype=subtype)
+
+
+def _read_chapter(app, doctree) -> None:
+    from booktools.prose_numbers import typed_numbers
+
+    env = app.env
+    docname = env.docname
+    source = Path(env.doc2path(docname))
+    if source.suffix != ".ipynb":
+        return
+    state = _state(env)
+    state["records"].pop(docname, None)
+    state["executed"].discard(docname)
+    executed = _executed_copy(app, docname)
+    if executed.exists():
+        nb = json.loads(executed.read_text(encoding="utf8"))
+        try:
+            state["records"][docname] = claim_records(nb)
+        except ValueError as err:
+            _logger().warning(f"claim records: {err}", location=docname, type="rnnlib", subtype="ledger")
+        if was_executed(nb):
+            state["executed"].add(docname)
+    if not chapter_docnames([docname]):
+        return  # the checks of prose and asserts are for chapters
+    nb = json.loads(source.read_text(encoding="utf8"))
+    for number in typed_numbers(nb):
+        _report(
+            app, docname,
+            f"typed number in the prose, {number}: glue it from the cell that computes it "
+            "(CONTRIBUTING.md, 'Claims and numbers'), or allow it",
+            "prose-number",
+        )
+    for cell, line, text in unmarked_asserts(nb):
+        _report(
+            app, docname,
+            f"cell {cell}, line {line}: `{text}` is neither claims.check(...) nor marked "
+            f"'{IMPLEMENTATION_MARK}'",
+            "assert",
+        )
+
+
+def _check_consistency(app, env) -> None:
+    for row in _rows(app):
+        for problem in row.problems:
+            doc = row.docname or next(iter(sorted(_state(env)["pages"])), None)
+            if row.docname:
+                _report(app, row.docname, problem, "ledger")
+            else:
+                _logger().warning(problem, location=doc, type="rnnlib", subtype="ledger")
+
+
+def _purge(app, env, docname: str) -> None:
+    state = _state(env)
+    state["records"].pop(docname, None)
+    state["executed"].discard(docname)
+    state["pages"].discard(docname)
+
+
+def _merge(app, env, docnames, other) -> None:
+    state, theirs = _state(env), _state(other)
+    for doc in docnames:
+        if doc in theirs["records"]:
+            state["records"][doc] = theirs["records"][doc]
+        if doc in theirs["executed"]:
+            state["executed"].add(doc)
+        if doc in theirs["pages"]:
+            state["pages"].add(doc)
+
+
+def _always_reread(app, env, added, changed, removed) -> list[str]:
+    # the ledger reads the registry (Python) and every chapter: re-read it at every build
+    return sorted(doc for doc in _state(env)["pages"] if doc in env.found_docs)
+
+
+def setup(app) -> dict[str, Any]:
+    app.add_config_value("ledger_registry", "rnnlib.claims", "env")
+    app.add_config_value("ledger_unconverted_chapters", [], "env")
+    app.add_node(ledger_cell)
+    app.add_directive("claims-ledger", ClaimsLedger)
+    app.connect("doctree-read", _read_chapter)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("env-get-outdated", _always_reread)
+    app.connect("env-check-consistency", _check_consistency)
+    app.connect("doctree-resolved", _fill)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
