@@ -19,6 +19,8 @@ Pure functions (tested in ``tests/test_ledger.py`` on fixture notebooks):
 
 The Sphinx extension (``setup``; listed in ``_config.yml`` under ``sphinx: extra_extensions``):
 
+* the role ``{claim}`<id>``` links to a claim's row and shows its verdict; the role
+  ``{chapter}`N``` links to chapter N, or says "chapter N" when the book does not have it yet;
 * the directive ``{claims-ledger}`` writes the ledger's rows at read time (each row has
   the anchor and label ``claim-<id>``, so other pages write ``{ref}`claim-<id>```);
   the measured figures, verdicts and the summary are filled in when the page is written,
@@ -262,9 +264,9 @@ try:
     from docutils.parsers.rst import directives  # noqa: F401
     from sphinx import addnodes
     from sphinx.util import logging as sphinx_logging
-    from sphinx.util.docutils import SphinxDirective
+    from sphinx.util.docutils import SphinxDirective, SphinxRole
 except ImportError:  # pragma: no cover - the pure functions above work without Sphinx
-    SphinxDirective = object  # type: ignore[misc,assignment]
+    SphinxDirective = SphinxRole = object  # type: ignore[misc,assignment]
     nodes = None  # type: ignore[assignment]
 
 _BADGE = {
@@ -370,6 +372,46 @@ if nodes is not None:
             return row
 
 
+    class ClaimRole(SphinxRole):
+        """``{claim}`<id>```: a link to the claim's ledger row, followed by its verdict."""
+
+        def run(self):
+            claims = _registry(self.config)
+            claim_id = self.text.strip()
+            if claim_id not in claims:
+                msg = self.inliner.reporter.warning(
+                    f"{{claim}} role: {claim_id!r} is not a registered claim (rnnlib.claims)", line=self.lineno
+                )
+                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+            claim = claims[claim_id]
+            _state(self.env)["pages"].add(self.env.docname)  # its verdict changes with any chapter
+            ref = addnodes.pending_xref(
+                "", refdomain="std", reftype="ref", reftarget=f"claim-{claim_id}".lower(),
+                refexplicit=True, refwarn=True, refdoc=self.env.docname,
+            )
+            ref += nodes.inline("", f"{claim.paper.split()[0]} {claim.statement}")
+            return [ref, ledger_cell("", kind="inline-verdict", claim=claim_id)], []
+
+    class ChapterRole(SphinxRole):
+        """``{chapter}`N```: "chapter N", a link when the book has that chapter."""
+
+        def run(self):
+            text = self.text.strip()
+            if not text.isdigit():
+                msg = self.inliner.reporter.warning(f"{{chapter}} role: {text!r} is not a chapter number", line=self.lineno)
+                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+            doc = chapter_docnames(self.env.found_docs).get(int(text))
+            label = f"chapter {int(text)}"
+            if doc is None:
+                return [nodes.Text(label)], []
+            ref = addnodes.pending_xref(
+                "", refdomain="std", reftype="doc", reftarget="/" + doc,
+                refexplicit=True, refwarn=True, refdoc=self.env.docname,
+            )
+            ref += nodes.inline("", label)
+            return [ref], []
+
+
 def _badge(verdict: str):
     return nodes.paragraph(
         "", "", nodes.inline("", verdict, classes=["sd-badge", f"sd-bg-{_BADGE[verdict]}", f"sd-bg-text-{_BADGE[verdict]}"])
@@ -405,11 +447,15 @@ def _summary_table(rows: list[Row]):
 
 
 def _fill(app, doctree, docname: str) -> None:
-    if docname not in _state(app.env)["pages"]:
+    cells = list(doctree.findall(ledger_cell))
+    if not cells:
         return
     rows = {row.claim.id: row for row in _rows(app)}
-    for cell in list(doctree.findall(ledger_cell)):
+    for cell in cells:
         kind = cell["kind"]
+        if kind == "inline-verdict":
+            cell.replace_self(nodes.inline("", f" ({rows[cell['claim']].verdict})", classes=["claim-verdict"]))
+            continue
         if kind == "summary":
             cell.replace_self(_summary_table(list(rows.values())))
             continue
@@ -512,6 +558,8 @@ def setup(app) -> dict[str, Any]:
     app.add_config_value("ledger_unconverted_chapters", [], "env")
     app.add_node(ledger_cell)
     app.add_directive("claims-ledger", ClaimsLedger)
+    app.add_role("claim", ClaimRole())
+    app.add_role("chapter", ChapterRole())
     app.connect("doctree-read", _read_chapter)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
