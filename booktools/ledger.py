@@ -25,9 +25,9 @@ The Sphinx extension (``setup``; listed in ``_config.yml`` under ``sphinx: extra
   the anchor and label ``claim-<id>``, so other pages write ``{ref}`claim-<id>```);
   the measured figures, verdicts and the summary are filled in when the page is written,
   after every chapter has been executed and read; the page is re-read at every build;
-* when MyST-NB reads a chapter notebook, its executed copy (``jupyter_execute/<docname>.ipynb``
-  beside the HTML output, written by MyST-NB with the outputs of this build or of the
-  execution cache) is read for claim records;
+* when a chapter notebook has been read, its claim records are taken from the page itself
+  (:func:`records_from_doctree`: the outputs MyST-NB rendered, whether executed now, taken
+  from the execution cache, or stored), and kept in the environment;
 * it warns (an error under ``-W``) about typed measured numbers in a chapter's prose
   (:mod:`booktools.prose_numbers`), about unmarked asserts, and about the problems of
   :func:`ledger_rows`. Chapters listed in the Sphinx option ``ledger_unconverted_chapters``
@@ -52,6 +52,7 @@ __all__ = [
     "ORDER",
     "Row",
     "claim_records",
+    "records_from_doctree",
     "was_executed",
     "chapter_docnames",
     "ledger_rows",
@@ -70,8 +71,12 @@ ORDER = (*VERDICTS, CANNOT_TEST, NOT_YET_TESTED)
 #: From the most to the least cautious: a claim checked twice with different verdicts gets the first.
 _CAUTION = ("not reproduced", "not testable at this scale", "reproduced in trend only", "reproduced")
 IMPLEMENTATION_MARK = "# implementation check"
+#: The text line ``claims.check`` displays beside its record.
+_RECORD_LINE = re.compile(
+    r"^claim (?P<id>\S+) \((?P<verdict>" + "|".join(map(re.escape, VERDICTS)) + r")\): (?P<figure>.*)$", re.S
+)
 PAPERS = {"P&G 2021": "Panigrahi & Goyal (2021)", "M&H 2019": "Miller & Hardt (2019)"}
-KIND_WORDS = {"paper": "the paper's", "reconstruction": "ours (reconstruction)", "heuristic": "ours (heuristic)"}
+KIND_WORDS = {"paper": "the paper's claim", "reconstruction": "our reconstruction", "heuristic": "our heuristic"}
 
 
 # --- reading notebooks --------------------------------------------------------------------------
@@ -321,9 +326,9 @@ if nodes is not None:
             return out
 
         def _table(self, claims: list[Claim], chapters: dict[int, str], std) -> nodes.table:
-            headers = ("Claim", "Kind", "Tested in", "Measured", "Verdict")
-            widths = (40, 10, 10, 25, 15)
-            table = nodes.table(classes=["claims-ledger"])
+            headers = ("Claim", "Measured", "Verdict")
+            widths = (50, 33, 17)
+            table = nodes.table(classes=["claims-ledger", "colwidths-given"])
             group = nodes.tgroup(cols=len(headers))
             table += group
             group.extend(nodes.colspec(colwidth=w) for w in widths)
@@ -338,25 +343,27 @@ if nodes is not None:
                 statement = nodes.paragraph()
                 statement += nodes.strong("", f"{claim.paper.split()[0]} {claim.statement}")
                 statement += nodes.Text(f": {claim.text}")
+                about = nodes.paragraph(classes=["claims-ledger-about"])
+                about += nodes.emphasis("", f"{KIND_WORDS[claim.kind]} \u00b7 ")
                 if claim.untestable:
-                    where = nodes.paragraph("", "\u2014")
+                    about += nodes.emphasis("", "no chapter tests it")
                     measured = nodes.paragraph("", claim.untestable)
                     verdict = _badge(CANNOT_TEST)
                 else:
                     doc = chapters.get(claim.chapter)
-                    where = nodes.paragraph()
                     if doc:
                         ref = addnodes.pending_xref(
                             "", refdomain="std", reftype="doc", reftarget="/" + doc,
                             refexplicit=True, refwarn=True, refdoc=self.env.docname,
                         )
-                        ref += nodes.inline("", f"Chapter {claim.chapter}")
-                        where += ref
+                        ref += nodes.inline("", f"chapter {claim.chapter}")
+                        about += nodes.emphasis("", "tested in ")
+                        about += ref
                     else:
-                        where += nodes.Text(f"Chapter {claim.chapter} (not in this build)")
+                        about += nodes.emphasis("", f"chapter {claim.chapter} (not in this build)")
                     measured = ledger_cell("", kind="figure", claim=claim.id)
                     verdict = ledger_cell("", kind="verdict", claim=claim.id)
-                row = self._row([statement, nodes.paragraph("", KIND_WORDS[claim.kind]), where, measured, verdict])
+                row = self._row([[statement, about], measured, verdict])
                 row["ids"].append(node_id)
                 std.note_hyperlink_target(label, self.env.docname, node_id, f"{claim.paper} {claim.statement}")
                 body += row
@@ -427,7 +434,7 @@ def _rows(app) -> list[Row]:
 def _summary_table(rows: list[Row]):
     counts = verdict_counts(rows)
     headers = ("Verdict", *(p.split()[0] for p in PAPERS), "All")
-    table = nodes.table(classes=["claims-ledger-summary"])
+    table = nodes.table(classes=["claims-ledger-summary", "colwidths-given"])
     group = nodes.tgroup(cols=len(headers))
     table += group
     group.extend(nodes.colspec(colwidth=w) for w in (40, 15, 15, 15))
@@ -468,10 +475,39 @@ def _fill(app, doctree, docname: str) -> None:
             cell.replace_self(nodes.paragraph("", "\u2014"))
 
 
-def _executed_copy(app, docname: str) -> Path:
-    folder = getattr(getattr(app.env, "mystnb_config", None), "output_folder", None)
-    folder = Path(folder) if folder else Path(app.outdir).parent / "jupyter_execute"
-    return folder.joinpath(*docname.split("/")).with_suffix(".ipynb")
+def _exec_data(env, docname: str):
+    try:
+        from myst_nb.sphinx_ import NbMetadataCollector
+    except ImportError:  # pragma: no cover
+        return None
+    return NbMetadataCollector.get_exec_data(env, docname)
+
+
+def _has_outputs(doctree) -> bool:
+    return any(node.get("nb_element") == "cell_code_output" for node in doctree.findall(nodes.container))
+
+
+def records_from_doctree(doctree) -> list[dict]:
+    """The claim records of a chapter page, read from its doctree as MyST-NB rendered it.
+
+    ``claims.check`` displays each record as one ``text/plain`` line, ``claim <id>
+    (<verdict>): <figure>`` (next to the JSON record, which MyST-NB does not render). The
+    page's own outputs are the source: they are there whether the notebook was executed
+    now, taken from jupyter-cache, or stored, whereas MyST-NB 1.4 writes its executed copy
+    (``jupyter_execute/*.ipynb``) *without outputs* when it takes them from the cache.
+    """
+    records = []
+    for node in doctree.findall(nodes.container):
+        if node.get("mime_type") != "text/plain" or node.parent is None or node.parent.get("nb_element") != "mime_bundle":
+            continue
+        match = _RECORD_LINE.match(node.astext().strip())
+        if not match:
+            continue
+        cell = node
+        while cell is not None and cell.get("nb_element") != "cell_code":
+            cell = cell.parent
+        records.append({**match.groupdict(), "cell": None if cell is None else cell.get("cell_index")})
+    return records
 
 
 def _report(app, docname: str, message: str, subtype: str) -> None:
@@ -490,17 +526,10 @@ def _read_chapter(app, doctree) -> None:
     if source.suffix != ".ipynb":
         return
     state = _state(env)
-    state["records"].pop(docname, None)
+    state["records"][docname] = records_from_doctree(doctree)
     state["executed"].discard(docname)
-    executed = _executed_copy(app, docname)
-    if executed.exists():
-        nb = json.loads(executed.read_text(encoding="utf8"))
-        try:
-            state["records"][docname] = claim_records(nb)
-        except ValueError as err:
-            _logger().warning(f"claim records: {err}", location=docname, type="rnnlib", subtype="ledger")
-        if was_executed(nb):
-            state["executed"].add(docname)
+    if _exec_data(env, docname) is not None or _has_outputs(doctree):
+        state["executed"].add(docname)
     if not chapter_docnames([docname]):
         return  # the checks of prose and asserts are for chapters
     nb = json.loads(source.read_text(encoding="utf8"))
@@ -566,4 +595,4 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-get-outdated", _always_reread)
     app.connect("env-check-consistency", _check_consistency)
     app.connect("doctree-resolved", _fill)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
