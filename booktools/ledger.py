@@ -461,7 +461,9 @@ def _fill(app, doctree, docname: str) -> None:
     for cell in cells:
         kind = cell["kind"]
         if kind == "inline-verdict":
-            cell.replace_self(nodes.inline("", f" ({rows[cell['claim']].verdict})", classes=["claim-verdict"]))
+            verdict = rows[cell["claim"]].verdict
+            badge = nodes.inline("", verdict, classes=["claim-verdict", "sd-badge", f"sd-bg-{_BADGE[verdict]}", f"sd-bg-text-{_BADGE[verdict]}"])
+            cell.replace_self([nodes.Text(" "), badge])
             continue
         if kind == "summary":
             cell.replace_self(_summary_table(list(rows.values())))

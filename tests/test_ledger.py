@@ -268,8 +268,8 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
 def test_fixture_book_roles_link_to_rows_and_chapters(fixture_book):
     html_dir, _ = fixture_book
     html = (html_dir / "epilogue.html").read_text()
-    assert 'href="ledger.html#claim-fx-rate"' in html and "(reproduced)" in html
-    assert "(cannot be tested here)" in html
+    assert 'href="ledger.html#claim-fx-rate"' in html and 'sd-bg-text-success">reproduced</span>' in html
+    assert ">cannot be tested here</span>" in html
     assert 'href="chapters/03_checked.html"' in html and "chapter 7" in html
     assert 'href="ledger.html#claim-fx-trend"' in html
 
