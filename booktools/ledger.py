@@ -40,9 +40,10 @@ import ast
 import importlib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from rnnlib.claims import MIME, VERDICTS, Claim
 
@@ -69,14 +70,26 @@ NOT_YET_TESTED = "not yet tested"
 #: The verdicts in the order the ledger lists them.
 ORDER = (*VERDICTS, CANNOT_TEST, NOT_YET_TESTED)
 #: From the most to the least cautious: a claim checked twice with different verdicts gets the first.
-_CAUTION = ("not reproduced", "not testable at this scale", "reproduced in trend only", "reproduced")
+_CAUTION = (
+    "not reproduced",
+    "not testable at this scale",
+    "reproduced in trend only",
+    "reproduced",
+)
 IMPLEMENTATION_MARK = "# implementation check"
 #: The text line ``claims.check`` displays beside its record.
 _RECORD_LINE = re.compile(
-    r"^claim (?P<id>\S+) \((?P<verdict>" + "|".join(map(re.escape, VERDICTS)) + r")\): (?P<figure>.*)$", re.S
+    r"^claim (?P<id>\S+) \((?P<verdict>"
+    + "|".join(map(re.escape, VERDICTS))
+    + r")\): (?P<figure>.*)$",
+    re.S,
 )
 PAPERS = {"P&G 2021": "Panigrahi & Goyal (2021)", "M&H 2019": "Miller & Hardt (2019)"}
-KIND_WORDS = {"paper": "the paper's claim", "reconstruction": "our reconstruction", "heuristic": "our heuristic"}
+KIND_WORDS = {
+    "paper": "the paper's claim",
+    "reconstruction": "our reconstruction",
+    "heuristic": "our heuristic",
+}
 
 
 # --- reading notebooks --------------------------------------------------------------------------
@@ -104,9 +117,15 @@ def claim_records(nb: Mapping) -> list[dict]:
                 continue
             raw = data[MIME]
             try:
-                record = json.loads("".join(raw) if isinstance(raw, list) else raw) if not isinstance(raw, dict) else dict(raw)
+                record = (
+                    json.loads("".join(raw) if isinstance(raw, list) else raw)
+                    if not isinstance(raw, dict)
+                    else dict(raw)
+                )
             except json.JSONDecodeError as err:
-                raise ValueError(f"cell {i}: a claim record that is not JSON ({err})") from None
+                raise ValueError(
+                    f"cell {i}: a claim record that is not JSON ({err})"
+                ) from None
             missing = {"id", "verdict", "figure"} - set(record)
             if missing:
                 raise ValueError(f"cell {i}: a claim record without {sorted(missing)}")
@@ -117,7 +136,8 @@ def claim_records(nb: Mapping) -> list[dict]:
 def was_executed(nb: Mapping) -> bool:
     """Whether the notebook holds the results of an execution (some code cell has a count or outputs)."""
     return any(
-        cell.get("cell_type") == "code" and (cell.get("execution_count") is not None or cell.get("outputs"))
+        cell.get("cell_type") == "code"
+        and (cell.get("execution_count") is not None or cell.get("outputs"))
         for cell in nb.get("cells", [])
     )
 
@@ -140,7 +160,11 @@ def _assert_spans(code: str) -> list[tuple[int, int]] | None:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
         return None
-    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+    return [
+        (n.lineno, n.end_lineno or n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assert)
+    ]
 
 
 def unmarked_asserts(nb: Mapping) -> list[tuple[int, int, str]]:
@@ -158,7 +182,11 @@ def unmarked_asserts(nb: Mapping) -> list[tuple[int, int, str]]:
         lines = code.split("\n")
         spans = _assert_spans(code)
         if spans is None:  # not Python: fall back to the lines that start with assert
-            spans = [(k + 1, k + 1) for k, line in enumerate(lines) if re.match(r"\s*assert\b", line)]
+            spans = [
+                (k + 1, k + 1)
+                for k, line in enumerate(lines)
+                if re.match(r"\s*assert\b", line)
+            ]
         for first, last in sorted(spans):
             if not any(IMPLEMENTATION_MARK in line for line in lines[first - 1 : last]):
                 found.append((i, first, lines[first - 1].strip()))
@@ -167,7 +195,11 @@ def unmarked_asserts(nb: Mapping) -> list[tuple[int, int, str]]:
 
 def claim_checks(nb: Mapping) -> int:
     """How many ``claims.check(`` calls the code cells hold."""
-    return sum(len(re.findall(r"\bclaims\.check\(", _source(c))) for c in nb.get("cells", []) if c.get("cell_type") == "code")
+    return sum(
+        len(re.findall(r"\bclaims\.check\(", _source(c)))
+        for c in nb.get("cells", [])
+        if c.get("cell_type") == "code"
+    )
 
 
 # --- the ledger ----------------------------------------------------------------------------------
@@ -190,9 +222,12 @@ def _statement_key(text: str) -> tuple:
 
 def _sorted(claims: Iterable[Claim]) -> list[Claim]:
     """By paper, then chapter (claims no chapter tests last, in the order registered), statement."""
+
     def key(item: tuple[int, Claim]) -> tuple:
         index, claim = item
-        paper = list(PAPERS).index(claim.paper) if claim.paper in PAPERS else len(PAPERS)
+        paper = (
+            list(PAPERS).index(claim.paper) if claim.paper in PAPERS else len(PAPERS)
+        )
         if claim.chapter == 0:
             return (paper, 1, 0, (), index)
         return (paper, 0, claim.chapter, _statement_key(claim.statement), index)
@@ -243,7 +278,9 @@ def ledger_rows(
         verdict = next((v for v in _CAUTION if v in verdicts), sorted(verdicts)[0])
         row = Row(claim, verdict, [record["figure"] for _, record in found], docname)
         if len(verdicts) > 1:
-            row.problems.append(f"claim {claim.id} is checked with different verdicts: {sorted(verdicts)}")
+            row.problems.append(
+                f"claim {claim.id} is checked with different verdicts: {sorted(verdicts)}"
+            )
         for doc in sorted({doc for doc, _ in found}):
             if doc != docname:
                 row.problems.append(
@@ -257,7 +294,9 @@ def verdict_counts(rows: Iterable[Row]) -> dict[str, dict[str, int]]:
     """verdict -> {paper: count, ..., "all": count}, for every verdict of :data:`ORDER`."""
     counts = {v: {**{p: 0 for p in PAPERS}, "all": 0} for v in ORDER}
     for row in rows:
-        counts[row.verdict][row.claim.paper] = counts[row.verdict].get(row.claim.paper, 0) + 1
+        counts[row.verdict][row.claim.paper] = (
+            counts[row.verdict].get(row.claim.paper, 0) + 1
+        )
         counts[row.verdict]["all"] += 1
     return counts
 
@@ -325,7 +364,9 @@ if nodes is not None:
                 out.append(self._table(mine, chapters, std))
             return out
 
-        def _table(self, claims: list[Claim], chapters: dict[int, str], std) -> nodes.table:
+        def _table(
+            self, claims: list[Claim], chapters: dict[int, str], std
+        ) -> nodes.table:
             headers = ("Claim", "Measured", "Verdict")
             widths = (50, 33, 17)
             table = nodes.table(classes=["claims-ledger", "colwidths-given"])
@@ -341,7 +382,9 @@ if nodes is not None:
                 label = f"claim-{claim.id}".lower()
                 node_id = nodes.make_id(label)
                 statement = nodes.paragraph()
-                statement += nodes.strong("", f"{claim.paper.split()[0]} {claim.statement}")
+                statement += nodes.strong(
+                    "", f"{claim.paper.split()[0]} {claim.statement}"
+                )
                 statement += nodes.Text(f": {claim.text}")
                 about = nodes.paragraph(classes=["claims-ledger-about"])
                 about += nodes.emphasis("", f"{KIND_WORDS[claim.kind]} \u00b7 ")
@@ -353,19 +396,28 @@ if nodes is not None:
                     doc = chapters.get(claim.chapter)
                     if doc:
                         ref = addnodes.pending_xref(
-                            "", refdomain="std", reftype="doc", reftarget="/" + doc,
-                            refexplicit=True, refwarn=True, refdoc=self.env.docname,
+                            "",
+                            refdomain="std",
+                            reftype="doc",
+                            reftarget="/" + doc,
+                            refexplicit=True,
+                            refwarn=True,
+                            refdoc=self.env.docname,
                         )
                         ref += nodes.inline("", f"chapter {claim.chapter}")
                         about += nodes.emphasis("", "tested in ")
                         about += ref
                     else:
-                        about += nodes.emphasis("", f"chapter {claim.chapter} (not in this build)")
+                        about += nodes.emphasis(
+                            "", f"chapter {claim.chapter} (not in this build)"
+                        )
                     measured = ledger_cell("", kind="figure", claim=claim.id)
                     verdict = ledger_cell("", kind="verdict", claim=claim.id)
                 row = self._row([[statement, about], measured, verdict])
                 row["ids"].append(node_id)
-                std.note_hyperlink_target(label, self.env.docname, node_id, f"{claim.paper} {claim.statement}")
+                std.note_hyperlink_target(
+                    label, self.env.docname, node_id, f"{claim.paper} {claim.statement}"
+                )
                 body += row
             return table
 
@@ -378,7 +430,6 @@ if nodes is not None:
                 row += entry
             return row
 
-
     class ClaimRole(SphinxRole):
         """``{claim}`<id>```: a link to the claim's ledger row, followed by its verdict."""
 
@@ -387,14 +438,24 @@ if nodes is not None:
             claim_id = self.text.strip()
             if claim_id not in claims:
                 msg = self.inliner.reporter.warning(
-                    f"{{claim}} role: {claim_id!r} is not a registered claim (rnnlib.claims)", line=self.lineno
+                    f"{{claim}} role: {claim_id!r} is not a registered claim (rnnlib.claims)",
+                    line=self.lineno,
                 )
-                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [
+                    msg
+                ]
             claim = claims[claim_id]
-            _state(self.env)["pages"].add(self.env.docname)  # its verdict changes with any chapter
+            _state(self.env)["pages"].add(
+                self.env.docname
+            )  # its verdict changes with any chapter
             ref = addnodes.pending_xref(
-                "", refdomain="std", reftype="ref", reftarget=f"claim-{claim_id}".lower(),
-                refexplicit=True, refwarn=True, refdoc=self.env.docname,
+                "",
+                refdomain="std",
+                reftype="ref",
+                reftarget=f"claim-{claim_id}".lower(),
+                refexplicit=True,
+                refwarn=True,
+                refdoc=self.env.docname,
             )
             ref += nodes.inline("", f"{claim.paper.split()[0]} {claim.statement}")
             return [ref, ledger_cell("", kind="inline-verdict", claim=claim_id)], []
@@ -405,15 +466,25 @@ if nodes is not None:
         def run(self):
             text = self.text.strip()
             if not text.isdigit():
-                msg = self.inliner.reporter.warning(f"{{chapter}} role: {text!r} is not a chapter number", line=self.lineno)
-                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
+                msg = self.inliner.reporter.warning(
+                    f"{{chapter}} role: {text!r} is not a chapter number",
+                    line=self.lineno,
+                )
+                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [
+                    msg
+                ]
             doc = chapter_docnames(self.env.found_docs).get(int(text))
             label = f"chapter {int(text)}"
             if doc is None:
                 return [nodes.Text(label)], []
             ref = addnodes.pending_xref(
-                "", refdomain="std", reftype="doc", reftarget="/" + doc,
-                refexplicit=True, refwarn=True, refdoc=self.env.docname,
+                "",
+                refdomain="std",
+                reftype="doc",
+                reftarget="/" + doc,
+                refexplicit=True,
+                refwarn=True,
+                refdoc=self.env.docname,
             )
             ref += nodes.inline("", label)
             return [ref], []
@@ -421,14 +492,29 @@ if nodes is not None:
 
 def _badge(verdict: str):
     return nodes.paragraph(
-        "", "", nodes.inline("", verdict, classes=["sd-badge", f"sd-bg-{_BADGE[verdict]}", f"sd-bg-text-{_BADGE[verdict]}"])
+        "",
+        "",
+        nodes.inline(
+            "",
+            verdict,
+            classes=[
+                "sd-badge",
+                f"sd-bg-{_BADGE[verdict]}",
+                f"sd-bg-text-{_BADGE[verdict]}",
+            ],
+        ),
     )
 
 
 def _rows(app) -> list[Row]:
     env = app.env
     state = _state(env)
-    return ledger_rows(_registry(app.config), state["records"], chapter_docnames(env.found_docs), state["executed"])
+    return ledger_rows(
+        _registry(app.config),
+        state["records"],
+        chapter_docnames(env.found_docs),
+        state["executed"],
+    )
 
 
 def _summary_table(rows: list[Row]):
@@ -445,10 +531,22 @@ def _summary_table(rows: list[Row]):
     head += ClaimsLedger._row([nodes.paragraph("", h) for h in headers])
     for verdict in ORDER:
         c = counts[verdict]
-        body += ClaimsLedger._row([_badge(verdict), *(nodes.paragraph("", str(c[p])) for p in PAPERS), nodes.paragraph("", str(c["all"]))])
+        body += ClaimsLedger._row(
+            [
+                _badge(verdict),
+                *(nodes.paragraph("", str(c[p])) for p in PAPERS),
+                nodes.paragraph("", str(c["all"])),
+            ]
+        )
     total = {p: sum(counts[v][p] for v in ORDER) for p in (*PAPERS, "all")}
     body += ClaimsLedger._row(
-        [nodes.paragraph("", "", nodes.strong("", "all claims")), *(nodes.paragraph("", "", nodes.strong("", str(total[p]))) for p in (*PAPERS, "all"))]
+        [
+            nodes.paragraph("", "", nodes.strong("", "all claims")),
+            *(
+                nodes.paragraph("", "", nodes.strong("", str(total[p])))
+                for p in (*PAPERS, "all")
+            ),
+        ]
     )
     return table
 
@@ -462,7 +560,16 @@ def _fill(app, doctree, docname: str) -> None:
         kind = cell["kind"]
         if kind == "inline-verdict":
             verdict = rows[cell["claim"]].verdict
-            badge = nodes.inline("", verdict, classes=["claim-verdict", "sd-badge", f"sd-bg-{_BADGE[verdict]}", f"sd-bg-text-{_BADGE[verdict]}"])
+            badge = nodes.inline(
+                "",
+                verdict,
+                classes=[
+                    "claim-verdict",
+                    "sd-badge",
+                    f"sd-bg-{_BADGE[verdict]}",
+                    f"sd-bg-text-{_BADGE[verdict]}",
+                ],
+            )
             cell.replace_self([nodes.Text(" "), badge])
             continue
         if kind == "summary":
@@ -486,7 +593,10 @@ def _exec_data(env, docname: str):
 
 
 def _has_outputs(doctree) -> bool:
-    return any(node.get("nb_element") == "cell_code_output" for node in doctree.findall(nodes.container))
+    return any(
+        node.get("nb_element") == "cell_code_output"
+        for node in doctree.findall(nodes.container)
+    )
 
 
 def records_from_doctree(doctree) -> list[dict]:
@@ -500,7 +610,11 @@ def records_from_doctree(doctree) -> list[dict]:
     """
     records = []
     for node in doctree.findall(nodes.container):
-        if node.get("mime_type") != "text/plain" or node.parent is None or node.parent.get("nb_element") != "mime_bundle":
+        if (
+            node.get("mime_type") != "text/plain"
+            or node.parent is None
+            or node.parent.get("nb_element") != "mime_bundle"
+        ):
             continue
         match = _RECORD_LINE.match(node.astext().strip())
         if not match:
@@ -508,7 +622,12 @@ def records_from_doctree(doctree) -> list[dict]:
         cell = node
         while cell is not None and cell.get("nb_element") != "cell_code":
             cell = cell.parent
-        records.append({**match.groupdict(), "cell": None if cell is None else cell.get("cell_index")})
+        records.append(
+            {
+                **match.groupdict(),
+                "cell": None if cell is None else cell.get("cell_index"),
+            }
+        )
     return records
 
 
@@ -537,14 +656,16 @@ def _read_chapter(app, doctree) -> None:
     nb = json.loads(source.read_text(encoding="utf8"))
     for number in typed_numbers(nb):
         _report(
-            app, docname,
+            app,
+            docname,
             f"typed number in the prose, {number}: glue it from the cell that computes it "
             "(CONTRIBUTING.md, 'Claims and numbers'), or allow it",
             "prose-number",
         )
     for cell, line, text in unmarked_asserts(nb):
         _report(
-            app, docname,
+            app,
+            docname,
             f"cell {cell}, line {line}: `{text}` is neither claims.check(...) nor marked "
             f"'{IMPLEMENTATION_MARK}'",
             "assert",
@@ -558,7 +679,9 @@ def _check_consistency(app, env) -> None:
             if row.docname:
                 _report(app, row.docname, problem, "ledger")
             else:
-                _logger().warning(problem, location=doc, type="rnnlib", subtype="ledger")
+                _logger().warning(
+                    problem, location=doc, type="rnnlib", subtype="ledger"
+                )
 
 
 def _purge(app, env, docname: str) -> None:

@@ -35,7 +35,13 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["PAPER_CONSTANTS", "TypedNumber", "typed_numbers", "parameter_values", "declared_numbers"]
+__all__ = [
+    "PAPER_CONSTANTS",
+    "TypedNumber",
+    "typed_numbers",
+    "parameter_values",
+    "declared_numbers",
+]
 
 #: Constants of the two papers (and of Miller & Hardt's code and blog) that prose may type.
 PAPER_CONSTANTS: dict[float, str] = {
@@ -80,18 +86,28 @@ _MASKS = [
 # numbers excuse it.
 _CANDIDATES = [
     # a number given as approximate: about 15, ≈ 0.27, \approx 10^{10}
-    (re.compile(
-        r"(?:(?<![\w])(?:about|roughly|approximately|nearly|around)\s+|≈\s*|\\approx\s*)"
-        r"\$?\s*[-−]?\s*(?P<num>\d+(?:\.\d+)?(?:[eE][-+−]?\d+)?(?:\s*\^\s*\{?\s*[-−]?\d+\s*\}?)?)(?![\w.]|\.\d)"
-    ), True),
+    (
+        re.compile(
+            r"(?:(?<![\w])(?:about|roughly|approximately|nearly|around)\s+|≈\s*|\\approx\s*)"
+            r"\$?\s*[-−]?\s*(?P<num>\d+(?:\.\d+)?(?:[eE][-+−]?\d+)?(?:\s*\^\s*\{?\s*[-−]?\d+\s*\}?)?)(?![\w.]|\.\d)"
+        ),
+        True,
+    ),
     # a percentage: 15%, 15 %, 15\%, 15 percent
     (re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*(?:\\?%|percent\b)"), True),
     # a power of ten with a negative exponent: 10^{-12}, 10^-3
     (re.compile(r"(?<![\w.])(?P<num>10\s*\^\s*\{?\s*[-−]\s*\d+\s*\}?)"), False),
     # a decimal or a number in scientific notation: 0.27, 1.5e-3, 3e-4
-    (re.compile(r"(?<![\w.])(?P<num>\d+\.\d+(?:[eE][-+−]?\d+)?|\d+[eE][-+−]?\d+)(?![\w]|\.\d)"), False),
+    (
+        re.compile(
+            r"(?<![\w.])(?P<num>\d+\.\d+(?:[eE][-+−]?\d+)?|\d+[eE][-+−]?\d+)(?![\w]|\.\d)"
+        ),
+        False,
+    ),
 ]
-_DECLARED = re.compile(r"^%\s*typed numbers\s*\((?P<reason>[^)]*)\)\s*:\s*(?P<nums>.*)$", re.M | re.I)
+_DECLARED = re.compile(
+    r"^%\s*typed numbers\s*\((?P<reason>[^)]*)\)\s*:\s*(?P<nums>.*)$", re.M | re.I
+)
 
 
 @dataclass(frozen=True)
@@ -129,14 +145,20 @@ def parameter_values(nb: dict) -> set[float]:
     """Every number literal (absolute value) in the code cells tagged ``parameters``."""
     values: set[float] = set()
     for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code" or "parameters" not in cell.get("metadata", {}).get("tags", []):
+        if cell.get("cell_type") != "code" or "parameters" not in cell.get(
+            "metadata", {}
+        ).get("tags", []):
             continue
         try:
             tree = ast.parse(_source(cell))
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, (int, float))
+                and not isinstance(node.value, bool)
+            ):
                 values.add(abs(float(node.value)))
     return values
 
@@ -150,12 +172,16 @@ def declared_numbers(nb: dict) -> tuple[set[float], list[str]]:
             continue
         for match in _DECLARED.finditer(_source(cell)):
             if not match["reason"].strip():
-                problems.append(f"cell {i}: a `% typed numbers (...)` comment must give its reason")
+                problems.append(
+                    f"cell {i}: a `% typed numbers (...)` comment must give its reason"
+                )
                 continue
             for item in re.split(r"[,;\s]+", match["nums"].strip()):
                 value = _value(item) if item else None
                 if item and value is None:
-                    problems.append(f"cell {i}: {item!r} in a `% typed numbers` comment is not a number")
+                    problems.append(
+                        f"cell {i}: {item!r} in a `% typed numbers` comment is not a number"
+                    )
                 elif value is not None:
                     values.add(value)
     return values, problems
@@ -178,7 +204,12 @@ def _mask(text: str) -> str:
     for line in text.split("\n"):
         stripped = line.strip()
         blank = " " * len(line)
-        if stack and stripped and set(stripped) == {stack[-1][0][0]} and len(stripped) >= len(stack[-1][0]):
+        if (
+            stack
+            and stripped
+            and set(stripped) == {stack[-1][0][0]}
+            and len(stripped) >= len(stack[-1][0])
+        ):
             stack.pop()  # a closing fence
             out.append(blank)
             in_options = False
@@ -188,7 +219,9 @@ def _mask(text: str) -> str:
             continue
         opener = re.match(r"(`{3,}|~{3,}|:{3,})\s*(\{[^}]*\})?", stripped)
         if opener:
-            if opener.group(2):  # a directive: its content is prose, its options are not
+            if opener.group(
+                2
+            ):  # a directive: its content is prose, its options are not
                 stack.append((opener.group(1), "directive"))
                 in_options = True
                 out.append(line)
@@ -211,7 +244,9 @@ def _mask(text: str) -> str:
     return _STRUCTURE.sub(_blank, masked)
 
 
-def typed_numbers(nb: dict, extra_allowed: dict[float, str] | None = None) -> list[TypedNumber]:
+def typed_numbers(
+    nb: dict, extra_allowed: dict[float, str] | None = None
+) -> list[TypedNumber]:
     """The measured-looking numbers typed in the markdown cells of notebook ``nb`` (a dict).
 
     ``extra_allowed`` adds values to :data:`PAPER_CONSTANTS` (e.g. for a test). Malformed
@@ -236,7 +271,9 @@ def typed_numbers(nb: dict, extra_allowed: dict[float, str] | None = None) -> li
                     continue
                 taken.update(range(start, end))
                 value = _value(match["num"])
-                if value is None or _is_in(value, excused_marked if marked else excused):
+                if value is None or _is_in(
+                    value, excused_marked if marked else excused
+                ):
                     continue
                 if marked and value in (0.0, 1.0) and "%" not in masked[end : end + 3]:
                     continue
