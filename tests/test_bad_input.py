@@ -103,7 +103,7 @@ D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
 ELMAN = elman.ElmanRNN(D, M, generator=0)
 X = elman.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
 XBAR = elman.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
-DW, DA = pseudo.random_perturbation(M, D, 0.1, generator=0)
+DW, DA = pseudo.random_perturbation(D, M, 0.1, generator=0)
 N_IN, H = 3, 5
 LIN = dynamical.LinearSystem(N_IN, H, generator=0)
 RNN = dynamical.SimpleRNN(N_IN, H, generator=0)
@@ -326,8 +326,8 @@ int_rows(T, "n_iter", lambda v: pseudo.spectral_norm(SQUARE, n_iter=v), low=1)
 int_rows(T, "exact_up_to", lambda v: pseudo.spectral_norm(SQUARE, exact_up_to=v), low=0)
 
 T = "rnnlib.pseudo.random_perturbation"
-int_rows(T, "width", lambda v: pseudo.random_perturbation(v, D, 0.1), low=1)
-int_rows(T, "input_dim", lambda v: pseudo.random_perturbation(M, v, 0.1), low=1)
+int_rows(T, "width", lambda v: pseudo.random_perturbation(D, v, 0.1), low=1)
+int_rows(T, "input_dim", lambda v: pseudo.random_perturbation(v, M, 0.1), low=1)
 real_rows(T, "tau", lambda v: pseudo.random_perturbation(M, D, v), bad=(-0.1, math.inf))
 
 T = "rnnlib.pseudo.linearization_gap"
