@@ -82,6 +82,8 @@ def _check_square(W: object, name: str) -> torch.Tensor:
 
 def activation_lipschitz(activation: str) -> float:
     """The Lipschitz constant ``L_rho`` of an activation: 1 for identity, tanh, relu; 1/4 for sigmoid."""
+    if not isinstance(activation, str):
+        raise TypeError(f"activation must be one of {tuple(_LIPSCHITZ)}, got {type(activation).__name__}")
     if activation not in _LIPSCHITZ:
         raise ValueError(f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}")
     return _LIPSCHITZ[activation]
