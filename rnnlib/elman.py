@@ -160,18 +160,18 @@ class ElmanRNN(nn.Module):
     def hidden_states(self, x: torch.Tensor) -> torch.Tensor:
         """h^(1), ..., h^(L) for a batch ``x`` of shape (batch, L, d); returns (batch, L, m)."""
         x = self._check_input(x)
-        return elman_hidden_states(self.W, self.A, x)
+        return _elman_scan(self.W, self.A, x, keep_all=True)  # validated once, here
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
         x = self._check_input(x)
-        return elman_last_state(self.W, self.A, x) @ self.B.transpose(0, 1)
+        return _elman_scan(self.W, self.A, x, keep_all=False) @ self.B.transpose(0, 1)
 
     def preactivations(self, x: torch.Tensor) -> torch.Tensor:
         """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
         x = self._check_input(x)
         with torch.no_grad():
-            h = elman_hidden_states(self.W, self.A, x)
+            h = _elman_scan(self.W, self.A, x, keep_all=True)
             h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
             return h_prev @ self.W.transpose(0, 1) + x @ self.A.transpose(0, 1)
 

@@ -17,6 +17,20 @@ contraction ``||d s_t / d s_{t-1}||_2`` along a sequence.
 
   (``||.||_inf`` = the largest absolute *row* sum), which is ``< 1`` under
   ``||W_i||, ||W_o|| < a``, ``||W_z|| <= a/4``, ``||W_f|| < a^2``.
+
+Every certified ``lambda`` is a guaranteed upper bound (exact singular values,
+rounded up; never a power-iteration estimate), and models with NaN/inf weights
+are refused. The module is laid out in the order of the chapters it serves:
+
+1. chapter 8, section 1, certificates: :func:`activation_lipschitz`, :func:`inf_norm`,
+   :func:`state_lipschitz`, :func:`input_lipschitz` (also chapter 9), :func:`lstm_forget_bound`,
+   :func:`lstm_lambda_inf`, :func:`lstm_radii`, :func:`certify`;
+2. chapter 8, section 2, projections onto the stable sets (also chapters 10, 11):
+   :func:`project_spectral`, :func:`project_spectral_`, :func:`project_l1_rows`, :func:`project_lstm_`;
+3. chapter 8, section 3, the spectral norm at initialization: :func:`initialization_norms`;
+4. chapter 8 sidebar (Hardt, Ma & Recht): :func:`lds_markov_parameters`, :func:`fit_lds_canonical`;
+5. chapters 8 and 11, the data-dependent contraction along a trajectory:
+   :func:`state_jacobians`, :func:`jacobian_norms`, :func:`state_distance`.
 """
 
 from __future__ import annotations

@@ -515,7 +515,26 @@ row(T, "range", "radius", lambda: stability.project_l1_rows(SQUARE, -torch.ones(
 T = "rnnlib.stability.project_lstm_"
 row(T, "type", "model", lambda: stability.project_lstm_(RNN))
 real_rows(T, "f_max", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), v), bad=(0.0, 1.0))
-real_rows(T, "margin", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 1.0))
+real_rows(T, "margin", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 0.0, 1.0))
+
+
+def _with_nan_weight(model, name):
+    """A copy of ``model`` whose parameter ``name`` has a NaN entry (certificates must refuse it)."""
+    import copy
+
+    bad = copy.deepcopy(model)
+    with torch.no_grad():
+        getattr(bad, name).reshape(-1)[0] = math.nan
+    return bad
+
+
+for name, model, weight in [("certify", LSTM, "b"), ("lstm_forget_bound", LSTM, "U"), ("lstm_lambda_inf", LSTM, "W"),
+                            ("project_lstm_", LSTM, "b"), ("certify", RNN, "W"), ("state_lipschitz", RNN, "W"),
+                            ("input_lipschitz", RNN, "U"), ("project_spectral_", RNN, "W")]:
+    fn = getattr(stability, name)
+    extra = (0.9,) if name == "project_spectral_" else ()
+    row(f"rnnlib.stability.{name}", "nan", "model", lambda fn=fn, m=model, w=weight, e=extra: fn(_with_nan_weight(m, w), *e),
+        note=f"{type(model).__name__}.{weight}", match=rf"^model\.{weight} contains NaN or infinite entries$")
 real_rows(T, "u_f_radius", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), u_f_radius=v), bad=(-1.0,))
 
 for name in ("state_jacobians", "jacobian_norms"):
