@@ -49,7 +49,7 @@ def main() -> None:
     for m in args.widths:
         model = ElmanRNN(args.d, m, generator=0)
         x = sample_normalized_sequence(args.batch, args.L, args.d, 0.1, generator=1)
-        dW, dA = random_perturbation(m, args.d, 1.0, generator=2)
+        dW, dA = random_perturbation(args.d, m, 1.0, generator=2)
         W, A, B = model.W.detach(), model.A.detach(), model.B
 
         def rnn_output(W_, A_):

@@ -1,15 +1,35 @@
 """rnnlib: the library behind the executable textbook on recurrent networks.
 
-Modules follow the objects of the theory (see DESIGN.md of the course):
+Modules follow the objects of the theory (ARCHITECTURE and chapter map in the
+repository's README and CONTRIBUTING.md):
 
-* :mod:`rnnlib.elman` - the Elman ReLU RNN of Panigrahi & Goyal and its inputs;
+Part I (Panigrahi & Goyal 2021, chapters 1-3):
+
+* :mod:`rnnlib.elman` - the Elman ReLU RNN in the paper's parametrization and its inputs;
 * :mod:`rnnlib.initialization` - measurements at random initialization (chapter 1);
+* :mod:`rnnlib.concepts`, :mod:`rnnlib.languages` - the concept class and the D_L1 language (chapter 2);
+* :mod:`rnnlib.pseudo` - the pseudo-network, the linearization of the RNN (chapter 3).
+
+Part II (Miller & Hardt 2019, chapters 8-10):
+
+* :mod:`rnnlib.dynamical` - linear systems, simple RNNs and LSTMs as recurrent maps;
+* :mod:`rnnlib.stability` - certificates, projections, data-dependent contraction (chapter 8);
+* :mod:`rnnlib.truncation` - truncated models for inference and training (chapters 9, 10);
+* :mod:`rnnlib.train` - training loops (so far: :class:`rnnlib.train.DivergenceError`).
+
+For the whole book:
+
 * :mod:`rnnlib.plotting`, :mod:`rnnlib.widgets` - one figure style, thin explorers;
-* :mod:`rnnlib.homework` - checkers that students call from exercises.
+* :mod:`rnnlib.homework` - checkers that students call from exercises;
+* :mod:`rnnlib.claims` - the registry of the papers' claims and ``claims.check``.
+
+Conventions: randomness through an explicit ``generator`` (``rnnlib._rng``),
+validation at the public boundary (``rnnlib._validation``).
 """
 
 from __future__ import annotations
 
+import pkgutil
 import random
 
 import numpy as np
@@ -32,10 +52,10 @@ __all__ = [
 def seed_everything(seed: int) -> torch.Generator:
     """Seed Python's, NumPy's and torch's global generators; return a fresh ``torch.Generator``.
 
-    rnnlib itself draws only from explicit generators, so this is for the
-    reader's own code in a notebook. Also caps torch at 2 threads' worth of
-    nondeterminism-free defaults (``torch.use_deterministic_algorithms`` is
-    left alone: it is not needed on the CPU).
+    rnnlib itself draws only from explicit generators (``generator=`` arguments,
+    see :mod:`rnnlib._rng`), so this is for the reader's own code in a notebook,
+    e.g. ``torch.nn.RNN(...)``'s default initialization. It changes nothing else
+    (no thread settings, no deterministic-algorithm flags).
     """
     seed = check_int(seed, "seed", minimum=0)
     random.seed(seed)
@@ -44,10 +64,9 @@ def seed_everything(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-_SUBMODULES = {
-    "concepts", "data", "generalization", "homework", "initialization", "inversion", "languages", "elman", "dynamical",
-    "plotting", "pseudo", "stability", "train", "truncation", "widgets",
-}
+# Every public submodule, imported on first attribute access (``rnnlib.stability``); read from
+# the package directory, so a module added later (chapters 4-7, 11) is found without editing this.
+_SUBMODULES = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
 
 
 def __getattr__(name: str):

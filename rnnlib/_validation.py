@@ -23,6 +23,9 @@ __all__ = [
     "check_int",
     "check_real",
     "check_finite_tensor",
+    "check_dtype",
+    "check_model",
+    "check_lam",
     "as_generator",
 ]
 
@@ -123,6 +126,40 @@ def check_real(
     if high is not None and (value > high or (high_open and value == high)):
         raise ValueError(f"{name} must lie in {interval}, got {value}")
     return value
+
+
+def check_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
+    """Validate a model dtype: ``torch.float32`` or ``torch.float64`` (the one dtype check of rnnlib)."""
+    if dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"{name} must be torch.float32 or torch.float64, got {dtype}")
+    return dtype
+
+
+def check_model(model: object, kinds: type | tuple[type, ...], *, finite: bool = False, name: str = "model"):
+    """Validate that ``model`` is an instance of one of ``kinds``; return it.
+
+    With ``finite=True`` every parameter must also be finite (a NaN or inf
+    weight would make a certificate or a projection NaN without a word); the
+    message names the parameter, e.g. ``model.b contains NaN or infinite entries``.
+    """
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if not isinstance(model, kinds):
+        names = " or ".join(f"{k.__module__}.{k.__name__}" for k in kinds)
+        raise TypeError(f"{name} must be an {names}, got {type(model).__name__}")
+    if finite:
+        for pname, p in model.named_parameters():
+            if not bool(torch.isfinite(p.detach()).all()):
+                raise ValueError(f"{name}.{pname} contains NaN or infinite entries")
+    return model
+
+
+def check_lam(lam: object, name: str = "lam", *, open_high: bool = False) -> float:
+    """A contraction constant ``lambda``: in (0, 1], or in (0, 1) with ``open_high=True``.
+
+    Projections accept ``lambda = 1`` (the closed ball ``||W||_2 <= 1``); the
+    truncation bounds need ``lambda < 1`` (they divide by ``1 - lambda``).
+    """
+    return check_real(lam, name, low=0.0, high=1.0, low_open=True, high_open=open_high)
 
 
 class DivergenceError(RuntimeError):

@@ -27,7 +27,8 @@ import math
 import torch
 from torch import nn
 
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._rng import as_generator
+from ._validation import check_dtype, check_int, check_real, check_tensor
 
 __all__ = [
     "RecurrentModel",
@@ -65,7 +66,7 @@ def recurrent_matrix(
     m = check_int(m, "m", minimum=1)
     if scheme not in INIT_SCHEMES:
         raise ValueError(f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}")
-    _check_dtype(dtype)
+    check_dtype(dtype)
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)
@@ -81,11 +82,6 @@ def recurrent_matrix(
         spectral_norm = check_real(spectral_norm, "spectral_norm", low=0.0)
         W = W * (spectral_norm / torch.linalg.matrix_norm(W, ord=2))
     return W
-
-
-def _check_dtype(dtype: torch.dtype) -> None:
-    if dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
 
 
 class RecurrentModel(nn.Module):
@@ -164,7 +160,7 @@ class _MatrixRNN(RecurrentModel):
         n = check_int(input_dim, "input_dim", minimum=1)
         m = check_int(hidden_dim, "hidden_dim", minimum=1)
         d_out = check_int(output_dim, "output_dim", minimum=1)
-        _check_dtype(dtype)
+        check_dtype(dtype)
         if init not in INIT_SCHEMES:
             raise ValueError(f"init must be one of {INIT_SCHEMES}, got {init!r}")
         gen = as_generator(generator)
@@ -278,7 +274,7 @@ class LSTM(RecurrentModel):
         H = check_int(hidden_dim, "hidden_dim", minimum=1)
         d_out = check_int(output_dim, "output_dim", minimum=1)
         forget_bias = check_real(forget_bias, "forget_bias")
-        _check_dtype(dtype)
+        check_dtype(dtype)
         gen = as_generator(generator)
         bound = 1.0 / math.sqrt(H)
         self.input_dim, self.hidden_dim, self.state_dim = n, H, 2 * H

@@ -22,7 +22,8 @@ import math
 import torch
 from torch import nn
 
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._rng import as_generator
+from ._validation import check_dtype, check_int, check_real, check_tensor
 
 __all__ = [
     "ElmanRNN",
@@ -53,12 +54,6 @@ def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: boo
         if keep_all:
             states.append(h)
     return torch.stack(states, dim=1) if keep_all else h
-
-
-def _check_float_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"{name} must be a floating-point torch.dtype, got {dtype}")
-    return dtype
 
 
 def _check_scan_args(W: object, A: object, x: object) -> None:
@@ -127,8 +122,7 @@ class ElmanRNN(nn.Module):
         d = check_int(input_dim, "input_dim", minimum=1)
         m = check_int(width, "width", minimum=1)
         d_out = check_int(output_dim, "output_dim", minimum=1)
-        if dtype not in (torch.float32, torch.float64):
-            raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+        check_dtype(dtype)
         gen = as_generator(generator)
         std_hidden = math.sqrt(2.0 / m)
         std_out = math.sqrt(2.0 / d_out)
@@ -166,18 +160,18 @@ class ElmanRNN(nn.Module):
     def hidden_states(self, x: torch.Tensor) -> torch.Tensor:
         """h^(1), ..., h^(L) for a batch ``x`` of shape (batch, L, d); returns (batch, L, m)."""
         x = self._check_input(x)
-        return elman_hidden_states(self.W, self.A, x)
+        return _elman_scan(self.W, self.A, x, keep_all=True)  # validated once, here
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
         x = self._check_input(x)
-        return elman_last_state(self.W, self.A, x) @ self.B.transpose(0, 1)
+        return _elman_scan(self.W, self.A, x, keep_all=False) @ self.B.transpose(0, 1)
 
     def preactivations(self, x: torch.Tensor) -> torch.Tensor:
         """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
         x = self._check_input(x)
         with torch.no_grad():
-            h = elman_hidden_states(self.W, self.A, x)
+            h = _elman_scan(self.W, self.A, x, keep_all=True)
             h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
             return h_prev @ self.W.transpose(0, 1) + x @ self.A.transpose(0, 1)
 
@@ -188,8 +182,8 @@ class ElmanRNN(nn.Module):
 
 def true_token_tolerance(dtype: torch.dtype) -> float:
     """Tolerance used to decide that a token is a unit vector with last coordinate 1/2."""
-    _check_float_dtype(dtype)
-    return 1e-4 if dtype in (torch.float32, torch.float16, torch.bfloat16) else 1e-10
+    check_dtype(dtype)
+    return 1e-4 if dtype == torch.float32 else 1e-10
 
 
 def _check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
@@ -251,7 +245,7 @@ def sample_true_sequence(
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
-    _check_float_dtype(dtype)
+    check_dtype(dtype)
     gen = as_generator(generator)
     g = torch.randn(batch_size, L - 2, d - 2, generator=gen, dtype=dtype)
     g = g / g.norm(dim=2, keepdim=True) * (math.sqrt(3.0) / 2.0)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._rng import as_generator, derive, derive_seed
+from ._validation import check_int, check_model, check_real, check_tensor
 from .elman import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
 
 __all__ = [
@@ -69,13 +70,14 @@ def norm_profile(
     *,
     n_nets: int = 16,
     batch_size: int = 16,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
 ) -> NormProfile:
     """Measure ``|h^(l)|`` at initialization for each width in ``widths`` (chapter 1).
 
-    For every width, ``n_nets`` networks are drawn (seeds ``seed, seed+1, ...``)
-    and each is run on ``batch_size`` random normalized sequences of length
-    ``L`` and dimension ``d``.
+    For every width, ``n_nets`` networks are drawn (stream
+    ``derive(generator, "network", m, k)`` for the k-th network of width m)
+    and each is run on its own ``batch_size`` random normalized sequences of
+    length ``L`` and dimension ``d`` (stream ``derive(generator, "data", m, k)``).
     """
     if len(widths) == 0:
         raise ValueError("widths must contain at least one width")
@@ -90,8 +92,8 @@ def norm_profile(
     for m in widths:
         norms = []
         for k in range(n_nets):
-            net = ElmanRNN(d, m, generator=seed + k)
-            x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=10_000 + seed + k)
+            net = ElmanRNN(d, m, generator=derive(generator, "network", m, k))
+            x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data", m, k))
             with torch.no_grad():
                 norms.append(net.hidden_states(x).norm(dim=2).mean(dim=0).numpy())
         norms = np.stack(norms)
@@ -103,8 +105,7 @@ def norm_profile(
 
 def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """Fraction of neurons with ``D^(l)_rr = 1`` at each step, averaged over the batch; returns (L,)."""
-    if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+    model = check_model(model, ElmanRNN)
     return model.activation_patterns(x).float().mean(dim=(0, 2))
 
 
@@ -124,8 +125,7 @@ def pattern_flip_fraction(
     ``l >= position + 2`` (earlier steps cannot change). Returns the fraction
     of flipped entries over batch, those steps and the m neurons.
     """
-    if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+    model = check_model(model, ElmanRNN)
     x = normalize_sequence(x_bar, eps_x)
     position = check_int(position, "position", minimum=0, maximum=x_bar.shape[1] - 1)
     L, d = x.shape[1], x.shape[2]
@@ -144,25 +144,33 @@ def flip_fraction_vs_eps(
     L: int,
     batch_size: int = 64,
     position: int = 0,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
 ) -> np.ndarray:
-    """:func:`pattern_flip_fraction` for each eps_x in ``eps_values``, on the same sequences and replacements."""
-    if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+    """:func:`pattern_flip_fraction` for each eps_x in ``eps_values``, on the same sequences and replacements.
+
+    The sequences come from ``derive(generator, "sequences")``, the replacement
+    tokens from ``derive(generator, "replacements")`` (the same for every eps_x).
+    """
+    model = check_model(model, ElmanRNN)
     if len(eps_values) == 0:
         raise ValueError("eps_values must contain at least one value")
-    x_bar = sample_true_sequence(batch_size, L, model.input_dim, generator=seed, dtype=model.W.dtype)
+    x_bar = sample_true_sequence(batch_size, L, model.input_dim, generator=derive(generator, "sequences"),
+                                 dtype=model.W.dtype)
+    seed = derive_seed(generator, "replacements")
     return np.array(
-        [pattern_flip_fraction(model, x_bar, eps, position, generator=seed + 1) for eps in eps_values]
+        [pattern_flip_fraction(model, x_bar, eps, position, generator=seed) for eps in eps_values]
     )
 
 
-def sequence_norms(width: int, L: int, d: int, eps_x: float, *, batch_size: int = 32, seed: int = 0) -> np.ndarray:
+def sequence_norms(
+    width: int, L: int, d: int, eps_x: float, *, batch_size: int = 32, generator: torch.Generator | int | None = None
+) -> np.ndarray:
     """``|h^(l)|`` of one network of width ``width`` along ``batch_size`` random sequences; (batch, L).
 
-    Used by the explorer of chapter 1.
+    Used by the explorer of chapter 1. The network comes from
+    ``derive(generator, "network")``, the sequences from ``derive(generator, "data")``.
     """
-    net = ElmanRNN(d, width, generator=seed)
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=seed + 1)
+    net = ElmanRNN(d, width, generator=derive(generator, "network"))
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data"))
     with torch.no_grad():
         return net.hidden_states(x).norm(dim=2).numpy()

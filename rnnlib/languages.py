@@ -20,7 +20,8 @@ import math
 
 import torch
 
-from ._validation import as_generator, check_int, check_tensor
+from ._rng import as_generator
+from ._validation import check_dtype, check_int, check_real, check_tensor
 
 __all__ = ["embed_binary", "dl1_indicator", "count_ones", "sample_binary_strings", "sample_dl1_balanced"]
 
@@ -39,8 +40,7 @@ def embed_binary(z: torch.Tensor, *, dtype: torch.dtype = torch.float32) -> torc
     vector with last coordinate 1/2, as Definition 3.1 requires, so the result
     can be passed to :func:`rnnlib.elman.normalize_sequence` (then d = 4).
     """
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
+    check_dtype(dtype)
     z = _check_binary(z).to(dtype)
     c = math.sqrt(3.0) / 2.0
     return torch.stack([c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2)
@@ -62,8 +62,7 @@ def sample_binary_strings(
     """``batch_size`` strings of ``n`` i.i.d. Bernoulli(p) bits; returns int64 (batch_size, n)."""
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n = check_int(n, "n", minimum=1)
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
+    p = check_real(p, "p", low=0.0, high=1.0)
     gen = as_generator(generator)
     return (torch.rand(batch_size, n, generator=gen) < p).to(torch.int64)
 

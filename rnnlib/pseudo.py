@@ -31,7 +31,8 @@ import numpy as np
 import torch
 
 from ._linalg import spectral_norm
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._rng import as_generator, derive
+from ._validation import check_dtype, check_int, check_model, check_real, check_tensor
 from .elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 
 __all__ = [
@@ -47,12 +48,6 @@ __all__ = [
     "LinearizationSample",
     "linearization_sample",
 ]
-
-
-def _check_model(model: object) -> ElmanRNN:
-    if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
-    return model
 
 
 def _check_perturbation(model: ElmanRNN, dW: object, dA: object) -> tuple[torch.Tensor, torch.Tensor]:
@@ -101,7 +96,7 @@ def pseudo_network(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch
     ``torch.func.jvp`` (``benchmarks/bench_pseudo.py`` prints the ratios).
     ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
     """
-    model = _check_model(model)
+    model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
@@ -114,7 +109,7 @@ def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
 
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
     """
-    model = _check_model(model)
+    model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     _, D, _ = _states_and_patterns(model, x)
     batch, L = x.shape[0], x.shape[1]
@@ -133,7 +128,7 @@ def pseudo_network_sum(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: t
     Same value as :func:`pseudo_network`, but builds every ``Back_{l->L}``
     explicitly (:func:`back_matrices`); for exposition and tests. Returns (batch, d_out).
     """
-    model = _check_model(model)
+    model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
@@ -143,8 +138,8 @@ def pseudo_network_sum(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: t
 
 
 def random_perturbation(
-    width: int,
     input_dim: int,
+    width: int,
     tau: float,
     *,
     generator: torch.Generator | int | None = None,
@@ -159,9 +154,10 @@ def random_perturbation(
     below) by power iteration for larger ``dW``. For a Gaussian direction this is a Frobenius norm of
     about ``tau / 2`` for ``dW``: a change of every entry by ``O(tau / m)``.
     """
-    m = check_int(width, "width", minimum=1)
     d = check_int(input_dim, "input_dim", minimum=1)
+    m = check_int(width, "width", minimum=1)
     tau = check_real(tau, "tau", low=0.0)
+    check_dtype(dtype)
     gen = as_generator(generator)
     radius = tau / math.sqrt(m)
     dW = torch.randn(m, m, generator=gen, dtype=dtype)
@@ -199,7 +195,7 @@ def _gap_measurements(
     sums = torch.zeros(len(taus), 3, dtype=torch.float64)  # gap, |pseudo|, flips
     with torch.no_grad():
         for _ in range(n_perturbations):
-            dW1, dA1 = random_perturbation(model.width, model.input_dim, 1.0, generator=gen, dtype=W.dtype)
+            dW1, dA1 = random_perturbation(model.input_dim, model.width, 1.0, generator=gen, dtype=W.dtype)
             fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)  # the pseudo-network is linear: F(tau d) = tau F(d)
             for i, tau in enumerate(taus):
                 h1 = elman_hidden_states(W + tau * dW1, A + tau * dA1, x)
@@ -227,7 +223,7 @@ def linearization_gap(
     differs between the perturbed and the initial network. The model's
     weights are not modified. Returns a :class:`GapMeasurement`.
     """
-    model = _check_model(model)
+    model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     tau = check_real(tau, "tau", low=0.0, low_open=True)
     n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
@@ -255,13 +251,13 @@ def gap_sweep(
     batch_size: int = 32,
     n_networks: int = 2,
     n_perturbations: int = 2,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
     progress: bool = False,
 ) -> GapSweep:
     """Relative RNN / pseudo-network gap and pattern flips for every (tau, m) (chapter 3).
 
-    For each width, ``n_networks`` networks (seeds ``seed, seed+1, ...``), run
+    For each width, ``n_networks`` networks (streams ``derive(generator, "network", m, k)``), run
     on the same ``batch_size`` normalized sequences of length ``L`` and
     dimension ``d``, and ``n_perturbations`` random directions per network,
     each scaled to spectral norm ``tau / sqrt(m)`` for every tau (the same
@@ -287,7 +283,7 @@ def gap_sweep(
     output_dim = check_int(output_dim, "output_dim", minimum=1)
     n_networks = check_int(n_networks, "n_networks", minimum=1)
     n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=10_000 + seed, dtype=dtype)
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data"), dtype=dtype)
     rel = np.zeros((len(taus), len(widths)))
     flips = np.zeros_like(rel)
     iterator = list(enumerate(widths))
@@ -298,8 +294,9 @@ def gap_sweep(
     for j, m in iterator:
         gaps = np.zeros((n_networks, len(taus), 3))
         for k in range(n_networks):
-            model = ElmanRNN(d, m, output_dim, generator=seed + k, dtype=dtype)
-            results = _gap_measurements(model, x, taus, n_perturbations, as_generator(20_000 + seed + k))
+            model = ElmanRNN(d, m, output_dim, generator=derive(generator, "network", m, k), dtype=dtype)
+            directions = derive(generator, "directions", m, k)
+            results = _gap_measurements(model, x, taus, n_perturbations, directions)
             gaps[k] = [(r.gap, r.pseudo, r.flip_fraction) for r in results]
         mean = gaps.mean(axis=0)
         rel[:, j] = mean[:, 0] / mean[:, 1]
@@ -328,7 +325,7 @@ def linearization_sample(
     eps_x: float = 0.1,
     batch_size: int = 32,
     n_perturbations: int = 4,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
 ) -> LinearizationSample:
     """``F_rnn(W+dW, A+dA) - F_rnn(W, A)`` beside ``F(dW, dA)`` for random perturbations (chapter 3 explorer).
 
@@ -342,16 +339,16 @@ def linearization_sample(
     d = check_int(d, "d", minimum=3)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
-    model = ElmanRNN(d, m, generator=seed, dtype=torch.float64)
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=seed + 1, dtype=torch.float64)
-    gen = as_generator(seed + 2)
+    model = ElmanRNN(d, m, generator=derive(generator, "network"), dtype=torch.float64)
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data"), dtype=torch.float64)
+    gen = derive(generator, "directions")
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
     f0 = h0[:, -1] @ B.transpose(0, 1)
     true, pseudo, flips = [], [], []
     with torch.no_grad():
         for _ in range(n_perturbations):
-            dW, dA = random_perturbation(m, d, tau, generator=gen, dtype=torch.float64)
+            dW, dA = random_perturbation(d, m, tau, generator=gen, dtype=torch.float64)
             h1 = elman_hidden_states(W + dW, A + dA, x)
             true.append((h1[:, -1] @ B.transpose(0, 1) - f0).flatten())
             pseudo.append(_tangent(W, B, h_prev, D, x, dW, dA).flatten())

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ._validation import DivergenceError, check_int, check_real, check_tensor
+from ._validation import DivergenceError, check_int, check_lam, check_model, check_real, check_tensor
 from .dynamical import LinearSystem, RecurrentModel, SimpleRNN
 from .stability import project_spectral_
 
@@ -47,16 +47,6 @@ __all__ = [
 ]
 
 
-def _check_model(model: object) -> RecurrentModel:
-    if not isinstance(model, RecurrentModel):
-        raise TypeError(f"model must be an rnnlib.dynamical model (LinearSystem, SimpleRNN, LSTM), got {type(model).__name__}")
-    return model
-
-
-def _check_lam(lam: object) -> float:
-    return check_real(lam, "lam", low=0.0, high=1.0, low_open=True, high_open=True)
-
-
 def truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Tensor:
     """The states ``s^k_1, ..., s^k_T`` of the k-step truncated model, for every t at once (chapter 9).
 
@@ -68,9 +58,14 @@ def truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Te
     ``t <= k`` even for models with ``phi(0, 0) != 0``. Differentiable in the
     weights. Returns (batch, T, state_dim).
     """
-    model = _check_model(model)
+    model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
     k = check_int(k, "k", minimum=1)
+    return _truncated_states(model, x, k)
+
+
+def _truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Tensor:
+    """:func:`truncated_states` on validated arguments."""
     batch, T, n = x.shape
     k = min(k, T)
     padded = torch.cat([x.new_zeros(batch, k - 1, n), x], dim=1)  # (batch, T+k-1, n)
@@ -91,7 +86,7 @@ def inference_bound(lam: float, k: int, L: float, B: float) -> float:
     ``lam`` in (0, 1): contraction constant in the state; ``k >= 1``; ``L >= 0``:
     Lipschitz constant in the input; ``B >= 0``: bound on ``||x_t||``.
     """
-    lam = _check_lam(lam)
+    lam = check_lam(lam, open_high=True)
     k = check_int(k, "k", minimum=1)
     L = check_real(L, "L", low=0.0)
     B = check_real(B, "B", low=0.0)
@@ -105,7 +100,7 @@ def k_for_epsilon(eps: float, lam: float, L: float, B: float, L_f: float = 1.0) 
     then ``||y_t - y^k_t|| <= eps`` for an ``L_f``-Lipschitz read-out.
     """
     eps = check_real(eps, "eps", low=0.0, low_open=True)
-    lam = _check_lam(lam)
+    lam = check_lam(lam, open_high=True)
     L = check_real(L, "L", low=0.0)
     B = check_real(B, "B", low=0.0)
     L_f = check_real(L_f, "L_f", low=0.0)
@@ -125,14 +120,14 @@ def truncation_errors(model: RecurrentModel, x: torch.Tensor, ks: Sequence[int])
 
     Returns an array (len(ks), T): row i is the error of the ``ks[i]``-step truncation at each t.
     """
-    model = _check_model(model)
+    model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
     if len(ks) == 0:
         raise ValueError("ks must contain at least one k")
     ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
     with torch.no_grad():
         full = model(x)
-        out = [(full - truncated_states(model, x, k)).norm(dim=2).amax(dim=0).double().numpy() for k in ks]
+        out = [(full - _truncated_states(model, x, k)).norm(dim=2).amax(dim=0).double().numpy() for k in ks]
     return np.stack(out)
 
 
@@ -145,17 +140,26 @@ def sequence_loss(
     full model (``k=None``) or from :func:`truncated_states`; with
     ``last_only`` only ``t = T`` counts. ``y`` has shape (batch, T, output_dim).
     """
-    model = _check_model(model)
+    model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], x.shape[1], model.output_dim))
+    if k is not None:
+        k = check_int(k, "k", minimum=1)
+    return _sequence_loss(model, x, y, k, last_only)
+
+
+def _sequence_loss(
+    model: RecurrentModel, x: torch.Tensor, y: torch.Tensor, k: int | None, last_only: bool
+) -> torch.Tensor:
+    """:func:`sequence_loss` on validated arguments."""
     if last_only:
         T = x.shape[1]
-        xs = x if k is None else x[:, max(0, T - check_int(k, "k", minimum=1)) :]
+        xs = x if k is None else x[:, max(0, T - k) :]
         s = model.initial_state(x.shape[0])
         for t in range(xs.shape[1]):
             s = model.step(s, xs[:, t])
         return 0.5 * ((model.output(s) - y[:, -1]) ** 2).sum(dim=1).mean()
-    states = model(x) if k is None else truncated_states(model, x, k)
+    states = model(x) if k is None else _truncated_states(model, x, k)
     return 0.5 * ((model.output(states) - y) ** 2).sum(dim=2).mean()
 
 
@@ -172,12 +176,14 @@ def gradient_difference(
     The gradient-difference lemma (a reconstruction) says this is at most
     ``gamma k lambda^k`` for a lambda-stable model. Returns an array (len(ks),).
     """
-    model = _check_model(model)
+    model = check_model(model, RecurrentModel, finite=True)
+    x = model.check_input(x)
+    y = check_tensor(y, "y", shape=(x.shape[0], x.shape[1], model.output_dim))
     if len(ks) == 0:
         raise ValueError("ks must contain at least one k")
     ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
-    full = _flat_grad(model, sequence_loss(model, x, y, last_only=last_only))
-    out = [float((full - _flat_grad(model, sequence_loss(model, x, y, k, last_only=last_only))).norm()) for k in ks]
+    full = _flat_grad(model, _sequence_loss(model, x, y, None, last_only))
+    out = [float((full - _flat_grad(model, _sequence_loss(model, x, y, k, last_only))).norm()) for k in ks]
     return np.array(out)
 
 
@@ -226,7 +232,7 @@ def _gd_run(
     weights = [torch.cat([p.detach().reshape(-1) for p in params]).clone()]
     losses = []
     for i, alpha in enumerate(tqdm(alphas, desc=label, disable=not progress, leave=False)):
-        loss = sequence_loss(model, x, y, k, last_only=last_only)
+        loss = _sequence_loss(model, x, y, k, last_only)
         grads = torch.autograd.grad(loss, params)
         if not bool(torch.isfinite(loss)) or not all(bool(torch.isfinite(g).all()) for g in grads):
             raise DivergenceError(
@@ -269,14 +275,14 @@ def train_full_and_truncated(
     and :class:`LinearSystem` only). Raises :class:`DivergenceError` if a loss,
     gradient or weight stops being finite.
     """
-    model = _check_model(model)
+    model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], x.shape[1], model.output_dim))
     k = check_int(k, "k", minimum=1)
     steps = check_int(steps, "steps", minimum=1)
     lr = check_real(lr, "lr", low=0.0, low_open=True)
     if project is not None:
-        project = check_real(project, "project", low=0.0, high=1.0, low_open=True)
+        project = check_lam(project, "project")
         if not isinstance(model, (SimpleRNN, LinearSystem)):
             raise TypeError("project= needs a SimpleRNN or LinearSystem (use rnnlib.stability.project_lstm_ for an LSTM)")
     alphas = _step_sizes(lr, steps, schedule)
@@ -302,7 +308,7 @@ def weight_distance_sweep(
 
     Same arguments as :func:`train_full_and_truncated`. Returns (len(ks), steps + 1).
     """
-    model = _check_model(model)
+    model = check_model(model, RecurrentModel, finite=True)
     if len(ks) == 0:
         raise ValueError("ks must contain at least one k")
     ks = [check_int(k, "ks[i]", minimum=1) for k in ks]

@@ -4,17 +4,30 @@ Each row of :data:`ROWS` calls one public function/class of rnnlib with one kind
 of bad input: a wrong type, a wrong shape, a wrong dtype, NaN or inf entries, an
 empty input, an out-of-range hyperparameter (``eps_x``, ``lam``, ``k``, a width,
 a learning rate, ...), or malformed data (a non-binary string, a non-unit true
-token, mismatched lengths). The call must raise ``ValueError`` or ``TypeError``
-whose message names the offending argument (CONTRIBUTING.md: "the message names
-the argument").
+token, mismatched lengths). The call must raise the row's exception class
+(``TypeError`` for the kinds ``type`` and ``dtype``, ``ValueError`` otherwise,
+unless the row says ``exc=``) with a message that matches the row's pattern
+**as a whole** (``re.fullmatch``): the argument's name first, then what was
+expected (the range, the shape, the type) and what was got
+(CONTRIBUTING.md: "the message names the argument").
 
-:func:`test_every_public_name_has_rows` enumerates ``__all__`` of every rnnlib
-module and fails when a public function or class has no row and is not in
-:data:`NO_ARGUMENTS_TO_VALIDATE` (each entry says why).
+Where the pattern comes from:
 
-Rows for gaps found in other modules are marked ``xfail(strict=True)`` with the
-reason; a strict xfail fails as soon as the validation lands, so the marker is
-removed then. The summary line printed by :func:`test_summary` counts the rows.
+* :func:`tensor_rows`, :func:`int_rows` and :func:`real_rows` know the bad value
+  they pass, so they derive the exact message of ``rnnlib._validation``, e.g. a
+  list for a tensor gives ``^x must be a torch\\.Tensor, got list$`` and
+  ``k = 0`` for ``minimum=1`` gives ``^k must be >= 1, got 0$``;
+  ``match={kind: pattern}`` overrides one of them.
+* :func:`row` takes ``match=`` (a pattern for the whole message); without it, the
+  pattern of the row's kind in :data:`KIND_PATTERNS` applies: the argument's name
+  at the start, then the wording of that kind of error (``must be ..., got ...``
+  for a type, ``must have shape ...``/``dimensions`` for a shape, an interval or
+  a bound for a range, ...).
+
+So no row passes without checking something. :func:`test_every_public_name_has_rows`
+enumerates ``__all__`` of every rnnlib module and fails when a public function or
+class has no row and is not in :data:`NO_ARGUMENTS_TO_VALIDATE` (each entry says why).
+The summary line printed by :func:`test_summary` counts the rows.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import importlib
 import inspect
 import math
 import pkgutil
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -42,6 +56,8 @@ class Row:
     arg: str  # the argument the error message must name
     xfail: str | None = None
     note: str = field(default="")
+    match: str = ""  # a regular expression the WHOLE message must match
+    exc: type[Exception] = ValueError
 
     @property
     def id(self) -> str:
@@ -50,9 +66,31 @@ class Row:
 
 ROWS: list[Row] = []
 
+#: The message pattern of each kind of row made by :func:`row` without ``match=``; ``{a}`` is the
+#: argument's name, optionally followed by an index (``ks[i]``, ``norms['rnn']``) or a colon.
+_A = r"^{a}(\[[^\]]+\])?:? "
+KIND_PATTERNS = {
+    "type": _A + r"must be .+, got .+$",
+    "dtype": _A + r"(must (have|be) .*(dtype|torch\.float|integer).*, got .+|has dtype \S+ but the model's weights are .+)$",
+    "shape": _A + r"must (have|be) .*(shape|dimensions|square|one entry per).*, got .+$",
+    "nan": _A + r"(contains NaN( or infinite)? entries(: refusing to draw a figure with missing values)?"
+                r"|must be finite, got (nan|inf))$",
+    "empty": _A + r"(must not be empty(, got shape \(.*\))?|must (contain at least one|be a non-empty) .+)$",
+    "range": _A + r"must (be (>=|<=|<|>|an int in|a positive) .+|lie in .+|have entries in .+)$",
+    "malformed": _A + r"(must .+|has no .+|unknown .+)$",
+}
+KIND_PATTERNS["inf"] = KIND_PATTERNS["nan"]
+_TYPE_ERRORS = ("type", "dtype")
 
-def row(target: str, kind: str, arg: str, call: Callable[[], object], *, xfail: str | None = None, note: str = "") -> None:
-    ROWS.append(Row(target, kind, call, arg, xfail, note))
+
+def row(target: str, kind: str, arg: str, call: Callable[[], object], *, xfail: str | None = None, note: str = "",
+        match: str | None = None, exc: type[Exception] | None = None) -> None:
+    """One bad call; ``match`` (the whole message) defaults to the pattern of ``kind`` for ``arg``."""
+    if match is None:
+        match = KIND_PATTERNS[kind].format(a=re.escape(arg))
+    if exc is None:
+        exc = TypeError if kind in _TYPE_ERRORS else ValueError
+    ROWS.append(Row(target, kind, call, arg, xfail, note, match, exc))
 
 
 def with_nan(t: torch.Tensor, value: float = math.nan) -> torch.Tensor:
@@ -61,10 +99,32 @@ def with_nan(t: torch.Tensor, value: float = math.nan) -> torch.Tensor:
     return t
 
 
+def _tensor_patterns(arg: str, good: torch.Tensor) -> dict[str, str]:
+    a = re.escape(arg)
+    bigger = re.escape(str(tuple((1, *good.shape))))
+    empty = re.escape(str(tuple(good[:0].shape)))
+    return {
+        "type": rf"^{a} must be a torch\.Tensor, got list$",
+        "shape": rf"^{a} must have {good.dim()} dimensions( \([^)]*\))?, got shape {bigger}$",
+        "dtype": rf"^{a} must have a floating-point dtype, got torch\.int64$",
+        "nan": rf"^{a} contains NaN or infinite entries$",
+        "inf": rf"^{a} contains NaN or infinite entries$",
+        # an argument of fixed shape is refused by its shape, which names the expected shape
+        "empty": rf"^{a} (must not be empty, got shape {empty}|must have shape \(.+\), got {empty} "
+                 rf"\(dimension 0 should be \d+\))$",
+    }
+
+
 def tensor_rows(target: str, arg: str, good: torch.Tensor, call: Callable[[object], object], *,
-                skip: tuple[str, ...] = (), xfail: dict[str, str] | None = None) -> None:
-    """The standard bad tensors for one tensor argument: not a tensor, wrong ndim, integer dtype, NaN, inf, empty."""
+                skip: tuple[str, ...] = (), xfail: dict[str, str] | None = None,
+                match: dict[str, str] | None = None) -> None:
+    """The standard bad tensors for one tensor argument: not a tensor, wrong ndim, integer dtype, NaN, inf, empty.
+
+    Each row expects the exact message of ``rnnlib._validation.check_tensor``;
+    ``match={kind: pattern}`` overrides it for one kind.
+    """
     xfail = xfail or {}
+    patterns = {**_tensor_patterns(arg, good), **(match or {})}
     cases = {
         "type": lambda: call(good.tolist()),
         "shape": lambda: call(good.unsqueeze(0)),
@@ -75,22 +135,47 @@ def tensor_rows(target: str, arg: str, good: torch.Tensor, call: Callable[[objec
     }
     for kind, fn in cases.items():
         if kind not in skip:
-            row(target, kind, arg, fn, xfail=xfail.get(kind))
+            row(target, kind, arg, fn, xfail=xfail.get(kind), match=patterns[kind])
 
 
-def int_rows(target: str, arg: str, call: Callable[[object], object], *, low: int, note: str = "") -> None:
-    """An integer hyperparameter: a float, a string and a value below its minimum."""
-    row(target, "type", arg, lambda: call(2.5), note=note)
-    row(target, "type", arg, lambda: call("3"), note=note + "str" if note else "str")
-    row(target, "range", arg, lambda: call(low - 1), note=note)
+def int_rows(target: str, arg: str, call: Callable[[object], object], *, low: int, note: str = "",
+             match: dict[str, str] | None = None) -> None:
+    """An integer hyperparameter: a float, a string and a value below its minimum (``check_int``'s messages)."""
+    a = re.escape(arg)
+    patterns = {
+        "float": rf"^{a} must be an integer, got float 2\.5$",
+        "str": rf"^{a} must be an integer, got str '3'$",
+        "range": rf"^{a} must be >= {low}, got {low - 1}$",
+        **(match or {}),
+    }
+    row(target, "type", arg, lambda: call(2.5), note=note, match=patterns["float"])
+    row(target, "type", arg, lambda: call("3"), note=note + "str" if note else "str", match=patterns["str"])
+    row(target, "range", arg, lambda: call(low - 1), note=note, match=patterns["range"])
 
 
-def real_rows(target: str, arg: str, call: Callable[[object], object], *, bad: tuple[float, ...], note: str = "") -> None:
-    """A real hyperparameter: a string, NaN and each out-of-range value of ``bad``."""
-    row(target, "type", arg, lambda: call("0.1"), note=note)
-    row(target, "nan", arg, lambda: call(math.nan), note=note)
-    for i, value in enumerate(bad):
-        row(target, "range", arg, lambda v=value: call(v), note=f"{note}{value}")
+def real_rows(target: str, arg: str, call: Callable[[object], object], *, bad: tuple[float, ...], note: str = "",
+              match: dict[str, str] | None = None) -> None:
+    """A real hyperparameter: a string, NaN and each out-of-range value of ``bad`` (``check_real``'s messages).
+
+    An out-of-range value must be refused by naming the interval (``must lie in [0.0, 1.0), got 1.5``);
+    an infinite one by ``must be finite, got inf``.
+    """
+    a = re.escape(arg)
+    patterns = {
+        "type": rf"^{a} must be a real number, got str '0\.1'$",
+        "nan": rf"^{a} must be finite, got nan$",
+        **(match or {}),
+    }
+    row(target, "type", arg, lambda: call("0.1"), note=note, match=patterns["type"])
+    row(target, "nan", arg, lambda: call(math.nan), note=note, match=patterns["nan"])
+    for value in bad:
+        got = re.escape(str(float(value)))
+        if math.isinf(value):
+            pattern = rf"^{a} must be finite, got {got}$"
+        else:
+            pattern = rf"^{a} must lie in [\[(]\S+, \S+[\])], got {got}$"
+        row(target, "range", arg, lambda v=value: call(v), note=f"{note}{value}",
+            match=patterns.get(f"range{value}", pattern))
 
 
 # --- valid inputs every row starts from -------------------------------------------------------
@@ -103,7 +188,7 @@ D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
 ELMAN = elman.ElmanRNN(D, M, generator=0)
 X = elman.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
 XBAR = elman.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
-DW, DA = pseudo.random_perturbation(M, D, 0.1, generator=0)
+DW, DA = pseudo.random_perturbation(D, M, 0.1, generator=0)
 N_IN, H = 3, 5
 LIN = dynamical.LinearSystem(N_IN, H, generator=0)
 RNN = dynamical.SimpleRNN(N_IN, H, generator=0)
@@ -136,11 +221,13 @@ for name, fn in (("elman_hidden_states", elman.elman_hidden_states), ("elman_las
     row(T, "shape", "W", lambda fn=fn: fn(W[:, :-1], A, X), note="square")
     tensor_rows(T, "A", A, lambda v, fn=fn: fn(W, v, X), skip=("empty", "nan", "inf"))
     tensor_rows(T, "x", X, lambda v, fn=fn: fn(W, A, v), skip=("nan", "inf"))
-    row(T, "dtype", "x", lambda fn=fn: fn(W, A, X.double()), note="float64")
+    row(T, "dtype", "x", lambda fn=fn: fn(W, A, X.double()), note="float64",
+        match=r"^W, A and x must share a dtype, got torch\.float32, torch\.float32 and torch\.float64$")
 
 T = "rnnlib.elman.normalize_sequence"
 tensor_rows(T, "x_bar", XBAR, lambda v: elman.normalize_sequence(v, 0.1))
-row(T, "malformed", "x_bar", lambda: elman.normalize_sequence(2 * XBAR, 0.1), note="non-unit tokens")
+row(T, "malformed", "x_bar", lambda: elman.normalize_sequence(2 * XBAR, 0.1), note="non-unit tokens",
+    match=r"^x_bar tokens must be unit vectors \(Definition 3\.1\); the largest \|norm - 1\| is 1$")
 real_rows(T, "eps_x", lambda v: elman.normalize_sequence(XBAR, v), bad=(0.0, -0.1, 1.5, math.inf))
 
 for name, fn in (("sample_true_sequence", elman.sample_true_sequence),
@@ -206,7 +293,7 @@ for name in ("embed_binary", "dl1_indicator", "count_ones"):
     row(T, "shape", "z", lambda fn=fn: fn(Z[0]))
     row(T, "empty", "z", lambda fn=fn: fn(Z[:0]))
     row(T, "malformed", "z", lambda fn=fn: fn(2 * Z), note="not binary")
-    row(T, "dtype", "z", lambda fn=fn: fn(Z.float() + 0.5), note="fractional")
+    row(T, "malformed", "z", lambda fn=fn: fn(Z.float() + 0.5), note="fractional")
 row("rnnlib.languages.embed_binary", "dtype", "dtype", lambda: languages.embed_binary(Z, dtype=torch.int64))
 
 T = "rnnlib.languages.sample_binary_strings"
@@ -326,8 +413,8 @@ int_rows(T, "n_iter", lambda v: pseudo.spectral_norm(SQUARE, n_iter=v), low=1)
 int_rows(T, "exact_up_to", lambda v: pseudo.spectral_norm(SQUARE, exact_up_to=v), low=0)
 
 T = "rnnlib.pseudo.random_perturbation"
-int_rows(T, "width", lambda v: pseudo.random_perturbation(v, D, 0.1), low=1)
-int_rows(T, "input_dim", lambda v: pseudo.random_perturbation(M, v, 0.1), low=1)
+int_rows(T, "width", lambda v: pseudo.random_perturbation(D, v, 0.1), low=1)
+int_rows(T, "input_dim", lambda v: pseudo.random_perturbation(v, M, 0.1), low=1)
 real_rows(T, "tau", lambda v: pseudo.random_perturbation(M, D, v), bad=(-0.1, math.inf))
 
 T = "rnnlib.pseudo.linearization_gap"
@@ -428,7 +515,26 @@ row(T, "range", "radius", lambda: stability.project_l1_rows(SQUARE, -torch.ones(
 T = "rnnlib.stability.project_lstm_"
 row(T, "type", "model", lambda: stability.project_lstm_(RNN))
 real_rows(T, "f_max", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), v), bad=(0.0, 1.0))
-real_rows(T, "margin", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 1.0))
+real_rows(T, "margin", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), margin=v), bad=(-0.1, 0.0, 1.0))
+
+
+def _with_nan_weight(model, name):
+    """A copy of ``model`` whose parameter ``name`` has a NaN entry (certificates must refuse it)."""
+    import copy
+
+    bad = copy.deepcopy(model)
+    with torch.no_grad():
+        getattr(bad, name).reshape(-1)[0] = math.nan
+    return bad
+
+
+for name, model, weight in [("certify", LSTM, "b"), ("lstm_forget_bound", LSTM, "U"), ("lstm_lambda_inf", LSTM, "W"),
+                            ("project_lstm_", LSTM, "b"), ("certify", RNN, "W"), ("state_lipschitz", RNN, "W"),
+                            ("input_lipschitz", RNN, "U"), ("project_spectral_", RNN, "W")]:
+    fn = getattr(stability, name)
+    extra = (0.9,) if name == "project_spectral_" else ()
+    row(f"rnnlib.stability.{name}", "nan", "model", lambda fn=fn, m=model, w=weight, e=extra: fn(_with_nan_weight(m, w), *e),
+        note=f"{type(model).__name__}.{weight}", match=rf"^model\.{weight} contains NaN or infinite entries$")
 real_rows(T, "u_f_radius", lambda v: stability.project_lstm_(dynamical.LSTM(3, 4, generator=0), u_f_radius=v), bad=(-1.0,))
 
 for name in ("state_jacobians", "jacobian_norms"):
@@ -524,10 +630,11 @@ row("rnnlib.truncation.weight_distance_sweep", "range", "ks",
 T = "rnnlib.truncation.growth_recursion_bound"
 real_rows(T, "gradient_gap", lambda v: truncation.growth_recursion_bound(v, 1.0, [0.1]), bad=(-1.0,))
 real_rows(T, "beta", lambda v: truncation.growth_recursion_bound(0.1, v, [0.1]), bad=(-1.0, math.inf))
-row(T, "empty", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, []))
-row(T, "nan", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, math.nan]))
-row(T, "range", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, -0.1]))
-row(T, "shape", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [[0.1]]))
+STEPS = r"^step_sizes must be a non-empty 1-d sequence of finite non-negative numbers$"
+row(T, "empty", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, []), match=STEPS)
+row(T, "nan", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, math.nan]), match=STEPS)
+row(T, "range", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, -0.1]), match=STEPS)
+row(T, "shape", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [[0.1]]), match=STEPS)
 
 # --- rnnlib.plotting -------------------------------------------------------------------------------
 
@@ -536,10 +643,12 @@ row(T, "range", "ncols", lambda: plotting.new_figure(0))
 row(T, "type", "ncols", lambda: plotting.new_figure("2"))
 
 T = "rnnlib.plotting.loglog_slope"
-row(T, "shape", "x", lambda: plotting.loglog_slope([1, 2, 3], [1, 2]))
-row(T, "range", "x", lambda: plotting.loglog_slope([1, -2], [1, 2]))
-row(T, "nan", "y", lambda: plotting.loglog_slope([1, 2], [1, math.nan]))
-row(T, "empty", "x", lambda: plotting.loglog_slope([], []))
+LENGTHS = r"^x and y must be 1-d of equal length >= 2, got shapes \(\d*,\) and \(\d*,\)$"
+POSITIVE = r"^x and y must be positive and finite for a log-log fit$"
+row(T, "shape", "x", lambda: plotting.loglog_slope([1, 2, 3], [1, 2]), match=LENGTHS)
+row(T, "range", "x", lambda: plotting.loglog_slope([1, -2], [1, 2]), match=POSITIVE)
+row(T, "nan", "y", lambda: plotting.loglog_slope([1, 2], [1, math.nan]), match=POSITIVE.replace("x and y", "x and y"))
+row(T, "empty", "x", lambda: plotting.loglog_slope([], []), match=LENGTHS)
 
 NAN = np.array([0.1, math.nan])
 for name, call, arg, kind in (
@@ -560,6 +669,12 @@ for name, call, arg, kind in (
     ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(2)}, {}), "lams", "malformed"),
     ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, k_index=5), "k_index", "range"),
     ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.full((2, 3), math.nan)}), "distances", "nan"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))},
+                                                                   step_lengths={"rnn": np.ones(3)}),
+     "step_lengths", "shape"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))},
+                                                                   step_lengths={"cnn": np.ones(2)}),
+     "step_lengths", "malformed"),
     ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 3)), np.ones((2, 2))), "slices", "shape"),
     ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 2)), np.ones((3, 3))), "interaction", "shape"),
     ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": np.ones(3)}, {"sin": np.ones(2)}), "log10_cs", "shape"),
@@ -576,7 +691,8 @@ for name, call, arg, kind in (
 
 T = "rnnlib.widgets.explore"
 row(T, "type", "figure_fn", lambda: widgets.explore(3, a=widgets.int_slider(1, 0, 2)))
-row(T, "empty", "sliders", lambda: widgets.explore(lambda: None))
+row(T, "empty", "sliders", lambda: widgets.explore(lambda: None),
+    match=r"^sliders: explore needs at least one slider keyword argument$")
 row("rnnlib.widgets.int_slider", "range", "value", lambda: widgets.int_slider(5, 0, 2))
 row("rnnlib.widgets.int_slider", "type", "step", lambda: widgets.int_slider(1, 0, 2, 0.5))
 row("rnnlib.widgets.float_slider", "range", "min", lambda: widgets.float_slider(0.5, 1.0, 0.0, 0.1))
@@ -590,13 +706,17 @@ row("rnnlib.widgets.log_slider", "range", "value", lambda: widgets.log_slider(10
 for number in sorted(homework.CHECKERS):
     fn = homework.CHECKERS[number]
     arg = next(iter(inspect.signature(fn).parameters))
-    row(f"rnnlib.homework.{fn.__name__}", "type", "function", lambda fn=fn: fn(42), note=number)
+    row(f"rnnlib.homework.{fn.__name__}", "type", "function", lambda fn=fn: fn(42), note=number,
+        match=rf"^Exercise {re.escape(number)}: pass your function itself, got int 42$")
 
 T = "rnnlib.homework.compare_with_reference"
-row(T, "type", "function", lambda: homework.compare_with_reference("1.1", "not callable", abs, [homework.Case("c", (1,))]))
-row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs, []))
+row(T, "type", "function", lambda: homework.compare_with_reference("1.1", "not callable", abs, [homework.Case("c", (1,))]),
+    match=r"^Exercise 1\.1: pass your function itself, got str 'not callable'$")
+row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs, []),
+    match=r"^Exercise 1\.1: the checker has no test cases$")
 T = "rnnlib.homework.register"
-row(T, "malformed", "exercise", lambda: homework.register("1.1")(lambda f: None))
+row(T, "malformed", "exercise", lambda: homework.register("1.1")(lambda f: None),
+    match=r"^exercise 1\.1 already has a checker \(check_exercise_1_1\)$")
 T = "rnnlib.homework.Case"
 row(T, "type", "args", lambda: homework.Case("c", 3))
 row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))
@@ -614,7 +734,8 @@ row(T, "range", "chapter", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "p
 row(T, "empty", "text", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, " "))
 row("rnnlib.claims.register", "type", "claims", lambda: claims.register("mh-word-level-lm"))
 row("rnnlib.claims.untestable", "empty", "reason",
-    lambda: claims.untestable("c", "P&G 2021", "Sec. 5", "paper", "a claim", ""))
+    lambda: claims.untestable("c", "P&G 2021", "Sec. 5", "paper", "a claim", ""),
+    match=r"^reason must say why the claim cannot be tested$")
 T = "rnnlib.claims.check"
 row(T, "malformed", "verdict", lambda: claims.check("mh-word-level-lm", True, "1.0", verdict="fine"))
 row(T, "empty", "figure", lambda: claims.check("mh-word-level-lm", True, ""))
@@ -680,13 +801,27 @@ def test_bad_input_is_refused_naming_the_argument(case: Row):
     try:
         case.call()
     except (ValueError, TypeError) as exc:
-        assert case.arg in str(exc), (
-            f"{case.target} ({case.kind}): the message does not name {case.arg!r}: {type(exc).__name__}: {exc}"
+        assert re.fullmatch(case.match, str(exc)), (
+            f"{case.target} ({case.kind} {case.arg}): the message does not match {case.match!r}: "
+            f"{type(exc).__name__}: {exc}"
+        )
+        assert isinstance(exc, case.exc), (
+            f"{case.target} ({case.kind} {case.arg}): raised {type(exc).__name__}, expected {case.exc.__name__}: {exc}"
         )
         return
     except Exception as exc:  # noqa: BLE001 - a crash is a failure of the check, with its type shown
         raise AssertionError(f"{case.target} ({case.kind} {case.arg}): raised {type(exc).__name__}: {exc}") from exc
     raise AssertionError(f"{case.target} ({case.kind} {case.arg}): accepted the bad input without an error")
+
+
+def test_every_row_checks_a_pattern_that_names_its_argument():
+    """No row can pass without checking something: each has a pattern anchored at both ends that names the argument."""
+    for r in ROWS:
+        assert r.match.startswith("^") and r.match.endswith("$"), f"{r.id}: pattern {r.match!r} is not anchored"
+        assert re.escape(r.arg) in r.match or r.arg in r.match, f"{r.id}: pattern {r.match!r} does not name {r.arg!r}"
+        assert not re.fullmatch(r.match, "") and not re.fullmatch(r.match, f"{r.arg} is wrong"), (
+            f"{r.id}: pattern {r.match!r} matches a message that says nothing"
+        )
 
 
 def test_every_public_name_has_rows():

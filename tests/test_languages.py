@@ -56,7 +56,7 @@ def test_balanced_sampler_is_balanced_and_reproducible():
         (lambda: embed_binary(torch.zeros(3)), ValueError, "z must have 2 dimensions"),
         (lambda: dl1_indicator(torch.tensor([[0.5, 1.0]])), ValueError, "z must hold only 0s and 1s"),
         (lambda: sample_binary_strings(0, 3), ValueError, "batch_size must be >= 1"),
-        (lambda: sample_binary_strings(2, 3, p=1.5), ValueError, "p must be a probability"),
+        (lambda: sample_binary_strings(2, 3, p=1.5), ValueError, r"p must lie in \[0.0, 1.0\], got 1.5"),
         (lambda: sample_dl1_balanced(4, 3, max_ones=4), ValueError, "max_ones must be <= 3"),
         (lambda: sample_dl1_balanced(4, 2.5), TypeError, "n must be an integer"),
     ],

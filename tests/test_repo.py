@@ -104,3 +104,19 @@ def test_book_build_fails_on_errors():
     makefile = (ROOT / "Makefile").read_text()
     assert "-W -n --keep-going" in makefile
     assert "--nbval-lax" in makefile
+
+
+def test_package_docstring_names_only_existing_modules():
+    """rnnlib/__init__.py's module list names only modules that exist, and every module is importable lazily."""
+    import importlib.util
+    import re
+
+    import rnnlib
+
+    named = set(re.findall(r":mod:`rnnlib\.(\w+)`", rnnlib.__doc__))
+    assert named, "the package docstring lists its modules"
+    for name in named:
+        assert importlib.util.find_spec(f"rnnlib.{name}") is not None, f"rnnlib.{name} is listed but does not exist"
+    for name in rnnlib._SUBMODULES:
+        assert getattr(rnnlib, name).__name__ == f"rnnlib.{name}"
+    assert named == rnnlib._SUBMODULES, f"modules not in the docstring: {sorted(rnnlib._SUBMODULES - named)}"

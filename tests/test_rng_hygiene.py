@@ -185,3 +185,29 @@ def test_lstm_to_torch_leaves_the_global_generator_alone():
     lstm = model.to_torch()
     assert torch.equal(state, torch.get_rng_state())
     assert torch.equal(lstm.weight_hh_l0, model.W)
+
+
+def seed_arithmetic(path: Path) -> list[str]:
+    """Seeds made by arithmetic (``generator=seed + k``, ``manual_seed(10_000 + seed)``) and ``seed`` parameters."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            values = [kw.value for kw in node.keywords if kw.arg == "generator"]
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "manual_seed":
+                values += node.args
+            found += [f"{path.name}:{v.lineno}: {ast.unparse(v)}" for v in values if isinstance(v, ast.BinOp)]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "seed_everything":
+            args = node.args.args + node.args.kwonlyargs
+            found += [f"{path.name}:{node.lineno}: {node.name}(seed=...)" for a in args if a.arg == "seed"]
+    return found
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_streams_are_derived_not_computed(path):
+    """One convention: a ``generator`` argument, sub-streams by ``rnnlib._rng.derive``, never ``seed + k``."""
+    found = seed_arithmetic(path)
+    assert not found, (
+        "seed arithmetic or a seed= parameter (take generator= and use rnnlib._rng.derive(generator, name, k)):\n  "
+        + "\n  ".join(found)
+    )

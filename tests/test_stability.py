@@ -260,7 +260,7 @@ def test_jacobian_bad_input():
 
 
 def test_initialization_norms():
-    norms = initialization_norms([64, 256], n_draws=2, seed=0)
+    norms = initialization_norms([64, 256], n_draws=2, generator=0)
     np.testing.assert_allclose(norms["orthogonal"], 1.0, rtol=1e-5)
     assert np.all((norms["elman"][-1] > 2.5) & (norms["elman"][-1] < 3.0))  # -> 2 sqrt 2
     assert np.all(norms["torch"] < 1.2)  # -> 2/sqrt 3
@@ -283,7 +283,7 @@ def test_lds_markov_parameters_match_the_matrices():
 
 
 def test_projected_gd_learns_a_stable_lds():
-    fit = fit_lds_canonical(4, steps=600, seed=1)
+    fit = fit_lds_canonical(4, steps=600, generator=1)
     assert fit.risk[-1] < 0.01 * fit.risk[0]
     assert np.all(fit.spectral_radius < 1)
     assert np.abs(fit.a).sum() <= math.sqrt(2) / 2 + 1e-9
@@ -305,3 +305,63 @@ def test_chapter8_checkers_pass_references_and_fail_wrong_answers(capsys):
     columns = lambda W, r: W * (r / W.abs().sum(dim=0))  # the authors' column rescaling  # noqa: E731
     with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
         homework.check_exercise_8_2(columns)
+
+
+# --- certificates are upper bounds, and refuse what they cannot certify (issue 14, items 1-4) ---
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_certificate_is_an_upper_bound_above_width_512(dtype):
+    """At width 600 with ||W||_2 = 1.002 the RNN is not certifiably stable (power iteration said 0.99x)."""
+    model = SimpleRNN(2, 600, spectral_norm=1.002, generator=0, dtype=dtype)
+    exact = float(torch.linalg.svdvals(model.W.detach().double()).max())
+    cert = certify(model)
+    assert not cert.stable
+    assert exact <= cert.lam <= exact * (1 + 1e-9)
+    assert exact <= state_lipschitz(model)
+    U = torch.randn(700, 650, generator=torch.Generator().manual_seed(1), dtype=dtype)
+    model_u = SimpleRNN(650, 700, generator=0, dtype=dtype)
+    with torch.no_grad():
+        model_u.U.copy_(U)
+    assert input_lipschitz(model_u) >= float(torch.linalg.svdvals(U.double()).max())
+
+
+@pytest.mark.parametrize("gate_block", ["W_f", "U_f", "b_f", "W_i"])
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_lstm_certificates_refuse_nan_and_inf_weights(gate_block, value):
+    model = LSTM(3, 4, generator=0, dtype=D)
+    with torch.no_grad():
+        model.gate_matrices()[gate_block].reshape(-1)[0] = value
+    param = gate_block[0]
+    message = rf"^model\.{param} contains NaN or infinite entries$"
+    for call in (lambda: certify(model), lambda: lstm_forget_bound(model), lambda: lstm_lambda_inf(model),
+                 lambda: project_lstm_(model)):
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert not torch.isfinite(model.gate_matrices()[gate_block]).all()  # refused before any change
+
+
+def test_lstm_projection_refuses_margin_zero_and_keeps_its_promise():
+    with pytest.raises(ValueError, match=r"^margin must lie in \[1e-06, 1\.0\), got 0\.0$"):
+        project_lstm_(LSTM(3, 4, generator=0, dtype=D), margin=0.0)
+    for dtype in (torch.float32, torch.float64):
+        model = LSTM(3, 16, generator=0, forget_bias=5.0, dtype=dtype)
+        with torch.no_grad():
+            model.W.mul_(50.0)
+            model.U.mul_(50.0)
+        project_lstm_(model, 0.605, margin=1e-6)
+        cert = certify(model)
+        assert cert.stable and cert.lam < 1.0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_l1_projection_is_inside_the_ball_for_large_float32_rows(dtype):
+    gen = torch.Generator().manual_seed(0)
+    W = (torch.randn(64, 2048, generator=gen) * 1e4).to(dtype)
+    for radius in (1.0, 0.155, 0.3 * 0.395):
+        P = project_l1_rows(W, radius)
+        assert P.dtype == dtype
+        sums = [math.fsum(abs(v) for v in row) for row in P.double().tolist()]  # exact sums
+        assert max(sums) <= radius
+        assert inf_norm(P) <= radius
+        assert min(sums) >= radius * (1 - 1e-5)  # still the projection, not a shrunken row

@@ -71,3 +71,29 @@ def test_derived_streams_are_distinct_and_reproducible():
     g = torch.Generator().manual_seed(5)
     a = torch.randn(3, generator=derive(g, "x"))
     assert not torch.equal(a, torch.randn(3, generator=derive(g, "x")))  # a generator advances
+
+
+def test_one_dtype_model_and_lambda_check():
+    import torch
+
+    from rnnlib._validation import check_dtype, check_lam, check_model
+    from rnnlib.dynamical import LSTM, SimpleRNN
+
+    assert check_dtype(torch.float64) is torch.float64
+    for bad in (torch.int64, torch.float16, "float32"):
+        with pytest.raises(TypeError, match=r"^dtype must be torch\.float32 or torch\.float64, got "):
+            check_dtype(bad)
+    assert check_lam(1.0) == 1.0  # projections accept the closed ball
+    with pytest.raises(ValueError, match=r"^lam must lie in \(0\.0, 1\.0\), got 1\.0$"):
+        check_lam(1.0, open_high=True)  # the truncation bounds divide by 1 - lambda
+    with pytest.raises(ValueError, match=r"^project must lie in \(0\.0, 1\.0\], got 0\.0$"):
+        check_lam(0.0, "project")
+    model = LSTM(2, 3, generator=0)
+    assert check_model(model, LSTM, finite=True) is model
+    with pytest.raises(TypeError, match=r"^model must be an rnnlib\.dynamical\.SimpleRNN, got LSTM$"):
+        check_model(model, SimpleRNN)
+    with torch.no_grad():
+        model.b[4] = float("inf")
+    check_model(model, LSTM)  # finiteness only when asked
+    with pytest.raises(ValueError, match=r"^model\.b contains NaN or infinite entries$"):
+        check_model(model, LSTM, finite=True)

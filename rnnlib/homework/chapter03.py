@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import torch
 
+from .._rng import derive
 from ..elman import ElmanRNN, sample_normalized_sequence
 from ..pseudo import pseudo_network
 from ._core import Case, compare_with_reference, register
@@ -30,12 +31,12 @@ def check_exercise_3_1(student_pseudo: Callable[..., torch.Tensor]) -> int:
     ``x`` a batch of normalized sequences (batch, L, d); all float64.
     """
     cases = []
-    for batch, L, d, m, d_out, seed in [(1, 3, 3, 4, 1, 0), (3, 6, 5, 16, 2, 1), (8, 10, 6, 64, 1, 2)]:
-        model = ElmanRNN(d, m, d_out, generator=310 + seed, dtype=torch.float64)
-        gen = torch.Generator().manual_seed(320 + seed)
+    for k, (batch, L, d, m, d_out) in enumerate([(1, 3, 3, 4, 1), (3, 6, 5, 16, 2), (8, 10, 6, 64, 1)]):
+        model = ElmanRNN(d, m, d_out, generator=derive(31, "model", k), dtype=torch.float64)
+        gen = derive(31, "perturbation", k)
         dW = torch.randn(m, m, generator=gen, dtype=torch.float64) / m
         dA = torch.randn(m, d, generator=gen, dtype=torch.float64) / m
-        x = sample_normalized_sequence(batch, L, d, 0.1, generator=330 + seed, dtype=torch.float64)
+        x = sample_normalized_sequence(batch, L, d, 0.1, generator=derive(31, "data", k), dtype=torch.float64)
         args = (model.W.detach().clone(), model.A.detach().clone(), model.B.clone(), dW, dA, x)
         cases.append(Case(f"m = {m}, d = {d}, d_out = {d_out}, x of shape {tuple(x.shape)} (batch, L, d)", args))
     return compare_with_reference("3.1", student_pseudo, _reference_pseudo, cases, atol=1e-9, rtol=1e-7)

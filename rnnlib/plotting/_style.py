@@ -43,7 +43,9 @@ def use_book_style() -> None:
 
 def new_figure(ncols: int = 1, *, width: float | None = None, height: float = 3.6) -> tuple[Figure, np.ndarray]:
     """A figure with ``ncols`` side-by-side axes in the book's style; returns ``(fig, axes)``."""
-    if not isinstance(ncols, int) or ncols < 1:
+    if isinstance(ncols, bool) or not isinstance(ncols, int):
+        raise TypeError(f"ncols must be a positive integer, got {ncols!r}")
+    if ncols < 1:
         raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
     use_book_style()
     width = 4.2 * ncols if width is None else width

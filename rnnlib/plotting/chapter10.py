@@ -33,26 +33,44 @@ def plot_gradient_difference(ks: Sequence[int], gaps: dict[str, np.ndarray], lam
     return fig
 
 
-def plot_weight_distance(ks: Sequence[int], distances: dict[str, np.ndarray], *, k_index: int = 0) -> Figure:
+def plot_weight_distance(
+    ks: Sequence[int],
+    distances: dict[str, np.ndarray],
+    *,
+    k_index: int = 0,
+    step_lengths: dict[str, np.ndarray] | None = None,
+) -> Figure:
     """Chapter 10: ``||w_N - w^k_N||`` against k at the last step (left) and against N for one k (right).
 
-    ``distances`` maps a schedule label to an array (len(ks), N + 1).
+    ``distances`` maps a schedule label to an array (len(ks), N + 1). With
+    ``step_lengths`` (label -> the N partial sums ``sum_{i<=N} alpha_i``), the right
+    panel is drawn against the total step length instead of N, so that schedules
+    are compared at equal ``sum alpha_i``.
     """
     ks = np.asarray(_values(ks, "ks", ndim=1), dtype=np.asarray(ks).dtype)
     k_index = check_int(k_index, "k_index", minimum=-ks.size, maximum=ks.size - 1)
     _table(distances, "distances")
     for label, dist in distances.items():
         _same_length(_values(dist, f"distances[{label!r}]", ndim=2), ks.size, f"distances[{label!r}]", "k")
+    if step_lengths is not None:
+        _table(step_lengths, "step_lengths")
+        for label, dist in distances.items():
+            if label not in step_lengths:
+                raise ValueError(f"step_lengths has no entry for {label!r}")
+            n_steps = np.asarray(dist).shape[1] - 1
+            _same_length(_values(step_lengths[label], f"step_lengths[{label!r}]", ndim=1), n_steps,
+                         f"step_lengths[{label!r}]", "step")
     fig, (ax0, ax1) = new_figure(2)
     for label, dist in distances.items():
         dist = np.asarray(dist, dtype=float)
         ax0.semilogy(ks, dist[:, -1], "o-", ms=3, label=label)
         steps = np.arange(1, dist.shape[1])
-        ax1.loglog(steps, dist[k_index, 1:], label=label)
+        x = steps if step_lengths is None else np.asarray(step_lengths[label], dtype=float)
+        ax1.loglog(x, dist[k_index, 1:], label=label)
     ax0.set_xlabel("truncation length $k$")
     ax0.set_ylabel(r"$\|w_N - w^k_N\|_2$ at the last step $N$")
     ax0.legend()
-    ax1.set_xlabel("gradient step $N$")
+    ax1.set_xlabel("gradient step $N$" if step_lengths is None else r"total step length $\sum_{i\leq N}\alpha_i$")
     ax1.set_ylabel(rf"$\|w_N - w^k_N\|_2$, $k = {ks[k_index]}$")
     ax1.legend()
     return fig
