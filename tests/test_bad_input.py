@@ -682,6 +682,12 @@ for name, call, arg, kind in (
     ("plot_dl1", lambda: plotting.plot_dl1([4, 8], [0.1], [0, 1], [0.1, 0.2], [0.0, 0.0]), "additive_mse", "shape"),
     ("plot_pseudo_gap", lambda: plotting.plot_pseudo_gap(None), "sweep", "type"),
     ("plot_linearization", lambda: plotting.plot_linearization(None), "sample", "type"),
+    ("plot_relu_identity", lambda: plotting.plot_relu_identity(None), "sweep", "type"),
+    ("plot_decoding", lambda: plotting.plot_decoding(None, 8, 0.1), "sweep", "type"),
+    ("plot_decoding_profile", lambda: plotting.plot_decoding_profile(None), "errors", "type"),
+    ("plot_step_features", lambda: plotting.plot_step_features(None), "sweep", "type"),
+    ("plot_correlations", lambda: plotting.plot_correlations(None), "sweep", "type"),
+    ("plot_construction", lambda: plotting.plot_construction(None), "sweep", "type"),
     ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.array([]), None), "errors", "empty"),
     ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.ones(3), -1.0), "bound", "range"),
 ):
@@ -721,6 +727,107 @@ T = "rnnlib.homework.Case"
 row(T, "type", "args", lambda: homework.Case("c", 3))
 row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))
 
+
+# --- rnnlib.inversion -----------------------------------------------------------------------------
+
+from rnnlib import inversion  # noqa: E402
+
+INV_V = torch.randn(D, generator=G)
+INV_T = torch.randn(M, D, generator=G)
+T = "rnnlib.inversion.relu_identity"
+tensor_rows(T, "T", INV_T, lambda v: inversion.relu_identity(INV_V, INV_V, v))
+tensor_rows(T, "v", INV_V, lambda v: inversion.relu_identity(v, INV_V, INV_T))
+row(T, "shape", "x", lambda: inversion.relu_identity(INV_V, INV_V[:-1], INV_T))
+row(T, "malformed", "scaling", lambda: inversion.relu_identity(INV_V, INV_V, INV_T, scaling="paper"))
+T = "rnnlib.inversion.relu_identity_std"
+tensor_rows(T, "v", INV_V, lambda v: inversion.relu_identity_std(v, INV_V, 8), skip=("shape",))
+row(T, "shape", "x", lambda: inversion.relu_identity_std(INV_V, INV_V[:-1], 8))
+int_rows(T, "width", lambda v: inversion.relu_identity_std(INV_V, INV_V, v), low=1)
+T = "rnnlib.inversion.lemma44_sweep"
+row(T, "empty", "widths", lambda: inversion.lemma44_sweep([]))
+row(T, "range", "widths", lambda: inversion.lemma44_sweep([0]))
+int_rows(T, "d", lambda v: inversion.lemma44_sweep([4], d=v), low=1)
+int_rows(T, "n_trials", lambda v: inversion.lemma44_sweep([4], n_trials=v), low=1)
+
+INV_W, INV_A = ELMAN.W.detach(), ELMAN.A.detach()
+INV_H = elman.elman_hidden_states(INV_W, INV_A, X)[:, -1]
+T = "rnnlib.inversion.naive_decode"
+tensor_rows(T, "W", INV_W, lambda v: inversion.naive_decode(v, INV_A, INV_H, L))
+row(T, "shape", "W", lambda: inversion.naive_decode(INV_W[:, :-1], INV_A, INV_H, L), note="square")
+tensor_rows(T, "h", INV_H, lambda v: inversion.naive_decode(INV_W, INV_A, v, L))
+row(T, "shape", "A", lambda: inversion.naive_decode(INV_W, INV_A[:-1], INV_H, L))
+int_rows(T, "L", lambda v: inversion.naive_decode(INV_W, INV_A, INV_H, v), low=1)
+T = "rnnlib.inversion.fit_linear_decoder"
+tensor_rows(T, "h", INV_H, lambda v: inversion.fit_linear_decoder(v, INV_H[:, :2]))
+row(T, "shape", "targets", lambda: inversion.fit_linear_decoder(INV_H, INV_H[:1]))
+row(T, "nan", "targets", lambda: inversion.fit_linear_decoder(INV_H, with_nan(INV_H)))
+real_rows(T, "ridge", lambda v: inversion.fit_linear_decoder(INV_H, INV_H, ridge=v), bad=(0.0, -1.0))
+T = "rnnlib.inversion.decoding_errors"
+row(T, "type", "model", lambda: inversion.decoding_errors(LIN, L, 0.1))
+int_rows(T, "L", lambda v: inversion.decoding_errors(ELMAN, v, 0.1), low=3)
+real_rows(T, "eps_x", lambda v: inversion.decoding_errors(ELMAN, L, v), bad=(0.0, 1.5))
+int_rows(T, "n_train", lambda v: inversion.decoding_errors(ELMAN, L, 0.1, n_train=v), low=1)
+real_rows(T, "ridge", lambda v: inversion.decoding_errors(ELMAN, L, 0.1, ridge=v), bad=(0.0,))
+T = "rnnlib.inversion.decoding_sweep"
+row(T, "empty", "widths", lambda: inversion.decoding_sweep([], [L], [0.1]))
+row(T, "range", "lengths", lambda: inversion.decoding_sweep([4], [2], [0.1]))
+row(T, "empty", "eps_values", lambda: inversion.decoding_sweep([4], [L], []))
+row(T, "range", "eps_values", lambda: inversion.decoding_sweep([4], [L], [1.5]))
+int_rows(T, "n_networks", lambda v: inversion.decoding_sweep([4], [L], [0.1], n_networks=v), low=1)
+
+T = "rnnlib.inversion.fit_step_features"
+row(T, "type", "phi", lambda: inversion.fit_step_features(3.0))
+row(T, "malformed", "interval", lambda: inversion.fit_step_features(torch.sin, interval=(0.5, -0.5)))
+row(T, "range", "interval", lambda: inversion.fit_step_features(torch.sin, interval=(-2.0, 1.0)))
+real_rows(T, "radius", lambda v: inversion.fit_step_features(torch.sin, radius=v), bad=(0.0,))
+row(T, "malformed", "degree", lambda: inversion.fit_step_features(torch.sin, degree=3))
+row(T, "range", "degree", lambda: inversion.fit_step_features(torch.sin, degree=(-1, 2)))
+real_rows(T, "ridge", lambda v: inversion.fit_step_features(torch.sin, ridge=v), bad=(0.0,))
+row(T, "malformed", "phi", lambda: inversion.fit_step_features(lambda u: u.sum()))
+INV_FIT = inversion.fit_step_features(torch.sin, degree=(3, 2), n_quad=8)
+INV_U = torch.linspace(-1, 1, 5, dtype=torch.float64)
+T = "rnnlib.inversion.step_feature_average"
+row(T, "type", "fit", lambda: inversion.step_feature_average("fit", INV_U, 8))
+tensor_rows(T, "u", INV_U, lambda v: inversion.step_feature_average(INV_FIT, v, 8))
+row(T, "range", "u", lambda: inversion.step_feature_average(INV_FIT, 2 * INV_U, 8))
+int_rows(T, "width", lambda v: inversion.step_feature_average(INV_FIT, INV_U, v), low=1)
+T = "rnnlib.inversion.step_feature_sweep"
+row(T, "empty", "functions", lambda: inversion.step_feature_sweep({}, [8]))
+row(T, "empty", "widths", lambda: inversion.step_feature_sweep({"sin": torch.sin}, []))
+int_rows(T, "n_draws", lambda v: inversion.step_feature_sweep({"sin": torch.sin}, [8], n_draws=v), low=1)
+
+T = "rnnlib.inversion.backprop_correlations"
+row(T, "type", "model", lambda: inversion.backprop_correlations(RNN, X))
+tensor_rows(T, "x", X, lambda v: inversion.backprop_correlations(ELMAN, v))
+T = "rnnlib.inversion.correlation_sweep"
+row(T, "empty", "widths", lambda: inversion.correlation_sweep([]))
+int_rows(T, "L", lambda v: inversion.correlation_sweep([8], L=v), low=3)
+real_rows(T, "eps_x", lambda v: inversion.correlation_sweep([8], eps_x=v), bad=(0.0, 2.0))
+int_rows(T, "batch_size", lambda v: inversion.correlation_sweep([8], batch_size=v), low=1)
+
+_inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt((L - 2) * (D - 1))
+INV_TARGET = concepts.ConceptTarget([["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1)
+INV_TARGET2 = concepts.ConceptTarget([["sin", "sin"]], _inv_w.expand(1, 2, -1).clone(), torch.ones(1, 2), L - 2, D - 1)
+T = "rnnlib.inversion.construct_existence"
+row(T, "type", "model", lambda: inversion.construct_existence(LSTM, INV_TARGET, 0.1))
+row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out")
+row(T, "type", "target", lambda: inversion.construct_existence(ELMAN, "sin", 0.1))
+row(T, "malformed", "target", lambda: inversion.construct_existence(ELMAN, INV_TARGET2, 0.1))
+real_rows(T, "eps_x", lambda v: inversion.construct_existence(ELMAN, INV_TARGET, v), bad=(0.0, 1.5))
+int_rows(T, "n_fit", lambda v: inversion.construct_existence(ELMAN, INV_TARGET, 0.1, n_fit=v), low=2)
+INV_CONS = inversion.construct_existence(ELMAN, INV_TARGET, 0.1, n_fit=8)
+T = "rnnlib.inversion.evaluate_construction"
+row(T, "type", "model", lambda: inversion.evaluate_construction(LSTM, INV_CONS, INV_TARGET, XBAR, 0.1))
+row(T, "type", "construction", lambda: inversion.evaluate_construction(ELMAN, None, INV_TARGET, XBAR, 0.1))
+row(T, "shape", "construction", lambda: inversion.evaluate_construction(elman.ElmanRNN(D, M + 1), INV_CONS, INV_TARGET, XBAR, 0.1))
+tensor_rows(T, "x_bar", XBAR, lambda v: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET, v, 0.1))
+real_rows(T, "eps_x", lambda v: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET, XBAR, v), bad=(0.0,))
+row(T, "malformed", "target", lambda: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET2, XBAR, 0.1))
+T = "rnnlib.inversion.construction_sweep"
+row(T, "empty", "widths", lambda: inversion.construction_sweep([], INV_TARGET))
+row(T, "type", "target", lambda: inversion.construction_sweep([8], None))
+real_rows(T, "eps_x", lambda v: inversion.construction_sweep([8], INV_TARGET, eps_x=v), bad=(0.0,))
+int_rows(T, "n_networks", lambda v: inversion.construction_sweep([8], INV_TARGET, n_networks=v), low=1)
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
@@ -763,6 +870,16 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.stability.StabilityCertificate": "a result record built by certify",
     "rnnlib.stability.LDSFit": "a result record built by fit_lds_canonical",
     "rnnlib.truncation.TrainingPair": "a result record built by train_full_and_truncated",
+    "rnnlib.inversion.Lemma44Sweep": "a result record built by lemma44_sweep",
+    "rnnlib.inversion.LinearDecoder": "a result record built by fit_linear_decoder (its __call__ validates h)",
+    "rnnlib.inversion.DecodingErrors": "a result record built by decoding_errors",
+    "rnnlib.inversion.DecodingSweep": "a result record built by decoding_sweep",
+    "rnnlib.inversion.StepFeatureFit": "a result record built by fit_step_features (its methods validate)",
+    "rnnlib.inversion.StepFeatureSweep": "a result record built by step_feature_sweep",
+    "rnnlib.inversion.CorrelationSweep": "a result record built by correlation_sweep",
+    "rnnlib.inversion.Construction": "a result record built by construct_existence",
+    "rnnlib.inversion.ConstructionErrors": "a result record built by evaluate_construction",
+    "rnnlib.inversion.ConstructionSweep": "a result record built by construction_sweep",
 }
 
 

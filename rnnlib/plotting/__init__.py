@@ -16,6 +16,14 @@ from ._style import STYLE, loglog_slope, new_figure, use_book_style
 from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
 from .chapter02 import plot_complexity, plot_dl1, plot_targets
 from .chapter03 import plot_linearization, plot_pseudo_gap
+from .chapter04 import (
+    plot_construction,
+    plot_correlations,
+    plot_decoding,
+    plot_decoding_profile,
+    plot_relu_identity,
+    plot_step_features,
+)
 from .chapter08 import (
     plot_init_norms,
     plot_jacobian_hist,
@@ -38,6 +46,12 @@ __all__ = [
     "plot_targets",
     "plot_linearization",
     "plot_pseudo_gap",
+    "plot_relu_identity",
+    "plot_decoding",
+    "plot_decoding_profile",
+    "plot_step_features",
+    "plot_correlations",
+    "plot_construction",
     "plot_init_norms",
     "plot_jacobian_hist",
     "plot_lds_fit",

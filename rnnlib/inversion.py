@@ -1,0 +1,866 @@
+"""RNN inversion and the existence construction of Panigrahi & Goyal (2021), Secs. 4.2-4.4 (chapter 4).
+
+The existence step of the paper's proof builds weights ``(W*, A*)`` whose
+pseudo-network (eq. (4), :mod:`rnnlib.pseudo`) approximates a target
+``F*(xbar) = Phi*(<w_dagger, xbar>)`` of the concept class. Its three tools,
+each a function here:
+
+**Lemma 4.4 (linear through ReLU), corrected.** For ``T`` (m x d) with i.i.d.
+N(0, 1) entries, ``E[w w^T 1[w^T x >= 0]] = I/2`` gives::
+
+    p^T relu(T x) ~ v^T x      with   p = (2/m) T v,
+
+with standard deviation ``sqrt((2 |v|^2 |x|^2 + 3 (v^T x)^2) / m)``
+(:func:`relu_identity`, :func:`relu_identity_std`, :func:`lemma44_sweep`). The
+paper prints ``p = 2 T v`` (then the error grows like m) and the bound
+``|v|.|x| / sqrt(m)`` without a constant or a probability.
+
+**Theorem 4.5 (inversion).** Applied to the cell ``h = relu([W, A] [h_prev, x])``
+with N(0, 2/m) entries, the identity reads ``A^T h^(l) ~ x^(l)`` and
+``W^T h^(l) ~ h^(l-1)``; unrolled, the *naive* inverse
+``xhat^(L-k) = A^T (W^T)^k h^(L)`` (:func:`naive_decode`), whose error grows
+geometrically with the depth k. A linear decoder fitted by ridge least squares
+on sampled sequences (:func:`fit_linear_decoder`) is our empirical stand-in for
+the paper's ``Wbar^[L]`` (which depends on W, A only). :func:`decoding_errors`
+and :func:`decoding_sweep` measure both per position.
+
+**Lemma 4.1 (random step features, Allen-Zhu, Li & Liang 2019, Lemma 6.2).**
+A smooth ``phi`` on [-1, 1] is ``E[H(alpha, b0) 1[alpha u + beta sqrt(1 - u^2) + b0 >= 0]]``
+for some ``H``; we fit ``H`` on an orthonormal Hermite basis, so that
+``E[H^2]`` is the squared norm of its coefficients, against the expectation
+computed exactly by Gauss-Hermite quadrature (:func:`fit_step_features`), and
+average ``m`` random features (:func:`step_feature_average`,
+:func:`step_feature_sweep`).
+
+**Lemma F.11** (as the main text uses it): ``c_i = (1/m) sum_r b_r Back_{i->L, r}``
+tends to ``Var(b) = 2`` for ``i = L`` and to 0 for ``i < L``
+(:func:`backprop_correlations`, :func:`correlation_sweep`).
+
+**Lemma 4.2 and Theorem 4.3 (the construction).** ``W* = 0`` and ``A*`` on
+the bias column only::
+
+    a*_r = (1/m) b_r H( sqrt(m/2) <w_r, v/|v|>,  sqrt(m/2) a_{r,d} ) e_d,
+
+where ``v = Wbar w_dagger`` decodes ``<w_dagger, xbar>`` from ``h^(L-1)``
+(:func:`construct_existence`, :func:`evaluate_construction`,
+:func:`construction_sweep`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ._rng import derive
+from ._validation import as_generator, check_int, check_real, check_tensor
+from .concepts import ConceptTarget, SmoothFunction, get_function
+from .elman import ElmanRNN, elman_hidden_states, normalize_sequence, sample_true_sequence
+from .pseudo import back_matrices, pseudo_network
+
+__all__ = [
+    "relu_identity",
+    "relu_identity_std",
+    "Lemma44Sweep",
+    "lemma44_sweep",
+    "naive_decode",
+    "LinearDecoder",
+    "fit_linear_decoder",
+    "DecodingErrors",
+    "decoding_errors",
+    "DecodingSweep",
+    "decoding_sweep",
+    "StepFeatureFit",
+    "fit_step_features",
+    "step_feature_average",
+    "StepFeatureSweep",
+    "step_feature_sweep",
+    "backprop_correlations",
+    "CorrelationSweep",
+    "correlation_sweep",
+    "Construction",
+    "construct_existence",
+    "ConstructionErrors",
+    "evaluate_construction",
+    "ConstructionSweep",
+    "construction_sweep",
+]
+
+
+def _check_model(model: object) -> ElmanRNN:
+    if not isinstance(model, ElmanRNN):
+        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+    return model
+
+
+def _check_widths(widths: object, name: str = "widths", minimum: int = 1) -> list[int]:
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of integers, got {widths!r}")
+    return [check_int(m, f"{name}[i]", minimum=minimum) for m in widths]
+
+
+def _progress(items: list, progress: bool, desc: str) -> list:
+    if not progress:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc)
+
+
+# --- Lemma 4.4 ----------------------------------------------------------------------------------
+
+
+def relu_identity(v: torch.Tensor, x: torch.Tensor, T: torch.Tensor, *, scaling: str = "corrected") -> torch.Tensor:
+    """``p^T relu(T x)`` of Lemma 4.4, an estimate of ``v^T x`` (chapter 4); returns a 0-d tensor.
+
+    ``T`` is (m, d) with i.i.d. N(0, 1) entries, ``v`` and ``x`` are (d,).
+    ``scaling="corrected"`` uses ``p = (2/m) T v``, for which
+    ``E[p^T relu(T x)] = v^T x`` because ``E[w w^T 1[w^T x >= 0]] = I/2``;
+    ``scaling="printed"`` uses the paper's ``p = 2 T v`` (eq. (8)), which
+    estimates ``m v^T x`` instead.
+    """
+    T = check_tensor(T, "T", ndim=2)
+    v = check_tensor(v, "v", shape=(T.shape[1],))
+    x = check_tensor(x, "x", shape=(T.shape[1],))
+    if scaling not in ("corrected", "printed"):
+        raise ValueError(f"scaling must be 'corrected' or 'printed', got {scaling!r}")
+    factor = 2.0 / T.shape[0] if scaling == "corrected" else 2.0
+    return factor * (T @ v) @ torch.relu(T @ x)
+
+
+def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
+    """Standard deviation of the corrected estimate of Lemma 4.4 over ``T`` (chapter 4).
+
+    One term ``2 (w^T v) relu(w^T x)`` has second moment
+    ``2 (|v|^2 |x|^2 + 2 (v^T x)^2)`` (Isserlis, halved by the indicator) and
+    mean ``v^T x``, so the average of m terms has standard deviation
+    ``sqrt((2 |v|^2 |x|^2 + 3 (v^T x)^2) / m)``: at least ``sqrt(2) |v| |x| / sqrt(m)``,
+    above the paper's bound ``|v| |x| / sqrt(m)``.
+    """
+    v = check_tensor(v, "v", ndim=1)
+    x = check_tensor(x, "x", shape=(v.shape[0],))
+    m = check_int(width, "width", minimum=1)
+    vx = float(v @ x)
+    return math.sqrt((2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m)
+
+
+@dataclass(frozen=True)
+class Lemma44Sweep:
+    """:func:`lemma44_sweep` results, one entry per width (chapter 4).
+
+    ``corrected`` and ``printed``: mean ``|v^T x - p^T relu(T x)|`` over trials
+    with ``p = (2/m) T v`` and ``p = 2 T v``; ``predicted``: the mean of
+    ``sqrt(2/pi)`` times :func:`relu_identity_std` (the mean absolute value of
+    a centred Gaussian); ``bound``: the mean of ``|v| |x| / sqrt(m)``;
+    ``exceed``: the fraction of trials whose corrected error exceeds it.
+    """
+
+    widths: np.ndarray
+    corrected: np.ndarray
+    printed: np.ndarray
+    predicted: np.ndarray
+    bound: np.ndarray
+    exceed: np.ndarray
+
+
+def lemma44_sweep(
+    widths: Sequence[int], *, d: int = 20, n_trials: int = 40, generator: torch.Generator | int | None = None
+) -> Lemma44Sweep:
+    """Error of Lemma 4.4's estimate against the width, both scalings (chapter 4).
+
+    For each width and each of ``n_trials`` trials: fresh unit vectors ``v``,
+    ``x`` in R^d and a fresh ``T`` (m x d), i.i.d. N(0, 1). Float64.
+    """
+    widths = _check_widths(widths)
+    d = check_int(d, "d", minimum=1)
+    n_trials = check_int(n_trials, "n_trials", minimum=1)
+    out = np.zeros((5, len(widths)))
+    for j, m in enumerate(widths):
+        gen = derive(generator, "lemma44", m)
+        v = torch.randn(n_trials, d, generator=gen, dtype=torch.float64)
+        x = torch.randn(n_trials, d, generator=gen, dtype=torch.float64)
+        v, x = v / v.norm(dim=1, keepdim=True), x / x.norm(dim=1, keepdim=True)
+        T = torch.randn(n_trials, m, d, generator=gen, dtype=torch.float64)
+        s = torch.einsum("tmd,td->tm", T, v) * torch.relu(torch.einsum("tmd,td->tm", T, x))
+        s = s.sum(dim=1)
+        vx = (v * x).sum(dim=1)
+        corrected = (vx - 2.0 / m * s).abs()
+        printed = (vx - 2.0 * s).abs()
+        std = torch.sqrt((2.0 + 3.0 * vx**2) / m)
+        bound = 1.0 / math.sqrt(m)
+        out[:, j] = [
+            corrected.mean(), printed.mean(), math.sqrt(2 / math.pi) * std.mean(), bound,
+            (corrected > bound).double().mean(),
+        ]
+    return Lemma44Sweep(np.asarray(widths), *out)
+
+
+# --- Theorem 4.5: decoding tokens from h^(L) ---------------------------------------------------------
+
+
+def naive_decode(W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int) -> torch.Tensor:
+    """The naive inverse ``xhat^(L-k) = A^T (W^T)^k h^(L)``, k = 0..L-1 (chapter 4, Theorem 4.5).
+
+    Unrolls Lemma 4.4 through the cell ``h^(l) = relu(W h^(l-1) + A x^(l))``
+    (N(0, 2/m) entries, so ``[W, A]^T h^(l) ~ [h^(l-1), x^(l)]``). ``W`` is
+    (m, m), ``A`` (m, d), ``h`` the last hidden states (batch, m). Returns
+    (batch, L, d), position l = 1..L along dimension 1.
+    """
+    W = check_tensor(W, "W", ndim=2)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
+    A = check_tensor(A, "A", shape=(W.shape[0], "d"))
+    h = check_tensor(h, "h", shape=("batch", W.shape[0]))
+    L = check_int(L, "L", minimum=1)
+    out = []
+    y = h  # rows: (W^T)^k h^(L), written as h^T W^k
+    for _ in range(L):
+        out.append(y @ A)
+        y = y @ W
+    return torch.stack(out[::-1], dim=1)
+
+
+@dataclass(frozen=True)
+class LinearDecoder:
+    """A linear map from hidden states to targets, ``targets ~ h @ matrix`` (chapter 4)."""
+
+    matrix: torch.Tensor  # (m, n_out)
+    ridge: float
+
+    def __call__(self, h: torch.Tensor) -> torch.Tensor:
+        """Decode hidden states ``h`` (batch, m); returns (batch, n_out)."""
+        h = check_tensor(h, "h", shape=("batch", self.matrix.shape[0]))
+        return (h.to(self.matrix.dtype) @ self.matrix).to(h.dtype)
+
+
+def fit_linear_decoder(h: torch.Tensor, targets: torch.Tensor, *, ridge: float = 1e-3) -> LinearDecoder:
+    """Ridge least squares ``argmin_D |h D - targets|^2 + ridge |D|^2`` (chapter 4).
+
+    ``h`` is (n, m) (hidden states of n sampled sequences), ``targets`` (n, k).
+    No intercept: the decoder is linear, like the paper's ``Wbar^[L]``; the
+    nearly constant part of ``h`` plays the role of one. Solved in float64,
+    in the dual form ``h^T (h h^T + ridge I)^(-1) targets`` when n < m and in
+    the primal form ``(h^T h + ridge I)^(-1) h^T targets`` otherwise (equal).
+    """
+    h = check_tensor(h, "h", ndim=2)
+    targets = check_tensor(targets, "targets", shape=(h.shape[0], "k"))
+    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    H, Y = h.double(), targets.double()
+    n, m = H.shape
+    if n < m:
+        matrix = H.T @ torch.linalg.solve(H @ H.T + ridge * torch.eye(n, dtype=H.dtype), Y)
+    else:
+        matrix = torch.linalg.solve(H.T @ H + ridge * torch.eye(m, dtype=H.dtype), H.T @ Y)
+    return LinearDecoder(matrix, ridge)
+
+
+@dataclass(frozen=True)
+class DecodingErrors:
+    """Per-position decoding errors of one network (chapter 4).
+
+    ``positions``: l = 2..L-1 (the true tokens); ``naive`` and ``fitted``: the
+    mean over test sequences of ``max_j |xhat^(l)_j - x^(l)_j| / eps_x``, the
+    error on the true token ``xbar^(l)`` (1 means no information), for
+    :func:`naive_decode` and the fitted :class:`LinearDecoder`.
+    """
+
+    width: int
+    L: int
+    eps_x: float
+    positions: np.ndarray
+    naive: np.ndarray
+    fitted: np.ndarray
+
+
+def _token_errors(xhat: torch.Tensor, x: torch.Tensor, eps_x: float) -> np.ndarray:
+    return ((xhat - x)[:, 1:-1].abs().amax(dim=2).mean(dim=0) / eps_x).double().numpy()
+
+
+def decoding_errors(
+    model: ElmanRNN,
+    L: int,
+    eps_x: float,
+    *,
+    n_train: int = 512,
+    n_test: int = 128,
+    ridge: float = 1e-3,
+    generator: torch.Generator | int | None = None,
+) -> DecodingErrors:
+    """Decode every token from ``h^(L)``: naive inverse vs fitted linear decoder (chapter 4, Theorem 4.5).
+
+    Draws ``n_train`` and ``n_test`` normalized sequences of length ``L``; the
+    fitted decoder maps ``h^(L)`` to all of ``[x^(1), ..., x^(L)]`` and is
+    fitted on the training sequences only. Errors are on the test sequences.
+    """
+    model = _check_model(model)
+    L = check_int(L, "L", minimum=3)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    n_train = check_int(n_train, "n_train", minimum=1)
+    n_test = check_int(n_test, "n_test", minimum=1)
+    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    d, dtype = model.input_dim, model.W.dtype
+    if d < 3:
+        raise ValueError(f"model.input_dim must be >= 3 for normalized sequences, got {d}")
+    W, A = model.W.detach(), model.A.detach()
+    x_bar = sample_true_sequence(n_train + n_test, L, d, generator=derive(generator, "decode-data"), dtype=dtype)
+    x = normalize_sequence(x_bar, eps_x)
+    with torch.no_grad():
+        h = elman_hidden_states(W, A, x)[:, -1]
+    decoder = fit_linear_decoder(h[:n_train], x[:n_train].reshape(n_train, -1), ridge=ridge)
+    x_test, h_test = x[n_train:], h[n_train:]
+    fitted = decoder(h_test).reshape(n_test, L, d)
+    with torch.no_grad():
+        naive = naive_decode(W, A, h_test, L)
+    return DecodingErrors(
+        model.width, L, eps_x, np.arange(2, L), _token_errors(naive, x_test, eps_x), _token_errors(fitted, x_test, eps_x)
+    )
+
+
+@dataclass(frozen=True)
+class DecodingSweep:
+    """:func:`decoding_sweep` results (chapter 4).
+
+    ``naive`` and ``fitted``: arrays (len(widths), len(lengths), len(eps_values))
+    of the error averaged over the true-token positions and the networks;
+    ``profiles[(m, L, eps_x)] = (naive, fitted)``: per-position errors
+    (positions 2..L-1) averaged over the networks.
+    """
+
+    widths: np.ndarray
+    lengths: np.ndarray
+    eps_values: np.ndarray
+    naive: np.ndarray
+    fitted: np.ndarray
+    profiles: dict
+
+
+def decoding_sweep(
+    widths: Sequence[int],
+    lengths: Sequence[int],
+    eps_values: Sequence[float],
+    *,
+    d: int = 6,
+    n_networks: int = 2,
+    n_train: int = 512,
+    n_test: int = 128,
+    ridge: float = 1e-3,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+) -> DecodingSweep:
+    """:func:`decoding_errors` for every (m, L, eps_x), ``n_networks`` networks each (chapter 4).
+
+    Network k of width m is ``ElmanRNN(d, m, generator=derive(seed, "net", m, k))``.
+    The hidden states are computed in ``dtype`` (float32 by default: the
+    tokens' effect on ``h`` is far above float32 rounding for eps_x >= 0.01);
+    the decoder is fitted in float64.
+    """
+    widths = _check_widths(widths)
+    lengths = _check_widths(lengths, "lengths", minimum=3)
+    if isinstance(eps_values, (str, bytes)) or not isinstance(eps_values, Sequence) or len(eps_values) == 0:
+        raise ValueError(f"eps_values must be a non-empty sequence of numbers in (0, 1], got {eps_values!r}")
+    eps_values = [check_real(e, "eps_values[i]", low=0.0, high=1.0, low_open=True) for e in eps_values]
+    d = check_int(d, "d", minimum=3)
+    n_networks = check_int(n_networks, "n_networks", minimum=1)
+    shape = (len(widths), len(lengths), len(eps_values))
+    naive, fitted, profiles = np.zeros(shape), np.zeros(shape), {}
+    for i, m in enumerate(_progress(widths, progress, "widths")):
+        for j, L in enumerate(lengths):
+            for k, eps in enumerate(eps_values):
+                runs = []
+                for net in range(n_networks):
+                    model = ElmanRNN(d, m, generator=derive(seed, "net", m, net), dtype=dtype)
+                    runs.append(decoding_errors(model, L, eps, n_train=n_train, n_test=n_test, ridge=ridge,
+                                                generator=derive(seed, "data", m, L, net)))
+                prof_n = np.mean([r.naive for r in runs], axis=0)
+                prof_f = np.mean([r.fitted for r in runs], axis=0)
+                profiles[(m, L, eps)] = (prof_n, prof_f)
+                naive[i, j, k], fitted[i, j, k] = prof_n.mean(), prof_f.mean()
+    return DecodingSweep(np.asarray(widths), np.asarray(lengths), np.asarray(eps_values, dtype=float),
+                         naive, fitted, profiles)
+
+
+# --- Lemma 4.1: random step features --------------------------------------------------------------
+
+
+def _hermite(t: torch.Tensor, degree: int) -> torch.Tensor:
+    """Orthonormal probabilists' Hermite functions He_j(t) / sqrt(j!), j = 0..degree; (..., degree + 1)."""
+    out = [torch.ones_like(t), t]
+    for j in range(2, degree + 1):
+        out.append(t * out[-1] - (j - 1) * out[-2])
+    out = torch.stack(out[: degree + 1], dim=-1)
+    norms = torch.tensor([math.sqrt(math.factorial(j)) for j in range(degree + 1)], dtype=t.dtype)
+    return out / norms
+
+
+def _indicator_mean(u: torch.Tensor, alpha: torch.Tensor, b0: torch.Tensor, radius: float) -> torch.Tensor:
+    """``P_beta[radius (alpha u + beta sqrt(1-u^2)) + b0 >= 0] = Phi((radius alpha u + b0) / (radius sqrt(1-u^2)))``."""
+    s = torch.sqrt(torch.clamp(1 - u * u, min=1e-24))
+    return torch.special.ndtr((radius * alpha * u + b0) / (radius * s))
+
+
+@dataclass(frozen=True)
+class StepFeatureFit:
+    """A function ``H(alpha, b0) = sum_jk theta_jk He_j(alpha) He_k(b0)`` for Lemma 4.1 (chapter 4).
+
+    ``He_j`` are the orthonormal Hermite polynomials of N(0, 1), so
+    ``E[H^2] = |theta|^2`` (:attr:`norm` is its square root). The step
+    features realize ``g(u) = E[H(alpha, b0) 1[r (alpha u + beta sqrt(1-u^2)) + b0 >= 0]]``
+    (r = ``radius``, 1 in Lemma 4.1), fitted to ``phi`` on ``interval``;
+    ``fit_error`` is ``max |g - phi|`` on the fitting grid.
+    """
+
+    theta: torch.Tensor  # (J + 1, K + 1), float64
+    radius: float
+    interval: tuple[float, float]
+    fit_error: float
+    n_quad: int
+
+    @property
+    def norm(self) -> float:
+        """``sqrt(E[H(alpha, b0)^2])`` for alpha, b0 ~ N(0, 1)."""
+        return float(self.theta.norm())
+
+    def H(self, alpha: torch.Tensor, b0: torch.Tensor) -> torch.Tensor:
+        """``H`` at points ``(alpha, b0)`` of equal shape; float64."""
+        alpha = check_tensor(alpha, "alpha", finite=True).double()
+        b0 = check_tensor(b0, "b0", shape=tuple(alpha.shape)).double()
+        J, K = self.theta.shape[0] - 1, self.theta.shape[1] - 1
+        return torch.einsum("...j,jk,...k->...", _hermite(alpha, J), self.theta, _hermite(b0, K))
+
+    def expectation(self, u: torch.Tensor) -> torch.Tensor:
+        """``g(u)``, the infinite-width limit, by Gauss-Hermite quadrature; ``u`` in [-1, 1], float64."""
+        u = _check_u(u)
+        return _design(u, self.theta.shape[0] - 1, self.theta.shape[1] - 1, self.radius, self.n_quad) @ self.theta.reshape(-1)
+
+
+def _check_u(u: object) -> torch.Tensor:
+    u = check_tensor(u, "u", ndim=1).double()
+    if bool((u.abs() > 1).any()):
+        raise ValueError(f"u must lie in [-1, 1], got values up to {float(u.abs().max()):.3g}")
+    return u
+
+
+def _design(u: torch.Tensor, J: int, K: int, radius: float, n_quad: int) -> torch.Tensor:
+    """``E[He_j(alpha) He_k(b0) 1[...]]`` for each u: (len(u), (J+1)(K+1)), by n_quad^2-point quadrature."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n_quad)
+    nodes = torch.tensor(nodes, dtype=torch.float64)
+    weights = torch.tensor(weights / math.sqrt(2 * math.pi), dtype=torch.float64)
+    pa = _hermite(nodes, J) * weights[:, None]  # (n, J+1)
+    pb = _hermite(nodes, K) * weights[:, None]  # (n, K+1)
+    P = _indicator_mean(u[None, None, :], nodes[:, None, None], nodes[None, :, None], radius)  # (n, n, U)
+    return torch.einsum("aj,bk,abu->ujk", pa, pb, P).reshape(len(u), -1)
+
+
+def _as_callable(phi: object) -> Callable[[torch.Tensor], torch.Tensor]:
+    if isinstance(phi, (str, SmoothFunction)):
+        return get_function(phi)
+    if not callable(phi):
+        raise TypeError(f"phi must be callable (a function of a tensor), a SmoothFunction or a name, got {type(phi).__name__}")
+    return phi
+
+
+def fit_step_features(
+    phi: Callable[[torch.Tensor], torch.Tensor] | SmoothFunction | str,
+    *,
+    interval: tuple[float, float] = (-1.0, 1.0),
+    radius: float = 1.0,
+    degree: tuple[int, int] = (10, 6),
+    ridge: float = 1e-6,
+    n_grid: int = 201,
+    n_quad: int = 64,
+) -> StepFeatureFit:
+    """Fit ``H`` so that the step features of Lemma 4.1 realize ``phi`` on ``interval`` (chapter 4).
+
+    Minimizes ``mean_u (g(u) - phi(u))^2 + ridge |theta|^2`` over a grid of
+    ``n_grid`` points u in ``interval`` (a sub-interval of [-1, 1]), where
+    ``g(u) = E[H(alpha, b0) Phi((r alpha u + b0) / (r sqrt(1 - u^2)))]`` is the
+    expectation over beta written in closed form (Phi the normal CDF) and the
+    expectation over (alpha, b0) is a ``n_quad x n_quad`` Gauss-Hermite
+    quadrature (accurate to ~1e-8 for |u| <= 0.9, ~1e-3 at |u| = 0.99, where the
+    integrand becomes a step); ``H`` has Hermite degrees ``degree = (J, K)`` in (alpha, b0).
+    The ridge term is ``E[H^2]``: the smaller it is, the fewer features the
+    average of :func:`step_feature_average` needs (its variance is below
+    ``E[H^2] / m``).
+    """
+    f = _as_callable(phi)
+    if not isinstance(interval, (tuple, list)) or len(interval) != 2:
+        raise ValueError(f"interval must be a pair (low, high), got {interval!r}")
+    lo = check_real(interval[0], "interval[0]", low=-1.0, high=1.0)
+    hi = check_real(interval[1], "interval[1]", low=-1.0, high=1.0)
+    if not lo < hi:
+        raise ValueError(f"interval must have low < high, got {interval!r}")
+    radius = check_real(radius, "radius", low=0.0, low_open=True)
+    if not isinstance(degree, (tuple, list)) or len(degree) != 2:
+        raise ValueError(f"degree must be a pair (J, K) of Hermite degrees, got {degree!r}")
+    J, K = check_int(degree[0], "degree[0]", minimum=0), check_int(degree[1], "degree[1]", minimum=0)
+    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    n_grid = check_int(n_grid, "n_grid", minimum=2)
+    n_quad = check_int(n_quad, "n_quad", minimum=2)
+    u = torch.linspace(lo, hi, n_grid, dtype=torch.float64)
+    y = f(u).double()
+    if y.shape != u.shape or not bool(torch.isfinite(y).all()):
+        raise ValueError("phi must map a 1-d tensor of u values to finite values of the same shape")
+    G = _design(u, J, K, radius, n_quad)
+    theta = torch.linalg.solve(G.T @ G / n_grid + ridge * torch.eye(G.shape[1], dtype=G.dtype), G.T @ y / n_grid)
+    fit_error = float((G @ theta - y).abs().max())
+    return StepFeatureFit(theta.reshape(J + 1, K + 1), radius, (lo, hi), fit_error, n_quad)
+
+
+def step_feature_average(
+    fit: StepFeatureFit, u: torch.Tensor, width: int, *, generator: torch.Generator | int | None = None
+) -> torch.Tensor:
+    """``(1/m) sum_r H(alpha_r, b0_r) 1[r (alpha_r u + beta_r sqrt(1-u^2)) + b0_r >= 0]`` (chapter 4, Lemma 4.1).
+
+    ``alpha_r, beta_r, b0_r`` i.i.d. N(0, 1), r = 1..m (= ``width``); one draw
+    shared by all ``u`` (in [-1, 1]). Returns (len(u),), float64. Its mean is
+    ``fit.expectation(u)``.
+    """
+    if not isinstance(fit, StepFeatureFit):
+        raise TypeError(f"fit must be a StepFeatureFit, got {type(fit).__name__}")
+    u = _check_u(u)
+    m = check_int(width, "width", minimum=1)
+    gen = as_generator(generator)
+    alpha, beta, b0 = torch.randn(3, m, generator=gen, dtype=torch.float64)
+    s = torch.sqrt(torch.clamp(1 - u * u, min=0.0))
+    active = fit.radius * (alpha[:, None] * u + beta[:, None] * s) + b0[:, None] >= 0
+    return fit.H(alpha, b0) @ active.double() / m
+
+
+@dataclass(frozen=True)
+class StepFeatureSweep:
+    """:func:`step_feature_sweep` results (chapter 4).
+
+    ``errors[f, j]``: mean over draws of ``max_u |average - phi(u)|`` for
+    function ``names[f]`` and width ``widths[j]``; ``norms[f]``:
+    ``sqrt(E[H^2])`` of its fitted ``H``; ``fit_errors[f]``: the bias of the
+    fit (the error as m -> infinity).
+    """
+
+    widths: np.ndarray
+    names: list
+    errors: np.ndarray
+    norms: np.ndarray
+    fit_errors: np.ndarray
+
+
+def step_feature_sweep(
+    functions: dict,
+    widths: Sequence[int],
+    *,
+    n_draws: int = 10,
+    n_points: int = 101,
+    degree: tuple[int, int] = (10, 6),
+    ridge: float = 1e-6,
+    generator: torch.Generator | int | None = None,
+) -> StepFeatureSweep:
+    """Lemma 4.1 in numbers: fit ``H`` for each ``phi`` on [-1, 1], then average m random step features (chapter 4).
+
+    ``functions`` maps names to functions of a tensor. The error of one
+    draw is the largest ``|average - phi(u)|`` over ``n_points`` values of u
+    in [-1, 1]; it is averaged over ``n_draws`` draws per width.
+    """
+    if not isinstance(functions, dict) or not functions:
+        raise ValueError("functions must be a non-empty dict {name: function}")
+    widths = _check_widths(widths)
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    n_points = check_int(n_points, "n_points", minimum=2)
+    u = torch.linspace(-1.0, 1.0, n_points, dtype=torch.float64)
+    names = list(functions)
+    errors = np.zeros((len(names), len(widths)))
+    norms, fit_errors = np.zeros(len(names)), np.zeros(len(names))
+    for f, name in enumerate(names):
+        phi = _as_callable(functions[name])
+        fit = fit_step_features(phi, degree=degree, ridge=ridge)
+        norms[f], fit_errors[f] = fit.norm, fit.fit_error
+        target = phi(u).double()
+        for j, m in enumerate(widths):
+            errs = [
+                float((step_feature_average(fit, u, m, generator=derive(generator, "features", f, m, k)) - target).abs().max())
+                for k in range(n_draws)
+            ]
+            errors[f, j] = np.mean(errs)
+    return StepFeatureSweep(np.asarray(widths), names, errors, norms, fit_errors)
+
+
+# --- Lemma F.11 ----------------------------------------------------------------------------------------
+
+
+def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+    """``c_i = (1/m) sum_r B_{s,r} (Back_{i->L})_{s,r}`` for i = 1..L (chapter 4, Lemma F.11).
+
+    ``Back_{L->L} = B``, so ``c_L = (1/m) sum_r b_r^2 -> Var(b) = 2/d_out``;
+    for i < L the main text's Lemma F.11 says ``B`` and ``Back_{i->L}`` are
+    only weakly correlated, ``c_i -> 0``. Returns (batch, L, d_out).
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    back = back_matrices(model, x)  # (batch, L, d_out, m)
+    return torch.einsum("blsm,sm->bls", back, model.B) / model.width
+
+
+@dataclass(frozen=True)
+class CorrelationSweep:
+    """:func:`correlation_sweep` results (chapter 4): per width, means over networks and sequences.
+
+    ``last``: ``c_L``; ``max_earlier``: ``max_{i<L} |c_i|``; ``profile[j]``:
+    the mean of ``|c_i|`` for i = 1..L at width ``widths[j]``.
+    """
+
+    widths: np.ndarray
+    last: np.ndarray
+    max_earlier: np.ndarray
+    profile: np.ndarray
+
+
+def correlation_sweep(
+    widths: Sequence[int],
+    *,
+    L: int = 8,
+    d: int = 6,
+    eps_x: float = 0.1,
+    batch_size: int = 16,
+    n_networks: int = 3,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+) -> CorrelationSweep:
+    """:func:`backprop_correlations` (d_out = 1) for ``n_networks`` networks per width (chapter 4)."""
+    widths = _check_widths(widths)
+    L = check_int(L, "L", minimum=3)
+    d = check_int(d, "d", minimum=3)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    n_networks = check_int(n_networks, "n_networks", minimum=1)
+    last, max_earlier, profile = [], [], []
+    for m in widths:
+        cs = []
+        for k in range(n_networks):
+            model = ElmanRNN(d, m, generator=derive(seed, "net", m, k), dtype=dtype)
+            x_bar = sample_true_sequence(batch_size, L, d, generator=derive(seed, "data", m, k), dtype=dtype)
+            cs.append(backprop_correlations(model, normalize_sequence(x_bar, eps_x))[..., 0].double())
+        c = torch.cat(cs)  # (n_networks * batch, L)
+        last.append(float(c[:, -1].mean()))
+        max_earlier.append(float(c[:, :-1].abs().amax(dim=1).mean()))
+        profile.append(c.abs().mean(dim=0).numpy())
+    return CorrelationSweep(np.asarray(widths), np.asarray(last), np.asarray(max_earlier), np.stack(profile))
+
+
+# --- Lemma 4.2 and Theorem 4.3: the construction ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Construction:
+    """The weights of Lemma 4.2 / Theorem 4.3 for one network and one target (chapter 4).
+
+    ``dA`` is ``A*`` (m, d), nonzero on the bias column only (``W* = 0``);
+    ``v = Wbar w_dagger`` (m,) decodes ``<w_dagger, xbar>`` as ``<v, h^(L-1)>``;
+    ``R = |v| r`` with ``r`` (``radius``) the mean of ``|h^(L-1)|``: the
+    construction realizes ``Phi*(R u)``, ``u = <v/|v|, h/|h|>``, so the
+    complexity that counts is at radius R; ``fit`` is the fitted ``H``.
+    """
+
+    dA: torch.Tensor
+    v: torch.Tensor
+    R: float
+    radius: float
+    fit: StepFeatureFit
+
+
+def _check_target(target: object, L: int, d: int) -> ConceptTarget:
+    if not isinstance(target, ConceptTarget):
+        raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")
+    if target.output_dim != 1 or target.width != 1:
+        raise ValueError(f"target must have one output and one neuron (d_out = p = 1), got {target.output_dim} and {target.width}")
+    if (target.n_tokens, target.token_dim) != (L - 2, d - 1):
+        raise ValueError(
+            f"target must read sequences of {L - 2} tokens of dimension {d - 1} (L = {L}, d = {d}), "
+            f"got {target.n_tokens} and {target.token_dim}"
+        )
+    return target
+
+
+def _last_states(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return elman_hidden_states(model.W.detach(), model.A.detach(), x)
+
+
+def construct_existence(
+    model: ElmanRNN,
+    target: ConceptTarget,
+    eps_x: float,
+    *,
+    n_fit: int = 256,
+    decoder_ridge: float = 1e-3,
+    degree: tuple[int, int] = (8, 6),
+    fit_ridge: float = 1e-4,
+    margin: float = 0.25,
+    generator: torch.Generator | int | None = None,
+) -> Construction:
+    """Build ``(W*, A*) = (0, A*)`` of Lemma 4.2 / Theorem 4.3 for ``target`` (chapter 4).
+
+    1. Decoder (Theorem 4.5, fitted): ``v`` minimizes
+       ``sum (<v, h^(L-1)> - <w_dagger, xbar>)^2 + decoder_ridge |v|^2`` over
+       ``n_fit`` sampled sequences (:func:`fit_linear_decoder`); this is
+       ``Wbar w_dagger`` for the fitted decoder ``Wbar``.
+    2. Step features (Lemma 4.1): ``H`` is fitted (:func:`fit_step_features`,
+       radius ``r = mean |h^(L-1)|``) to ``u -> Phi*(R u) / Var(b)`` with
+       ``R = |v| r`` and ``Var(b) = 2/d_out`` (the ``c_L`` of Lemma F.11;
+       ours: the paper's informal statement absorbs this factor), on the
+       range of ``u = <v/|v|, h/|h|>`` seen on the samples, widened by
+       ``margin`` of its length on both sides.
+    3. ``a*_r = (1/m) b_r H(sqrt(m/2) <w_r, v/|v|>, sqrt(m/2) a_{r,d}) e_d``.
+    """
+    model = _check_model(model)
+    if model.output_dim != 1:
+        raise ValueError(f"model must have one output (d_out = 1), got output_dim = {model.output_dim}")
+    d, m, dtype = model.input_dim, model.width, model.W.dtype
+    if not isinstance(target, ConceptTarget):
+        raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")
+    L = _check_target(target, target.n_tokens + 2, d).n_tokens + 2
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    n_fit = check_int(n_fit, "n_fit", minimum=2)
+    decoder_ridge = check_real(decoder_ridge, "decoder_ridge", low=0.0, low_open=True)
+    margin = check_real(margin, "margin", low=0.0)
+    x_bar = sample_true_sequence(n_fit, L, d, generator=derive(generator, "construction-data"), dtype=dtype)
+    h = _last_states(model, normalize_sequence(x_bar, eps_x))[:, -2].double()  # h^(L-1)
+    z = target.preactivations(x_bar)[:, 0, 0].double()
+    v = fit_linear_decoder(h, z[:, None], ridge=decoder_ridge).matrix[:, 0]
+    radius = float(h.norm(dim=1).mean())
+    v_hat = v / v.norm()
+    R = float(v.norm()) * radius
+    u = (h @ v_hat) / h.norm(dim=1)
+    lo, hi = float(u.min()), float(u.max())
+    lo, hi = max(-1.0, lo - margin * (hi - lo)), min(1.0, hi + margin * (hi - lo))
+    phi = target.phis[0][0]
+    var_b = 2.0 / model.output_dim
+    b_dagger = float(target.b[0, 0])
+    fit = fit_step_features(lambda t: b_dagger * phi(R * t) / var_b, interval=(lo, hi), radius=radius,
+                            degree=degree, ridge=fit_ridge)
+    W, A, B = model.W.detach().double(), model.A.detach().double(), model.B.double()
+    scale = math.sqrt(m / 2)
+    coef = B[0] * fit.H(scale * (W @ v_hat), scale * A[:, -1]) / m
+    dA = torch.zeros(m, d, dtype=torch.float64)
+    dA[:, -1] = coef
+    return Construction(dA.to(dtype), v.to(dtype), R, radius, fit)
+
+
+@dataclass(frozen=True)
+class ConstructionErrors:
+    """:func:`evaluate_construction` results on test sequences (chapter 4).
+
+    ``error``: mean ``|F(x; 0, A*) - F*(xbar)|`` (the full pseudo-network, all
+    steps); ``terms``: mean ``|Back_{i->L} D^(i) A* x^(i)|`` per step i = 1..L
+    (exactly 0 for the true tokens, which have no bias coordinate);
+    ``decoding``: mean ``|<v, h^(L-1)> - <w_dagger, xbar>|``; ``norm_A``:
+    ``|A*|_F``; ``target_std``: the standard deviation of ``F*`` (the error of
+    the best constant predictor, for scale); ``centred``: the mean error once
+    both sides are centred on their means (what is left when a constant
+    offset is forgiven); ``F``, ``F_star``: the values.
+    """
+
+    error: float
+    centred: float
+    terms: np.ndarray
+    decoding: float
+    norm_A: float
+    target_std: float
+    F: np.ndarray
+    F_star: np.ndarray
+
+
+def evaluate_construction(
+    model: ElmanRNN, construction: Construction, target: ConceptTarget, x_bar: torch.Tensor, eps_x: float
+) -> ConstructionErrors:
+    """Evaluate the constructed pseudo-network ``F(x; 0, A*)`` against ``F*(xbar)`` (chapter 4, Theorem 4.3)."""
+    model = _check_model(model)
+    if not isinstance(construction, Construction):
+        raise TypeError(f"construction must be an rnnlib.inversion.Construction, got {type(construction).__name__}")
+    m, d = model.width, model.input_dim
+    if construction.dA.shape != (m, d):
+        raise ValueError(f"construction has A* of shape {tuple(construction.dA.shape)}, the model needs {(m, d)}")
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    x = normalize_sequence(x_bar, eps_x)
+    target = _check_target(target, x.shape[1], d)
+    dA = construction.dA.to(model.W.dtype)
+    F = pseudo_network(model, torch.zeros(m, m, dtype=model.W.dtype), dA, x)[:, 0].double()
+    F_star = target(x_bar)[:, 0].double()
+    h = _last_states(model, x)
+    back = back_matrices(model, x)[:, :, 0]  # (batch, L, m)
+    terms = ((back * (h > 0).to(x.dtype) * (x @ dA.T)).sum(dim=2)).double().abs().mean(dim=0)
+    z = target.preactivations(x_bar)[:, 0, 0].double()
+    decoding = float((h[:, -2].double() @ construction.v.double() - z).abs().mean())
+    return ConstructionErrors(
+        float((F - F_star).abs().mean()), float(((F - F.mean()) - (F_star - F_star.mean())).abs().mean()), terms.numpy(), decoding, float(construction.dA.double().norm()),
+        float(F_star.std()), F.numpy(), F_star.numpy(),
+    )
+
+
+@dataclass(frozen=True)
+class ConstructionSweep:
+    """:func:`construction_sweep` results, per width: means over networks (chapter 4).
+
+    ``error``, ``centred``, ``start``, ``end``, ``decoding``, ``norm_A``, ``R``,
+    ``H_norm``: the fields of :class:`ConstructionErrors` and
+    :class:`Construction` (``start``/``end``: the mean ``|term|`` of steps 1 and L);
+    ``target_std``: of ``F*`` on the test sequences; ``sample``: the
+    :class:`ConstructionErrors` of the first network at the largest width.
+    """
+
+    widths: np.ndarray
+    eps_x: float
+    error: np.ndarray
+    centred: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    decoding: np.ndarray
+    norm_A: np.ndarray
+    R: np.ndarray
+    H_norm: np.ndarray
+    target_std: float
+    sample: ConstructionErrors
+
+
+def construction_sweep(
+    widths: Sequence[int],
+    target: ConceptTarget,
+    *,
+    eps_x: float = 0.1,
+    n_networks: int = 2,
+    n_fit: int = 256,
+    n_test: int = 128,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+    **construct_kwargs,
+) -> ConstructionSweep:
+    """:func:`construct_existence` then :func:`evaluate_construction`, per width and network (chapter 4).
+
+    Network k of width m is ``ElmanRNN(d, m, generator=derive(seed, "net", m, k))``
+    with ``d = target.token_dim + 1``; the test sequences are the same for every network.
+    """
+    widths = _check_widths(widths)
+    if not isinstance(target, ConceptTarget):
+        raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")
+    L, d = target.n_tokens + 2, target.token_dim + 1
+    _check_target(target, L, d)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    n_networks = check_int(n_networks, "n_networks", minimum=1)
+    n_test = check_int(n_test, "n_test", minimum=1)
+    x_bar = sample_true_sequence(n_test, L, d, generator=derive(seed, "test"), dtype=dtype)
+    rows, sample = [], None
+    for m in _progress(widths, progress, "widths"):
+        per_net = []
+        for k in range(n_networks):
+            model = ElmanRNN(d, m, generator=derive(seed, "net", m, k), dtype=dtype)
+            c = construct_existence(model, target, eps_x, n_fit=n_fit, generator=derive(seed, "fit", m, k),
+                                    **construct_kwargs)
+            e = evaluate_construction(model, c, target, x_bar, eps_x)
+            per_net.append([e.error, e.centred, e.terms[0], e.terms[-1], e.decoding, e.norm_A, c.R, c.fit.norm])
+            if k == 0:
+                sample = e
+        rows.append(np.mean(per_net, axis=0))
+    cols = np.asarray(rows).T
+    return ConstructionSweep(np.asarray(widths), eps_x, *cols, float(sample.target_std), sample)
