@@ -3,12 +3,13 @@
 Modules follow the objects of the theory (ARCHITECTURE and chapter map in the
 repository's README and CONTRIBUTING.md):
 
-Part I (Panigrahi & Goyal 2021, chapters 1-3):
+Part I (Panigrahi & Goyal 2021, chapters 1-7):
 
 * :mod:`rnnlib.elman` - the Elman ReLU RNN in the paper's parametrization and its inputs;
 * :mod:`rnnlib.initialization` - measurements at random initialization (chapter 1);
 * :mod:`rnnlib.concepts`, :mod:`rnnlib.languages` - the concept class and the D_L1 language (chapter 2);
-* :mod:`rnnlib.pseudo` - the pseudo-network, the linearization of the RNN (chapter 3).
+* :mod:`rnnlib.pseudo` - the pseudo-network, the linearization of the RNN (chapter 3);
+* :mod:`rnnlib.inversion` - reading tokens back from the hidden state; the existence construction (chapter 4).
 
 Part II (Miller & Hardt 2019, chapters 8-10):
 
