@@ -622,6 +622,9 @@ real_rows(T, "eps_x", lambda v: pseudo.direction_gap_sweep([8], [0.1], L=L, d=D,
 int_rows(T, "n_perturbations",
          lambda v: pseudo.direction_gap_sweep([8], [0.1], L=L, d=D, eps_x=0.1, n_perturbations=v), low=1)
 
+T = "rnnlib.plotting.plot_direction_gap"
+row(T, "type", "sweep", lambda: plotting.plot_direction_gap("not a sweep"))
+
 T = "rnnlib.concepts.sample_target"
 row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=("tanh",)), note="tanh")
 real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.0, -1.0))

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._style import STYLE, loglog_slope, new_figure, use_book_style
 from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
 from .chapter02 import plot_complexity, plot_dl1, plot_targets
-from .chapter03 import plot_linearization, plot_pseudo_gap
+from .chapter03 import plot_direction_gap, plot_linearization, plot_pseudo_gap
 from .chapter08 import (
     plot_init_norms,
     plot_jacobian_hist,
@@ -38,6 +38,7 @@ __all__ = [
     "plot_targets",
     "plot_linearization",
     "plot_pseudo_gap",
+    "plot_direction_gap",
     "plot_init_norms",
     "plot_jacobian_hist",
     "plot_lds_fit",
