@@ -136,8 +136,8 @@ def test_gap_shrinks_with_width_and_grows_with_tau():
     assert np.all(sweep.flip_fraction[1] > sweep.flip_fraction[0])
 
 
-@pytest.mark.parametrize("m", [16, 64])
-def test_gradient_direction_is_the_gradient_of_the_output_along_c(m):
+@pytest.mark.parametrize("m, rel", [(16, 1e-9), (64, 1e-9), (160, 0.02)])
+def test_gradient_direction_is_the_gradient_of_the_output_along_c(m, rel):
     """aligned_perturbation(kind="gradient") against an independent formula: the rows built from Back_{l->L}."""
     model, x, _, _ = _setup(5, 6, 4, m, 3, 13)
     dW, dA = aligned_perturbation(model, x, 1.5, kind="gradient", generator=4)
@@ -151,7 +151,8 @@ def test_gradient_direction_is_the_gradient_of_the_output_along_c(m):
     gW = torch.einsum("blm,bln->mn", delta, h_prev)
     gA = torch.einsum("blm,bld->md", delta, x)
     for got, ref in ((dW, gW), (dA, gA)):
-        assert float(torch.linalg.matrix_norm(got, ord=2)) == pytest.approx(1.5 / math.sqrt(m), rel=1e-9)
+        # exact through the Gram matrix up to m = 64, power iteration (within 2%) above
+        assert float(torch.linalg.matrix_norm(got, ord=2)) == pytest.approx(1.5 / math.sqrt(m), rel=rel)
         cos = float((got * ref).sum() / (got.norm() * ref.norm()))
         assert cos == pytest.approx(1.0, abs=1e-12)
     # aligned: the pseudo-network moves the output along c by a positive amount, O(tau) in total
