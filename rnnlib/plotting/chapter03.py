@@ -63,8 +63,10 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
         color = f"C{i}"
         ax0.loglog(widths, rel[i], "o-", ms=4, color=color,
                    label=f"{kind}: slope {loglog_slope(widths, rel[i]):.2f}")
-        ax1.loglog(widths, pseudo[i], "o-", ms=4, color=color, label=f"{kind}: output $|F|$")
-        ax1.loglog(widths, gap[i], "s--", ms=3, color=color, label=f"{kind}: gap")
+        ax1.loglog(widths, pseudo[i], "o-", ms=4, color=color)
+        ax1.loglog(widths, gap[i], "s--", ms=3, color=color)
+    ax1.plot([], [], "k-", label=r"pseudo-network output $|F|$")
+    ax1.plot([], [], "k--", label="gap (colours as on the left)")
     ax0.loglog(widths, rel[0, 0] * (widths / widths[0]) ** -0.25, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
     ax0.loglog(widths, rel[-1, 0] * (widths / widths[0]) ** -0.75, "k-.", lw=1.2, label=r"$\propto m^{-3/4}$")
     for ax in (ax0, ax1):
@@ -74,7 +76,7 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     ax0.set_ylabel(rf"relative gap at $\tau = {tau:g}$")
     ax1.set_ylabel("mean absolute value")
     ax0.legend(fontsize=8)
-    ax1.legend(fontsize=7, ncol=2)
+    ax1.legend(fontsize=8)
     return fig
 
 
