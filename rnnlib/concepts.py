@@ -367,9 +367,13 @@ class ConceptTarget:
             cols.append((vals * self.b[s].to(x_bar.dtype)).sum(dim=1))
         return torch.stack(cols, dim=1)
 
-    def complexity_s(self, R: float) -> float:
-        """``C_s(Phi, R) = max_phi C_s(phi, R)`` over the functions of the target."""
-        return max(complexity_s(f, R) for row in self.phis for f in row)
+    def complexity_s(self, R: float, *, log10: bool = False) -> float:
+        """``C_s(Phi, R) = max_phi C_s(phi, R)`` over the functions of the target (``log10``: its log10)."""
+        return max(complexity_s(f, R, log10=log10) for row in self.phis for f in row)
+
+    def complexity_eps(self, R: float, eps: float, *, log10: bool = False) -> float:
+        """``C_eps(Phi, R) = max_phi C_eps(phi, R)`` over the functions of the target (``log10``: its log10)."""
+        return max(complexity_eps(f, R, eps, log10=log10) for row in self.phis for f in row)
 
 
 def sample_target(
@@ -378,7 +382,8 @@ def sample_target(
     *,
     p: int = 4,
     output_dim: int = 1,
-    functions: Sequence[SmoothFunction | str] = ("sin", "expm1", "tanh", "z^2"),
+    functions: Sequence[SmoothFunction | str] = ("sin", "expm1", "z^2", "z^3"),
+    radius: float = math.inf,
     generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> ConceptTarget:
@@ -387,14 +392,31 @@ def sample_target(
     Each of the ``p * output_dim`` neurons gets a function drawn uniformly from
     ``functions`` (each with ``phi(0) = 0``), a weight ``w`` uniform on the unit
     sphere of R^((L-2)(d-1)) and a coefficient ``b`` uniform in [-1, 1].
+
+    Membership in the class is checked, not assumed: Theorem 3.1 of Panigrahi &
+    Goyal evaluates the complexity at the radius ``R = O(1/eps_x)``, so every
+    function must have finite ``C_s(phi, radius)`` and ``C_eps(phi, radius)``
+    (Definition 2.1), i.e. a Taylor series that converges on ``|z| <= C* radius``.
+    The default ``radius = inf`` asks for entire functions (finite complexity at
+    every radius, as ``eps_x -> 0`` requires); ``tanh``, whose series stops
+    converging at ``pi/2``, is refused unless ``radius < pi / (2 C*)``.
     """
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
     p = check_int(p, "p", minimum=1)
     output_dim = check_int(output_dim, "output_dim", minimum=1)
+    if not (isinstance(radius, float) and radius == math.inf):
+        radius = check_real(radius, "radius", low=0.0, low_open=True)
     if isinstance(functions, (str, bytes)) or len(functions) == 0:
         raise ValueError(f"functions must be a non-empty sequence of functions or names, got {functions!r}")
     funcs = [get_function(f) for f in functions]
+    for f in funcs:
+        if not (f.radius == math.inf or C_STAR * radius < f.radius):
+            raise ValueError(
+                f"functions: {f.name} is not in the concept class at radius {radius:g}: its Taylor series "
+                f"converges only for |z| < {f.radius:.4g}, so C_eps({f.name}, {radius:g}) is infinite "
+                f"(Definition 2.1); use entire functions (sin, expm1, polynomials) or a smaller radius"
+            )
     gen = as_generator(generator)
     dim = (L - 2) * (d - 1)
     w = torch.randn(output_dim, p, dim, generator=gen, dtype=dtype)

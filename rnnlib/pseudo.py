@@ -8,6 +8,10 @@ linear in the perturbation ``(dW, dA)``::
     F(x; dW, dA) = sum_{l=1}^{L} Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l)),
     Back_{l->L} = B D^(L) W D^(L-1) W ... D^(l+1) W,     Back_{L->L} = B.
 
+``Back_{l->L}`` is the Jacobian ``dy^(L)/dh^(l)`` of the output with respect
+to the hidden state at step l; ``Back_{l->L} D^(l)`` is the Jacobian with
+respect to the pre-activations at step l.
+
 It is the first-order Taylor expansion of ``F_rnn(x; W + dW, A + dA)`` in the
 perturbation, i.e. the Jacobian-vector product of the RNN output at ``(W, A)``
 in direction ``(dW, dA)``. Unrolling the sum gives a forward recursion
@@ -17,8 +21,14 @@ in direction ``(dW, dA)``. Unrolling the sum gives a forward recursion
 
 :func:`pseudo_network` uses the recursion; :func:`pseudo_network_sum` writes
 out the sum with the matrices ``Back_{l->L}`` (slow, for the chapter and the
-tests). :func:`linearization_gap` measures how far the RNN is from its
-pseudo-network for random perturbations of spectral norm ``tau / sqrt(m)``.
+tests). :func:`linearization_gap` and :func:`gap_sweep` measure how far the
+RNN is from its pseudo-network for random perturbations of spectral norm
+``tau / sqrt(m)``; :func:`direction_gap_sweep` compares them with directions
+aligned with ``B`` (:func:`aligned_perturbation`), the kind the proof uses.
+
+The scale ``tau / sqrt(m)`` is our choice, the usual scale of lazy-training
+analyses: the paper's own radius and error bound for the approximation are
+in its Lemma G.3, in an appendix that was not available.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ import numpy as np
 import torch
 
 from ._linalg import spectral_norm
-from ._rng import as_generator, derive
+from ._rng import as_generator, derive, derive_seed
 from ._validation import check_dtype, check_int, check_model, check_real, check_tensor
 from .elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 
@@ -41,10 +51,14 @@ __all__ = [
     "back_matrices",
     "spectral_norm",
     "random_perturbation",
+    "DIRECTION_KINDS",
+    "aligned_perturbation",
     "GapMeasurement",
     "linearization_gap",
     "GapSweep",
     "gap_sweep",
+    "DirectionGapSweep",
+    "direction_gap_sweep",
     "LinearizationSample",
     "linearization_sample",
 ]
@@ -137,6 +151,29 @@ def pseudo_network_sum(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: t
     return torch.einsum("blom,blm->bo", back, drive)
 
 
+def _scale_to_spectral_norm(t: torch.Tensor, radius: float, gen: torch.Generator) -> torch.Tensor:
+    """``t`` rescaled so that ``||t||_2 = radius`` (a zero matrix is returned as is).
+
+    The size of a *direction* needs no certificate, only a good estimate, and
+    it must stay cheap at every width: exact through the small Gram matrix
+    when one side is at most 64, otherwise 50 steps of power iteration on
+    ``t^T t`` (within about 1% of ``||t||_2``, from below, for the Gaussian and
+    the low-rank matrices of this module), never an m x m SVD.
+    """
+    if not bool(t.any()):
+        return t
+    if min(t.shape) <= 64:
+        gram = t.transpose(0, 1) @ t if t.shape[0] >= t.shape[1] else t @ t.transpose(0, 1)
+        norm = float(torch.linalg.eigvalsh(gram.double())[-1].clamp_min(0).sqrt())
+    else:
+        v = torch.randn(t.shape[1], generator=gen, dtype=t.dtype)
+        for _ in range(50):
+            v = t.transpose(0, 1) @ (t @ v)
+            v = v / v.norm()
+        norm = float((t @ v).norm())
+    return t * (radius / norm)
+
+
 def random_perturbation(
     input_dim: int,
     width: int,
@@ -148,10 +185,11 @@ def random_perturbation(
     """A random direction ``(dW, dA)`` with ``||dW||_2 = ||dA||_2 = tau / sqrt(m)`` (chapter 3).
 
     Both matrices have i.i.d. Gaussian entries and are rescaled to spectral
-    norm ``tau / sqrt(m)`` (the radius of Allen-Zhu & Li's and Panigrahi &
-    Goyal's analysis). The spectral norm comes from :func:`spectral_norm`:
-    exact up to m = 512 and for the thin ``dA``, within about 1% (from
-    below) by power iteration for larger ``dW``. For a Gaussian direction this is a Frobenius norm of
+    norm ``tau / sqrt(m)`` (our choice of scale: the paper's radius, in its
+    Lemma G.3, is not available). The spectral norm is exact for the thin
+    ``dA`` (and for m <= 64), and within about 1% (from below) by power
+    iteration for larger ``dW``: the size of a direction needs an estimate,
+    not a certificate. For a Gaussian direction this is a Frobenius norm of
     about ``tau / 2`` for ``dW``: a change of every entry by ``O(tau / m)``.
     """
     d = check_int(input_dim, "input_dim", minimum=1)
@@ -162,9 +200,62 @@ def random_perturbation(
     radius = tau / math.sqrt(m)
     dW = torch.randn(m, m, generator=gen, dtype=dtype)
     dA = torch.randn(m, d, generator=gen, dtype=dtype)
-    dW = dW * (radius / spectral_norm(dW, generator=gen))
-    dA = dA * (radius / spectral_norm(dA, generator=gen))
-    return dW, dA
+    return _scale_to_spectral_norm(dW, radius, gen), _scale_to_spectral_norm(dA, radius, gen)
+
+
+DIRECTION_KINDS = ("random", "gradient", "construction")
+
+
+def aligned_perturbation(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    tau: float,
+    *,
+    kind: str = "gradient",
+    generator: torch.Generator | int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A direction ``(dW, dA)`` aligned with the read-out ``B``, scaled like :func:`random_perturbation` (chapter 3).
+
+    A random direction ignores ``B``, so the pseudo-network's output along it
+    is small, ``O(tau / sqrt(m))``. The directions the proof of Panigrahi &
+    Goyal moves along are aligned with ``B``; two of them:
+
+    * ``kind="gradient"``: the gradient at ``(W, A)`` of ``sum_x <c, F_rnn(x)>``
+      over the batch ``x``, for a random unit ``c`` in R^(d_out): the direction
+      of SGD's first step on a linear loss (its rows are
+      ``sum_l D^(l) Back_{l->L}^T c`` times ``h^(l-1)`` or ``x^(l)``).
+    * ``kind="construction"``: the shape of the weights built for Lemma 4.2
+      (chapter 4), ``dW = 0`` and ``dA = s * (B^T c) e_d^T`` on the bias column
+      only, with ``s_r = sqrt(m/2) <[w_r, a_{r,:d-1}], wbar>`` for a random unit
+      ``wbar`` in R^(m+d-1) (the construction's ``H(alpha, b_0)`` replaced by
+      ``alpha``; our simplification).
+
+    Each nonzero matrix is rescaled to spectral norm ``tau / sqrt(m)``, the
+    scale of :func:`random_perturbation`, so the two kinds of direction are
+    compared at the same size. ``x`` is a batch (batch, L, d) of inputs; the
+    model is not modified. Returns ``(dW, dA)`` in the model's dtype.
+    """
+    model = check_model(model, ElmanRNN)
+    x = model._check_input(x)
+    tau = check_real(tau, "tau", low=0.0)
+    if kind not in ("gradient", "construction"):
+        raise ValueError(f"kind must be 'gradient' or 'construction', got {kind!r}")
+    gen = as_generator(generator)
+    m, d = model.width, model.input_dim
+    W, A, B = model.W.detach(), model.A.detach(), model.B
+    c = torch.randn(model.output_dim, generator=gen, dtype=W.dtype)
+    c = c / c.norm()
+    radius = tau / math.sqrt(m)
+    if kind == "gradient":
+        Wg, Ag = W.clone().requires_grad_(True), A.clone().requires_grad_(True)
+        with torch.enable_grad():
+            out = elman_hidden_states(Wg, Ag, x)[:, -1] @ B.transpose(0, 1)
+            dW, dA = torch.autograd.grad((out @ c).sum(), (Wg, Ag))
+    else:
+        dW = torch.zeros_like(W)
+        dA = torch.zeros_like(A)
+        dA[:, -1] = B.transpose(0, 1) @ c
+    return _scale_to_spectral_norm(dW.detach(), radius, gen), _scale_to_spectral_norm(dA.detach(), radius, gen)
 
 
 @dataclass(frozen=True)
@@ -302,6 +393,118 @@ def gap_sweep(
         rel[:, j] = mean[:, 0] / mean[:, 1]
         flips[:, j] = mean[:, 2]
     return GapSweep(np.asarray(widths), np.asarray(taus, dtype=float), rel, flips)
+
+
+@dataclass(frozen=True)
+class DirectionGapSweep:
+    """:func:`direction_gap_sweep` results: arrays of shape (len(kinds), len(taus), len(widths)) (chapter 3).
+
+    ``gap`` is the mean ``|F_rnn(W+dW, A+dA) - F_rnn(W, A) - F(dW, dA)|``,
+    ``pseudo`` the mean ``|F(dW, dA)|``, ``relative_gap = gap / pseudo`` and
+    ``flip_fraction`` the fraction of flipped entries of ``D^(1..L)``, each
+    averaged over networks, directions, sequences and output coordinates.
+    """
+
+    widths: np.ndarray
+    taus: np.ndarray
+    kinds: tuple[str, ...]
+    relative_gap: np.ndarray
+    gap: np.ndarray
+    pseudo: np.ndarray
+    flip_fraction: np.ndarray
+
+    def select(self, kind: str) -> GapSweep:
+        """The (taus, widths) tables of one kind of direction, as a :class:`GapSweep`."""
+        if kind not in self.kinds:
+            raise ValueError(f"kind must be one of {self.kinds}, got {kind!r}")
+        i = self.kinds.index(kind)
+        return GapSweep(self.widths, self.taus, self.relative_gap[i], self.flip_fraction[i])
+
+
+def _unit_direction(model: ElmanRNN, x: torch.Tensor, kind: str, gen: torch.Generator):
+    if kind == "random":
+        return random_perturbation(model.input_dim, model.width, 1.0, generator=gen, dtype=model.W.dtype)
+    return aligned_perturbation(model, x, 1.0, kind=kind, generator=gen)
+
+
+def direction_gap_sweep(
+    widths: Sequence[int],
+    taus: Sequence[float],
+    *,
+    kinds: Sequence[str] = DIRECTION_KINDS,
+    L: int,
+    d: int,
+    eps_x: float,
+    output_dim: int = 32,
+    batch_size: int = 32,
+    n_networks: int = 2,
+    n_perturbations: int = 2,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+) -> DirectionGapSweep:
+    """RNN vs pseudo-network along random and ``B``-aligned directions, for every (kind, tau, m) (chapter 3).
+
+    For each width, ``n_networks`` networks run on the same ``batch_size``
+    normalized sequences; for each network and each kind of direction
+    (``"random"``: :func:`random_perturbation`; ``"gradient"``,
+    ``"construction"``: :func:`aligned_perturbation`), ``n_perturbations``
+    directions, each scaled to spectral norm ``tau / sqrt(m)`` for every tau
+    (the same directions for every tau). The same networks and sequences
+    serve every kind, so the kinds differ only in the direction. Streams are
+    derived from ``generator`` (:func:`rnnlib._rng.derive`): one for the
+    sequences, one per network, one per direction. Float32 suffices: the
+    smallest relative gap the chapter meets is a few percent. Returns a
+    :class:`DirectionGapSweep`.
+    """
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) == 0:
+        raise ValueError(f"widths must be a non-empty sequence of integers, got {widths!r}")
+    if isinstance(taus, (str, bytes)) or not isinstance(taus, Sequence) or len(taus) == 0:
+        raise ValueError(f"taus must be a non-empty sequence of positive numbers, got {taus!r}")
+    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
+    taus = [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
+    if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Sequence) or len(kinds) == 0:
+        raise ValueError(f"kinds must be a non-empty sequence of names from {DIRECTION_KINDS}, got {kinds!r}")
+    for kind in kinds:
+        if kind not in DIRECTION_KINDS:
+            raise ValueError(f"kinds: unknown kind {kind!r}; known kinds are {DIRECTION_KINDS}")
+    L = check_int(L, "L", minimum=3)
+    d = check_int(d, "d", minimum=3)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    output_dim = check_int(output_dim, "output_dim", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    n_networks = check_int(n_networks, "n_networks", minimum=1)
+    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
+    base = derive_seed(generator, "direction_gap_sweep")
+    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(base, "data"), dtype=dtype)
+    sums = np.zeros((3, len(kinds), len(taus), len(widths)))  # gap, |pseudo|, flips
+    iterator = list(enumerate(widths))
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(iterator, desc="widths")
+    for j, m in iterator:
+        for k in range(n_networks):
+            model = ElmanRNN(d, m, output_dim, generator=derive(base, "network", m, k), dtype=dtype)
+            W, A, B = model.W.detach(), model.A.detach(), model.B
+            h_prev, D, h0 = _states_and_patterns(model, x)
+            f0 = h0[:, -1] @ B.transpose(0, 1)
+            for i, kind in enumerate(kinds):
+                for q in range(n_perturbations):
+                    dW1, dA1 = _unit_direction(model, x, kind, derive(base, "direction", kind, m, k, q))
+                    with torch.no_grad():
+                        fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)  # linear: F(tau d) = tau F(d)
+                        for t, tau in enumerate(taus):
+                            h1 = elman_hidden_states(W + tau * dW1, A + tau * dA1, x)
+                            fp = tau * fp1
+                            sums[0, i, t, j] += float((h1[:, -1] @ B.transpose(0, 1) - f0 - fp).abs().mean())
+                            sums[1, i, t, j] += float(fp.abs().mean())
+                            sums[2, i, t, j] += float(((h1 > 0) != (h0 > 0)).double().mean())
+    sums /= n_networks * n_perturbations
+    gap, pseudo, flips = sums
+    return DirectionGapSweep(
+        np.asarray(widths), np.asarray(taus, dtype=float), tuple(kinds), gap / pseudo, gap, pseudo, flips
+    )
 
 
 @dataclass(frozen=True)

@@ -828,6 +828,33 @@ row(T, "empty", "widths", lambda: inversion.construction_sweep([], INV_TARGET))
 row(T, "type", "target", lambda: inversion.construction_sweep([8], None))
 real_rows(T, "eps_x", lambda v: inversion.construction_sweep([8], INV_TARGET, eps_x=v), bad=(0.0,))
 int_rows(T, "n_networks", lambda v: inversion.construction_sweep([8], INV_TARGET, n_networks=v), low=1)
+# --- rnnlib.pseudo (B-aligned directions) and rnnlib.concepts (targets inside the class) ----------
+
+T = "rnnlib.pseudo.aligned_perturbation"
+row(T, "type", "model", lambda: pseudo.aligned_perturbation(LSTM, X, 0.1))
+tensor_rows(T, "x", X, lambda v: pseudo.aligned_perturbation(ELMAN, v, 0.1))
+real_rows(T, "tau", lambda v: pseudo.aligned_perturbation(ELMAN, X, v), bad=(-0.1, math.inf))
+row(T, "malformed", "kind", lambda: pseudo.aligned_perturbation(ELMAN, X, 0.1, kind="random"))
+
+T = "rnnlib.pseudo.direction_gap_sweep"
+row(T, "empty", "widths", lambda: pseudo.direction_gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "range", "widths", lambda: pseudo.direction_gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "empty", "taus", lambda: pseudo.direction_gap_sweep([8], [], L=L, d=D, eps_x=0.1))
+row(T, "range", "taus", lambda: pseudo.direction_gap_sweep([8], [0.0], L=L, d=D, eps_x=0.1))
+row(T, "empty", "kinds", lambda: pseudo.direction_gap_sweep([8], [0.1], kinds=(), L=L, d=D, eps_x=0.1))
+row(T, "malformed", "kinds", lambda: pseudo.direction_gap_sweep([8], [0.1], kinds=("nope",), L=L, d=D, eps_x=0.1))
+int_rows(T, "L", lambda v: pseudo.direction_gap_sweep([8], [0.1], L=v, d=D, eps_x=0.1), low=3)
+real_rows(T, "eps_x", lambda v: pseudo.direction_gap_sweep([8], [0.1], L=L, d=D, eps_x=v), bad=(0.0, 2.0))
+int_rows(T, "n_perturbations",
+         lambda v: pseudo.direction_gap_sweep([8], [0.1], L=L, d=D, eps_x=0.1, n_perturbations=v), low=1)
+
+T = "rnnlib.plotting.plot_direction_gap"
+row(T, "type", "sweep", lambda: plotting.plot_direction_gap("not a sweep"))
+
+T = "rnnlib.concepts.sample_target"
+row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=("tanh",)), note="tanh")
+real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.0, -1.0))
+
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
@@ -866,6 +893,8 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.initialization.NormProfile": "a result record built by norm_profile from validated inputs",
     "rnnlib.pseudo.GapMeasurement": "a result record built by linearization_gap",
     "rnnlib.pseudo.GapSweep": "a result record built by gap_sweep",
+    "rnnlib.pseudo.DirectionGapSweep": "a result record built by direction_gap_sweep",
+    "rnnlib.pseudo.DIRECTION_KINDS": "a constant",
     "rnnlib.pseudo.LinearizationSample": "a result record built by linearization_sample",
     "rnnlib.stability.StabilityCertificate": "a result record built by certify",
     "rnnlib.stability.LDSFit": "a result record built by fit_lds_canonical",

@@ -146,6 +146,24 @@ def test_targets_vanish_at_zero_preactivation_and_complexity_is_the_max():
     assert t.complexity_s(1.0) == max(complexity_s("sin", 1.0), complexity_s("z^3", 1.0))
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_sampled_targets_are_in_the_class_at_the_theorems_radius(seed):
+    """Issue 14: sample_target drew tanh, whose C_s and C_eps are infinite at R = 1/eps_x = 10."""
+    t = sample_target(8, 4, p=8, generator=seed)
+    for R in (1.0, 10.0):
+        assert math.isfinite(t.complexity_s(R, log10=True)) and math.isfinite(t.complexity_eps(R, 1e-3, log10=True))
+    assert all(f.radius == math.inf for row in t.phis for f in row)
+
+
+def test_sample_target_refuses_functions_outside_the_class_at_its_radius():
+    with pytest.raises(ValueError, match="tanh is not in the concept class"):
+        sample_target(5, 4, functions=("sin", "tanh"))
+    tiny = math.pi / (2 * C_STAR) / 2  # C* R < pi/2: tanh's series converges there
+    t = sample_target(5, 4, functions=("tanh",), radius=tiny, generator=0)
+    assert math.isfinite(t.complexity_eps(tiny, 1e-3))
+    assert t.complexity_eps(tiny, 1e-3) == max(complexity_eps(f, tiny, 1e-3) for row in t.phis for f in row)
+
+
 def test_general_targets_couple_tokens_but_additive_ones_do_not():
     x_bar = sample_true_sequence(1, 6, 4, generator=4, dtype=D)[0]
     thetas = torch.linspace(0, 2 * math.pi, 7, dtype=D)

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from rnnlib._rng import derive
 from rnnlib.elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 from rnnlib.pseudo import (
+    aligned_perturbation,
     back_matrices,
+    direction_gap_sweep,
     gap_sweep,
     linearization_gap,
     linearization_sample,
@@ -132,6 +134,58 @@ def test_gap_shrinks_with_width_and_grows_with_tau():
     assert np.all(sweep.relative_gap[:, -1] < sweep.relative_gap[:, 0])  # smaller gap at large m
     assert np.all(sweep.relative_gap[1] > sweep.relative_gap[0])  # larger gap at larger tau
     assert np.all(sweep.flip_fraction[1] > sweep.flip_fraction[0])
+
+
+@pytest.mark.parametrize("m, rel", [(16, 1e-9), (64, 1e-9), (160, 0.02)])
+def test_gradient_direction_is_the_gradient_of_the_output_along_c(m, rel):
+    """aligned_perturbation(kind="gradient") against an independent formula: the rows built from Back_{l->L}."""
+    model, x, _, _ = _setup(5, 6, 4, m, 3, 13)
+    dW, dA = aligned_perturbation(model, x, 1.5, kind="gradient", generator=4)
+    c = torch.randn(3, generator=torch.Generator().manual_seed(4), dtype=D)  # the same first draw
+    c = c / c.norm()
+    h = elman_hidden_states(model.W.detach(), model.A.detach(), x)
+    h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+    D_ = (h > 0).to(D)
+    back = back_matrices(model, x)  # (batch, L, d_out, m)
+    delta = D_ * torch.einsum("blom,o->blm", back, c)  # D^(l) Back_{l->L}^T c
+    gW = torch.einsum("blm,bln->mn", delta, h_prev)
+    gA = torch.einsum("blm,bld->md", delta, x)
+    for got, ref in ((dW, gW), (dA, gA)):
+        # exact through the Gram matrix up to m = 64, power iteration (within 2%) above
+        assert float(torch.linalg.matrix_norm(got, ord=2)) == pytest.approx(1.5 / math.sqrt(m), rel=rel)
+        cos = float((got * ref).sum() / (got.norm() * ref.norm()))
+        assert cos == pytest.approx(1.0, abs=1e-12)
+    # aligned: the pseudo-network moves the output along c by a positive amount, O(tau) in total
+    assert float((pseudo_network(model, dW, dA, x) @ c).sum()) > 0
+
+
+def test_construction_direction_lives_on_the_bias_column_and_is_aligned_with_B():
+    model, x, _, _ = _setup(4, 6, 4, 32, 2, 17)
+    dW, dA = aligned_perturbation(model, x, 1.0, kind="construction", generator=5)
+    assert torch.equal(dW, torch.zeros_like(dW)) and torch.equal(dA[:, :-1], torch.zeros_like(dA[:, :-1]))
+    c = torch.randn(2, generator=torch.Generator().manual_seed(5), dtype=D)
+    c = c / c.norm()
+    ref = model.B.T @ c
+    assert torch.allclose(dA[:, -1], ref * (dA[:, -1].norm() / ref.norm()), atol=1e-14)
+    assert float(dA[:, -1].norm()) == pytest.approx(1.0 / math.sqrt(32), rel=1e-12)
+    # the middle tokens have x_d = 0: only the start and end tokens see the change
+    assert torch.equal(x[:, 1:-1] @ dA.T, torch.zeros(4, 4, 32, dtype=D))
+
+
+def test_aligned_directions_move_the_output_more_than_random_ones_at_equal_size():
+    """The issue-14 defect: along random directions the pseudo-network's output is O(tau/sqrt(m)), along
+    B-aligned ones O(tau), so the relative gap is much smaller there at the same spectral norm."""
+    sweep = direction_gap_sweep([64, 1024], [1.0], L=6, d=5, eps_x=0.1, output_dim=8, batch_size=8,
+                                n_networks=1, n_perturbations=1, generator=0)
+    assert sweep.relative_gap.shape == (3, 1, 2) and sweep.kinds == ("random", "gradient", "construction")
+    random, gradient, construction = sweep.pseudo[:, 0]
+    assert random[1] < 0.5 * random[0]  # 16x wider: the random signal falls like 1/sqrt(m)
+    assert gradient[1] > 0.5 * gradient[0] and construction[1] > 0.5 * construction[0]  # O(tau): it does not
+    assert np.all(sweep.relative_gap[1:, 0, 1] < 0.6 * sweep.relative_gap[0, 0, 1])
+    again = direction_gap_sweep([64, 1024], [1.0], L=6, d=5, eps_x=0.1, output_dim=8, batch_size=8,
+                                n_networks=1, n_perturbations=1, generator=0)
+    assert np.array_equal(again.gap, sweep.gap)  # reproducible from the generator
+    assert np.array_equal(sweep.select("random").relative_gap, sweep.relative_gap[0])
 
 
 def test_linearization_sample_pairs():

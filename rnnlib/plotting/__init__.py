@@ -15,7 +15,6 @@ from __future__ import annotations
 from ._style import STYLE, loglog_slope, new_figure, use_book_style
 from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
 from .chapter02 import plot_complexity, plot_dl1, plot_targets
-from .chapter03 import plot_linearization, plot_pseudo_gap
 from .chapter04 import (
     plot_construction,
     plot_correlations,
@@ -24,6 +23,7 @@ from .chapter04 import (
     plot_relu_identity,
     plot_step_features,
 )
+from .chapter03 import plot_direction_gap, plot_linearization, plot_pseudo_gap
 from .chapter08 import (
     plot_init_norms,
     plot_jacobian_hist,
@@ -52,6 +52,7 @@ __all__ = [
     "plot_step_features",
     "plot_correlations",
     "plot_construction",
+    "plot_direction_gap",
     "plot_init_norms",
     "plot_jacobian_hist",
     "plot_lds_fit",

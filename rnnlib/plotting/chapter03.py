@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from ._style import _record, _values, loglog_slope, new_figure
 
-__all__ = ["plot_pseudo_gap", "plot_linearization"]
+__all__ = ["plot_pseudo_gap", "plot_direction_gap", "plot_linearization"]
 
 
 def plot_pseudo_gap(sweep) -> Figure:
@@ -35,6 +35,46 @@ def plot_pseudo_gap(sweep) -> Figure:
     ax0.set_ylabel("relative gap RNN vs pseudo-network")
     ax1.set_xlabel("width $m$")
     ax1.set_ylabel("fraction of flipped $D^{(l)}$ entries")
+    ax0.legend(fontsize=8)
+    ax1.legend(fontsize=8)
+    return fig
+
+
+def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
+    """Chapter 3: random vs ``B``-aligned directions at one tau, against m.
+
+    Left: the relative RNN / pseudo-network gap per kind of direction (fitted
+    slopes in the legend). Right: its two parts, the pseudo-network's output
+    ``mean |F|`` (solid) and the gap ``mean |F_rnn change - F|`` (dashed).
+    ``sweep`` is an :class:`rnnlib.pseudo.DirectionGapSweep`; ``tau`` one of its taus.
+    """
+    _record(sweep, "sweep", ("widths", "taus", "kinds", "relative_gap", "gap", "pseudo"),
+            "an rnnlib.pseudo.DirectionGapSweep")
+    widths = _values(sweep.widths, "sweep.widths", ndim=1)
+    taus = [float(t) for t in sweep.taus]
+    if tau not in taus:
+        raise ValueError(f"tau must be one of the sweep's taus {taus}, got {tau!r}")
+    t = taus.index(tau)
+    rel = _values(sweep.relative_gap, "sweep.relative_gap", ndim=3)[:, t]
+    gap = _values(sweep.gap, "sweep.gap", ndim=3)[:, t]
+    pseudo = _values(sweep.pseudo, "sweep.pseudo", ndim=3)[:, t]
+    fig, (ax0, ax1) = new_figure(2, width=9.0)
+    for i, kind in enumerate(sweep.kinds):
+        color = f"C{i}"
+        ax0.loglog(widths, rel[i], "o-", ms=4, color=color,
+                   label=f"{kind}: slope {loglog_slope(widths, rel[i]):.2f}")
+        ax1.loglog(widths, pseudo[i], "o-", ms=4, color=color)
+        ax1.loglog(widths, gap[i], "s--", ms=3, color=color)
+    ax1.plot([], [], "k-", label=r"pseudo-network output $|F|$")
+    ax1.plot([], [], "k--", label="gap (colours as on the left)")
+    ax0.loglog(widths, rel[0, 0] * (widths / widths[0]) ** -0.25, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
+    ax0.loglog(widths, rel[-1, 0] * (widths / widths[0]) ** -0.75, "k-.", lw=1.2, label=r"$\propto m^{-3/4}$")
+    for ax in (ax0, ax1):
+        ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel("width $m$")
+    ax0.set_ylabel(rf"relative gap at $\tau = {tau:g}$")
+    ax1.set_ylabel("mean absolute value")
     ax0.legend(fontsize=8)
     ax1.legend(fontsize=8)
     return fig
