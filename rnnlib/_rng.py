@@ -23,7 +23,7 @@ import zlib
 import numpy as np
 import torch
 
-__all__ = ["as_generator", "derive", "derive_seed"]
+__all__ = ["as_generator", "as_seed", "derive", "derive_seed"]
 
 _MAX_SEED = 2**63 - 1
 
@@ -43,6 +43,19 @@ def as_generator(generator: torch.Generator | int | None, name: str = "generator
             raise ValueError(f"{name} must be a seed in [0, 2**63 - 1], got {int(generator)}")
         return torch.Generator().manual_seed(int(generator))
     raise TypeError(f"{name} must be a torch.Generator, an int seed or None, got {type(generator).__name__}")
+
+
+def as_seed(generator: torch.Generator | int | None, name: str = "generator") -> int:
+    """The integer root of a family of derived streams.
+
+    An int seed is returned as it is (``None`` is 0); a ``torch.Generator``
+    gives one 63-bit draw (so it advances by one draw). Sweeps call this once
+    and then :func:`derive` every stream from the result, so that their
+    streams do not depend on the order in which they are drawn.
+    """
+    if isinstance(generator, torch.Generator):
+        return int(torch.randint(0, _MAX_SEED, (1,), generator=generator).item())
+    return as_generator(generator, name).initial_seed()
 
 
 def _key(part: object, name: str) -> int:

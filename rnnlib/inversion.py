@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._rng import derive
+from ._rng import as_seed, derive
 from ._validation import as_generator, check_int, check_real, check_tensor
 from .concepts import ConceptTarget, SmoothFunction, get_function
 from .elman import ElmanRNN, elman_hidden_states, normalize_sequence, sample_true_sequence
@@ -347,17 +347,18 @@ def decoding_sweep(
     n_train: int = 512,
     n_test: int = 128,
     ridge: float = 1e-3,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
     progress: bool = False,
 ) -> DecodingSweep:
     """:func:`decoding_errors` for every (m, L, eps_x), ``n_networks`` networks each (chapter 4).
 
-    Network k of width m is ``ElmanRNN(d, m, generator=derive(seed, "net", m, k))``.
+    Network k of width m is ``ElmanRNN(d, m, generator=derive(as_seed(generator), "net", m, k))``.
     The hidden states are computed in ``dtype`` (float32 by default: the
     tokens' effect on ``h`` is far above float32 rounding for eps_x >= 0.01);
     the decoder is fitted in float64.
     """
+    seed = as_seed(generator)
     widths = _check_widths(widths)
     lengths = _check_widths(lengths, "lengths", minimum=3)
     if isinstance(eps_values, (str, bytes)) or not isinstance(eps_values, Sequence) or len(eps_values) == 0:
@@ -624,10 +625,11 @@ def correlation_sweep(
     eps_x: float = 0.1,
     batch_size: int = 16,
     n_networks: int = 3,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> CorrelationSweep:
     """:func:`backprop_correlations` (d_out = 1) for ``n_networks`` networks per width (chapter 4)."""
+    seed = as_seed(generator)
     widths = _check_widths(widths)
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
@@ -831,16 +833,17 @@ def construction_sweep(
     n_networks: int = 2,
     n_fit: int = 256,
     n_test: int = 128,
-    seed: int = 0,
+    generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
     progress: bool = False,
     **construct_kwargs,
 ) -> ConstructionSweep:
     """:func:`construct_existence` then :func:`evaluate_construction`, per width and network (chapter 4).
 
-    Network k of width m is ``ElmanRNN(d, m, generator=derive(seed, "net", m, k))``
+    Network k of width m is ``ElmanRNN(d, m, generator=derive(as_seed(generator), "net", m, k))``
     with ``d = target.token_dim + 1``; the test sequences are the same for every network.
     """
+    seed = as_seed(generator)
     widths = _check_widths(widths)
     if not isinstance(target, ConceptTarget):
         raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")

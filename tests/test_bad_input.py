@@ -810,7 +810,8 @@ INV_TARGET = concepts.ConceptTarget([["sin"]], _inv_w, torch.ones(1, 1), L - 2, 
 INV_TARGET2 = concepts.ConceptTarget([["sin", "sin"]], _inv_w.expand(1, 2, -1).clone(), torch.ones(1, 2), L - 2, D - 1)
 T = "rnnlib.inversion.construct_existence"
 row(T, "type", "model", lambda: inversion.construct_existence(LSTM, INV_TARGET, 0.1))
-row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out")
+row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out",
+    match=r"^model must have one output \(d_out = 1\), got output_dim = 2$")
 row(T, "type", "target", lambda: inversion.construct_existence(ELMAN, "sin", 0.1))
 row(T, "malformed", "target", lambda: inversion.construct_existence(ELMAN, INV_TARGET2, 0.1))
 real_rows(T, "eps_x", lambda v: inversion.construct_existence(ELMAN, INV_TARGET, v), bad=(0.0, 1.5))
@@ -819,7 +820,9 @@ INV_CONS = inversion.construct_existence(ELMAN, INV_TARGET, 0.1, n_fit=8)
 T = "rnnlib.inversion.evaluate_construction"
 row(T, "type", "model", lambda: inversion.evaluate_construction(LSTM, INV_CONS, INV_TARGET, XBAR, 0.1))
 row(T, "type", "construction", lambda: inversion.evaluate_construction(ELMAN, None, INV_TARGET, XBAR, 0.1))
-row(T, "shape", "construction", lambda: inversion.evaluate_construction(elman.ElmanRNN(D, M + 1), INV_CONS, INV_TARGET, XBAR, 0.1))
+row(T, "shape", "construction",
+    lambda: inversion.evaluate_construction(elman.ElmanRNN(D, M + 1), INV_CONS, INV_TARGET, XBAR, 0.1),
+    match=rf"^construction has A\* of shape \({M}, {D}\), the model needs \({M + 1}, {D}\)$")
 tensor_rows(T, "x_bar", XBAR, lambda v: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET, v, 0.1))
 real_rows(T, "eps_x", lambda v: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET, XBAR, v), bad=(0.0,))
 row(T, "malformed", "target", lambda: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET2, XBAR, 0.1))
@@ -852,7 +855,10 @@ T = "rnnlib.plotting.plot_direction_gap"
 row(T, "type", "sweep", lambda: plotting.plot_direction_gap("not a sweep"))
 
 T = "rnnlib.concepts.sample_target"
-row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=("tanh",)), note="tanh")
+row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=("tanh",)), note="tanh",
+    match=r"^functions: tanh is not in the concept class at radius inf: its Taylor series converges only "
+          r"for \|z\| < 1\.571, so C_eps\(tanh, inf\) is infinite \(Definition 2\.1\); use entire functions "
+          r"\(sin, expm1, polynomials\) or a smaller radius$")
 real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.0, -1.0))
 
 

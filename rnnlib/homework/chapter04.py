@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import torch
 
+from .._rng import derive
 from ..elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
 from ..inversion import naive_decode
 from ._core import Case, compare_with_reference, register
@@ -21,9 +22,9 @@ def check_exercise_4_3(student_decode: Callable[..., torch.Tensor]) -> int:
     ``W`` (m, m), ``A`` (m, d) and last hidden states ``h`` (batch, m); float64.
     """
     cases = []
-    for batch, L, d, m, seed in [(1, 3, 3, 4, 0), (3, 6, 5, 16, 1), (4, 9, 6, 64, 2)]:
-        model = ElmanRNN(d, m, generator=430 + seed, dtype=torch.float64)
-        x = sample_normalized_sequence(batch, L, d, 0.1, generator=440 + seed, dtype=torch.float64)
+    for batch, L, d, m, k in [(1, 3, 3, 4, 0), (3, 6, 5, 16, 1), (4, 9, 6, 64, 2)]:
+        model = ElmanRNN(d, m, generator=derive(4_3, "model", k), dtype=torch.float64)
+        x = sample_normalized_sequence(batch, L, d, 0.1, generator=derive(4_3, "inputs", k), dtype=torch.float64)
         W, A = model.W.detach().clone(), model.A.detach().clone()
         h = elman_hidden_states(W, A, x)[:, -1]
         cases.append(Case(f"m = {m}, d = {d}, L = {L}, h of shape {tuple(h.shape)} (batch, m)", (W, A, h, L)))
