@@ -27,7 +27,7 @@ from ._rng import derive  # noqa: E402
 from ._validation import check_int, check_real  # noqa: E402
 from .next_step import NextStepModel, _loss, evaluate, next_step_batch  # noqa: E402
 
-__all__ += ["NextStepHistory", "train_next_step"]
+__all__ += ["NextStepHistory", "train_next_step", "train_stable_and_unstable"]
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,12 @@ def train_next_step(
     label = f"{model.kind} ({'stable' if stable else 'unstable'})"
     for step in tqdm(range(1, steps + 1), desc=label, disable=not progress, leave=False):
         inputs, targets, mask = next_step_batch(_minibatch(train, batch_size, window, gen, state), dtype=model.dtype)
-        loss = _loss(model, model(inputs), targets, mask, "mean")
+        logits = model(inputs)
+        if not bool(torch.isfinite(logits).all()):
+            raise DivergenceError(
+                f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
+            )
+        loss = _loss(model, logits, targets, mask, "mean")
         opt.zero_grad()
         loss.backward()
         grads_finite = all(bool(torch.isfinite(p.grad).all()) for p in params if p.grad is not None)
@@ -149,3 +154,35 @@ def train_next_step(
         np.array(losses), np.array(eval_steps), np.array(valid_hist), np.array(lam_hist),
         time.perf_counter() - t0, bool(stable),
     )
+
+
+def train_stable_and_unstable(
+    kind: str,
+    train: Sequence[np.ndarray],
+    valid: Sequence[np.ndarray] | None = None,
+    *,
+    input_dim: int,
+    hidden_dim: int,
+    readout: str = "bernoulli",
+    generator: torch.Generator | int | None = None,
+    **train_kwargs,
+) -> dict[str, tuple[NextStepModel, NextStepHistory]]:
+    """Train the same next-step model twice, unconstrained and projected (chapter 11).
+
+    Both runs start from the same initial weights (drawn from ``generator``'s
+    stream ``"init"``, read-out bias at the training marginals), see the same
+    minibatches (stream ``"data"``) and use the same optimizer and number of
+    steps (``train_kwargs`` of :func:`train_next_step`); only ``stable`` differs.
+    Returns ``{"unstable": (model, history), "stable": (model, history)}``.
+    """
+    if "stable" in train_kwargs:
+        raise ValueError("train_kwargs must not set stable: both variants are trained")
+    out = {}
+    for variant in ("unstable", "stable"):
+        model = NextStepModel(kind, input_dim, hidden_dim, readout=readout, generator=derive(generator, "init"))
+        model.init_output_bias_(train)
+        history = train_next_step(
+            model, train, valid, stable=variant == "stable", generator=derive(generator, "data"), **train_kwargs
+        )
+        out[variant] = (model, history)
+    return out
