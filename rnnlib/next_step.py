@@ -40,7 +40,7 @@ from ._rng import derive
 from ._validation import as_generator, check_int, check_real, check_tensor
 from .data import pad_sequences
 from .dynamical import LSTM, SimpleRNN
-from .stability import certify, jacobian_norms, project_lstm_, project_spectral_
+from .stability import certify, jacobian_norms, project_lstm_, project_spectral_, state_jacobians
 from .truncation import truncated_states
 
 __all__ = [
@@ -55,7 +55,9 @@ __all__ = [
     "truncated_curve",
     "fit_baseline",
     "local_jacobian_norms",
+    "multi_step_jacobian_norms",
     "contraction_summary",
+    "results_table",
 ]
 
 #: Recurrent cores of a next-step model.
@@ -458,6 +460,38 @@ def local_jacobian_norms(model: NextStepModel, seqs: Sequence[np.ndarray], *, ba
     return np.concatenate(out)
 
 
+def multi_step_jacobian_norms(
+    model: NextStepModel, seqs: Sequence[np.ndarray], r: int, *, batch_size: int = 32
+) -> np.ndarray:
+    """``||d s_t / d s_{t-r}||_2 = ||J_t J_{t-1} ... J_{t-r+1}||_2`` along real sequences (chapter 11).
+
+    The contraction of ``r`` consecutive steps at the model's own states, for
+    every t with ``r`` steps of history (``J_t`` as in :func:`local_jacobian_norms`,
+    by :func:`rnnlib.stability.state_jacobians`). A model whose single steps
+    often expand can still contract over a few steps; this is what truncation
+    (chapter 9) needs. Returns a 1-d array over all such t (empty if no sequence
+    has ``r`` predicting steps).
+    """
+    if not isinstance(model, NextStepModel):
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
+    seqs = _check_seqs(seqs)
+    r = check_int(r, "r", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(seqs), batch_size):
+            inputs, _, mask = next_step_batch(seqs[start : start + batch_size], dtype=model.dtype)
+            T = inputs.shape[1]
+            if T < r:
+                continue
+            J = state_jacobians(model.core, model.encode(inputs))  # (batch, T, S, S)
+            P = J[:, r - 1 :]
+            for j in range(1, r):
+                P = P @ J[:, r - 1 - j : T - j]
+            out.append(torch.linalg.matrix_norm(P[mask[:, r - 1 :]], ord=2).double().numpy())
+    return np.concatenate(out) if out else np.zeros(0)
+
+
 def contraction_summary(norms: np.ndarray, worst_case: float | None = None) -> dict[str, float]:
     """Summary of local Jacobian norms: fraction of contractive steps (< 1), quantiles, max (chapter 11).
 
@@ -478,3 +512,30 @@ def contraction_summary(norms: np.ndarray, worst_case: float | None = None) -> d
         out["worst case"] = worst_case
         out["median / worst case"] = out["median"] / worst_case
     return out
+
+
+def results_table(columns: dict[str, dict[str, float]], notes: dict[str, str] | None = None, *, digits: int = 3) -> str:
+    """A Markdown table of measured metrics: one column per task, one row per model (chapter 11).
+
+    ``columns`` maps a column title to ``{row label: value}``; rows appear in order
+    of first appearance, a missing value as a dash. ``notes`` adds a last row
+    (e.g. the paper's claim for each column).
+    """
+    if not isinstance(columns, dict) or not columns:
+        raise ValueError("columns must be a non-empty dict title -> {row: value}")
+    digits = check_int(digits, "digits", minimum=0)
+    rows: list[str] = []
+    for title, col in columns.items():
+        if not isinstance(col, dict):
+            raise TypeError(f"columns[{title!r}] must be a dict row -> value, got {type(col).__name__}")
+        for label, value in col.items():
+            check_real(value, f"columns[{title!r}][{label!r}]")
+            if label not in rows:
+                rows.append(label)
+    lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for label in rows:
+        cells = [f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–" for t in columns]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if notes:
+        lines.append("| *the paper's claim* | " + " | ".join(f"*{notes[t]}*" if notes.get(t) else "" for t in columns) + " |")
+    return "\n".join(lines)

@@ -192,3 +192,30 @@ def test_divergence_raises_with_step_and_lr():
         model.V[0, 0] = math.inf
     with pytest.raises(DivergenceError, match=r"step 1 .*lr = 0\.01"):
         train_next_step(model, seqs, steps=3, lr=0.01, progress=False)
+
+
+@pytest.mark.parametrize("kind", ns.KINDS)
+def test_multi_step_jacobian_norms_brute_force(kind):
+    model = ns.NextStepModel(kind, K, 4, generator=6, dtype=torch.float64)
+    seqs = toy_rolls(n=2, T=7)
+    one = ns.multi_step_jacobian_norms(model, seqs, 1)
+    np.testing.assert_allclose(one, ns.local_jacobian_norms(model, seqs), rtol=1e-8)
+    r = 3
+    got = ns.multi_step_jacobian_norms(model, seqs, r)
+    assert got.shape == (sum(q.shape[0] - 1 - (r - 1) for q in seqs),)
+    # brute force: autograd through r steps from the state at t - r, first sequence
+    x = torch.as_tensor(seqs[0][:-1], dtype=torch.float64).unsqueeze(0)
+    states = [model.core.initial_state(1)]
+    for t in range(x.shape[1]):
+        states.append(model.core.step(states[-1], x[:, t]).detach())
+
+    def run(s, t0):
+        for t in range(t0, t0 + r):
+            s = model.core.step(s, x[:, t])
+        return s
+
+    expect = []
+    for t0 in range(x.shape[1] - r + 1):
+        J = torch.autograd.functional.jacobian(lambda v: run(v, t0), states[t0])[0, :, 0]
+        expect.append(float(torch.linalg.matrix_norm(J, ord=2)))
+    np.testing.assert_allclose(got[: len(expect)], expect, rtol=1e-8)
