@@ -28,6 +28,7 @@ and the local contraction ``||d s_t / d s_{t-1}||_2`` along real sequences.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 
@@ -514,13 +515,18 @@ def contraction_summary(norms: np.ndarray, worst_case: float | None = None) -> d
     return out
 
 
-def results_table(columns: dict[str, dict[str, float]], notes: dict[str, str] | None = None, *, digits: int = 3) -> str:
-    """A Markdown table of measured metrics: one column per task, one row per model (chapter 11).
+def results_table(
+    columns: dict[str, dict[str, float]], notes: dict[str, str] | None = None, *, digits: int = 3, fmt: str = "markdown"
+) -> str:
+    """A table of measured metrics: one column per task, one row per model (chapter 11).
 
     ``columns`` maps a column title to ``{row label: value}``; rows appear in order
     of first appearance, a missing value as a dash. ``notes`` adds a last row
-    (e.g. the paper's claim for each column).
+    (e.g. the paper's claim for each column). ``fmt``: ``"markdown"`` or ``"html"``
+    (for ``IPython.display.HTML``, which the book renders as a table).
     """
+    if fmt not in ("markdown", "html"):
+        raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
     if not isinstance(columns, dict) or not columns:
         raise ValueError("columns must be a non-empty dict title -> {row: value}")
     digits = check_int(digits, "digits", minimum=0)
@@ -532,6 +538,17 @@ def results_table(columns: dict[str, dict[str, float]], notes: dict[str, str] | 
             check_real(value, f"columns[{title!r}][{label!r}]")
             if label not in rows:
                 rows.append(label)
+    if fmt == "html":
+        esc = html.escape
+        out = ["<table>", "<thead><tr><th>model</th>" + "".join(f"<th>{esc(t)}</th>" for t in columns) + "</tr></thead>",
+               "<tbody>"]
+        for label in rows:
+            cells = [f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–" for t in columns]
+            out.append(f"<tr><td>{esc(label)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        if notes:
+            out.append("<tr><td><em>the paper's claim</em></td>"
+                       + "".join(f"<td><em>{esc(notes.get(t, ''))}</em></td>" for t in columns) + "</tr>")
+        return "\n".join(out + ["</tbody>", "</table>"])
     lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for label in rows:
         cells = [f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–" for t in columns]

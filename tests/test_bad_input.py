@@ -688,6 +688,7 @@ T = "rnnlib.next_step.results_table"
 row(T, "empty", "columns", lambda: nstep.results_table({}))
 row(T, "type", "columns", lambda: nstep.results_table({"music": [1.0]}))
 row(T, "nan", "columns", lambda: nstep.results_table({"music": {"rnn": math.nan}}))
+row(T, "malformed", "fmt", lambda: nstep.results_table({"music": {"rnn": 1.0}}, fmt="latex"))
 
 T = "rnnlib.train.train_next_step"
 row(T, "type", "model", lambda: rtrain.train_next_step(RNN, ROLLS, steps=1, progress=False))

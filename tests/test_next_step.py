@@ -219,3 +219,11 @@ def test_multi_step_jacobian_norms_brute_force(kind):
         J = torch.autograd.functional.jacobian(lambda v: run(v, t0), states[t0])[0, :, 0]
         expect.append(float(torch.linalg.matrix_norm(J, ord=2)))
     np.testing.assert_allclose(got[: len(expect)], expect, rtol=1e-8)
+
+
+def test_results_table_markdown_and_html():
+    cols = {"music": {"rnn": 9.25, "lstm": 9.3}, "text": {"rnn": 2.5}}
+    md = ns.results_table(cols, {"music": "similar"})
+    assert md.splitlines()[0] == "| model | music | text |" and "| lstm | 9.300 | – |" in md and "*similar*" in md
+    html = ns.results_table(cols, {"text": "a < b"}, fmt="html")
+    assert html.startswith("<table>") and "<td>9.250</td>" in html and "a &lt; b" in html
