@@ -46,7 +46,7 @@ def seed_everything(seed: int) -> torch.Generator:
 
 _SUBMODULES = {
     "concepts", "data", "generalization", "homework", "initialization", "inversion", "languages", "elman", "dynamical",
-    "plotting", "pseudo", "stability", "train", "truncation", "widgets",
+    "next_step", "plotting", "pseudo", "stability", "train", "truncation", "widgets",
 }
 
 

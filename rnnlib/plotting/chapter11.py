@@ -53,8 +53,16 @@ def plot_local_contraction(norms: dict[str, np.ndarray], worst_case: dict[str, f
     the data-free constant (``||W||_2``) when it fits on the axis (else its value is in the title).
     """
     _table(norms, "norms")
-    fig, axes = new_figure(len(norms), width=3.2 * len(norms) + 0.6, height=3.2)
-    for ax, (label, values) in zip(np.atleast_1d(axes), norms.items()):
+    n = len(norms)
+    cols = min(n, 2)
+    rows = (n + cols - 1) // cols
+    fig, first = new_figure(1, width=3.4 * cols + 0.4, height=2.9 * rows)
+    for ax in np.atleast_1d(first):
+        ax.remove()
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+    for ax in axes[n:]:
+        ax.remove()
+    for ax, (label, values) in zip(axes, norms.items()):
         values = _values(values, f"norms[{label!r}]", ndim=1)
         ax.hist(values, bins=40, color="C0", alpha=0.75)
         ax.axvline(1.0, color="k", ls=":", lw=1.2)
@@ -67,5 +75,6 @@ def plot_local_contraction(norms: dict[str, np.ndarray], worst_case: dict[str, f
             title += f"; worst case {w:.3g}"
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(r"$\|\partial s_t/\partial s_{t-1}\|_2$")
-    np.atleast_1d(axes)[0].set_ylabel("steps")
+    for ax in axes[:n:cols]:
+        ax.set_ylabel("steps")
     return fig
