@@ -861,6 +861,121 @@ row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=
           r"\(sin, expm1, polynomials\) or a smaller radius$")
 real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.0, -1.0))
 
+# --- rnnlib.data, rnnlib.next_step, Part II of rnnlib.train (chapter 11) ------------------------
+
+from rnnlib import data as rdata, next_step as nstep, train as rtrain  # noqa: E402
+
+ROLLS = [(np.arange(5 * 88).reshape(5, 88) % 7 == 0).astype(np.uint8), np.eye(88, dtype=np.uint8)[:4]]
+CODES = [np.array([0, 1, 2, 1, 0]), np.array([2, 2, 1])]
+NSM = nstep.NextStepModel("rnn", 88, 4, generator=0)
+NSC = nstep.NextStepModel("lstm", 3, 4, readout="categorical", generator=0)
+LOG = torch.zeros(2, 3, 88)
+
+T = "rnnlib.data.notes_to_roll"
+row(T, "type", "frames", lambda: rdata.notes_to_roll("C4"))
+row(T, "empty", "frames", lambda: rdata.notes_to_roll([]))
+row(T, "range", "frames", lambda: rdata.notes_to_roll([[200]]))
+row(T, "malformed", "frames", lambda: rdata.notes_to_roll([[60.5]]))
+row("rnnlib.data.roll_to_notes", "shape", "roll", lambda: rdata.roll_to_notes(np.zeros((3, 12))))
+row("rnnlib.data.roll_to_notes", "type", "roll", lambda: rdata.roll_to_notes([[0] * 88]))
+row("rnnlib.data.roll_to_notes", "malformed", "roll", lambda: rdata.roll_to_notes(np.full((2, 88), 2)))
+row("rnnlib.data.chorale_roll", "type", "score", lambda: rdata.chorale_roll(3.5))
+row("rnnlib.data.build_chorales", "type", "seed", lambda: rdata.build_chorales([], seed="0"))
+row("rnnlib.data.save_chorales", "malformed", "arrays", lambda: rdata.save_chorales({"notes": np.zeros(1)}, "/tmp/x.npz"))
+row("rnnlib.data.load_chorales", "malformed", "path", lambda: rdata.load_chorales("/nonexistent/c.npz"))
+row("rnnlib.data.load_benchmark", "type", "path", lambda: rdata.load_benchmark(3))
+row("rnnlib.data.load_benchmark", "malformed", "path", lambda: rdata.load_benchmark("/nonexistent/JSB.pickle"))
+int_rows("rnnlib.data.split_indices", "n", lambda v: rdata.split_indices(v), low=3)
+row("rnnlib.data.split_indices", "range", "fractions", lambda: rdata.split_indices(10, (0.5, 0.5, 0.5)))
+row("rnnlib.data.abc_tunes", "malformed", "directory", lambda: rdata.abc_tunes("/nonexistent"))
+row("rnnlib.data.load_abc_text", "type", "seed", lambda: rdata.load_abc_text(seed=0.5))
+row("rnnlib.data.pad_sequences", "empty", "seqs", lambda: rdata.pad_sequences([]))
+row("rnnlib.data.pad_sequences", "shape", "seqs", lambda: rdata.pad_sequences([np.ones((2, 3)), np.ones((2, 4))]))
+row("rnnlib.data.pad_sequences", "nan", "seqs", lambda: rdata.pad_sequences([np.full((2, 3), math.nan)]))
+
+T = "rnnlib.next_step.NextStepModel"
+row(T, "malformed", "kind", lambda: nstep.NextStepModel("gru", 88, 4))
+row(T, "malformed", "readout", lambda: nstep.NextStepModel("rnn", 88, 4, readout="gauss"))
+int_rows(T, "hidden_dim", lambda v: nstep.NextStepModel("rnn", 88, v), low=1)
+int_rows(T, "input_dim", lambda v: nstep.NextStepModel("rnn", v, 4), low=2)
+real_rows(T, "forget_bias", lambda v: nstep.NextStepModel("lstm", 88, 4, forget_bias=v), bad=(math.inf,))
+tensor_rows(T, "x", torch.zeros(2, 3, 88), lambda v: NSM(v))
+T = "rnnlib.next_step.Baseline"
+row(T, "malformed", "readout", lambda: nstep.Baseline(88, readout="x", previous=True))
+int_rows(T, "input_dim", lambda v: nstep.Baseline(v, readout="bernoulli", previous=True), low=2)
+T = "rnnlib.next_step.frame_nll"
+tensor_rows(T, "logits", LOG, lambda v: nstep.frame_nll(v, torch.ones(2, 3, 88)))
+row(T, "shape", "targets", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 4)))
+row(T, "malformed", "targets", lambda: nstep.frame_nll(LOG, torch.full((2, 3, 88), 0.5)))
+row(T, "shape", "mask", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 88), torch.ones(2, 4, dtype=torch.bool)))
+row(T, "empty", "mask", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 88), torch.zeros(2, 3, dtype=torch.bool)))
+row(T, "malformed", "reduction", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 88), reduction="max"))
+T = "rnnlib.next_step.bits_per_char"
+tensor_rows(T, "logits", torch.zeros(2, 3, 5), lambda v: nstep.bits_per_char(v, torch.zeros(2, 3, dtype=torch.long)))
+row(T, "dtype", "targets", lambda: nstep.bits_per_char(torch.zeros(2, 3, 5), torch.zeros(2, 3)))
+row(T, "range", "targets", lambda: nstep.bits_per_char(torch.zeros(2, 3, 5), torch.full((2, 3), 5)))
+row("rnnlib.next_step.next_step_batch", "empty", "seqs", lambda: nstep.next_step_batch([]))
+row("rnnlib.next_step.next_step_batch", "shape", "seqs", lambda: nstep.next_step_batch([np.ones((1, 88))]))
+T = "rnnlib.next_step.evaluate"
+row(T, "type", "model", lambda: nstep.evaluate(RNN, ROLLS))
+row(T, "empty", "seqs", lambda: nstep.evaluate(NSM, []))
+int_rows(T, "k", lambda v: nstep.evaluate(NSM, ROLLS, k=v), low=1)
+int_rows(T, "batch_size", lambda v: nstep.evaluate(NSM, ROLLS, batch_size=v), low=1)
+T = "rnnlib.next_step.truncated_curve"
+row(T, "type", "model", lambda: nstep.truncated_curve(RNN, ROLLS, [1]))
+row(T, "empty", "ks", lambda: nstep.truncated_curve(NSM, ROLLS, []))
+row(T, "range", "k", lambda: nstep.truncated_curve(NSM, ROLLS, [0]))
+T = "rnnlib.next_step.fit_baseline"
+row(T, "malformed", "readout", lambda: nstep.fit_baseline(ROLLS, readout="x", input_dim=88, previous=False))
+row(T, "shape", "input_dim", lambda: nstep.fit_baseline(ROLLS, readout="bernoulli", input_dim=12, previous=False))
+row(T, "range", "input_dim", lambda: nstep.fit_baseline(CODES, readout="categorical", input_dim=2, previous=True))
+real_rows(T, "l2", lambda v: nstep.fit_baseline(ROLLS, readout="bernoulli", input_dim=88, previous=True, l2=v), bad=(-1.0,))
+int_rows(T, "iterations", lambda v: nstep.fit_baseline(ROLLS, readout="bernoulli", input_dim=88, previous=True,
+                                                       iterations=v), low=1)
+T = "rnnlib.next_step.local_jacobian_norms"
+row(T, "type", "model", lambda: nstep.local_jacobian_norms(RNN, ROLLS))
+row(T, "empty", "seqs", lambda: nstep.local_jacobian_norms(NSM, []))
+int_rows(T, "batch_size", lambda v: nstep.local_jacobian_norms(NSM, ROLLS, batch_size=v), low=1)
+T = "rnnlib.next_step.multi_step_jacobian_norms"
+row(T, "type", "model", lambda: nstep.multi_step_jacobian_norms(RNN, ROLLS, 2))
+int_rows(T, "r", lambda v: nstep.multi_step_jacobian_norms(NSM, ROLLS, v), low=1)
+T = "rnnlib.next_step.contraction_summary"
+row(T, "empty", "norms", lambda: nstep.contraction_summary(np.zeros(0)))
+row(T, "nan", "norms", lambda: nstep.contraction_summary(np.array([0.5, math.nan])))
+row(T, "range", "worst_case", lambda: nstep.contraction_summary(np.array([0.5]), 0.0))
+T = "rnnlib.next_step.results_table"
+row(T, "empty", "columns", lambda: nstep.results_table({}))
+row(T, "type", "columns", lambda: nstep.results_table({"music": [1.0]}))
+row(T, "nan", "columns", lambda: nstep.results_table({"music": {"rnn": math.nan}}))
+row(T, "malformed", "fmt", lambda: nstep.results_table({"music": {"rnn": 1.0}}, fmt="latex"))
+
+T = "rnnlib.train.train_next_step"
+row(T, "type", "model", lambda: rtrain.train_next_step(RNN, ROLLS, steps=1, progress=False))
+row(T, "empty", "train", lambda: rtrain.train_next_step(NSM, [], steps=1, progress=False))
+int_rows(T, "steps", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=v, progress=False), low=1)
+int_rows(T, "batch_size", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=1, batch_size=v, progress=False), low=1)
+real_rows(T, "lr", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=1, lr=v, progress=False), bad=(0.0, -1.0))
+real_rows(T, "clip", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=1, clip=v, progress=False), bad=(0.0,))
+real_rows(T, "lam", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=1, lam=v, progress=False), bad=(0.0, 1.5))
+real_rows(T, "f_max", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=1, f_max=v, progress=False), bad=(1.0,))
+row(T, "malformed", "optimizer", lambda: rtrain.train_next_step(NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False))
+int_rows(T, "window", lambda v: rtrain.train_next_step(NSC, CODES, steps=1, window=v, progress=False), low=1)
+int_rows(T, "eval_every", lambda v: rtrain.train_next_step(NSM, ROLLS, steps=1, eval_every=v, progress=False), low=1)
+T = "rnnlib.train.train_stable_and_unstable"
+row(T, "malformed", "stable", lambda: rtrain.train_stable_and_unstable("rnn", ROLLS, input_dim=88, hidden_dim=4,
+                                                                       steps=1, stable=True))
+row(T, "malformed", "kind", lambda: rtrain.train_stable_and_unstable("gru", ROLLS, input_dim=88, hidden_dim=4, steps=1))
+
+for name, call, arg, kind in (
+    ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(3)}, {"rnn": 1.0}), "curves", "shape"),
+    ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": NAN}, {"rnn": 1.0}), "curves", "nan"),
+    ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(2)}, {}), "full", "empty"),
+    ("plot_local_contraction", lambda: plotting.plot_local_contraction({}), "norms", "empty"),
+    ("plot_local_contraction", lambda: plotting.plot_local_contraction({"rnn": NAN}), "norms", "nan"),
+    ("plot_local_contraction", lambda: plotting.plot_local_contraction({"rnn": np.ones(3)}, {"rnn": -1.0}), "worst_case",
+     "range"),
+):
+    row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
@@ -915,6 +1030,15 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.inversion.Construction": "a result record built by construct_existence",
     "rnnlib.inversion.ConstructionErrors": "a result record built by evaluate_construction",
     "rnnlib.inversion.ConstructionSweep": "a result record built by construction_sweep",
+    "rnnlib.data.MIDI_LOW": "a constant",
+    "rnnlib.data.MIDI_HIGH": "a constant",
+    "rnnlib.data.N_KEYS": "a constant",
+    "rnnlib.data.CHORALE_FILE": "a constant (path of the shipped file)",
+    "rnnlib.data.PianoRollData": "a record built by load_chorales / load_benchmark from validated files",
+    "rnnlib.data.TextData": "a record built by load_abc_text (its encode/decode validate; tests/test_data.py)",
+    "rnnlib.next_step.KINDS": "a constant",
+    "rnnlib.next_step.READOUTS": "a constant",
+    "rnnlib.train.NextStepHistory": "a result record built by train_next_step",
 }
 
 

@@ -32,6 +32,7 @@ from .chapter08 import (
 )
 from .chapter09 import plot_truncation_errors, plot_truncation_over_time
 from .chapter10 import plot_gradient_difference, plot_weight_distance
+from .chapter11 import plot_local_contraction, plot_truncated_nll
 
 __all__ = [
     "STYLE",
@@ -61,4 +62,6 @@ __all__ = [
     "plot_truncation_over_time",
     "plot_gradient_difference",
     "plot_weight_distance",
+    "plot_truncated_nll",
+    "plot_local_contraction",
 ]
