@@ -1,8 +1,9 @@
 """Grade a student's completed chapter notebook offline: one score per exercise.
 
-    python tools/grade.py path/to/01_rnns_as_functions.ipynb     # or: make grade NB=...
-    python tools/grade.py --json NB.ipynb                        # machine-readable
-    python tools/grade.py --expect-stubs student/chapters/*.ipynb  # check an untouched student edition
+    python -m booktools.grade path/to/01_rnns_as_functions.ipynb   # or: make grade NB=...
+    python -m booktools.grade --json NB.ipynb                      # machine-readable
+    python -m booktools.grade --expect-stubs student/chapters/*.ipynb            # an untouched student edition
+    python -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
 The notebook is executed top to bottom with nbclient in a fresh kernel, errors
 allowed (a cell that fails does not stop the run; a cell that runs past
@@ -25,6 +26,13 @@ checker's message (``ExerciseCheckFailed``), as "not done" (the stub's
 listed "by hand". The grader runs the student's code with your permissions: run
 it in a container or a throw-away account for untrusted submissions.
 
+``--executed BUILD_DIR`` grades the execution that a book build already made
+(the notebook's record in ``BUILD_DIR/.jupyter_cache``, filled by
+``booktools.execute``) instead of executing again; the grader's re-run checker cells
+are then not run, so it serves only ``--expect-stubs``, where every exercise must
+stop at its stub anyway (``make student-check`` grades the execution that the student
+edition's HTML shows).
+
 Exit status: 0 when the notebook was graded (whatever the score), 1 when
 ``--expect-stubs`` finds a problem, 2 for bad arguments.
 """
@@ -42,16 +50,15 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from student_edition import (  # noqa: E402  (tools/ is not a package)
+from booktools.student_edition import (
     BEGIN,
     EXERCISE_KEY,
     ROOT,
     checker_calls,
     exercise_number,
     find_exercises,
+    scan_markdown,
 )
-from student_edition import _scan_markdown as scan_markdown  # noqa: E402
 
 GRADER_KEY = "rnnlib_grader"
 PASS, FAIL, NOT_DONE, ERROR, MISSING, BY_HAND = "pass", "FAIL", "not done", "error", "missing", "by hand"
@@ -205,18 +212,58 @@ def _verdict(ename: str, evalue: str) -> tuple[str, str]:
     return ERROR, f"{ename}: {evalue}"
 
 
+def _execute(nb: nbformat.NotebookNode, path: Path, timeout: int, kernel_name: str) -> str | None:
+    """Execute ``nb`` in place in ``path``'s folder, errors allowed; a message if the kernel died."""
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        resources={"metadata": {"path": str(path.resolve().parent)}},
+    )
+    try:
+        client.execute()
+    except DeadKernelError as exc:  # the rest of the cells did not run
+        return f"the kernel died: {exc}"
+    return None
+
+
+def executed_in_build(notebook: str | Path, build: str | Path) -> nbformat.NotebookNode:
+    """The execution of ``notebook`` that the book build in ``build`` made (its jupyter-cache record).
+
+    Raises ``FileNotFoundError`` naming ``build`` when it has no cache, and
+    ``LookupError`` when no record matches the notebook's code as it is now.
+    """
+    from jupyter_cache import get_cache
+
+    cache_dir = Path(build) / ".jupyter_cache"
+    if not cache_dir.is_dir():
+        raise FileNotFoundError(f"build: no execution cache at {str(cache_dir)!r} (build the book first)")
+    nb = nbformat.read(notebook, as_version=4)
+    try:
+        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+    except KeyError:
+        raise LookupError(f"{notebook}: no execution in {cache_dir} matches its code (build the book first)") from None
+    return merged
+
+
 def grade_notebook(
     notebook: str | Path,
     *,
     reference: str | Path | None = None,
     timeout: int = 300,
     kernel_name: str = "python3",
+    executed: nbformat.NotebookNode | None = None,
 ) -> GradeReport:
     """Execute ``notebook`` in a fresh kernel and grade each of its exercises.
 
     ``reference`` is the instructor notebook of the chapter; by default the
-    notebook of the same name in ``chapters/`` if there is one. Raises
-    ``FileNotFoundError`` naming the argument for a path that does not exist.
+    notebook of the same name in ``chapters/`` if there is one. ``executed`` is
+    an execution of ``notebook`` made elsewhere (a build's, see ``--executed``): it
+    is graded as it is, without executing again and without re-running the
+    checkers. Raises ``FileNotFoundError`` naming the argument for a path that does
+    not exist.
     """
     path = Path(notebook)
     if not path.is_file():
@@ -241,6 +288,10 @@ def grade_notebook(
         code_numbers = set(cells)
         sources = [nb.cells[i].source for idx in cells.values() for i in idx]
     recheck = list(dict.fromkeys(call for source in sources for call in _checker_arguments(source)))
+    if executed is not None:
+        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
+            raise ValueError(f"executed: its cells are not those of {where} (an execution of an older version?)")
+        nb, recheck, dead = executed, [], None
     first_grader_cell = len(nb.cells)
     for number, argument in recheck:
         cell = nbformat.v4.new_code_cell(
@@ -250,19 +301,8 @@ def grade_notebook(
         cell.metadata[GRADER_KEY] = number
         nb.cells.append(cell)
 
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name=kernel_name,
-        allow_errors=True,
-        interrupt_on_timeout=True,
-        resources={"metadata": {"path": str(path.resolve().parent)}},
-    )
-    dead = None
-    try:
-        client.execute()
-    except DeadKernelError as exc:  # the rest of the cells did not run
-        dead = f"the kernel died: {exc}"
+    if executed is None:
+        dead = _execute(nb, path, timeout, kernel_name)
 
     grades = []
     stated = [s.number for s in statements]
@@ -337,13 +377,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
     parser.add_argument("--json", action="store_true", help="print the grades as JSON")
     parser.add_argument("--expect-stubs", action="store_true", help="check untouched student-edition notebooks")
+    parser.add_argument("--executed", metavar="BUILD_DIR",
+                        help="with --expect-stubs: grade the execution of that book build instead of executing")
     args = parser.parse_args(argv)
+    if args.executed and not args.expect_stubs:
+        parser.error("--executed grades without re-running the checkers: it serves only --expect-stubs")
     status = 0
     results = []
     for notebook in args.notebooks:
         try:
-            report = grade_notebook(notebook, reference=args.reference, timeout=args.timeout)
-        except (FileNotFoundError, ValueError) as exc:
+            executed = executed_in_build(notebook, args.executed) if args.executed else None
+            report = grade_notebook(notebook, reference=args.reference, timeout=args.timeout, executed=executed)
+        except (FileNotFoundError, ValueError, LookupError) as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2
         if args.json:

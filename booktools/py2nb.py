@@ -1,6 +1,6 @@
 """Authoring aid: turn a jupytext py:percent source into a chapter notebook without outputs.
 
-    python tools/py2nb.py SOURCE.py chapters/NN_name.ipynb
+    python -m booktools.py2nb SOURCE.py chapters/NN_name.ipynb
 
 Needs jupytext (``pip install jupytext``; not a dependency of the book). The
 .ipynb in chapters/ is the source of truth; this only helps write it.
@@ -8,13 +8,15 @@ Needs jupytext (``pip install jupytext``; not a dependency of the book). The
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
-import jupytext
-
 
 def convert(src: str, dst: str) -> None:
+    """Write the notebook of the py:percent file ``src`` to ``dst``, without outputs."""
+    import jupytext  # an authoring aid's dependency, not the book's
+
     nb = jupytext.read(src)
     nb.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -30,5 +32,14 @@ def convert(src: str, dst: str) -> None:
         fh.write(text + "\n")
 
 
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", help="a jupytext py:percent file")
+    parser.add_argument("notebook", help="the .ipynb to write")
+    args = parser.parse_args(argv)
+    convert(args.source, args.notebook)
+    return 0
+
+
 if __name__ == "__main__":
-    convert(sys.argv[1], sys.argv[2])
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Sphinx extension: render rnnlib's docstrings verbatim on the API page.
+"""Sphinx extension ``booktools.sphinx_ext.plaintext_docstrings``: rnnlib's docstrings verbatim on the API page.
 
 rnnlib's docstrings are written for ``help()`` and for readers of the source:
 plain text with formulas such as ``|h^(l)|`` and ``N(0, 2/m)``, which reST

@@ -1,30 +1,19 @@
-"""Unit tests of the reliability tools (tools/repro_check.py, tools/browser_check.py, tools/vendor_assets.py)."""
+"""Tests of the reliability checks (booktools.repro_check, booktools.browser_check, booktools.vendor_assets)."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from booktools import browser_check as browser
+from booktools import repro_check as repro
+from booktools import vendor_assets as vendor
+from booktools.toc import ROOT
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-repro = _load("repro_check")
-browser = _load("browser_check")
-vendor = _load("vendor_assets")
+CHROMIUM = shutil.which("chromium") and shutil.which("chromedriver")
 
 
 @pytest.mark.parametrize("line", [
@@ -68,13 +57,6 @@ def test_text_outputs_compare_numbers_not_images():
     assert repro.text_outputs(a)[0] == "[cell 1] stdout: x = 1.000"
 
 
-def test_toc_notebooks_are_the_chapters_in_order():
-    chapters = repro.toc_notebooks()
-    assert chapters, "no chapter notebooks in _toc.yml"
-    assert all(p.suffix == ".ipynb" and p.exists() for p in chapters)
-    assert [p.name for p in chapters] == sorted(p.name for p in chapters)
-
-
 def test_source_headings_skip_code_and_directives(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
@@ -92,7 +74,7 @@ def test_raw_math_pattern():
 
 
 def test_config_loads_only_vendored_scripts():
-    """mathjax_path and nb_ipywidgets_js name files that tools/vendor_assets.py writes (served as _vendor/)."""
+    """mathjax_path and nb_ipywidgets_js name files that booktools.vendor_assets writes (served as _vendor/)."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
     produced = {f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS} | {f"_vendor/{dst}" for _, dst in vendor.LOCAL}
     dirs = {f"_vendor/{dst}" for src, dst, *_ in vendor.ASSETS if not src.endswith(".js")}
@@ -112,7 +94,7 @@ def test_external_asset_pattern():
     assert not browser.EXTERNAL_ASSET.search('<a href="https://github.com/rnnlib/rnn-theory-book">repository</a>')
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")), reason="needs chromium and chromedriver")
+@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
 def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     """A page with raw math, a missing image, a script error and a CDN script fails, with each reason named."""
     html = tmp_path / "html"
@@ -132,3 +114,54 @@ def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     assert "request to the network" in err or "ERR_NAME_NOT_RESOLVED" in err
     assert "broken.html" in err and "index.html:" not in err
     assert (html / "_screenshots" / "broken.png").exists()
+
+
+def test_overflow_problems_name_the_kind_the_widths_and_the_line():
+    probe = {"columnWidth": 700, "codeColumnChars": 80, "overflows": [
+        {"kind": "code", "scrollWidth": 1500, "clientWidth": 680, "width": 680, "chars": 180, "longest": "x" * 80}]}
+    problems = browser.overflow_problems(probe, 88)
+    assert problems[0].startswith("code wider than its place (1500 px of content in 680 px, column 700 px)")
+    assert "longest line (180 characters)" in problems[0]
+    assert problems[1] == ("ruff's line-length 88 (pyproject.toml) is wider than the code column: "
+                           "80 characters at 1280 px")
+    assert browser.overflow_problems({**probe, "overflows": []}, 80) == []
+
+
+def test_ruff_line_length_fits_the_measured_code_column():
+    """The number measured by the browser check on the built book (see ARCHITECTURE.md, "Line length")."""
+    assert browser.ruff_line_length() is not None, "pyproject.toml sets no [tool.ruff] line-length"
+
+
+WIDE = "w = " + " + ".join(f"value_{i}" for i in range(40))
+MATHJAX = ROOT / "_extra" / "_vendor" / "mathjax"
+
+
+@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
+def test_browser_check_fails_a_planted_wide_page(tmp_path, capsys, monkeypatch):
+    """A code cell, an output and a display formula wider than the column each fail, named; a narrow page passes."""
+    monkeypatch.setattr(browser, "ruff_line_length", lambda root=None: None)
+    html = tmp_path / "html"
+    html.mkdir()
+    style = ("<style>article.bd-article{width:700px} pre{overflow:auto;font-family:monospace}"
+             "mjx-container[display]{display:block}</style>")
+    code = "<div class='cell'><div class='cell_input'><div class='highlight'><pre>{}</pre></div></div></div>"
+    (html / "index.html").write_text(f"<!doctype html><title>ok</title>{style}<article class='bd-article'>"
+                                     f"<h1>Narrow</h1>{code.format('x = 1')}</article>")
+    mathjax = ""
+    if MATHJAX.is_dir():  # a real formula typeset by the vendored MathJax
+        (html / "_vendor").mkdir()
+        (html / "_vendor" / "mathjax").symlink_to(MATHJAX)
+        mathjax = ("<script src='_vendor/mathjax/tex-chtml.js'></script><p>$$" + " + ".join(f"a_{{{i}}}" for i in range(80))
+                   + "$$</p>")
+    else:  # a stand-in with MathJax's element name
+        mathjax = "<mjx-container display='true'><span style='display:inline-block;width:3000px'>x</span></mjx-container>"
+    (html / "wide.html").write_text(
+        f"<!doctype html><title>wide</title>{style}<article class='bd-article'><h1>Wide</h1>"
+        f"{code.format(WIDE)}<div class='cell_output'><pre>{'z' * 200}</pre></div>{mathjax}</article>"
+    )
+    assert browser.main([str(html)]) == 1
+    err = capsys.readouterr().err
+    assert "wide.html" in err and "index.html:" not in err
+    assert "code wider than its place" in err and f"longest line ({len(WIDE)} characters)" in err
+    assert "output wider than its place" in err and "longest line (200 characters)" in err
+    assert "display formula wider than its place" in err

@@ -15,16 +15,16 @@ truth. The student edition is derived from them (CONTRIBUTING.md, "Exercises"):
 * a code cell inside a gate without markers is solution material and is dropped;
 * stub cells are tagged ``raises-exception`` (the book build and nbval accept
   their error) and ``remove-output`` (the HTML shows no traceback), and carry
-  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`tools.grade` finds them.
+  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`booktools.grade` finds them.
 
-Usage (the Makefile's ``student`` and ``student-check`` targets)::
+Usage (the Makefile's ``student-notebooks`` target)::
 
-    python tools/student_edition.py                 # notebooks + book sources into student/
-    python tools/student_edition.py --out DIR       # somewhere else
-    python tools/student_edition.py --list          # the exercises of every chapter (markdown rows)
+    python -m booktools.student_edition             # notebooks + book sources into student/
+    python -m booktools.student_edition --out DIR   # somewhere else
+    python -m booktools.student_edition --list      # the exercises of every chapter (markdown rows)
 
-The HTML of the student edition is then built with
-``jupyter-book build student`` (``make student`` does both).
+``make student`` then executes the student notebooks once (``booktools.execute``) and
+builds their HTML from that execution with ``jupyter-book build student``.
 
 This module imports neither rnnlib nor torch: it only reads and writes notebooks.
 """
@@ -42,7 +42,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from booktools.toc import ROOT, chapter_notebooks, pages, read_toc, without
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -140,7 +140,7 @@ class Exercise:
         return "code" if self.solution_blocks else "prose"
 
 
-def _scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | None, list[tuple[str, str, str]]]:
+def scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | None, list[tuple[str, str, str]]]:
     """Walk one markdown cell: drop the solution gates and the prose inside them.
 
     ``gate`` is the label of the gate open when the cell starts (or None). Returns
@@ -200,7 +200,7 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
     for index, cell in enumerate(nb.cells):
         here = f"{where}: cell {index}"
         if cell.cell_type == "markdown":
-            text, gate_after, events = _scan_markdown(cell.source, gate, here)
+            text, gate_after, events = scan_markdown(cell.source, gate, here)
             for kind, label, title in events:
                 if kind == "exercise":
                     number = exercise_number(label, here)
@@ -287,20 +287,6 @@ def student_notebook(notebook: nbformat.NotebookNode | str | Path) -> nbformat.N
     return out
 
 
-def chapter_notebooks(root: Path = ROOT) -> list[Path]:
-    """Every chapter notebook ``chapters/*.ipynb`` under ``root``, sorted."""
-    return sorted((Path(root) / "chapters").glob("*.ipynb"))
-
-
-def _without(node, drop: tuple[str, ...]):
-    """A copy of a _toc.yml node without the entries whose ``file`` is in ``drop``."""
-    if isinstance(node, list):
-        return [_without(n, drop) for n in node if not (isinstance(n, dict) and n.get("file") in drop)]
-    if isinstance(node, dict):
-        return {k: _without(v, drop) for k, v in node.items()}
-    return node
-
-
 def student_config(config: dict, repository_url: str | None = None) -> dict:
     """The ``_config.yml`` of the student edition, derived from the book's.
 
@@ -328,17 +314,16 @@ def student_config(config: dict, repository_url: str | None = None) -> dict:
 def build_student_edition(root: Path = ROOT, out: Path | None = None, repository_url: str | None = None) -> list[Path]:
     """Write the student edition of the book under ``out`` (default ``root/student``).
 
-    Writes one student notebook per chapter notebook, copies the markdown pages,
+    Writes one student notebook per chapter notebook of ``_toc.yml``, copies its markdown pages,
     ``references.bib`` and the folders the configuration names (``_static/``,
-    ``html_static_path``, ``html_extra_path``, the paths of ``local_extensions``),
+    ``html_static_path``, ``html_extra_path``),
     and derives ``_config.yml`` and ``_toc.yml`` (without the instructor-only
     pages). The files in ``out/chapters`` are replaced (it is generated; a
     chapter deleted from the book disappears from it). Returns the notebooks written.
     """
     root = Path(root)
     out = Path(out) if out is not None else root / "student"
-    if not (root / "_toc.yml").is_file():
-        raise FileNotFoundError(f"root: {str(root)!r} has no _toc.yml (is it the book's root?)")
+    toc = read_toc(root)
     if out.resolve() == root.resolve():
         raise ValueError("out: the student edition must not overwrite the book's own root")
     (out / "chapters").mkdir(parents=True, exist_ok=True)
@@ -350,9 +335,11 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
         target = out / "chapters" / path.name
         nbformat.write(student_notebook(path), target)
         written.append(target)
-    for page in sorted((root / "chapters").glob("*.md")):
-        if f"chapters/{page.stem}" not in INSTRUCTOR_ONLY:
-            shutil.copy2(page, out / "chapters" / page.name)
+    for page in pages(root):
+        rel = page.relative_to(root)
+        if page.suffix == ".md" and rel.with_suffix("").as_posix() not in INSTRUCTOR_ONLY:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(page, out / rel)
     for name in ("references.bib",):
         if (root / name).exists():
             shutil.copy2(root / name, out / name)
@@ -363,19 +350,17 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
         "_static",
         *sphinx_config.get("html_static_path", []),
         *sphinx_config.get("html_extra_path", []),
-        *(sphinx.get("local_extensions") or {}).values(),
     }
-    for name in sorted(asset_dirs):  # static files, vendored assets (MathJax, widget manager), local extensions
+    for name in sorted(asset_dirs):  # static files, vendored assets (MathJax, widget manager)
         if (root / name).is_dir():
             shutil.copytree(root / name, out / name, dirs_exist_ok=True)
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    header = "# Generated by tools/student_edition.py from the book's {}: do not edit, edit the original.\n"
+    header = "# Generated by booktools.student_edition from the book's {}: do not edit, edit the original.\n"
     (out / "_config.yml").write_text(
         header.format("_config.yml") + yaml.safe_dump(student_config(config, repository_url), sort_keys=False),
         encoding="utf-8",
     )
     (out / "_toc.yml").write_text(
-        header.format("_toc.yml") + yaml.safe_dump(_without(toc, INSTRUCTOR_ONLY), sort_keys=False), encoding="utf-8"
+        header.format("_toc.yml") + yaml.safe_dump(without(toc, INSTRUCTOR_ONLY), sort_keys=False), encoding="utf-8"
     )
     return written
 

@@ -1,31 +1,27 @@
-"""The homework tooling: student edition (tools/student_edition.py), grader (tools/grade.py), checkers, guide.
+"""The homework machinery: student edition (booktools.student_edition), grader (booktools.grade), guide.
 
-Every test that reads the chapters runs over whatever chapter notebooks exist, so
-chapters added later are covered without editing this file.
+Every test that reads the chapters runs over the chapters of ``_toc.yml``, so
+chapters added later are covered without editing this file. (The checkers
+themselves, rnnlib.homework, are tested in tests/test_homework_checkers.py.)
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import torch
 import yaml
 
+from booktools import grade
+from booktools import student_edition as se
+from booktools.toc import ROOT, chapter_notebooks
 from rnnlib import homework
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import grade  # noqa: E402
-import student_edition as se  # noqa: E402
-
-FIXTURES = ROOT / "tests" / "fixtures" / "homework"
-CHAPTERS = se.chapter_notebooks(ROOT)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "homework"
+CHAPTERS = chapter_notebooks(ROOT)
 GUIDE = ROOT / "chapters" / "instructor_guide.md"
 
 
@@ -210,74 +206,6 @@ def test_every_registered_checker_is_called_in_its_chapter(number):
     assert any(number in calls[p.name] for p in notebooks), f"check_exercise_{number.replace('.', '_')} is never called in {notebooks[0].name}"
 
 
-# --------------------------------------------------------------------------- wrong answers fail every checker
-
-CHECKER_NUMBERS = sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split("."))))
-
-
-def _spy_reference(monkeypatch, checker, make_wrong):
-    """Make ``checker`` compare ``make_wrong(reference_fn)`` (not the student's function) with its reference."""
-    module = sys.modules[checker.__module__]
-    if not hasattr(module, "compare_with_reference"):
-        pytest.skip(f"{checker.__name__} does not use compare_with_reference; give it its own wrong-answer test")
-    real = module.compare_with_reference
-
-    def spy(exercise, student_fn, reference_fn, cases, **kwargs):
-        return real(exercise, make_wrong(reference_fn), reference_fn, cases, **kwargs)
-
-    monkeypatch.setattr(module, "compare_with_reference", spy)
-
-
-def _zeros(reference):
-    return lambda *a, **k: torch.zeros_like(reference(*a, **k))
-
-
-def _slightly_off(reference):
-    def wrong(*a, **k):
-        out = reference(*a, **k)
-        return out * 1.01 + 1e-3
-    return wrong
-
-
-@pytest.mark.parametrize("number", CHECKER_NUMBERS)
-@pytest.mark.parametrize(
-    "wrong, expected",
-    [
-        ("raises", "your function raised RuntimeError: deliberately wrong"),
-        ("returns None", "expected a torch.Tensor, got NoneType None"),
-        ("zeros of the right shape", "wrong values on input: "),
-        ("slightly off", "wrong values on input: "),
-    ],
-)
-def test_every_checker_fails_a_wrong_answer_naming_the_exercise(number, wrong, expected, monkeypatch, capsys):
-    checker = homework.CHECKERS[number]
-
-    def raises(*args, **kwargs):
-        raise RuntimeError("deliberately wrong")
-
-    student = {"raises": raises, "returns None": lambda *a, **k: None}.get(wrong, raises)
-    if wrong == "zeros of the right shape":
-        _spy_reference(monkeypatch, checker, _zeros)
-    elif wrong == "slightly off":
-        _spy_reference(monkeypatch, checker, _slightly_off)
-    with pytest.raises(homework.ExerciseCheckFailed) as info:
-        checker(student)
-    message = str(info.value)
-    assert message.startswith(f"Exercise {number}: "), message
-    assert expected in message
-    assert "on input: " in message or "wrong values on input" in message, "the message says which input went wrong"
-    assert "passed" not in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("number", CHECKER_NUMBERS)
-def test_every_checker_lets_the_stub_error_through(number):
-    def stub(*args, **kwargs):
-        raise NotImplementedError(f"Exercise {number}: replace this line by your solution")
-
-    with pytest.raises(NotImplementedError, match=re.escape(f"Exercise {number}")):
-        homework.CHECKERS[number](stub)
-
-
 # --------------------------------------------------------------------------- the student edition as a book
 
 
@@ -345,18 +273,36 @@ def test_grade_a_completed_assignment(tmp_path):
     assert grade.student_edition_problems(report)  # a completed notebook is not an untouched student edition
 
 
-def test_chapter_1_student_edition_raises_only_in_its_stubs(tmp_path):
-    """The student edition of chapter 1 runs: only NotImplementedError, only in exercise cells.
+def test_grading_an_execution_made_elsewhere(tmp_path):
+    """``--executed``: the student edition is graded from the execution its HTML shows, not run again."""
+    path = tmp_path / "assignment.ipynb"
+    nbformat.write(se.student_notebook(FIXTURES / "assignment.ipynb"), path)
+    from booktools.execute import Job, run_job
 
-    (``make student-check`` does the same for every chapter.)
-    """
-    chapter = next(p for p in CHAPTERS if p.name.startswith("01_"))
-    path = tmp_path / chapter.name
-    nbformat.write(se.student_notebook(chapter), path)
-    report = grade.grade_notebook(path, reference=chapter, timeout=300)
+    result = run_job(Job("student", path, True, 120, 1, 1))
+    assert result.error is None and result.seconds > 0
+    report = grade.grade_notebook(path, reference=FIXTURES / "assignment.ipynb", executed=result.nb)
+    assert [(e.number, e.status) for e in report.exercises] == [
+        ("1.1", "not done"), ("1.2", "not done"), ("8.1", "not done"), ("8.2", "not done"), ("8.3", "by hand")]
     assert grade.student_edition_problems(report) == []
-    code = [e for e in se.find_exercises(chapter) if e.kind == "code"]
-    assert [e.number for e in report.exercises if e.status == "not done"] == [e.number for e in code]
+    stale = nbformat.read(path, as_version=4)
+    stale.cells[1].source += "\n# edited after the execution"
+    nbformat.write(stale, path)
+    with pytest.raises(ValueError, match="executed: its cells are not those of"):
+        grade.grade_notebook(path, reference=FIXTURES / "assignment.ipynb", executed=result.nb)
+
+
+def test_executed_in_build_names_what_is_missing(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), path)
+    with pytest.raises(FileNotFoundError, match="build: no execution cache at"):
+        grade.executed_in_build(path, tmp_path / "_build")
+    (tmp_path / "_build" / ".jupyter_cache").mkdir(parents=True)
+    with pytest.raises(LookupError, match="no execution in .* matches its code"):
+        grade.executed_in_build(path, tmp_path / "_build")
+    assert grade.main(["--expect-stubs", "--executed", str(tmp_path / "_build"), str(path)]) == 2
+    with pytest.raises(SystemExit):  # without --expect-stubs the checkers would not be re-run
+        grade.main(["--executed", str(tmp_path / "_build"), str(path)])
 
 
 # --------------------------------------------------------------------------- instructor guide, Makefile, launch links
@@ -389,13 +335,6 @@ def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
 def test_instructor_guide_is_in_the_toc_before_the_bibliography():
     toc = (ROOT / "_toc.yml").read_text()
     assert toc.index("chapters/instructor_guide") < toc.index("chapters/bibliography")
-
-
-def test_makefile_has_the_homework_targets():
-    makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"^test:.*\bstudent-check\b", makefile, re.M)
-    for target in ("student:", "student-check:", "grade:"):
-        assert re.search(rf"^{target}", makefile, re.M), f"Makefile has no {target} target"
 
 
 BUILT = ROOT / "_build" / "html" / "chapters"

@@ -16,13 +16,18 @@ reported from the browser's network log as a failure. For each page it checks:
 * pages that embed widget state render widgets (the vendored
   ``@jupyter-widgets/html-manager`` ran);
 * no ``<script src>`` or ``<link href>`` of the page's HTML points at another host;
+* nothing is wider than its place at 1280 pixels: no code cell (``div.highlight pre``, a
+  cell's input or output) and no display formula (``mjx-container[display]``) has a
+  horizontal scroll bar or overflow (``scrollWidth > clientWidth + 1``) or reaches out
+  of the article's column; and ruff's ``line-length`` (``pyproject.toml``) fits the
+  measured code column (how many characters of the code font a code cell holds);
 * the browser console holds no error (level ``SEVERE``; a 404 of ``/favicon.ico``,
   which the browser asks of every host, is not the page's).
 
 A full-page screenshot of each page is written to ``<html>/_screenshots/<page>.png``,
 with an ``index.html`` listing them, so a person can look at the pages.
 
-Usage: ``python tools/browser_check.py [_build/html]`` (``make browser-check``).
+Usage: ``python -m booktools.browser_check [_build/html]`` (``make browser-check``).
 Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``).
 """
 
@@ -38,9 +43,11 @@ import shutil
 import sys
 import threading
 import time
+import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from booktools import toc
+from booktools.toc import ROOT
 
 CHROMIUM_FLAGS = [
     "--headless",
@@ -63,6 +70,8 @@ MAX_SCREENSHOT_HEIGHT = 20000
 
 # Runs in the page: waits for MathJax and for images, then reports what the checks need.
 PAGE_PROBE_JS = r"""
+const CODE_SELECTOR = "div.highlight pre, .cell_input pre, .cell_output pre, .output pre";
+const OUTPUT_SELECTOR = ".cell_output, .output";
 const done = arguments[arguments.length - 1];
 (async () => {
   const out = {title: document.title, mathjax: "absent", errors: []};
@@ -103,6 +112,42 @@ const done = arguments[arguments.length - 1];
       .map(h => h.textContent);
   out.widgetState = document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').length;
   out.widgetViews = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
+  // horizontal overflow: code cells (input and output) and display formulas wider than their box or the column
+  const column = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
+  const col = column.getBoundingClientRect();
+  out.columnWidth = Math.round(col.width);
+  out.overflows = [];
+  const seen = new Set();
+  const check = (el, kind) => {
+    if (seen.has(el)) { return; }
+    seen.add(el);
+    const box = el.getBoundingClientRect();
+    if (box.width === 0) { return; }  // hidden (e.g. a folded solution)
+    const inner = el.scrollWidth > el.clientWidth + 1;
+    const outside = box.left < col.left - 1 || box.right > col.right + 1;
+    if (inner || outside) {
+      const lines = (el.textContent || "").split("\n");
+      const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), "");
+      out.overflows.push({kind, scrollWidth: el.scrollWidth, clientWidth: el.clientWidth,
+                          width: Math.round(box.width), longest: longest.trim().slice(0, 80), chars: longest.length});
+    }
+  };
+  document.querySelectorAll(CODE_SELECTOR).forEach(el => check(el, el.closest(OUTPUT_SELECTOR) ? "output" : "code"));
+  document.querySelectorAll("mjx-container[display]").forEach(el => check(el, "display formula"));
+  // how many characters of the code font a code cell holds (the first code cell of the page)
+  out.codeColumnChars = null;
+  const pre = document.querySelector(".cell_input div.highlight pre, div.highlight pre");
+  if (pre) {
+    const style = getComputedStyle(pre);
+    const probe = document.createElement("span");
+    probe.style.whiteSpace = "pre";
+    probe.textContent = "0".repeat(100);
+    pre.appendChild(probe);
+    const charWidth = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const inside = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    out.codeColumnChars = Math.floor(inside / charWidth);
+  }
   out.height = Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);
   done(out);
 })();
@@ -155,17 +200,41 @@ def _contains_in_order(haystack: list[str], needle: list[str]) -> bool:
     return all(word in it for word in needle)
 
 
-def pages_and_sources(html_dir: Path) -> list[tuple[Path, Path | None]]:
-    """Every built page (except the search page) with its source under the book's root, if any."""
+def pages_and_sources(html_dir: Path, root: Path = ROOT) -> list[tuple[Path, Path | None]]:
+    """Every built page (except the search page) with its source in the book's ``_toc.yml``, if any."""
+    sources = {}
+    if (Path(root) / "_toc.yml").is_file():
+        sources = {p.relative_to(root).with_suffix(".html"): p for p in toc.pages(root)}
     pages = []
     for page in sorted(html_dir.rglob("*.html")):
         rel = page.relative_to(html_dir)
         if rel.parts[0].startswith("_") or rel.name == "search.html":
             continue
-        stem = rel.with_suffix("")
-        source = next((ROOT / stem.with_suffix(ext) for ext in (".ipynb", ".md") if (ROOT / stem.with_suffix(ext)).exists()), None)
-        pages.append((rel, source))
+        pages.append((rel, sources.get(rel)))
     return pages
+
+
+def ruff_line_length(root: Path = ROOT) -> int | None:
+    """``tool.ruff.line-length`` of the book's ``pyproject.toml`` (None if unset)."""
+    path = Path(root) / "pyproject.toml"
+    if not path.is_file():
+        return None
+    return tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("ruff", {}).get("line-length")
+
+
+def overflow_problems(probe: dict, line_length: int | None) -> list[str]:
+    """The problems of a page's horizontal-overflow probe (see the module docstring)."""
+    problems = []
+    for o in probe.get("overflows", []):
+        problems.append(
+            f"{o['kind']} wider than its place ({o['scrollWidth']} px of content in {o['clientWidth']} px, "
+            f"column {probe['columnWidth']} px); longest line ({o['chars']} characters): {o['longest']!r}"
+        )
+    chars = probe.get("codeColumnChars")
+    if chars and line_length and line_length > chars:
+        problems.append(f"ruff's line-length {line_length} (pyproject.toml) is wider than the code column: "
+                        f"{chars} characters at 1280 px")
+    return problems
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -230,6 +299,7 @@ def check_page(driver, base: str, html_dir: Path, rel: Path, source: Path | None
         problems.append("the page has no <title>")
     if probe["mathjax"] not in ("done", "absent"):
         problems.append(f"MathJax did not finish: {probe['mathjax']}")
+    problems += overflow_problems(probe, ruff_line_length())
     for err in probe["merrors"]:
         problems.append(f"MathJax error in a formula: {err}")
     raw = sorted(set(RAW_MATH.findall(probe["text"])))
@@ -259,7 +329,8 @@ def check_page(driver, base: str, html_dir: Path, rel: Path, source: Path | None
     driver.save_screenshot(str(shot))
     driver.set_window_size(1280, 1000)
     info = {"page": rel.as_posix(), "title": probe["title"], "math": probe["mathCount"],
-            "images": len(probe["images"]), "widgets": probe["widgetViews"], "screenshot": shot.name}
+            "images": len(probe["images"]), "widgets": probe["widgetViews"], "screenshot": shot.name,
+            "code_chars": probe.get("codeColumnChars")}
     return problems, info
 
 
@@ -296,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
         index.append(f"<h2>{html.escape(info['page'])} ({flag})</h2><p>{html.escape(info['title'])}</p>"
                      f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>")
     (shots / "index.html").write_text("\n".join(index), encoding="utf-8")
+    columns = sorted({r["code_chars"] for r in rows if r.get("code_chars")})
+    if columns:
+        print(f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})")
     print(f"screenshots: {shots}/index.html")
     if failures:
         for page, problems in failures.items():

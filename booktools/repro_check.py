@@ -1,9 +1,10 @@
-"""Reproducibility: execute every chapter again and compare its text outputs with the book build's.
+"""Reproducibility: a second, independent execution of every chapter gives the book build's text outputs.
 
-``make book`` / ``make book-strict`` execute each chapter notebook once (jupyter-cache)
-and keep the executed copies in ``<build>/jupyter_execute/``. This script executes
-each chapter listed in ``_toc.yml`` afresh (a new kernel, with nbclient, in the
-chapter's folder, as the build does) and compares the *text* outputs cell by cell:
+The book build shows one execution of each chapter (``booktools.execute book``,
+cached by jupyter-cache; the executed copies are in ``<build>/jupyter_execute/``).
+``booktools.execute repro`` executes each chapter of ``_toc.yml`` once more, in a
+fresh kernel in the chapter's folder, into ``<build>/repro/``; this module compares
+the two executions' *text* outputs cell by cell:
 printed output (stdout and stderr streams), ``text/plain``, ``text/latex`` and
 ``text/markdown`` results, and errors. Images are not compared.
 
@@ -13,7 +14,12 @@ difference fails the check with a unified diff. Two executions of a chapter must
 give the same numbers: every random draw in the book goes through an explicit
 seed or generator.
 
-Usage: ``python tools/repro_check.py [BUILD_DIR] [--chapters chapters/01_x ...]``
+This one comparison is also the check that every chapter runs without error outside
+the build (what nbval did before, with a third execution). Chapters whose
+independent execution is missing or out of date (``booktools.execute.repro_is_current``)
+are executed first, ``--jobs`` at a time.
+
+Usage: ``python -m booktools.repro_check [BUILD_DIR] [--chapters chapters/01_x ...]``
 (``make repro-check``, after the book is built).
 """
 
@@ -23,14 +29,12 @@ import argparse
 import difflib
 import re
 import sys
-import time
 from pathlib import Path
 
 import nbformat
-import yaml
-from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parent.parent
+from booktools.execute import STAMP_KEY, execute, repro_is_current, repro_path
+from booktools.toc import ROOT, chapter_notebooks
 
 TIMING = re.compile(
     r"\d+(?:\.\d+)?\s*(?:s|ms|µs|us|ns|sec|secs|seconds|min|mins|minutes)\b"
@@ -40,34 +44,6 @@ TIMING = re.compile(
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 TEXT_MIMES = ("text/plain", "text/latex", "text/markdown")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def toc_notebooks(root: Path = ROOT) -> list[Path]:
-    """The chapter notebooks of ``_toc.yml``, in its order."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(str(node["file"]))
-            for key in ("root",):
-                if key in node and isinstance(node[key], str):
-                    files.append(node[key])
-            for value in node.values():
-                if isinstance(value, (list, dict)):
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    paths = []
-    for f in files:
-        path = root / (f if f.endswith(".ipynb") else f + ".ipynb")
-        if path.exists() and path not in paths:
-            paths.append(path)
-    return paths
 
 
 def _clean(text: str) -> list[str]:
@@ -111,43 +87,52 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
     return out
 
 
-def execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, float]:
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    start = time.perf_counter()
-    client.execute()
-    return nb, time.perf_counter() - start
+def compare(chapter: Path, build: Path, root: Path = ROOT) -> list[str]:
+    """The unified diff of ``chapter``'s text outputs, build vs independent execution (empty: the same)."""
+    rel = chapter.relative_to(root)
+    built = build / "jupyter_execute" / rel
+    fresh = repro_path(chapter, root, build)
+    if not built.exists():
+        return [f"no executed copy at {built} (build the book first: make book-strict)\n"]
+    if not fresh.exists():
+        return [f"no independent execution at {fresh} (python -m booktools.execute repro)\n"]
+    expected = text_outputs(nbformat.read(built, as_version=4))
+    got = text_outputs(nbformat.read(fresh, as_version=4))
+    return list(difflib.unified_diff(
+        [line + "\n" for line in expected], [line + "\n" for line in got],
+        fromfile=f"book build: {built.relative_to(root) if built.is_relative_to(root) else built}",
+        tofile=f"independent execution: {fresh.relative_to(root) if fresh.is_relative_to(root) else fresh}", n=2))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", nargs="?", default="_build")
     parser.add_argument("--chapters", nargs="*", help="chapter paths (default: every notebook in _toc.yml)")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    parser.add_argument("--jobs", type=int, default=2, help="executions at once, for the missing ones")
     args = parser.parse_args(argv)
     build = (ROOT / args.build).resolve()
-    chapters = [ROOT / (c if c.endswith(".ipynb") else c + ".ipynb") for c in args.chapters] if args.chapters else toc_notebooks()
+    chapters = chapter_notebooks()
+    if args.chapters:
+        chosen = {(ROOT / (c if c.endswith(".ipynb") else c + ".ipynb")).resolve() for c in args.chapters}
+        chapters = [c for c in chapters if c.resolve() in chosen]
+    if not all(repro_is_current(c, ROOT, build) for c in chapters):
+        results = execute(["repro"], jobs=args.jobs)
+        if any(r.nb is None for r in results):
+            print("reproducibility check FAILED: a chapter does not run outside the build (above)", file=sys.stderr)
+            return 1
     failures = 0
     for path in chapters:
         rel = path.relative_to(ROOT)
-        built = build / "jupyter_execute" / rel
-        if not built.exists():
-            print(f"{rel}: no executed copy at {built} (build the book first: make book-strict)", file=sys.stderr)
-            failures += 1
-            continue
-        expected = text_outputs(nbformat.read(built, as_version=4))
-        nb, seconds = execute(path, args.timeout)
-        got = text_outputs(nb)
-        if got == expected:
-            print(f"{str(rel):45s} same text outputs ({len(got)} lines), re-executed in {seconds:.1f} s")
+        diff = compare(path, build)
+        if not diff:
+            fresh = nbformat.read(repro_path(path, ROOT, build), as_version=4)
+            seconds = fresh.metadata.get(STAMP_KEY, {}).get("execution_seconds", float("nan"))
+            lines = len(text_outputs(fresh))
+            print(f"{str(rel):45s} same text outputs ({lines} lines); independent execution took {seconds:.1f} s")
         else:
             failures += 1
-            print(f"{rel}: text outputs DIFFER between the book build and a fresh execution:", file=sys.stderr)
-            sys.stderr.writelines(difflib.unified_diff(
-                [line + "\n" for line in expected], [line + "\n" for line in got],
-                fromfile=f"book build: {built.relative_to(ROOT) if built.is_relative_to(ROOT) else built}",
-                tofile=f"fresh execution: {rel}", n=2))
+            print(f"{rel}: text outputs DIFFER between the book build and an independent execution:", file=sys.stderr)
+            sys.stderr.writelines(diff)
     if failures:
         print(f"reproducibility check FAILED for {failures} of {len(chapters)} chapters", file=sys.stderr)
         return 1

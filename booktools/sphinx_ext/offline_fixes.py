@@ -1,6 +1,6 @@
-"""A local Sphinx extension of the book (``sphinx.local_extensions`` in ``_config.yml``).
+"""Sphinx extension ``booktools.sphinx_ext.offline_fixes`` (``sphinx.extra_extensions`` in ``_config.yml``).
 
-Fixes found by the offline browser check (``tools/browser_check.py``):
+Fixes found by the offline browser check (``booktools.browser_check``):
 
 * **duplicate scripts.** With Sphinx 7.4, the inline configuration scripts that
   sphinx-thebe and sphinx-togglebutton add (``const THEBE_JS_URL = ...``) and
