@@ -154,8 +154,12 @@ const done = arguments[arguments.length - 1];
 """
 
 #: a <script src> or <link href> (stylesheet, preload, font, icon) that points at the network
-EXTERNAL_ASSET = re.compile(r"<(?:script|link)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+", re.IGNORECASE)
-RAW_MATH = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*?\\[A-Za-z]+[^$]*\$|\$[^$\s]{1,40}\$")
+EXTERNAL_ASSET = re.compile(
+    r"<(?:script|link)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+", re.IGNORECASE
+)
+RAW_MATH = re.compile(
+    r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*?\\[A-Za-z]+[^$]*\$|\$[^$\s]{1,40}\$"
+)
 
 
 def _words(text: str) -> list[str]:
@@ -166,7 +170,11 @@ def source_headings(source: Path) -> list[str]:
     """The ``#`` headings of a chapter notebook's markdown cells or of a markdown page, math removed."""
     if source.suffix == ".ipynb":
         cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
-        blocks = ["".join(c["source"]).splitlines() for c in cells if c["cell_type"] == "markdown"]
+        blocks = [
+            "".join(c["source"]).splitlines()
+            for c in cells
+            if c["cell_type"] == "markdown"
+        ]
     else:
         blocks = [source.read_text(encoding="utf-8").splitlines()]
     headings = []
@@ -180,7 +188,11 @@ def _headings_of(lines: list[str]) -> list[str]:
     for line in lines:
         marker = re.match(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$", line)
         if marker:
-            char, count, rest = marker.group(1)[0], len(marker.group(1)), marker.group(2).strip()
+            char, count, rest = (
+                marker.group(1)[0],
+                len(marker.group(1)),
+                marker.group(2).strip(),
+            )
             if fences and fences[-1][0] == char and count >= fences[-1][1] and not rest:
                 fences.pop()
             else:
@@ -189,7 +201,9 @@ def _headings_of(lines: list[str]) -> list[str]:
         if not fences and re.match(r"^#{1,6}\s+\S", line):
             text = re.sub(r"^#{1,6}\s+", "", line)
             text = re.sub(r"\$[^$]*\$", " ", text)  # math is rendered, not compared
-            text = re.sub(r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text)  # roles: keep their text
+            text = re.sub(
+                r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text
+            )  # roles: keep their text
             text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links
             headings.append(text)
     return headings
@@ -200,7 +214,9 @@ def _contains_in_order(haystack: list[str], needle: list[str]) -> bool:
     return all(word in it for word in needle)
 
 
-def pages_and_sources(html_dir: Path, root: Path = ROOT) -> list[tuple[Path, Path | None]]:
+def pages_and_sources(
+    html_dir: Path, root: Path = ROOT
+) -> list[tuple[Path, Path | None]]:
     """Every built page (except the search page) with its source in the book's ``_toc.yml``, if any."""
     sources = {}
     if (Path(root) / "_toc.yml").is_file():
@@ -219,7 +235,12 @@ def ruff_line_length(root: Path = ROOT) -> int | None:
     path = Path(root) / "pyproject.toml"
     if not path.is_file():
         return None
-    return tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("ruff", {}).get("line-length")
+    return (
+        tomllib.loads(path.read_text(encoding="utf-8"))
+        .get("tool", {})
+        .get("ruff", {})
+        .get("line-length")
+    )
 
 
 def overflow_problems(probe: dict, line_length: int | None) -> list[str]:
@@ -232,8 +253,10 @@ def overflow_problems(probe: dict, line_length: int | None) -> list[str]:
         )
     chars = probe.get("codeColumnChars")
     if chars and line_length and line_length > chars:
-        problems.append(f"ruff's line-length {line_length} (pyproject.toml) is wider than the code column: "
-                        f"{chars} characters at 1280 px")
+        problems.append(
+            f"ruff's line-length {line_length} (pyproject.toml) is wider than the code column: "
+            f"{chars} characters at 1280 px"
+        )
     return problems
 
 
@@ -253,16 +276,26 @@ def make_driver():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    chromium = (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
     chromedriver = shutil.which("chromedriver")
     if not chromium or not chromedriver:
-        sys.exit("chromium and chromedriver are needed: apt-get install -y chromium chromium-driver (make browser-check does it as root)")
+        sys.exit(
+            "chromium and chromedriver are needed: apt-get install -y chromium chromium-driver (make browser-check does it as root)"
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    options.set_capability(
+        "goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"}
+    )
+    driver = webdriver.Chrome(
+        service=Service(executable_path=chromedriver), options=options
+    )
     driver.set_page_load_timeout(PAGE_TIMEOUT_S)
     driver.set_script_timeout(PAGE_TIMEOUT_S)
     return driver
@@ -279,11 +312,18 @@ def external_requests(driver, base: str) -> list[str]:
     return urls
 
 
-def check_page(driver, base: str, html_dir: Path, rel: Path, source: Path | None, shots: Path) -> tuple[list[str], dict]:
+def check_page(
+    driver, base: str, html_dir: Path, rel: Path, source: Path | None, shots: Path
+) -> tuple[list[str], dict]:
     problems: list[str] = []
-    for tag in EXTERNAL_ASSET.findall((html_dir / rel).read_text(encoding="utf-8", errors="replace")):
+    for tag in EXTERNAL_ASSET.findall(
+        (html_dir / rel).read_text(encoding="utf-8", errors="replace")
+    ):
         problems.append(f"the page loads an asset from the network: {tag[:200]}")
-    driver.get_log("browser"), driver.get_log("performance")  # drop what earlier pages left
+    (
+        driver.get_log("browser"),
+        driver.get_log("performance"),
+    )  # drop what earlier pages left
     driver.get(f"{base}/{rel.as_posix()}")
     probe = driver.execute_async_script(PAGE_PROBE_JS)
     if probe["widgetState"]:
@@ -293,8 +333,12 @@ def check_page(driver, base: str, html_dir: Path, rel: Path, source: Path | None
             "return document.querySelectorAll('.jupyter-widgets, .widget-inline-hbox, .lm-Widget').length"
         ):
             time.sleep(0.2)
-        if probe["widgetViews"] and not driver.execute_script("return document.querySelectorAll('.jupyter-widgets, .lm-Widget').length"):
-            problems.append("the page embeds widgets but none was rendered (ipywidgets embed manager)")
+        if probe["widgetViews"] and not driver.execute_script(
+            "return document.querySelectorAll('.jupyter-widgets, .lm-Widget').length"
+        ):
+            problems.append(
+                "the page embeds widgets but none was rendered (ipywidgets embed manager)"
+            )
     if not probe["title"].strip():
         problems.append("the page has no <title>")
     if probe["mathjax"] not in ("done", "absent"):
@@ -328,9 +372,15 @@ def check_page(driver, base: str, html_dir: Path, rel: Path, source: Path | None
     shot = shots / (rel.with_suffix("").as_posix().replace("/", "__") + ".png")
     driver.save_screenshot(str(shot))
     driver.set_window_size(1280, 1000)
-    info = {"page": rel.as_posix(), "title": probe["title"], "math": probe["mathCount"],
-            "images": len(probe["images"]), "widgets": probe["widgetViews"], "screenshot": shot.name,
-            "code_chars": probe.get("codeColumnChars")}
+    info = {
+        "page": rel.as_posix(),
+        "title": probe["title"],
+        "math": probe["mathCount"],
+        "images": len(probe["images"]),
+        "widgets": probe["widgetViews"],
+        "screenshot": shot.name,
+        "code_chars": probe.get("codeColumnChars"),
+    }
     return problems, info
 
 
@@ -340,7 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     html_dir = Path(args.html_dir).resolve()
     if not (html_dir / "index.html").exists():
-        print(f"{html_dir} holds no built book (run `make book` first)", file=sys.stderr)
+        print(
+            f"{html_dir} holds no built book (run `make book` first)", file=sys.stderr
+        )
         return 1
     shots = html_dir / "_screenshots"
     shutil.rmtree(shots, ignore_errors=True)
@@ -353,30 +405,41 @@ def main(argv: list[str] | None = None) -> int:
             problems, info = check_page(driver, base, html_dir, rel, source, shots)
             rows.append(info)
             status = "ok" if not problems else f"{len(problems)} problem(s)"
-            print(f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
-                  f"{info['widgets']:3d} widgets  {status}")
+            print(
+                f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
+                f"{info['widgets']:3d} widgets  {status}"
+            )
             if problems:
                 failures[rel.as_posix()] = problems
     finally:
         driver.quit()
         server.shutdown()
-    index = ["<!doctype html><meta charset='utf-8'><title>Screenshots of the built book</title>",
-             "<h1>Screenshots of the built book (headless Chromium, no network)</h1>"]
+    index = [
+        "<!doctype html><meta charset='utf-8'><title>Screenshots of the built book</title>",
+        "<h1>Screenshots of the built book (headless Chromium, no network)</h1>",
+    ]
     for info in rows:
         flag = "FAILED" if info["page"] in failures else "ok"
-        index.append(f"<h2>{html.escape(info['page'])} ({flag})</h2><p>{html.escape(info['title'])}</p>"
-                     f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>")
+        index.append(
+            f"<h2>{html.escape(info['page'])} ({flag})</h2><p>{html.escape(info['title'])}</p>"
+            f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>"
+        )
     (shots / "index.html").write_text("\n".join(index), encoding="utf-8")
     columns = sorted({r["code_chars"] for r in rows if r.get("code_chars")})
     if columns:
-        print(f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})")
+        print(
+            f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})"
+        )
     print(f"screenshots: {shots}/index.html")
     if failures:
         for page, problems in failures.items():
             print(f"\n{page}:", file=sys.stderr)
             for problem in problems:
                 print(f"  - {problem}", file=sys.stderr)
-        print(f"\nbrowser check FAILED on {len(failures)} of {len(rows)} pages", file=sys.stderr)
+        print(
+            f"\nbrowser check FAILED on {len(failures)} of {len(rows)} pages",
+            file=sys.stderr,
+        )
         return 1
     print(f"browser check passed: {len(rows)} pages, offline")
     return 0

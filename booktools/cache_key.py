@@ -27,7 +27,9 @@ from booktools.toc import ROOT
 def source_hash(root: Path = ROOT) -> str:
     """SHA-256 over the files of the book in ``root`` whose change must re-execute every chapter."""
     digest = hashlib.sha256()
-    files = sorted((root / "rnnlib").rglob("*.py")) + [root / name for name in ("requirements.txt", "_config.yml", "Makefile")]
+    files = sorted((root / "rnnlib").rglob("*.py")) + [
+        root / name for name in ("requirements.txt", "_config.yml", "Makefile")
+    ]
     for path in files:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
@@ -43,7 +45,9 @@ def check(build_dir: str, root: Path = ROOT) -> None:
         print(f"{build_dir}: execution cache is up to date with rnnlib/")
         return
     if build.exists():
-        print(f"{build_dir}: rnnlib/ or the pins changed: clearing the execution cache and built pages")
+        print(
+            f"{build_dir}: rnnlib/ or the pins changed: clearing the execution cache and built pages"
+        )
         for sub in (".jupyter_cache", "jupyter_execute", "html", ".doctrees", "repro"):
             shutil.rmtree(build / sub, ignore_errors=True)
     build.mkdir(parents=True, exist_ok=True)
@@ -52,7 +56,12 @@ def check(build_dir: str, root: Path = ROOT) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("build_dirs", nargs="*", default=["_build"], help="build folders (default: _build)")
+    parser.add_argument(
+        "build_dirs",
+        nargs="*",
+        default=["_build"],
+        help="build folders (default: _build)",
+    )
     for build_dir in parser.parse_args(argv).build_dirs:
         check(build_dir)
     return 0

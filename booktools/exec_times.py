@@ -53,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     build = (ROOT / args.build).resolve()
     if not (build / ".jupyter_cache").is_dir():
-        print(f"no execution cache under {build} (build the book first: make book-strict)", file=sys.stderr)
+        print(
+            f"no execution cache under {build} (build the book first: make book-strict)",
+            file=sys.stderr,
+        )
         return 1
     records = execution_records(build)
     problems = []
@@ -63,21 +66,33 @@ def main(argv: list[str] | None = None) -> int:
     for rel, data in records.items():
         if data is None or data.get("execution_seconds") is None:
             print(f"| {rel:45s} | {'-':>7s} | {'-':>5s} | {'-':>7s} |")
-            problems.append(f"{rel}: no execution record matches the notebook (was the book built?)")
+            problems.append(
+                f"{rel}: no execution record matches the notebook (was the book built?)"
+            )
             continue
-        seconds, cpu, jobs = data["execution_seconds"], data.get("cpu_seconds"), data.get("jobs")
+        seconds, cpu, jobs = (
+            data["execution_seconds"],
+            data.get("cpu_seconds"),
+            data.get("jobs"),
+        )
         total += seconds
         cpu_shown = "-" if cpu is None else f"{cpu:.1f}"
         print(f"| {rel:45s} | {seconds:7.1f} | {cpu_shown:>5s} | {jobs or '-':>7} |")
         if seconds >= args.chapter_limit:
-            problems.append(f"{rel}: {seconds:.1f} s >= {args.chapter_limit:g} s per chapter")
+            problems.append(
+                f"{rel}: {seconds:.1f} s >= {args.chapter_limit:g} s per chapter"
+            )
     print(f"| {'total':45s} | {total:7.1f} |       |         |")
     if total >= args.total_limit:
         problems.append(f"the whole book: {total:.1f} s >= {args.total_limit:g} s")
     if problems:
-        print("execution time check FAILED:\n  " + "\n  ".join(problems), file=sys.stderr)
+        print(
+            "execution time check FAILED:\n  " + "\n  ".join(problems), file=sys.stderr
+        )
         return 1
-    print(f"execution times within budget: every chapter < {args.chapter_limit:g} s, book < {args.total_limit:g} s")
+    print(
+        f"execution times within budget: every chapter < {args.chapter_limit:g} s, book < {args.total_limit:g} s"
+    )
     return 0
 
 

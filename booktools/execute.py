@@ -81,7 +81,9 @@ class Result:
 
 def default_timeout(root: Path = ROOT) -> int:
     """Seconds per cell: ``execute.timeout`` of ``_config.yml`` (as the build uses), else 300."""
-    config = yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8")) or {}
+    config = (
+        yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8")) or {}
+    )
     return int((config.get("execute") or {}).get("timeout", 300))
 
 
@@ -108,7 +110,9 @@ def run_job(job: Job) -> Result:
     from nbclient import NotebookClient
 
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = str(job.threads)  # the kernel inherits the worker's environment
+        os.environ[name] = str(
+            job.threads
+        )  # the kernel inherits the worker's environment
     nb = nbformat.read(job.path, as_version=4)
     cpu: list[float | None] = [None]
     client = NotebookClient(
@@ -119,8 +123,10 @@ def run_job(job: Job) -> Result:
         record_timing=False,  # per-cell timings in the cell metadata would change jupyter-cache's hash of it
         resources={"metadata": {"path": str(job.path.parent)}},
     )
-    client.on_notebook_complete = lambda **_: cpu.__setitem__(0, _kernel_cpu_seconds(client))
-    client.on_notebook_error = client.on_notebook_complete
+    # after each cell, the kernel's CPU time so far (the last one stays; the kernel is gone after the last cell)
+    client.on_cell_executed = lambda **_: cpu.__setitem__(
+        0, _kernel_cpu_seconds(client)
+    )
     start = time.perf_counter()
     error = None
     try:
@@ -128,25 +134,38 @@ def run_job(job: Job) -> Result:
     except Exception as exc:  # noqa: BLE001 - a cell error, a timeout, a dead kernel: reported, not raised
         error = f"{type(exc).__name__}: {exc}"
     # with allow_errors, cell errors are outputs; what still raises (a timeout, a dead kernel) fails the job
-    return Result(job, nb if error is None else None, time.perf_counter() - start, cpu[0], error)
+    return Result(
+        job, nb if error is None else None, time.perf_counter() - start, cpu[0], error
+    )
 
 
 def _store(result: Result, root: Path, build: Path, student_build: Path) -> str:
     """Put a successful execution where the later steps read it; return where."""
     job = result.job
-    data = {"execution_seconds": result.seconds, "cpu_seconds": result.cpu_seconds, "jobs": job.jobs}
+    data = {
+        "execution_seconds": result.seconds,
+        "cpu_seconds": result.cpu_seconds,
+        "jobs": job.jobs,
+    }
     if job.target in ("book", "student"):
         from jupyter_cache import get_cache
         from jupyter_cache.base import CacheBundleIn
 
-        cache_dir = (build if job.target == "book" else student_build) / ".jupyter_cache"
+        cache_dir = (
+            build if job.target == "book" else student_build
+        ) / ".jupyter_cache"
         get_cache(str(cache_dir)).cache_notebook_bundle(
-            CacheBundleIn(result.nb, str(job.path), data=data), check_validity=False, overwrite=True
+            CacheBundleIn(result.nb, str(job.path), data=data),
+            check_validity=False,
+            overwrite=True,
         )
         return str(cache_dir)
     target = repro_path(job.path, root, build)
     target.parent.mkdir(parents=True, exist_ok=True)
-    result.nb.metadata[STAMP_KEY] = {**data, **_repro_stamp(nbformat.read(job.path, as_version=4), root)}
+    result.nb.metadata[STAMP_KEY] = {
+        **data,
+        **_repro_stamp(nbformat.read(job.path, as_version=4), root),
+    }
     nbformat.write(result.nb, target)
     return str(target)
 
@@ -163,7 +182,9 @@ def _repro_stamp(nb: nbformat.NotebookNode, root: Path) -> dict:
     return {"code_hash": code_hash(nb), "source_hash": source_hash(root)}
 
 
-def repro_is_current(chapter: Path, root: Path = ROOT, build: Path | None = None) -> bool:
+def repro_is_current(
+    chapter: Path, root: Path = ROOT, build: Path | None = None
+) -> bool:
     """Whether the kept independent execution of ``chapter`` ran its current code with the current library."""
     path = repro_path(chapter, root, build)
     if not path.is_file():
@@ -179,14 +200,23 @@ def _is_cached(path: Path, cache_dir: Path) -> bool:
     from jupyter_cache import get_cache
 
     try:
-        get_cache(str(cache_dir)).match_cache_notebook(nbformat.read(path, as_version=4))
+        get_cache(str(cache_dir)).match_cache_notebook(
+            nbformat.read(path, as_version=4)
+        )
     except KeyError:
         return False
     return True
 
 
-def plan(targets: list[str], root: Path, build: Path, student_root: Path, timeout: int, threads: int,
-         jobs: int) -> tuple[list[Job], list[str]]:
+def plan(
+    targets: list[str],
+    root: Path,
+    build: Path,
+    student_root: Path,
+    timeout: int,
+    threads: int,
+    jobs: int,
+) -> tuple[list[Job], list[str]]:
     """The jobs to run, and a line for each notebook skipped because its execution is up to date."""
     todo, skipped = [], []
     for target in targets:
@@ -194,21 +224,38 @@ def plan(targets: list[str], root: Path, build: Path, student_root: Path, timeou
             paths, cache_dir = chapter_notebooks(root), build / ".jupyter_cache"
         elif target == "student":
             if not (student_root / "_toc.yml").is_file():
-                raise FileNotFoundError(f"no student edition in {student_root} (run python -m booktools.student_edition)")
-            paths, cache_dir = chapter_notebooks(student_root), student_root / "_build" / ".jupyter_cache"
+                raise FileNotFoundError(
+                    f"no student edition in {student_root} (run python -m booktools.student_edition)"
+                )
+            paths, cache_dir = (
+                chapter_notebooks(student_root),
+                student_root / "_build" / ".jupyter_cache",
+            )
         else:
             paths, cache_dir = chapter_notebooks(root), None
         for path in paths:
-            current = repro_is_current(path, root, build) if cache_dir is None else _is_cached(path, cache_dir)
+            current = (
+                repro_is_current(path, root, build)
+                if cache_dir is None
+                else _is_cached(path, cache_dir)
+            )
             if current:
                 skipped.append(f"{target:8s} {path.relative_to(root)}: up to date")
             else:
-                todo.append(Job(target, path, target == "student", timeout, threads, jobs))
+                todo.append(
+                    Job(target, path, target == "student", timeout, threads, jobs)
+                )
     return todo, skipped
 
 
-def execute(targets: list[str], *, root: Path = ROOT, jobs: int = 2, threads: int | None = None,
-            timeout: int | None = None) -> list[Result]:
+def execute(
+    targets: list[str],
+    *,
+    root: Path = ROOT,
+    jobs: int = 2,
+    threads: int | None = None,
+    timeout: int | None = None,
+) -> list[Result]:
     """Run the executions of ``targets`` (see the module docstring), ``jobs`` at a time; print a line each."""
     unknown = [t for t in targets if t not in TARGETS]
     if unknown or not targets:
@@ -218,13 +265,23 @@ def execute(targets: list[str], *, root: Path = ROOT, jobs: int = 2, threads: in
     root = Path(root)
     build, student_root = root / "_build", root / "student"
     threads = threads or max(1, (os.cpu_count() or 1) // jobs)
-    todo, skipped = plan(targets, root, build, student_root, timeout or default_timeout(root), threads, jobs)
+    todo, skipped = plan(
+        targets,
+        root,
+        build,
+        student_root,
+        timeout or default_timeout(root),
+        threads,
+        jobs,
+    )
     for line in skipped:
         print(line)
     results: list[Result] = []
     if not todo:
         return results
-    print(f"executing {len(todo)} notebooks, {jobs} at a time, {threads} thread(s) each")
+    print(
+        f"executing {len(todo)} notebooks, {jobs} at a time, {threads} thread(s) each"
+    )
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")  # a clean interpreter per worker
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
@@ -234,12 +291,21 @@ def execute(targets: list[str], *, root: Path = ROOT, jobs: int = 2, threads: in
             results.append(result)
             job = result.job
             rel = job.path.relative_to(root)
-            cpu = "" if result.cpu_seconds is None else f", {result.cpu_seconds:5.1f} s CPU"
+            cpu = (
+                ""
+                if result.cpu_seconds is None
+                else f", {result.cpu_seconds:5.1f} s CPU"
+            )
             if result.nb is not None:
                 where = _store(result, root, build, student_root / "_build")
-                print(f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}")
+                print(
+                    f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}"
+                )
             else:
-                print(f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}", file=sys.stderr)
+                print(
+                    f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}",
+                    file=sys.stderr,
+                )
     print(f"{len(todo)} executions in {time.perf_counter() - start:.1f} s wall time")
     return results
 
@@ -247,19 +313,36 @@ def execute(targets: list[str], *, root: Path = ROOT, jobs: int = 2, threads: in
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="+", choices=TARGETS)
-    parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
-    parser.add_argument("--threads", type=int, default=None, help="threads per kernel (default: cores / jobs)")
-    parser.add_argument("--timeout", type=int, default=None, help="seconds per cell (default: _config.yml's)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="notebooks executed at once (default 2)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="threads per kernel (default: cores / jobs)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=None,
+        help="seconds per cell (default: _config.yml's)",
+    )
     args = parser.parse_args(argv)
     try:
-        results = execute(args.targets, jobs=args.jobs, threads=args.threads, timeout=args.timeout)
+        results = execute(
+            args.targets, jobs=args.jobs, threads=args.threads, timeout=args.timeout
+        )
     except (ValueError, FileNotFoundError) as exc:
         print(f"execute: {exc}", file=sys.stderr)
         return 2
     failed = [r for r in results if r.nb is None]
     if failed:
-        print(f"execution FAILED for {len(failed)} notebook(s): "
-              + ", ".join(f"{r.job.target} {r.job.path.name}" for r in failed), file=sys.stderr)
+        print(
+            f"execution FAILED for {len(failed)} notebook(s): "
+            + ", ".join(f"{r.job.target} {r.job.path.name}" for r in failed),
+            file=sys.stderr,
+        )
         return 1
     return 0
 

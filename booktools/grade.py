@@ -61,7 +61,14 @@ from booktools.student_edition import (
 )
 
 GRADER_KEY = "rnnlib_grader"
-PASS, FAIL, NOT_DONE, ERROR, MISSING, BY_HAND = "pass", "FAIL", "not done", "error", "missing", "by hand"
+PASS, FAIL, NOT_DONE, ERROR, MISSING, BY_HAND = (
+    "pass",
+    "FAIL",
+    "not done",
+    "error",
+    "missing",
+    "by hand",
+)
 
 
 @dataclass
@@ -71,7 +78,9 @@ class ExerciseGrade:
     number: str
     status: str  #: one of pass, FAIL, not done, error, missing, by hand
     detail: str = ""
-    cells: list[int] = field(default_factory=list)  #: indices of its code cells in the student's notebook
+    cells: list[int] = field(
+        default_factory=list
+    )  #: indices of its code cells in the student's notebook
 
     @property
     def auto(self) -> bool:
@@ -85,7 +94,9 @@ class GradeReport:
 
     notebook: str
     exercises: list[ExerciseGrade]
-    other_errors: list[tuple[int, str, str]] = field(default_factory=list)  #: (cell, exception, message)
+    other_errors: list[tuple[int, str, str]] = field(
+        default_factory=list
+    )  #: (cell, exception, message)
 
     @property
     def passed(self) -> int:
@@ -97,7 +108,12 @@ class GradeReport:
 
     def table(self) -> str:
         """The per-exercise table and the total, as printed by the command line."""
-        lines = [f"Grades for {self.notebook}", "", f"{'exercise':<9} {'result':<9} detail", "-" * 72]
+        lines = [
+            f"Grades for {self.notebook}",
+            "",
+            f"{'exercise':<9} {'result':<9} detail",
+            "-" * 72,
+        ]
         for e in self.exercises:
             detail = e.detail.splitlines()
             lines.append(f"{e.number:<9} {e.status:<9} {detail[0] if detail else ''}")
@@ -106,10 +122,16 @@ class GradeReport:
         manual = len(self.exercises) - self.graded
         lines.append(
             f"Total: {self.passed}/{self.graded} automatically graded exercises passed"
-            + (f"; {manual} prose exercise{'s' if manual != 1 else ''} to grade by hand" if manual else "")
+            + (
+                f"; {manual} prose exercise{'s' if manual != 1 else ''} to grade by hand"
+                if manual
+                else ""
+            )
         )
         for index, ename, evalue in self.other_errors:
-            lines.append(f"warning: cell {index} (not an exercise cell) raised {ename}: {_first_line(evalue)}")
+            lines.append(
+                f"warning: cell {index} (not an exercise cell) raised {ename}: {_first_line(evalue)}"
+            )
         return "\n".join(lines)
 
 
@@ -119,7 +141,10 @@ def _first_line(text: str) -> str:
 
 def _checker_arguments(source: str) -> list[tuple[str, str]]:
     """``(number, argument source)`` of each ``check_exercise_N_M(arg)`` call that parses in ``source``."""
-    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
+    code = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.split("\n")
+    )
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -127,10 +152,16 @@ def _checker_arguments(source: str) -> list[tuple[str, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args:
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            name = (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", "")
+            )
             numbers = checker_calls(name + "(")
             if numbers and name.startswith("check_exercise_"):
-                found.append((numbers[0], ast.get_source_segment(code, node.args[0]) or ""))
+                found.append(
+                    (numbers[0], ast.get_source_segment(code, node.args[0]) or "")
+                )
     return found
 
 
@@ -164,7 +195,11 @@ def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
 
 
 def _stdout_of(cell: nbformat.NotebookNode) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    return "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream"
+    )
 
 
 def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
@@ -176,14 +211,22 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
     cell's displayed widgets to their ``Output`` widgets and collects the errors,
     and flags an explorer (an ``interactive``) whose output holds no figure.
     """
-    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    state = (
+        nb.metadata.get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
 
     def outputs_below(model_id: str, seen: set[str]) -> list[dict]:
         if model_id in seen or model_id not in state:
             return []
         seen.add(model_id)
         model = state[model_id].get("state", {})
-        found = list(model.get("outputs", [])) if state[model_id].get("model_name") == "OutputModel" else []
+        found = (
+            list(model.get("outputs", []))
+            if state[model_id].get("model_name") == "OutputModel"
+            else []
+        )
         for child in model.get("children", []):
             found += outputs_below(str(child).removeprefix("IPY_MODEL_"), seen)
         return found
@@ -191,16 +234,36 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
     errors = []
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            view = output.get("data", {}).get(
+                "application/vnd.jupyter.widget-view+json"
+            )
             if not view:
                 continue
             inner = outputs_below(view.get("model_id", ""), set())
             failed = [o for o in inner if o.get("output_type") == "error"]
             for o in failed:
-                errors.append((index, f"{o.get('ename', 'Error')} (inside a widget)", o.get("evalue", "")))
-            interact = "widget-interact" in state.get(view.get("model_id", ""), {}).get("state", {}).get("_dom_classes", [])
-            if interact and not failed and not any("image/png" in o.get("data", {}) for o in inner):
-                errors.append((index, "NoFigure (inside a widget)", "the explorer shows no figure at its default values"))
+                errors.append(
+                    (
+                        index,
+                        f"{o.get('ename', 'Error')} (inside a widget)",
+                        o.get("evalue", ""),
+                    )
+                )
+            interact = "widget-interact" in state.get(view.get("model_id", ""), {}).get(
+                "state", {}
+            ).get("_dom_classes", [])
+            if (
+                interact
+                and not failed
+                and not any("image/png" in o.get("data", {}) for o in inner)
+            ):
+                errors.append(
+                    (
+                        index,
+                        "NoFigure (inside a widget)",
+                        "the explorer shows no figure at its default values",
+                    )
+                )
     return errors
 
 
@@ -212,7 +275,9 @@ def _verdict(ename: str, evalue: str) -> tuple[str, str]:
     return ERROR, f"{ename}: {evalue}"
 
 
-def _execute(nb: nbformat.NotebookNode, path: Path, timeout: int, kernel_name: str) -> str | None:
+def _execute(
+    nb: nbformat.NotebookNode, path: Path, timeout: int, kernel_name: str
+) -> str | None:
     """Execute ``nb`` in place in ``path``'s folder, errors allowed; a message if the kernel died."""
     client = NotebookClient(
         nb,
@@ -239,12 +304,16 @@ def executed_in_build(notebook: str | Path, build: str | Path) -> nbformat.Noteb
 
     cache_dir = Path(build) / ".jupyter_cache"
     if not cache_dir.is_dir():
-        raise FileNotFoundError(f"build: no execution cache at {str(cache_dir)!r} (build the book first)")
+        raise FileNotFoundError(
+            f"build: no execution cache at {str(cache_dir)!r} (build the book first)"
+        )
     nb = nbformat.read(notebook, as_version=4)
     try:
         _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
     except KeyError:
-        raise LookupError(f"{notebook}: no execution in {cache_dir} matches its code (build the book first)") from None
+        raise LookupError(
+            f"{notebook}: no execution in {cache_dir} matches its code (build the book first)"
+        ) from None
     return merged
 
 
@@ -287,10 +356,14 @@ def grade_notebook(
     else:
         code_numbers = set(cells)
         sources = [nb.cells[i].source for idx in cells.values() for i in idx]
-    recheck = list(dict.fromkeys(call for source in sources for call in _checker_arguments(source)))
+    recheck = list(
+        dict.fromkeys(call for source in sources for call in _checker_arguments(source))
+    )
     if executed is not None:
         if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
-            raise ValueError(f"executed: its cells are not those of {where} (an execution of an older version?)")
+            raise ValueError(
+                f"executed: its cells are not those of {where} (an execution of an older version?)"
+            )
         nb, recheck, dead = executed, [], None
     first_grader_cell = len(nb.cells)
     for number, argument in recheck:
@@ -306,14 +379,25 @@ def grade_notebook(
 
     grades = []
     stated = [s.number for s in statements]
-    numbers = stated + sorted((set(cells) | code_numbers) - set(stated), key=lambda n: tuple(map(int, n.split("."))))
+    numbers = stated + sorted(
+        (set(cells) | code_numbers) - set(stated),
+        key=lambda n: tuple(map(int, n.split("."))),
+    )
     for number in numbers:
         own = cells.get(number, [])
         if number not in code_numbers and not own:
-            grades.append(ExerciseGrade(number, BY_HAND, "prose exercise: read the answer"))
+            grades.append(
+                ExerciseGrade(number, BY_HAND, "prose exercise: read the answer")
+            )
             continue
         if not own:
-            grades.append(ExerciseGrade(number, MISSING, f"no code cell of exercise {number} (its checker call was removed?)"))
+            grades.append(
+                ExerciseGrade(
+                    number,
+                    MISSING,
+                    f"no code cell of exercise {number} (its checker call was removed?)",
+                )
+            )
             continue
         grade = None
         for index in own:
@@ -323,7 +407,11 @@ def grade_notebook(
                 grade = ExerciseGrade(number, status, f"cell {index}: {detail}", own)
                 break
         if grade is None:
-            reruns = [c for c in nb.cells[first_grader_cell:] if c.metadata.get(GRADER_KEY) == number]
+            reruns = [
+                c
+                for c in nb.cells[first_grader_cell:]
+                if c.metadata.get(GRADER_KEY) == number
+            ]
             for cell in reruns:
                 error = _error_of(cell)
                 if error:
@@ -331,10 +419,19 @@ def grade_notebook(
                     break
                 out = _stdout_of(cell)
                 if f"Exercise {number}: all" not in out or "checks passed" not in out:
-                    grade = ExerciseGrade(number, ERROR, dead or "the checker did not run to its pass line", own)
+                    grade = ExerciseGrade(
+                        number,
+                        ERROR,
+                        dead or "the checker did not run to its pass line",
+                        own,
+                    )
                     break
         if grade is None:
-            checks = [_stdout_of(c).strip() for c in nb.cells[first_grader_cell:] if c.metadata.get(GRADER_KEY) == number]
+            checks = [
+                _stdout_of(c).strip()
+                for c in nb.cells[first_grader_cell:]
+                if c.metadata.get(GRADER_KEY) == number
+            ]
             if any(checks):
                 detail = "; ".join(line.split(": ", 1)[-1] for line in checks)
             else:
@@ -349,7 +446,10 @@ def grade_notebook(
             error = _error_of(cell)
             if error:
                 others.append((index, *error))
-    others = sorted(others + [e for e in widget_errors(nb) if e[0] < first_grader_cell], key=lambda e: e[0])
+    others = sorted(
+        others + [e for e in widget_errors(nb) if e[0] < first_grader_cell],
+        key=lambda e: e[0],
+    )
     if dead:
         others.append((-1, "DeadKernelError", dead))
     return GradeReport(str(path), grades, others)
@@ -364,39 +464,68 @@ def student_edition_problems(report: GradeReport) -> list[str]:
     problems = []
     for e in report.exercises:
         if e.auto and (e.status != NOT_DONE or f"Exercise {e.number}" not in e.detail):
-            problems.append(f"exercise {e.number}: expected the stub's NotImplementedError, got {e.status}: {e.detail}")
+            problems.append(
+                f"exercise {e.number}: expected the stub's NotImplementedError, got {e.status}: {e.detail}"
+            )
     for index, ename, evalue in report.other_errors:
-        problems.append(f"cell {index} is not an exercise cell but raised {ename}: {_first_line(evalue)}")
+        problems.append(
+            f"cell {index} is not an exercise cell but raised {ename}: {_first_line(evalue)}"
+        )
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="+", help="the student's notebook(s)")
-    parser.add_argument("--reference", help="the instructor notebook of the chapter (default: chapters/<same name>)")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
+    parser.add_argument(
+        "--reference",
+        help="the instructor notebook of the chapter (default: chapters/<same name>)",
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=300, help="seconds per cell (default 300)"
+    )
     parser.add_argument("--json", action="store_true", help="print the grades as JSON")
-    parser.add_argument("--expect-stubs", action="store_true", help="check untouched student-edition notebooks")
-    parser.add_argument("--executed", metavar="BUILD_DIR",
-                        help="with --expect-stubs: grade the execution of that book build instead of executing")
+    parser.add_argument(
+        "--expect-stubs",
+        action="store_true",
+        help="check untouched student-edition notebooks",
+    )
+    parser.add_argument(
+        "--executed",
+        metavar="BUILD_DIR",
+        help="with --expect-stubs: grade the execution of that book build instead of executing",
+    )
     args = parser.parse_args(argv)
     if args.executed and not args.expect_stubs:
-        parser.error("--executed grades without re-running the checkers: it serves only --expect-stubs")
+        parser.error(
+            "--executed grades without re-running the checkers: it serves only --expect-stubs"
+        )
     status = 0
     results = []
     for notebook in args.notebooks:
         try:
-            executed = executed_in_build(notebook, args.executed) if args.executed else None
-            report = grade_notebook(notebook, reference=args.reference, timeout=args.timeout, executed=executed)
+            executed = (
+                executed_in_build(notebook, args.executed) if args.executed else None
+            )
+            report = grade_notebook(
+                notebook,
+                reference=args.reference,
+                timeout=args.timeout,
+                executed=executed,
+            )
         except (FileNotFoundError, ValueError, LookupError) as exc:
             print(f"grade: {exc}", file=sys.stderr)
             return 2
         if args.json:
-            results.append({**asdict(report), "passed": report.passed, "graded": report.graded})
+            results.append(
+                {**asdict(report), "passed": report.passed, "graded": report.graded}
+            )
         elif args.expect_stubs:
             problems = student_edition_problems(report)
             stubs = sum(e.status == NOT_DONE for e in report.exercises)
-            print(f"{notebook}: {'OK' if not problems else 'PROBLEMS'} ({stubs} stub{'s' if stubs != 1 else ''} raising NotImplementedError)")
+            print(
+                f"{notebook}: {'OK' if not problems else 'PROBLEMS'} ({stubs} stub{'s' if stubs != 1 else ''} raising NotImplementedError)"
+            )
             for problem in problems:
                 print(f"  {problem}")
             status = status or (1 if problems else 0)

@@ -19,7 +19,11 @@ def convert(src: str, dst: str) -> None:
 
     nb = jupytext.read(src)
     nb.metadata = {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "kernelspec": {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        },
         "language_info": {"name": "python"},
     }
     for cell in nb.cells:
@@ -27,7 +31,9 @@ def convert(src: str, dst: str) -> None:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-    text = json.dumps(json.loads(jupytext.writes(nb, fmt="ipynb")), indent=1, ensure_ascii=False)
+    text = json.dumps(
+        json.loads(jupytext.writes(nb, fmt="ipynb")), indent=1, ensure_ascii=False
+    )
     with open(dst, "w", encoding="utf-8") as fh:
         fh.write(text + "\n")
 

@@ -77,7 +77,9 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
                 for mime in TEXT_MIMES:
                     if mime in data:
                         value = data[mime]
-                        lines += _clean(value if isinstance(value, str) else "".join(value))
+                        lines += _clean(
+                            value if isinstance(value, str) else "".join(value)
+                        )
             elif kind == "error":
                 label = "error"
                 lines = _clean(f"{output.get('ename')}: {output.get('evalue')}")
@@ -93,32 +95,53 @@ def compare(chapter: Path, build: Path, root: Path = ROOT) -> list[str]:
     built = build / "jupyter_execute" / rel
     fresh = repro_path(chapter, root, build)
     if not built.exists():
-        return [f"no executed copy at {built} (build the book first: make book-strict)\n"]
+        return [
+            f"no executed copy at {built} (build the book first: make book-strict)\n"
+        ]
     if not fresh.exists():
-        return [f"no independent execution at {fresh} (python -m booktools.execute repro)\n"]
+        return [
+            f"no independent execution at {fresh} (python -m booktools.execute repro)\n"
+        ]
     expected = text_outputs(nbformat.read(built, as_version=4))
     got = text_outputs(nbformat.read(fresh, as_version=4))
-    return list(difflib.unified_diff(
-        [line + "\n" for line in expected], [line + "\n" for line in got],
-        fromfile=f"book build: {built.relative_to(root) if built.is_relative_to(root) else built}",
-        tofile=f"independent execution: {fresh.relative_to(root) if fresh.is_relative_to(root) else fresh}", n=2))
+    return list(
+        difflib.unified_diff(
+            [line + "\n" for line in expected],
+            [line + "\n" for line in got],
+            fromfile=f"book build: {built.relative_to(root) if built.is_relative_to(root) else built}",
+            tofile=f"independent execution: {fresh.relative_to(root) if fresh.is_relative_to(root) else fresh}",
+            n=2,
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", nargs="?", default="_build")
-    parser.add_argument("--chapters", nargs="*", help="chapter paths (default: every notebook in _toc.yml)")
-    parser.add_argument("--jobs", type=int, default=2, help="executions at once, for the missing ones")
+    parser.add_argument(
+        "--chapters",
+        nargs="*",
+        help="chapter paths (default: every notebook in _toc.yml)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="executions at once, for the missing ones"
+    )
     args = parser.parse_args(argv)
     build = (ROOT / args.build).resolve()
     chapters = chapter_notebooks()
     if args.chapters:
-        chosen = {(ROOT / (c if c.endswith(".ipynb") else c + ".ipynb")).resolve() for c in args.chapters}
+        chosen = {
+            (ROOT / (c if c.endswith(".ipynb") else c + ".ipynb")).resolve()
+            for c in args.chapters
+        }
         chapters = [c for c in chapters if c.resolve() in chosen]
     if not all(repro_is_current(c, ROOT, build) for c in chapters):
         results = execute(["repro"], jobs=args.jobs)
         if any(r.nb is None for r in results):
-            print("reproducibility check FAILED: a chapter does not run outside the build (above)", file=sys.stderr)
+            print(
+                "reproducibility check FAILED: a chapter does not run outside the build (above)",
+                file=sys.stderr,
+            )
             return 1
     failures = 0
     for path in chapters:
@@ -126,17 +149,29 @@ def main(argv: list[str] | None = None) -> int:
         diff = compare(path, build)
         if not diff:
             fresh = nbformat.read(repro_path(path, ROOT, build), as_version=4)
-            seconds = fresh.metadata.get(STAMP_KEY, {}).get("execution_seconds", float("nan"))
+            seconds = fresh.metadata.get(STAMP_KEY, {}).get(
+                "execution_seconds", float("nan")
+            )
             lines = len(text_outputs(fresh))
-            print(f"{str(rel):45s} same text outputs ({lines} lines); independent execution took {seconds:.1f} s")
+            print(
+                f"{str(rel):45s} same text outputs ({lines} lines); independent execution took {seconds:.1f} s"
+            )
         else:
             failures += 1
-            print(f"{rel}: text outputs DIFFER between the book build and an independent execution:", file=sys.stderr)
+            print(
+                f"{rel}: text outputs DIFFER between the book build and an independent execution:",
+                file=sys.stderr,
+            )
             sys.stderr.writelines(diff)
     if failures:
-        print(f"reproducibility check FAILED for {failures} of {len(chapters)} chapters", file=sys.stderr)
+        print(
+            f"reproducibility check FAILED for {failures} of {len(chapters)} chapters",
+            file=sys.stderr,
+        )
         return 1
-    print(f"reproducibility check passed: {len(chapters)} chapters give the same text outputs")
+    print(
+        f"reproducibility check passed: {len(chapters)} chapters give the same text outputs"
+    )
     return 0
 
 

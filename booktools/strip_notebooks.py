@@ -26,7 +26,11 @@ def strip(nb: nbformat.NotebookNode) -> bool:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        if cell.get("outputs") or cell.get("execution_count") is not None or "execution" in cell.metadata:
+        if (
+            cell.get("outputs")
+            or cell.get("execution_count") is not None
+            or "execution" in cell.metadata
+        ):
             changed = True
         cell.outputs = []
         cell.execution_count = None
@@ -36,8 +40,12 @@ def strip(nb: nbformat.NotebookNode) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: the chapters of _toc.yml")
-    parser.add_argument("--check", action="store_true", help="only list the notebooks that hold outputs")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="default: the chapters of _toc.yml"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="only list the notebooks that hold outputs"
+    )
     args = parser.parse_args(argv)
     dirty = []
     for path in args.notebooks or chapter_notebooks():

@@ -53,7 +53,9 @@ EXERCISE_KEY = "rnnlib_exercise"
 #: Pages of the instructor edition that the student edition leaves out.
 INSTRUCTOR_ONLY = ("chapters/instructor_guide",)
 
-_DIRECTIVE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$")
+_DIRECTIVE = re.compile(
+    r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$"
+)
 _LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
 _EXERCISE_LABEL = re.compile(r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$")
 _CHECKER_CALL = re.compile(r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\(")
@@ -67,13 +69,18 @@ def exercise_number(label: str, where: str = "") -> str:
     """``"ex-1-2"`` -> ``"1.2"``; raises :class:`MarkupError` (naming ``where``) for other labels."""
     match = _EXERCISE_LABEL.match(label)
     if not match:
-        raise MarkupError(f"{where}: exercise label {label!r} is not of the form ex-N-M")
+        raise MarkupError(
+            f"{where}: exercise label {label!r} is not of the form ex-N-M"
+        )
     return f"{int(match['chapter'])}.{int(match['number'])}"
 
 
 def checker_calls(source: str) -> list[str]:
     """The exercise numbers ``"N.M"`` of every ``check_exercise_N_M(`` call in ``source``."""
-    return [f"{int(m['chapter'])}.{int(m['number'])}" for m in _CHECKER_CALL.finditer(source)]
+    return [
+        f"{int(m['chapter'])}.{int(m['number'])}"
+        for m in _CHECKER_CALL.finditer(source)
+    ]
 
 
 def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
@@ -95,20 +102,28 @@ def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
         stripped = line.strip()
         if stripped.startswith(BEGIN):
             if open_line is not None:
-                raise MarkupError(f"{where}: line {i}: {BEGIN!r} inside the block opened on line {open_line}")
+                raise MarkupError(
+                    f"{where}: line {i}: {BEGIN!r} inside the block opened on line {open_line}"
+                )
             open_line = i
             indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}# YOUR CODE HERE")
-            out.append(f'{indent}raise NotImplementedError("Exercise {number}: replace this line by your solution")')
+            out.append(
+                f'{indent}raise NotImplementedError("Exercise {number}: replace this line by your solution")'
+            )
         elif stripped.startswith(END):
             if open_line is None:
-                raise MarkupError(f"{where}: line {i}: {END!r} without a {BEGIN!r} before it")
+                raise MarkupError(
+                    f"{where}: line {i}: {END!r} without a {BEGIN!r} before it"
+                )
             open_line = None
             blocks += 1
         elif open_line is None:
             out.append(line)
     if open_line is not None:
-        raise MarkupError(f"{where}: line {open_line}: {BEGIN!r} without a matching {END!r}")
+        raise MarkupError(
+            f"{where}: line {open_line}: {BEGIN!r} without a matching {END!r}"
+        )
     return "\n".join(out), blocks
 
 
@@ -128,10 +143,18 @@ class Exercise:
 
     number: str  #: "N.M"
     title: str  #: the directive's title, e.g. "1.1 · Normalize a sequence by hand"
-    statement_cell: int  #: index of the markdown cell holding the ``{exercise}`` directive
-    code_cells: list[int] = field(default_factory=list)  #: code cells of its solution (or its stubs)
-    solution_blocks: int = 0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
-    checkers: list[str] = field(default_factory=list)  #: numbers of the checkers called in its code cells
+    statement_cell: (
+        int  #: index of the markdown cell holding the ``{exercise}`` directive
+    )
+    code_cells: list[int] = field(
+        default_factory=list
+    )  #: code cells of its solution (or its stubs)
+    solution_blocks: int = (
+        0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
+    )
+    checkers: list[str] = field(
+        default_factory=list
+    )  #: numbers of the checkers called in its code cells
     gated: bool = False  #: whether a ``{solution-start}`` gate refers to it
 
     @property
@@ -140,7 +163,9 @@ class Exercise:
         return "code" if self.solution_blocks else "prose"
 
 
-def scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | None, list[tuple[str, str, str]]]:
+def scan_markdown(
+    text: str, gate: str | None, where: str
+) -> tuple[str, str | None, list[tuple[str, str, str]]]:
     """Walk one markdown cell: drop the solution gates and the prose inside them.
 
     ``gate`` is the label of the gate open when the cell starts (or None). Returns
@@ -156,19 +181,29 @@ def scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | N
         match = _DIRECTIVE.match(lines[i])
         if match and match["name"] in ("solution-start", "solution-end"):
             fence = match["fence"]
-            j = i + 1  # the directive's block ends at a line made of its fence (at least as long)
-            while j < len(lines) and not re.fullmatch(rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*", lines[j]):
+            j = (
+                i + 1
+            )  # the directive's block ends at a line made of its fence (at least as long)
+            while j < len(lines) and not re.fullmatch(
+                rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*", lines[j]
+            ):
                 j += 1
             if j == len(lines):
-                raise MarkupError(f"{where}: the {{{match['name']}}} directive is not closed in its cell")
+                raise MarkupError(
+                    f"{where}: the {{{match['name']}}} directive is not closed in its cell"
+                )
             if match["name"] == "solution-start":
                 if gate is not None:
-                    raise MarkupError(f"{where}: {{solution-start}} {match['arg']} inside the open gate of {gate}")
+                    raise MarkupError(
+                        f"{where}: {{solution-start}} {match['arg']} inside the open gate of {gate}"
+                    )
                 gate = match["arg"] or "?"
                 events.append(("solution-start", gate, ""))
             else:
                 if gate is None:
-                    raise MarkupError(f"{where}: {{solution-end}} without a {{solution-start}} before it")
+                    raise MarkupError(
+                        f"{where}: {{solution-end}} without a {{solution-start}} before it"
+                    )
                 events.append(("solution-end", gate, ""))
                 gate = None
             i = j + 1
@@ -182,7 +217,9 @@ def scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | N
                 if found:
                     label = found["label"]
             if not label:
-                raise MarkupError(f"{where}: an {{exercise}} directive without :label: ex-N-M")
+                raise MarkupError(
+                    f"{where}: an {{exercise}} directive without :label: ex-N-M"
+                )
             events.append(("exercise", label, match["arg"]))
         if gate is None:
             kept.append(lines[i])
@@ -190,7 +227,9 @@ def scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | N
     return "\n".join(kept).strip("\n"), gate, events
 
 
-def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nbformat.NotebookNode, list[Exercise]]:
+def _transform(
+    nb: nbformat.NotebookNode, where: str, student: bool
+) -> tuple[nbformat.NotebookNode, list[Exercise]]:
     """Walk a notebook once: find its exercises and (if ``student``) build the student edition."""
     out = copy.deepcopy(nb)
     out.cells = []
@@ -210,7 +249,9 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
                 elif kind == "solution-start":
                     number = exercise_number(label, here)
                     if number not in exercises:
-                        raise MarkupError(f"{here}: the solution of {label} comes before its {{exercise}} statement")
+                        raise MarkupError(
+                            f"{here}: the solution of {label} comes before its {{exercise}} statement"
+                        )
                     current = exercises[number]
                     current.gated = True
             gate = gate_after
@@ -223,14 +264,23 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
         new = copy.deepcopy(cell)
         if cell.cell_type == "code":
             has_markers = BEGIN in cell.source or END in cell.source
-            is_stub = cell.metadata.get(EXERCISE_KEY) is not None or count_stubs(cell.source) > 0
+            is_stub = (
+                cell.metadata.get(EXERCISE_KEY) is not None
+                or count_stubs(cell.source) > 0
+            )
             if has_markers or is_stub or gate is not None:
-                number = cell.metadata.get(EXERCISE_KEY) or (current.number if current else None)
+                number = cell.metadata.get(EXERCISE_KEY) or (
+                    current.number if current else None
+                )
                 if number is None:
-                    raise MarkupError(f"{here}: solution markers before any {{exercise}} statement")
+                    raise MarkupError(
+                        f"{here}: solution markers before any {{exercise}} statement"
+                    )
                 exercise = exercises.get(number)
                 if exercise is None:
-                    raise MarkupError(f"{here}: cell metadata names exercise {number}, which is not stated before it")
+                    raise MarkupError(
+                        f"{here}: cell metadata names exercise {number}, which is not stated before it"
+                    )
                 if has_markers:
                     stubbed, blocks = stub_solution(cell.source, number, here)
                 elif is_stub:
@@ -245,26 +295,34 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
                 if student:
                     new.source = stubbed
                     tags = list(new.metadata.get("tags", []))
-                    new.metadata["tags"] = tags + [t for t in STUB_TAGS if t not in tags]
+                    new.metadata["tags"] = tags + [
+                        t for t in STUB_TAGS if t not in tags
+                    ]
                     new.metadata[EXERCISE_KEY] = number
                     new.outputs = []
                     new.execution_count = None
         out.cells.append(new)
     if gate is not None:
-        raise MarkupError(f"{where}: the gate {{solution-start}} {gate} is never closed by {{solution-end}}")
+        raise MarkupError(
+            f"{where}: the gate {{solution-start}} {gate} is never closed by {{solution-end}}"
+        )
     if student:
         out.metadata["rnnlib_edition"] = "student"
     return out, list(exercises.values())
 
 
-def _read(notebook: nbformat.NotebookNode | str | Path) -> tuple[nbformat.NotebookNode, str]:
+def _read(
+    notebook: nbformat.NotebookNode | str | Path,
+) -> tuple[nbformat.NotebookNode, str]:
     if isinstance(notebook, (str, Path)):
         path = Path(notebook)
         if not path.is_file():
             raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
         return nbformat.read(path, as_version=4), str(path)
     if not isinstance(notebook, nbformat.NotebookNode):
-        raise TypeError(f"notebook must be a path or an nbformat notebook, got {type(notebook).__name__}")
+        raise TypeError(
+            f"notebook must be a path or an nbformat notebook, got {type(notebook).__name__}"
+        )
     return notebook, "<notebook>"
 
 
@@ -279,7 +337,9 @@ def find_exercises(notebook: nbformat.NotebookNode | str | Path) -> list[Exercis
     return _transform(nb, where, student=False)[1]
 
 
-def student_notebook(notebook: nbformat.NotebookNode | str | Path) -> nbformat.NotebookNode:
+def student_notebook(
+    notebook: nbformat.NotebookNode | str | Path,
+) -> nbformat.NotebookNode:
     """The student edition of one chapter notebook (see the module docstring)."""
     nb, where = _read(notebook)
     out, _ = _transform(nb, where, student=True)
@@ -297,21 +357,29 @@ def student_config(config: dict, repository_url: str | None = None) -> dict:
     """
     cfg = copy.deepcopy(config)
     cfg["title"] = f"{config.get('title', 'Book')} (student edition)"
-    cfg["exclude_patterns"] = [p for p in cfg.get("exclude_patterns", []) if p != "student"]
+    cfg["exclude_patterns"] = [
+        p for p in cfg.get("exclude_patterns", []) if p != "student"
+    ]
     html = cfg.setdefault("html", {})
     if repository_url:
         cfg.setdefault("repository", {})["url"] = repository_url
         cfg["repository"]["path_to_book"] = ""
     else:
         cfg.pop("repository", None)
-        cfg["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "notebook_interface": "classic"}
+        cfg["launch_buttons"] = {
+            "binderhub_url": "",
+            "colab_url": "",
+            "notebook_interface": "classic",
+        }
         html["use_repository_button"] = False
     html["use_issues_button"] = False
     html["use_edit_page_button"] = False
     return cfg
 
 
-def build_student_edition(root: Path = ROOT, out: Path | None = None, repository_url: str | None = None) -> list[Path]:
+def build_student_edition(
+    root: Path = ROOT, out: Path | None = None, repository_url: str | None = None
+) -> list[Path]:
     """Write the student edition of the book under ``out`` (default ``root/student``).
 
     Writes one student notebook per chapter notebook of ``_toc.yml``, copies its markdown pages,
@@ -325,7 +393,9 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
     out = Path(out) if out is not None else root / "student"
     toc = read_toc(root)
     if out.resolve() == root.resolve():
-        raise ValueError("out: the student edition must not overwrite the book's own root")
+        raise ValueError(
+            "out: the student edition must not overwrite the book's own root"
+        )
     (out / "chapters").mkdir(parents=True, exist_ok=True)
     for old in (out / "chapters").glob("*"):
         if old.is_file():
@@ -337,7 +407,10 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
         written.append(target)
     for page in pages(root):
         rel = page.relative_to(root)
-        if page.suffix == ".md" and rel.with_suffix("").as_posix() not in INSTRUCTOR_ONLY:
+        if (
+            page.suffix == ".md"
+            and rel.with_suffix("").as_posix() not in INSTRUCTOR_ONLY
+        ):
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(page, out / rel)
     for name in ("references.bib",):
@@ -351,16 +424,21 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
         *sphinx_config.get("html_static_path", []),
         *sphinx_config.get("html_extra_path", []),
     }
-    for name in sorted(asset_dirs):  # static files, vendored assets (MathJax, widget manager)
+    for name in sorted(
+        asset_dirs
+    ):  # static files, vendored assets (MathJax, widget manager)
         if (root / name).is_dir():
             shutil.copytree(root / name, out / name, dirs_exist_ok=True)
     header = "# Generated by booktools.student_edition from the book's {}: do not edit, edit the original.\n"
     (out / "_config.yml").write_text(
-        header.format("_config.yml") + yaml.safe_dump(student_config(config, repository_url), sort_keys=False),
+        header.format("_config.yml")
+        + yaml.safe_dump(student_config(config, repository_url), sort_keys=False),
         encoding="utf-8",
     )
     (out / "_toc.yml").write_text(
-        header.format("_toc.yml") + yaml.safe_dump(without(toc, INSTRUCTOR_ONLY), sort_keys=False), encoding="utf-8"
+        header.format("_toc.yml")
+        + yaml.safe_dump(without(toc, INSTRUCTOR_ONLY), sort_keys=False),
+        encoding="utf-8",
     )
     return written
 
@@ -371,17 +449,42 @@ def exercise_rows(root: Path = ROOT) -> list[str]:
     for path in chapter_notebooks(root):
         for ex in find_exercises(path):
             title = ex.title.split("·", 1)[-1].strip() if "·" in ex.title else ex.title
-            checker = ", ".join(f"`check_exercise_{n.replace('.', '_')}`" for n in ex.checkers) or "by hand"
-            rows.append(f"| {ex.number} | {path.stem} | {title} | {ex.kind} | {checker} | ? |")
+            checker = (
+                ", ".join(
+                    f"`check_exercise_{n.replace('.', '_')}`" for n in ex.checkers
+                )
+                or "by hand"
+            )
+            rows.append(
+                f"| {ex.number} | {path.stem} | {title} | {ex.kind} | {checker} | ? |"
+            )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=ROOT, help="the book's root (default: this repository)")
-    parser.add_argument("--out", type=Path, default=None, help="where to write the edition (default: ROOT/student)")
-    parser.add_argument("--repository-url", default=None, help="a repository hosting the student edition (launch buttons)")
-    parser.add_argument("--list", action="store_true", help="print the exercises of every chapter and exit")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the book's root (default: this repository)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write the edition (default: ROOT/student)",
+    )
+    parser.add_argument(
+        "--repository-url",
+        default=None,
+        help="a repository hosting the student edition (launch buttons)",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print the exercises of every chapter and exit",
+    )
     args = parser.parse_args(argv)
     try:
         if args.list:
@@ -392,7 +495,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"student_edition: {exc}", file=sys.stderr)
         return 2
     for path in written:
-        stubs = sum(count_stubs(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        stubs = sum(
+            count_stubs(c.source)
+            for c in nbformat.read(path, as_version=4).cells
+            if c.cell_type == "code"
+        )
         print(f"wrote {path} ({stubs} stub{'s' if stubs != 1 else ''})")
     return 0
 

@@ -28,7 +28,9 @@ def read_toc(root: Path = ROOT) -> dict:
     """The parsed ``_toc.yml`` of ``root``; ``FileNotFoundError`` naming ``root`` if it has none."""
     path = Path(root) / "_toc.yml"
     if not path.is_file():
-        raise FileNotFoundError(f"root: {str(root)!r} has no _toc.yml (is it the book's root?)")
+        raise FileNotFoundError(
+            f"root: {str(root)!r} has no _toc.yml (is it the book's root?)"
+        )
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
@@ -58,12 +60,23 @@ def source_of(entry: str, root: Path = ROOT) -> Path | None:
     base = Path(root) / entry
     if base.suffix in SOURCE_SUFFIXES:
         return base if base.is_file() else None
-    return next((p for p in (base.with_name(base.name + s) for s in SOURCE_SUFFIXES) if p.is_file()), None)
+    return next(
+        (
+            p
+            for p in (base.with_name(base.name + s) for s in SOURCE_SUFFIXES)
+            if p.is_file()
+        ),
+        None,
+    )
 
 
 def pages(root: Path = ROOT) -> list[Path]:
     """The source file of every page of the book, in the order of ``_toc.yml`` (missing ones left out)."""
-    return [path for path in (source_of(e, root) for e in toc_entries(root)) if path is not None]
+    return [
+        path
+        for path in (source_of(e, root) for e in toc_entries(root))
+        if path is not None
+    ]
 
 
 def missing_pages(root: Path = ROOT) -> list[str]:
@@ -81,7 +94,11 @@ def without(toc: dict, drop: tuple[str, ...]) -> dict:
 
     def prune(node):
         if isinstance(node, list):
-            return [prune(n) for n in node if not (isinstance(n, dict) and n.get("file") in drop)]
+            return [
+                prune(n)
+                for n in node
+                if not (isinstance(n, dict) and n.get("file") in drop)
+            ]
         if isinstance(node, dict):
             return {k: prune(v) for k, v in node.items()}
         return copy.deepcopy(node)

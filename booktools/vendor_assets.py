@@ -42,8 +42,11 @@ ASSETS = [
     ("mathjax/es5/ui", "mathjax/ui"),
     ("mathjax/es5/a11y", "mathjax/a11y"),
     ("requirejs/require.js", "requirejs/require.js"),
-    ("@jupyter-widgets/html-manager/dist", "jupyter-widgets/html-manager",
-     ("embed.js", "embed.js.*", "libembed-amd.js", "*.map")),
+    (
+        "@jupyter-widgets/html-manager/dist",
+        "jupyter-widgets/html-manager",
+        ("embed.js", "embed.js.*", "libembed-amd.js", "*.map"),
+    ),
 ]
 
 #: the book's own scripts, copied beside the vendored ones: (source under booktools/assets, destination)

@@ -21,7 +21,9 @@ from docutils import nodes
 _STATUS_WORDS = {"✅": "ok", "❌": "failed"}
 
 
-def _dedupe_scripts(app, pagename: str, templatename: str, context: dict[str, Any], doctree) -> None:
+def _dedupe_scripts(
+    app, pagename: str, templatename: str, context: dict[str, Any], doctree
+) -> None:
     scripts = context.get("script_files")
     if not scripts:
         return
@@ -38,7 +40,9 @@ def _dedupe_scripts(app, pagename: str, templatename: str, context: dict[str, An
 
 def _status_words(app, doctree, docname: str) -> None:
     for table in doctree.findall(nodes.table):
-        if "Run Time (s)" not in table.astext():  # only myst-nb's execution statistics table
+        if (
+            "Run Time (s)" not in table.astext()
+        ):  # only myst-nb's execution statistics table
             continue
         for text in list(table.findall(nodes.Text)):
             if str(text) in _STATUS_WORDS:

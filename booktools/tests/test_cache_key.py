@@ -19,7 +19,10 @@ def book(tmp_path):
 
 
 def _fake_cache(build: Path) -> list[Path]:
-    markers = [build / ".jupyter_cache" / "executed.txt", build / "repro" / "chapters" / "01.ipynb"]
+    markers = [
+        build / ".jupyter_cache" / "executed.txt",
+        build / "repro" / "chapters" / "01.ipynb",
+    ]
     for marker in markers:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text("outputs of an old rnnlib")
@@ -33,11 +36,18 @@ def test_cache_survives_when_nothing_changed(book):
     assert all(m.exists() for m in markers)
 
 
-@pytest.mark.parametrize("changed", ["rnnlib/elman.py", "rnnlib/new_module.py", "requirements.txt", "Makefile"])
+@pytest.mark.parametrize(
+    "changed",
+    ["rnnlib/elman.py", "rnnlib/new_module.py", "requirements.txt", "Makefile"],
+)
 def test_cache_is_cleared_when_library_or_pins_change(book, changed):
     cache_key.check("_build", book)
     markers = _fake_cache(book / "_build")
     path = book / changed
-    path.write_text(path.read_text() + "# changed\n" if path.exists() else "VALUE = 2\n")
+    path.write_text(
+        path.read_text() + "# changed\n" if path.exists() else "VALUE = 2\n"
+    )
     cache_key.check("_build", book)
-    assert not any(m.exists() for m in markers), f"changing {changed} must clear the execution cache and repro/"
+    assert not any(m.exists() for m in markers), (
+        f"changing {changed} must clear the execution cache and repro/"
+    )

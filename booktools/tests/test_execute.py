@@ -22,14 +22,31 @@ def _book(tmp_path):
     for name in ("requirements.txt", "Makefile"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "_config.yml").write_text(yaml.safe_dump({"execute": {"timeout": 60}}))
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump({
-        "format": "jb-book", "root": "chapters/one", "chapters": [{"file": "chapters/two"}]}))
-    sources = {"one": "import os\nprint('threads', os.environ['OMP_NUM_THREADS'])",
-               "two": "import os\nprint('cwd', os.path.basename(os.getcwd()))\n1 + 1"}
+    (tmp_path / "_toc.yml").write_text(
+        yaml.safe_dump(
+            {
+                "format": "jb-book",
+                "root": "chapters/one",
+                "chapters": [{"file": "chapters/two"}],
+            }
+        )
+    )
+    sources = {
+        "one": "import os\nprint('threads', os.environ['OMP_NUM_THREADS'])",
+        "two": "import os\nprint('cwd', os.path.basename(os.getcwd()))\n1 + 1",
+    }
     for name, code in sources.items():
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {name}"),
-                                             nbformat.v4.new_code_cell(code)])
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nb = nbformat.v4.new_notebook(
+            cells=[
+                nbformat.v4.new_markdown_cell(f"# {name}"),
+                nbformat.v4.new_code_cell(code),
+            ]
+        )
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
         nbformat.write(nb, tmp_path / "chapters" / f"{name}.ipynb")
     return tmp_path
 
@@ -38,16 +55,24 @@ def test_book_and_repro_executions_are_recorded_once(tmp_path, capsys):
     root = _book(tmp_path)
     results = ex.execute(["book", "repro"], root=root, jobs=2, threads=1)
     assert sorted((r.job.target, r.job.path.name) for r in results) == [
-        ("book", "one.ipynb"), ("book", "two.ipynb"), ("repro", "one.ipynb"), ("repro", "two.ipynb")]
+        ("book", "one.ipynb"),
+        ("book", "two.ipynb"),
+        ("repro", "one.ipynb"),
+        ("repro", "two.ipynb"),
+    ]
     assert all(r.error is None and r.seconds > 0 for r in results)
     cache = get_cache(str(root / "_build" / ".jupyter_cache"))
     for name, printed in (("one", "threads 1\n"), ("two", "cwd chapters\n")):
         nb = nbformat.read(root / "chapters" / f"{name}.ipynb", as_version=4)
-        record = cache.match_cache_notebook(nb)  # what jupyter-book's cache mode looks up
+        record = cache.match_cache_notebook(
+            nb
+        )  # what jupyter-book's cache mode looks up
         assert record.data["execution_seconds"] > 0 and record.data["jobs"] == 2
         assert record.data["cpu_seconds"] is None or record.data["cpu_seconds"] >= 0
         _, merged = cache.merge_match_into_notebook(nb)
-        assert merged.cells[1].outputs[0]["text"] == printed  # the kernel's threads, run in the chapter's folder
+        assert (
+            merged.cells[1].outputs[0]["text"] == printed
+        )  # the kernel's threads, run in the chapter's folder
         assert ex.repro_is_current(root / "chapters" / f"{name}.ipynb", root)
     out = capsys.readouterr().out
     assert "executing 4 notebooks, 2 at a time, 1 thread(s) each" in out
@@ -58,7 +83,10 @@ def test_book_and_repro_executions_are_recorded_once(tmp_path, capsys):
     nb.cells[1].source += "\n2 + 2"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
     again = ex.execute(["book", "repro"], root=root, jobs=1)
-    assert sorted((r.job.target, r.job.path.name) for r in again) == [("book", "two.ipynb"), ("repro", "two.ipynb")]
+    assert sorted((r.job.target, r.job.path.name) for r in again) == [
+        ("book", "two.ipynb"),
+        ("repro", "two.ipynb"),
+    ]
     # so is every chapter when the library changes
     (root / "rnnlib" / "a.py").write_text("A = 2\n")
     assert not ex.repro_is_current(root / "chapters" / "one.ipynb", root)
@@ -71,13 +99,19 @@ def test_a_failing_chapter_is_reported_and_not_cached(tmp_path):
     nbformat.write(nb, root / "chapters" / "two.ipynb")
     results = {r.job.path.name: r for r in ex.execute(["book"], root=root, jobs=2)}
     assert results["one.ipynb"].error is None
-    assert results["two.ipynb"].nb is None and "broken chapter" in results["two.ipynb"].error
+    assert (
+        results["two.ipynb"].nb is None
+        and "broken chapter" in results["two.ipynb"].error
+    )
     with pytest.raises(KeyError):
         get_cache(str(root / "_build" / ".jupyter_cache")).match_cache_notebook(nb)
 
 
 def test_bad_arguments_are_named(tmp_path):
-    with pytest.raises(ValueError, match=r"targets: expected some of \['book', 'student', 'repro'\], got \['all'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"targets: expected some of \['book', 'student', 'repro'\], got \['all'\]",
+    ):
         ex.execute(["all"], root=_book(tmp_path))
     with pytest.raises(ValueError, match="jobs: expected an integer >= 1, got 0"):
         ex.execute(["book"], root=tmp_path, jobs=0)
@@ -98,7 +132,10 @@ def test_repro_compare_reads_both_executions(tmp_path):
     nb.cells[1].outputs[0]["text"] = "cwd elsewhere\n"
     nbformat.write(nb, built)
     diff = "".join(repro_check.compare(chapter, root / "_build", root))
-    assert "-[cell 1] stdout: cwd elsewhere" in diff and "+[cell 1] stdout: cwd chapters" in diff
+    assert (
+        "-[cell 1] stdout: cwd elsewhere" in diff
+        and "+[cell 1] stdout: cwd chapters" in diff
+    )
 
 
 def test_strip_notebooks(tmp_path):
@@ -108,5 +145,9 @@ def test_strip_notebooks(tmp_path):
     assert strip_notebooks.main(["--check", str(executed)]) == 1
     assert strip_notebooks.main([str(executed)]) == 0
     nb = nbformat.read(executed, as_version=4)
-    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    assert all(
+        c.outputs == [] and c.execution_count is None
+        for c in nb.cells
+        if c.cell_type == "code"
+    )
     assert strip_notebooks.main(["--check", str(executed)]) == 0

@@ -15,15 +15,25 @@ import booktools
 from booktools import toc
 from booktools.toc import ROOT
 
-MODULES = sorted(p for p in (ROOT / "booktools").rglob("*.py") if "tests" not in p.relative_to(ROOT).parts)
-TOOLS = sorted(p.stem for p in (ROOT / "booktools").glob("*.py") if "__main__" in p.read_text() and p.stem != "__init__")
+MODULES = sorted(
+    p
+    for p in (ROOT / "booktools").rglob("*.py")
+    if "tests" not in p.relative_to(ROOT).parts
+)
+TOOLS = sorted(
+    p.stem
+    for p in (ROOT / "booktools").glob("*.py")
+    if "__main__" in p.read_text() and p.stem != "__init__"
+)
 
 
 # --------------------------------------------------------------------------- the table of contents
 
 
 def test_toc_lists_existing_pages_and_every_chapter():
-    assert toc.missing_pages() == [], f"_toc.yml lists pages that do not exist: {toc.missing_pages()}"
+    assert toc.missing_pages() == [], (
+        f"_toc.yml lists pages that do not exist: {toc.missing_pages()}"
+    )
     listed = {p.resolve() for p in toc.chapter_notebooks()}
     for nb in sorted((ROOT / "chapters").glob("*.ipynb")):
         assert nb.resolve() in listed, f"{nb.name} is not in _toc.yml"
@@ -33,18 +43,47 @@ def test_toc_helper_keeps_the_order_and_the_root(tmp_path):
     (tmp_path / "chapters").mkdir()
     for name in ("preface.md", "02_b.ipynb", "01_a.ipynb", "notes.md"):
         (tmp_path / "chapters" / name).write_text("{}")
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump({
-        "format": "jb-book", "root": "chapters/preface",
-        "parts": [{"caption": "P", "chapters": [{"file": "chapters/02_b"}, {"file": "chapters/01_a"},
-                                                 {"file": "chapters/missing"}, {"file": "chapters/notes.md"}]}],
-    }))
-    assert toc.toc_entries(tmp_path) == ["chapters/preface", "chapters/02_b", "chapters/01_a", "chapters/missing",
-                                         "chapters/notes.md"]
-    assert [p.name for p in toc.pages(tmp_path)] == ["preface.md", "02_b.ipynb", "01_a.ipynb", "notes.md"]
-    assert [p.name for p in toc.chapter_notebooks(tmp_path)] == ["02_b.ipynb", "01_a.ipynb"]
+    (tmp_path / "_toc.yml").write_text(
+        yaml.safe_dump(
+            {
+                "format": "jb-book",
+                "root": "chapters/preface",
+                "parts": [
+                    {
+                        "caption": "P",
+                        "chapters": [
+                            {"file": "chapters/02_b"},
+                            {"file": "chapters/01_a"},
+                            {"file": "chapters/missing"},
+                            {"file": "chapters/notes.md"},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    assert toc.toc_entries(tmp_path) == [
+        "chapters/preface",
+        "chapters/02_b",
+        "chapters/01_a",
+        "chapters/missing",
+        "chapters/notes.md",
+    ]
+    assert [p.name for p in toc.pages(tmp_path)] == [
+        "preface.md",
+        "02_b.ipynb",
+        "01_a.ipynb",
+        "notes.md",
+    ]
+    assert [p.name for p in toc.chapter_notebooks(tmp_path)] == [
+        "02_b.ipynb",
+        "01_a.ipynb",
+    ]
     assert toc.missing_pages(tmp_path) == ["chapters/missing"]
     pruned = toc.without(toc.read_toc(tmp_path), ("chapters/01_a",))
-    assert "chapters/01_a" not in yaml.safe_dump(pruned) and "chapters/02_b" in yaml.safe_dump(pruned)
+    assert "chapters/01_a" not in yaml.safe_dump(
+        pruned
+    ) and "chapters/02_b" in yaml.safe_dump(pruned)
     with pytest.raises(FileNotFoundError, match="has no _toc.yml"):
         toc.read_toc(tmp_path / "chapters")
 
@@ -54,8 +93,9 @@ def test_no_other_module_walks_the_toc():
     for path in MODULES:
         if path.name != "toc.py":
             text = path.read_text()
-            assert not re.search(r"""["']_toc\.yml["']\)?\.read_text|glob\(["']\*\.ipynb""", text), (
-                f"{path.relative_to(ROOT)} walks the chapters itself; use booktools.toc")
+            assert not re.search(
+                r"""["']_toc\.yml["']\)?\.read_text|glob\(["']\*\.ipynb""", text
+            ), f"{path.relative_to(ROOT)} walks the chapters itself; use booktools.toc"
 
 
 # --------------------------------------------------------------------------- the package
@@ -63,28 +103,42 @@ def test_no_other_module_walks_the_toc():
 
 def test_package_init_is_a_docstring():
     tree = ast.parse((ROOT / "booktools" / "__init__.py").read_text())
-    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), "booktools/__init__.py holds only its docstring"
+    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), (
+        "booktools/__init__.py holds only its docstring"
+    )
     assert booktools.__doc__
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT / "booktools")))
+@pytest.mark.parametrize(
+    "path", MODULES, ids=lambda p: str(p.relative_to(ROOT / "booktools"))
+)
 def test_modules_import_as_a_package(path):
     text = path.read_text()
-    assert "sys.path" not in text, f"{path.name} edits sys.path; import booktools.<module> instead"
+    assert "sys.path" not in text, (
+        f"{path.name} edits sys.path; import booktools.<module> instead"
+    )
     assert "spec_from_file_location" not in text
 
 
 @pytest.mark.parametrize("tool", TOOLS)
 def test_every_tool_runs_as_a_module(tool):
-    result = subprocess.run([sys.executable, "-m", f"booktools.{tool}", "--help"], capture_output=True, text=True,
-                            cwd=ROOT, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", f"booktools.{tool}", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "usage:" in result.stdout
 
 
 def test_pyproject_installs_both_packages_and_configures_ruff():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert config["tool"]["setuptools"]["packages"]["find"]["include"] == ["rnnlib*", "booktools*"]
+    assert config["tool"]["setuptools"]["packages"]["find"]["include"] == [
+        "rnnlib*",
+        "booktools*",
+    ]
     ruff = config["tool"]["ruff"]
     assert "*.ipynb" in ruff["extend-include"] and isinstance(ruff["line-length"], int)
 
@@ -92,8 +146,13 @@ def test_pyproject_installs_both_packages_and_configures_ruff():
 def test_sphinx_extensions_are_installed_modules():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "local_extensions" not in config["sphinx"]
-    ours = [e for e in config["sphinx"]["extra_extensions"] if e.startswith("booktools.")]
-    assert ours == ["booktools.sphinx_ext.plaintext_docstrings", "booktools.sphinx_ext.offline_fixes"]
+    ours = [
+        e for e in config["sphinx"]["extra_extensions"] if e.startswith("booktools.")
+    ]
+    assert ours == [
+        "booktools.sphinx_ext.plaintext_docstrings",
+        "booktools.sphinx_ext.offline_fixes",
+    ]
     for name in ours:
         module = __import__(name, fromlist=["setup"])
         assert callable(module.setup)
@@ -118,8 +177,13 @@ def test_book_build_fails_on_errors():
 
 
 def _dry_run(target: str) -> list[str]:
-    result = subprocess.run(["make", "-n", "--no-print-directory", target, "PYTHON=" + sys.executable],
-                            capture_output=True, text=True, cwd=ROOT, timeout=120)
+    result = subprocess.run(
+        ["make", "-n", "--no-print-directory", target, "PYTHON=" + sys.executable],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
@@ -129,17 +193,38 @@ def test_make_test_executes_each_chapter_at_most_twice_and_each_student_notebook
     student repro); the builds, the checks and the grader only read those executions."""
     commands = _dry_run("test")
     executions = [c for c in commands if "booktools.execute" in c]
-    assert any(re.search(r"booktools\.execute .*\bbook student repro\b", c) for c in executions), executions
+    assert any(
+        re.search(r"booktools\.execute .*\bbook student repro\b", c) for c in executions
+    ), executions
     assert not any("nbval" in c or "nbconvert" in c for c in commands)
-    assert any("booktools.grade --expect-stubs --executed student/_build" in c for c in commands)
-    assert any("booktools.repro_check" in c for c in commands) and any("booktools.exec_times" in c for c in commands)
-    assert any("ruff format --check" in c for c in commands) and any("ruff check" in c for c in commands)
+    assert any(
+        "booktools.grade --expect-stubs --executed student/_build" in c
+        for c in commands
+    )
+    assert any("booktools.repro_check" in c for c in commands) and any(
+        "booktools.exec_times" in c for c in commands
+    )
+    assert any("ruff format --check" in c for c in commands) and any(
+        "ruff check" in c for c in commands
+    )
     unit = [c for c in commands if re.search(r"-m pytest tests\b", c)]
-    assert unit and not any("booktools" in c for c in unit), "make unit runs the library's tests only"
+    assert unit and not any("booktools" in c for c in unit), (
+        "make unit runs the library's tests only"
+    )
 
 
 def test_makefile_has_the_homework_targets():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^test:.*\bstudent-check\b", makefile, re.M)
-    for target in ("student:", "student-check:", "grade:", "unit:", "tools-test:", "lint:", "executions:"):
-        assert re.search(rf"^{target}", makefile, re.M), f"Makefile has no {target} target"
+    for target in (
+        "student:",
+        "student-check:",
+        "grade:",
+        "unit:",
+        "tools-test:",
+        "lint:",
+        "executions:",
+    ):
+        assert re.search(rf"^{target}", makefile, re.M), (
+            f"Makefile has no {target} target"
+        )
