@@ -155,7 +155,8 @@ const done = arguments[arguments.length - 1];
 
 #: a <script src> or <link href> (stylesheet, preload, font, icon) that points at the network
 EXTERNAL_ASSET = re.compile(
-    r"<(?:script|link)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+", re.IGNORECASE
+    r"<(?:script|link)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+",
+    re.IGNORECASE,
 )
 RAW_MATH = re.compile(
     r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*?\\[A-Za-z]+[^$]*\$|\$[^$\s]{1,40}\$"
@@ -193,14 +194,21 @@ def _headings_of(lines: list[str]) -> list[str]:
                 len(marker.group(1)),
                 marker.group(2).strip(),
             )
-            if fences and fences[-1][0] == char and count >= fences[-1][1] and not rest:
+            if (
+                fences
+                and fences[-1][0] == char
+                and count >= fences[-1][1]
+                and not rest
+            ):
                 fences.pop()
             else:
                 fences.append((char, count))
             continue
         if not fences and re.match(r"^#{1,6}\s+\S", line):
             text = re.sub(r"^#{1,6}\s+", "", line)
-            text = re.sub(r"\$[^$]*\$", " ", text)  # math is rendered, not compared
+            text = re.sub(
+                r"\$[^$]*\$", " ", text
+            )  # math is rendered, not compared
             text = re.sub(
                 r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text
             )  # roles: keep their text
@@ -220,7 +228,10 @@ def pages_and_sources(
     """Every built page (except the search page) with its source in the book's ``_toc.yml``, if any."""
     sources = {}
     if (Path(root) / "_toc.yml").is_file():
-        sources = {p.relative_to(root).with_suffix(".html"): p for p in toc.pages(root)}
+        sources = {
+            p.relative_to(root).with_suffix(".html"): p
+            for p in toc.pages(root)
+        }
     pages = []
     for page in sorted(html_dir.rglob("*.html")):
         rel = page.relative_to(html_dir)
@@ -307,19 +318,28 @@ def external_requests(driver, base: str) -> list[str]:
         message = json.loads(entry["message"])["message"]
         if message.get("method") == "Network.requestWillBeSent":
             url = message["params"]["request"]["url"]
-            if not url.startswith((base, "data:", "blob:", "about:", "chrome")):
+            if not url.startswith(
+                (base, "data:", "blob:", "about:", "chrome")
+            ):
                 urls.append(url)
     return urls
 
 
 def check_page(
-    driver, base: str, html_dir: Path, rel: Path, source: Path | None, shots: Path
+    driver,
+    base: str,
+    html_dir: Path,
+    rel: Path,
+    source: Path | None,
+    shots: Path,
 ) -> tuple[list[str], dict]:
     problems: list[str] = []
     for tag in EXTERNAL_ASSET.findall(
         (html_dir / rel).read_text(encoding="utf-8", errors="replace")
     ):
-        problems.append(f"the page loads an asset from the network: {tag[:200]}")
+        problems.append(
+            f"the page loads an asset from the network: {tag[:200]}"
+        )
     (
         driver.get_log("browser"),
         driver.get_log("performance"),
@@ -348,7 +368,9 @@ def check_page(
         problems.append(f"MathJax error in a formula: {err}")
     raw = sorted(set(RAW_MATH.findall(probe["text"])))
     if raw:
-        problems.append(f"raw (untypeset) math left in the text: {raw[:5]}")
+        problems.append(
+            f"raw (untypeset) math left in the text: {raw[:5]}"
+        )
     for img in probe["images"]:
         if not img["ok"]:
             problems.append(f"image did not load: {img['src']}")
@@ -356,20 +378,29 @@ def check_page(
     if source is not None:
         for heading in source_headings(source):
             words = _words(heading)
-            if words and not any(_contains_in_order(r, words) for r in rendered):
-                problems.append(f"heading missing from the page: {heading!r}")
+            if words and not any(
+                _contains_in_order(r, words) for r in rendered
+            ):
+                problems.append(
+                    f"heading missing from the page: {heading!r}"
+                )
         if not rendered:
             problems.append("the page shows no heading")
     for entry in driver.get_log("browser"):
         # the browser asks every host for /favicon.ico; the book has none (not a page's error)
-        if entry["level"] == "SEVERE" and "/favicon.ico " not in entry["message"]:
+        if (
+            entry["level"] == "SEVERE"
+            and "/favicon.ico " not in entry["message"]
+        ):
             problems.append(f"console error: {entry['message'][:300]}")
     for url in external_requests(driver, base):
         problems.append(f"request to the network: {url}")
     # full-page screenshot
     height = min(int(probe["height"]), MAX_SCREENSHOT_HEIGHT)
     driver.set_window_size(1280, max(height, 600))
-    shot = shots / (rel.with_suffix("").as_posix().replace("/", "__") + ".png")
+    shot = shots / (
+        rel.with_suffix("").as_posix().replace("/", "__") + ".png"
+    )
     driver.save_screenshot(str(shot))
     driver.set_window_size(1280, 1000)
     info = {
@@ -386,12 +417,15 @@ def check_page(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("html_dir", nargs="?", default=str(ROOT / "_build" / "html"))
+    parser.add_argument(
+        "html_dir", nargs="?", default=str(ROOT / "_build" / "html")
+    )
     args = parser.parse_args(argv)
     html_dir = Path(args.html_dir).resolve()
     if not (html_dir / "index.html").exists():
         print(
-            f"{html_dir} holds no built book (run `make book` first)", file=sys.stderr
+            f"{html_dir} holds no built book (run `make book` first)",
+            file=sys.stderr,
         )
         return 1
     shots = html_dir / "_screenshots"
@@ -402,9 +436,13 @@ def main(argv: list[str] | None = None) -> int:
     failures, rows = {}, []
     try:
         for rel, source in pages_and_sources(html_dir):
-            problems, info = check_page(driver, base, html_dir, rel, source, shots)
+            problems, info = check_page(
+                driver, base, html_dir, rel, source, shots
+            )
             rows.append(info)
-            status = "ok" if not problems else f"{len(problems)} problem(s)"
+            status = (
+                "ok" if not problems else f"{len(problems)} problem(s)"
+            )
             print(
                 f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
                 f"{info['widgets']:3d} widgets  {status}"
@@ -425,7 +463,9 @@ def main(argv: list[str] | None = None) -> int:
             f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>"
         )
     (shots / "index.html").write_text("\n".join(index), encoding="utf-8")
-    columns = sorted({r["code_chars"] for r in rows if r.get("code_chars")})
+    columns = sorted(
+        {r["code_chars"] for r in rows if r.get("code_chars")}
+    )
     if columns:
         print(
             f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})"

@@ -28,7 +28,8 @@ def source_hash(root: Path = ROOT) -> str:
     """SHA-256 over the files of the book in ``root`` whose change must re-execute every chapter."""
     digest = hashlib.sha256()
     files = sorted((root / "rnnlib").rglob("*.py")) + [
-        root / name for name in ("requirements.txt", "_config.yml", "Makefile")
+        root / name
+        for name in ("requirements.txt", "_config.yml", "Makefile")
     ]
     for path in files:
         digest.update(str(path.relative_to(root)).encode())
@@ -48,7 +49,13 @@ def check(build_dir: str, root: Path = ROOT) -> None:
         print(
             f"{build_dir}: rnnlib/ or the pins changed: clearing the execution cache and built pages"
         )
-        for sub in (".jupyter_cache", "jupyter_execute", "html", ".doctrees", "repro"):
+        for sub in (
+            ".jupyter_cache",
+            "jupyter_execute",
+            "html",
+            ".doctrees",
+            "repro",
+        ):
             shutil.rmtree(build / sub, ignore_errors=True)
     build.mkdir(parents=True, exist_ok=True)
     stamp.write_text(key + "\n")

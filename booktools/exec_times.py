@@ -26,7 +26,9 @@ from jupyter_cache import get_cache
 from booktools.toc import ROOT, chapter_notebooks
 
 
-def execution_records(build: Path, root: Path = ROOT) -> dict[str, dict | None]:
+def execution_records(
+    build: Path, root: Path = ROOT
+) -> dict[str, dict | None]:
     """The timing data of the build's execution of each chapter (None: no matching cache record).
 
     Each dict has ``execution_seconds`` (wall time), and, for executions made by
@@ -37,7 +39,9 @@ def execution_records(build: Path, root: Path = ROOT) -> dict[str, dict | None]:
     for path in chapter_notebooks(root):
         rel = str(path.relative_to(root))
         try:
-            record = cache.match_cache_notebook(nbformat.read(path, as_version=4))
+            record = cache.match_cache_notebook(
+                nbformat.read(path, as_version=4)
+            )
         except KeyError:
             records[rel] = None
             continue
@@ -77,17 +81,22 @@ def main(argv: list[str] | None = None) -> int:
         )
         total += seconds
         cpu_shown = "-" if cpu is None else f"{cpu:.1f}"
-        print(f"| {rel:45s} | {seconds:7.1f} | {cpu_shown:>5s} | {jobs or '-':>7} |")
+        print(
+            f"| {rel:45s} | {seconds:7.1f} | {cpu_shown:>5s} | {jobs or '-':>7} |"
+        )
         if seconds >= args.chapter_limit:
             problems.append(
                 f"{rel}: {seconds:.1f} s >= {args.chapter_limit:g} s per chapter"
             )
     print(f"| {'total':45s} | {total:7.1f} |       |         |")
     if total >= args.total_limit:
-        problems.append(f"the whole book: {total:.1f} s >= {args.total_limit:g} s")
+        problems.append(
+            f"the whole book: {total:.1f} s >= {args.total_limit:g} s"
+        )
     if problems:
         print(
-            "execution time check FAILED:\n  " + "\n  ".join(problems), file=sys.stderr
+            "execution time check FAILED:\n  " + "\n  ".join(problems),
+            file=sys.stderr,
         )
         return 1
     print(

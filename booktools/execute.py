@@ -82,7 +82,10 @@ class Result:
 def default_timeout(root: Path = ROOT) -> int:
     """Seconds per cell: ``execute.timeout`` of ``_config.yml`` (as the build uses), else 300."""
     config = (
-        yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8")) or {}
+        yaml.safe_load(
+            (Path(root) / "_config.yml").read_text(encoding="utf-8")
+        )
+        or {}
     )
     return int((config.get("execute") or {}).get("timeout", 300))
 
@@ -99,8 +102,15 @@ def _kernel_cpu_seconds(client) -> float | None:
     try:
         import psutil
 
-        times = psutil.Process(client.km.provisioner.process.pid).cpu_times()
-        return times.user + times.system + times.children_user + times.children_system
+        times = psutil.Process(
+            client.km.provisioner.process.pid
+        ).cpu_times()
+        return (
+            times.user
+            + times.system
+            + times.children_user
+            + times.children_system
+        )
     except Exception:  # noqa: BLE001 - a missing psutil or an exotic provisioner: no CPU time
         return None
 
@@ -135,11 +145,17 @@ def run_job(job: Job) -> Result:
         error = f"{type(exc).__name__}: {exc}"
     # with allow_errors, cell errors are outputs; what still raises (a timeout, a dead kernel) fails the job
     return Result(
-        job, nb if error is None else None, time.perf_counter() - start, cpu[0], error
+        job,
+        nb if error is None else None,
+        time.perf_counter() - start,
+        cpu[0],
+        error,
     )
 
 
-def _store(result: Result, root: Path, build: Path, student_build: Path) -> str:
+def _store(
+    result: Result, root: Path, build: Path, student_build: Path
+) -> str:
     """Put a successful execution where the later steps read it; return where."""
     job = result.job
     data = {
@@ -170,10 +186,16 @@ def _store(result: Result, root: Path, build: Path, student_build: Path) -> str:
     return str(target)
 
 
-def repro_path(chapter: Path, root: Path = ROOT, build: Path | None = None) -> Path:
+def repro_path(
+    chapter: Path, root: Path = ROOT, build: Path | None = None
+) -> Path:
     """Where the independent execution of ``chapter`` is kept: ``_build/repro/<path in the book>``."""
     build = build if build is not None else Path(root) / "_build"
-    return build / "repro" / Path(chapter).resolve().relative_to(Path(root).resolve())
+    return (
+        build
+        / "repro"
+        / Path(chapter).resolve().relative_to(Path(root).resolve())
+    )
 
 
 def _repro_stamp(nb: nbformat.NotebookNode, root: Path) -> dict:
@@ -192,6 +214,33 @@ def repro_is_current(
     stamp = nbformat.read(path, as_version=4).metadata.get(STAMP_KEY, {})
     current = _repro_stamp(nbformat.read(chapter, as_version=4), root)
     return all(stamp.get(k) == v for k, v in current.items())
+
+
+def executed_in_build(
+    notebook: str | Path, build: str | Path
+) -> nbformat.NotebookNode:
+    """The execution of ``notebook`` that the book build in ``build`` shows (its jupyter-cache record).
+
+    This is what the build rendered. (The copy myst-nb writes to
+    ``<build>/jupyter_execute/`` holds no outputs when the page was rendered from the
+    cache.) Raises ``FileNotFoundError`` naming ``build`` when it has no cache, and
+    ``LookupError`` when no record matches the notebook's code as it is now.
+    """
+    from jupyter_cache import get_cache
+
+    cache_dir = Path(build) / ".jupyter_cache"
+    if not cache_dir.is_dir():
+        raise FileNotFoundError(
+            f"build: no execution cache at {str(cache_dir)!r} (build the book first)"
+        )
+    nb = nbformat.read(notebook, as_version=4)
+    try:
+        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+    except KeyError:
+        raise LookupError(
+            f"{notebook}: no execution in {cache_dir} matches its code (build the book first)"
+        ) from None
+    return merged
 
 
 def _is_cached(path: Path, cache_dir: Path) -> bool:
@@ -221,7 +270,10 @@ def plan(
     todo, skipped = [], []
     for target in targets:
         if target == "book":
-            paths, cache_dir = chapter_notebooks(root), build / ".jupyter_cache"
+            paths, cache_dir = (
+                chapter_notebooks(root),
+                build / ".jupyter_cache",
+            )
         elif target == "student":
             if not (student_root / "_toc.yml").is_file():
                 raise FileNotFoundError(
@@ -240,10 +292,19 @@ def plan(
                 else _is_cached(path, cache_dir)
             )
             if current:
-                skipped.append(f"{target:8s} {path.relative_to(root)}: up to date")
+                skipped.append(
+                    f"{target:8s} {path.relative_to(root)}: up to date"
+                )
             else:
                 todo.append(
-                    Job(target, path, target == "student", timeout, threads, jobs)
+                    Job(
+                        target,
+                        path,
+                        target == "student",
+                        timeout,
+                        threads,
+                        jobs,
+                    )
                 )
     return todo, skipped
 
@@ -259,7 +320,9 @@ def execute(
     """Run the executions of ``targets`` (see the module docstring), ``jobs`` at a time; print a line each."""
     unknown = [t for t in targets if t not in TARGETS]
     if unknown or not targets:
-        raise ValueError(f"targets: expected some of {list(TARGETS)}, got {targets}")
+        raise ValueError(
+            f"targets: expected some of {list(TARGETS)}, got {targets}"
+        )
     if jobs < 1:
         raise ValueError(f"jobs: expected an integer >= 1, got {jobs}")
     root = Path(root)
@@ -283,7 +346,9 @@ def execute(
         f"executing {len(todo)} notebooks, {jobs} at a time, {threads} thread(s) each"
     )
     start = time.perf_counter()
-    context = multiprocessing.get_context("spawn")  # a clean interpreter per worker
+    context = multiprocessing.get_context(
+        "spawn"
+    )  # a clean interpreter per worker
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [pool.submit(run_job, job) for job in todo]
         for future in as_completed(futures):
@@ -297,7 +362,9 @@ def execute(
                 else f", {result.cpu_seconds:5.1f} s CPU"
             )
             if result.nb is not None:
-                where = _store(result, root, build, student_root / "_build")
+                where = _store(
+                    result, root, build, student_root / "_build"
+                )
                 print(
                     f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}"
                 )
@@ -306,7 +373,9 @@ def execute(
                     f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}",
                     file=sys.stderr,
                 )
-    print(f"{len(todo)} executions in {time.perf_counter() - start:.1f} s wall time")
+    print(
+        f"{len(todo)} executions in {time.perf_counter() - start:.1f} s wall time"
+    )
     return results
 
 
@@ -314,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="+", choices=TARGETS)
     parser.add_argument(
-        "--jobs", type=int, default=2, help="notebooks executed at once (default 2)"
+        "--jobs",
+        type=int,
+        default=2,
+        help="notebooks executed at once (default 2)",
     )
     parser.add_argument(
         "--threads",
@@ -331,7 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         results = execute(
-            args.targets, jobs=args.jobs, threads=args.threads, timeout=args.timeout
+            args.targets,
+            jobs=args.jobs,
+            threads=args.threads,
+            timeout=args.timeout,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"execute: {exc}", file=sys.stderr)
@@ -340,7 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(
             f"execution FAILED for {len(failed)} notebook(s): "
-            + ", ".join(f"{r.job.target} {r.job.path.name}" for r in failed),
+            + ", ".join(
+                f"{r.job.target} {r.job.path.name}" for r in failed
+            ),
             file=sys.stderr,
         )
         return 1

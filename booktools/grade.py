@@ -50,6 +50,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
+from booktools.execute import executed_in_build
 from booktools.student_edition import (
     BEGIN,
     EXERCISE_KEY,
@@ -116,7 +117,9 @@ class GradeReport:
         ]
         for e in self.exercises:
             detail = e.detail.splitlines()
-            lines.append(f"{e.number:<9} {e.status:<9} {detail[0] if detail else ''}")
+            lines.append(
+                f"{e.number:<9} {e.status:<9} {detail[0] if detail else ''}"
+            )
             lines += [f"{'':<19} {more}" for more in detail[1:3]]
         lines.append("-" * 72)
         manual = len(self.exercises) - self.graded
@@ -136,7 +139,11 @@ class GradeReport:
 
 
 def _first_line(text: str) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return (
+        (text or "").strip().splitlines()[0]
+        if (text or "").strip()
+        else ""
+    )
 
 
 def _checker_arguments(source: str) -> list[tuple[str, str]]:
@@ -160,21 +167,30 @@ def _checker_arguments(source: str) -> list[tuple[str, str]]:
             numbers = checker_calls(name + "(")
             if numbers and name.startswith("check_exercise_"):
                 found.append(
-                    (numbers[0], ast.get_source_segment(code, node.args[0]) or "")
+                    (
+                        numbers[0],
+                        ast.get_source_segment(code, node.args[0]) or "",
+                    )
                 )
     return found
 
 
-def _exercise_cells(nb: nbformat.NotebookNode, where: str) -> dict[str, list[int]]:
+def _exercise_cells(
+    nb: nbformat.NotebookNode, where: str
+) -> dict[str, list[int]]:
     """Map each exercise number to the indices of its code cells (see the module docstring)."""
     cells: dict[str, list[int]] = {}
     current, gate = None, None
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            _, gate, events = scan_markdown(cell.source, gate, f"{where}: cell {index}")
+            _, gate, events = scan_markdown(
+                cell.source, gate, f"{where}: cell {index}"
+            )
             for kind, label, _title in events:
                 if kind in ("exercise", "solution-start"):
-                    current = exercise_number(label, f"{where}: cell {index}")
+                    current = exercise_number(
+                        label, f"{where}: cell {index}"
+                    )
         if cell.cell_type != "code" or cell.metadata.get(GRADER_KEY):
             continue
         numbers = set(checker_calls(cell.source))
@@ -228,12 +244,16 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
             else []
         )
         for child in model.get("children", []):
-            found += outputs_below(str(child).removeprefix("IPY_MODEL_"), seen)
+            found += outputs_below(
+                str(child).removeprefix("IPY_MODEL_"), seen
+            )
         return found
 
     errors = []
     for index, cell in enumerate(nb.cells):
-        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+        for output in (
+            cell.get("outputs", []) if cell.cell_type == "code" else []
+        ):
             view = output.get("data", {}).get(
                 "application/vnd.jupyter.widget-view+json"
             )
@@ -249,13 +269,15 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
                         o.get("evalue", ""),
                     )
                 )
-            interact = "widget-interact" in state.get(view.get("model_id", ""), {}).get(
-                "state", {}
-            ).get("_dom_classes", [])
+            interact = "widget-interact" in state.get(
+                view.get("model_id", ""), {}
+            ).get("state", {}).get("_dom_classes", [])
             if (
                 interact
                 and not failed
-                and not any("image/png" in o.get("data", {}) for o in inner)
+                and not any(
+                    "image/png" in o.get("data", {}) for o in inner
+                )
             ):
                 errors.append(
                     (
@@ -294,29 +316,6 @@ def _execute(
     return None
 
 
-def executed_in_build(notebook: str | Path, build: str | Path) -> nbformat.NotebookNode:
-    """The execution of ``notebook`` that the book build in ``build`` made (its jupyter-cache record).
-
-    Raises ``FileNotFoundError`` naming ``build`` when it has no cache, and
-    ``LookupError`` when no record matches the notebook's code as it is now.
-    """
-    from jupyter_cache import get_cache
-
-    cache_dir = Path(build) / ".jupyter_cache"
-    if not cache_dir.is_dir():
-        raise FileNotFoundError(
-            f"build: no execution cache at {str(cache_dir)!r} (build the book first)"
-        )
-    nb = nbformat.read(notebook, as_version=4)
-    try:
-        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
-    except KeyError:
-        raise LookupError(
-            f"{notebook}: no execution in {cache_dir} matches its code (build the book first)"
-        ) from None
-    return merged
-
-
 def grade_notebook(
     notebook: str | Path,
     *,
@@ -340,7 +339,9 @@ def grade_notebook(
     if reference is None and (ROOT / "chapters" / path.name).is_file():
         reference = ROOT / "chapters" / path.name
     if reference is not None and not Path(reference).is_file():
-        raise FileNotFoundError(f"reference: no such file {str(reference)!r}")
+        raise FileNotFoundError(
+            f"reference: no such file {str(reference)!r}"
+        )
     nb = nbformat.read(path, as_version=4)
     where = str(path)
     statements = find_exercises(nb)  # also validates the markup
@@ -351,16 +352,28 @@ def grade_notebook(
         ref_nb = nbformat.read(reference, as_version=4)
         ref_cells = _exercise_cells(ref_nb, str(reference))
         code_numbers = set(ref_cells)
-        sources = [ref_nb.cells[i].source for idx in ref_cells.values() for i in idx]
+        sources = [
+            ref_nb.cells[i].source
+            for idx in ref_cells.values()
+            for i in idx
+        ]
         statements = statements or find_exercises(ref_nb)
     else:
         code_numbers = set(cells)
-        sources = [nb.cells[i].source for idx in cells.values() for i in idx]
+        sources = [
+            nb.cells[i].source for idx in cells.values() for i in idx
+        ]
     recheck = list(
-        dict.fromkeys(call for source in sources for call in _checker_arguments(source))
+        dict.fromkeys(
+            call
+            for source in sources
+            for call in _checker_arguments(source)
+        )
     )
     if executed is not None:
-        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
+        if [c.source for c in executed.cells] != [
+            c.source for c in nb.cells
+        ]:
             raise ValueError(
                 f"executed: its cells are not those of {where} (an execution of an older version?)"
             )
@@ -387,7 +400,9 @@ def grade_notebook(
         own = cells.get(number, [])
         if number not in code_numbers and not own:
             grades.append(
-                ExerciseGrade(number, BY_HAND, "prose exercise: read the answer")
+                ExerciseGrade(
+                    number, BY_HAND, "prose exercise: read the answer"
+                )
             )
             continue
         if not own:
@@ -404,7 +419,9 @@ def grade_notebook(
             error = _error_of(nb.cells[index])
             if error:
                 status, detail = _verdict(*error)
-                grade = ExerciseGrade(number, status, f"cell {index}: {detail}", own)
+                grade = ExerciseGrade(
+                    number, status, f"cell {index}: {detail}", own
+                )
                 break
         if grade is None:
             reruns = [
@@ -418,7 +435,10 @@ def grade_notebook(
                     grade = ExerciseGrade(number, *_verdict(*error), own)
                     break
                 out = _stdout_of(cell)
-                if f"Exercise {number}: all" not in out or "checks passed" not in out:
+                if (
+                    f"Exercise {number}: all" not in out
+                    or "checks passed" not in out
+                ):
                     grade = ExerciseGrade(
                         number,
                         ERROR,
@@ -433,10 +453,14 @@ def grade_notebook(
                 if c.metadata.get(GRADER_KEY) == number
             ]
             if any(checks):
-                detail = "; ".join(line.split(": ", 1)[-1] for line in checks)
+                detail = "; ".join(
+                    line.split(": ", 1)[-1] for line in checks
+                )
             else:
                 detail = dead or "ran without error (no checker)"
-            grade = ExerciseGrade(number, PASS if not dead else ERROR, detail, own)
+            grade = ExerciseGrade(
+                number, PASS if not dead else ERROR, detail, own
+            )
         grades.append(grade)
 
     in_exercises = {i for idx in cells.values() for i in idx}
@@ -447,7 +471,8 @@ def grade_notebook(
             if error:
                 others.append((index, *error))
     others = sorted(
-        others + [e for e in widget_errors(nb) if e[0] < first_grader_cell],
+        others
+        + [e for e in widget_errors(nb) if e[0] < first_grader_cell],
         key=lambda e: e[0],
     )
     if dead:
@@ -463,7 +488,9 @@ def student_edition_problems(report: GradeReport) -> list[str]:
     """
     problems = []
     for e in report.exercises:
-        if e.auto and (e.status != NOT_DONE or f"Exercise {e.number}" not in e.detail):
+        if e.auto and (
+            e.status != NOT_DONE or f"Exercise {e.number}" not in e.detail
+        ):
             problems.append(
                 f"exercise {e.number}: expected the stub's NotImplementedError, got {e.status}: {e.detail}"
             )
@@ -476,15 +503,22 @@ def student_edition_problems(report: GradeReport) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="+", help="the student's notebook(s)")
+    parser.add_argument(
+        "notebooks", nargs="+", help="the student's notebook(s)"
+    )
     parser.add_argument(
         "--reference",
         help="the instructor notebook of the chapter (default: chapters/<same name>)",
     )
     parser.add_argument(
-        "--timeout", type=int, default=300, help="seconds per cell (default 300)"
+        "--timeout",
+        type=int,
+        default=300,
+        help="seconds per cell (default 300)",
     )
-    parser.add_argument("--json", action="store_true", help="print the grades as JSON")
+    parser.add_argument(
+        "--json", action="store_true", help="print the grades as JSON"
+    )
     parser.add_argument(
         "--expect-stubs",
         action="store_true",
@@ -505,7 +539,9 @@ def main(argv: list[str] | None = None) -> int:
     for notebook in args.notebooks:
         try:
             executed = (
-                executed_in_build(notebook, args.executed) if args.executed else None
+                executed_in_build(notebook, args.executed)
+                if args.executed
+                else None
             )
             report = grade_notebook(
                 notebook,
@@ -518,7 +554,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if args.json:
             results.append(
-                {**asdict(report), "passed": report.passed, "graded": report.graded}
+                {
+                    **asdict(report),
+                    "passed": report.passed,
+                    "graded": report.graded,
+                }
             )
         elif args.expect_stubs:
             problems = student_edition_problems(report)

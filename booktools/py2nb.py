@@ -32,7 +32,9 @@ def convert(src: str, dst: str) -> None:
             cell.outputs = []
             cell.execution_count = None
     text = json.dumps(
-        json.loads(jupytext.writes(nb, fmt="ipynb")), indent=1, ensure_ascii=False
+        json.loads(jupytext.writes(nb, fmt="ipynb")),
+        indent=1,
+        ensure_ascii=False,
     )
     with open(dst, "w", encoding="utf-8") as fh:
         fh.write(text + "\n")

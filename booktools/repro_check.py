@@ -1,7 +1,7 @@
 """Reproducibility: a second, independent execution of every chapter gives the book build's text outputs.
 
 The book build shows one execution of each chapter (``booktools.execute book``,
-cached by jupyter-cache; the executed copies are in ``<build>/jupyter_execute/``).
+cached by jupyter-cache in ``<build>/.jupyter_cache``, where the build reads it).
 ``booktools.execute repro`` executes each chapter of ``_toc.yml`` once more, in a
 fresh kernel in the chapter's folder, into ``<build>/repro/``; this module compares
 the two executions' *text* outputs cell by cell:
@@ -33,7 +33,13 @@ from pathlib import Path
 
 import nbformat
 
-from booktools.execute import STAMP_KEY, execute, repro_is_current, repro_path
+from booktools.execute import (
+    STAMP_KEY,
+    execute,
+    executed_in_build,
+    repro_is_current,
+    repro_path,
+)
 from booktools.toc import ROOT, chapter_notebooks
 
 TIMING = re.compile(
@@ -78,11 +84,15 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
                     if mime in data:
                         value = data[mime]
                         lines += _clean(
-                            value if isinstance(value, str) else "".join(value)
+                            value
+                            if isinstance(value, str)
+                            else "".join(value)
                         )
             elif kind == "error":
                 label = "error"
-                lines = _clean(f"{output.get('ename')}: {output.get('evalue')}")
+                lines = _clean(
+                    f"{output.get('ename')}: {output.get('evalue')}"
+                )
             else:
                 continue
             out += [f"[cell {index}] {label}: {line}" for line in lines]
@@ -91,25 +101,26 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
 
 def compare(chapter: Path, build: Path, root: Path = ROOT) -> list[str]:
     """The unified diff of ``chapter``'s text outputs, build vs independent execution (empty: the same)."""
-    rel = chapter.relative_to(root)
-    built = build / "jupyter_execute" / rel
     fresh = repro_path(chapter, root, build)
-    if not built.exists():
-        return [
-            f"no executed copy at {built} (build the book first: make book-strict)\n"
-        ]
+    try:
+        built = executed_in_build(chapter, build)
+    except (FileNotFoundError, LookupError) as exc:
+        return [f"{exc}\n"]
     if not fresh.exists():
         return [
             f"no independent execution at {fresh} (python -m booktools.execute repro)\n"
         ]
-    expected = text_outputs(nbformat.read(built, as_version=4))
+    expected = text_outputs(built)
     got = text_outputs(nbformat.read(fresh, as_version=4))
+    shown = (
+        fresh.relative_to(root) if fresh.is_relative_to(root) else fresh
+    )
     return list(
         difflib.unified_diff(
             [line + "\n" for line in expected],
             [line + "\n" for line in got],
-            fromfile=f"book build: {built.relative_to(root) if built.is_relative_to(root) else built}",
-            tofile=f"independent execution: {fresh.relative_to(root) if fresh.is_relative_to(root) else fresh}",
+            fromfile=f"book build: the execution cache in {build.name}/.jupyter_cache",
+            tofile=f"independent execution: {shown}",
             n=2,
         )
     )
@@ -124,14 +135,19 @@ def main(argv: list[str] | None = None) -> int:
         help="chapter paths (default: every notebook in _toc.yml)",
     )
     parser.add_argument(
-        "--jobs", type=int, default=2, help="executions at once, for the missing ones"
+        "--jobs",
+        type=int,
+        default=2,
+        help="executions at once, for the missing ones",
     )
     args = parser.parse_args(argv)
     build = (ROOT / args.build).resolve()
     chapters = chapter_notebooks()
     if args.chapters:
         chosen = {
-            (ROOT / (c if c.endswith(".ipynb") else c + ".ipynb")).resolve()
+            (
+                ROOT / (c if c.endswith(".ipynb") else c + ".ipynb")
+            ).resolve()
             for c in args.chapters
         }
         chapters = [c for c in chapters if c.resolve() in chosen]
@@ -148,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         rel = path.relative_to(ROOT)
         diff = compare(path, build)
         if not diff:
-            fresh = nbformat.read(repro_path(path, ROOT, build), as_version=4)
+            fresh = nbformat.read(
+                repro_path(path, ROOT, build), as_version=4
+            )
             seconds = fresh.metadata.get(STAMP_KEY, {}).get(
                 "execution_seconds", float("nan")
             )

@@ -41,10 +41,15 @@ def strip(nb: nbformat.NotebookNode) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "notebooks", nargs="*", type=Path, help="default: the chapters of _toc.yml"
+        "notebooks",
+        nargs="*",
+        type=Path,
+        help="default: the chapters of _toc.yml",
     )
     parser.add_argument(
-        "--check", action="store_true", help="only list the notebooks that hold outputs"
+        "--check",
+        action="store_true",
+        help="only list the notebooks that hold outputs",
     )
     args = parser.parse_args(argv)
     dirty = []

@@ -58,7 +58,9 @@ _DIRECTIVE = re.compile(
 )
 _LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
 _EXERCISE_LABEL = re.compile(r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$")
-_CHECKER_CALL = re.compile(r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\(")
+_CHECKER_CALL = re.compile(
+    r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\("
+)
 
 
 class MarkupError(ValueError):
@@ -83,7 +85,9 @@ def checker_calls(source: str) -> list[str]:
     ]
 
 
-def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
+def stub_solution(
+    source: str, number: str, where: str = ""
+) -> tuple[str, int]:
     """Replace every ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block of ``source`` by a stub.
 
     The stub sits at the indentation of the BEGIN marker::
@@ -134,7 +138,11 @@ def count_solution_blocks(source: str, where: str = "") -> int:
 
 def count_stubs(source: str) -> int:
     """The number of ``raise NotImplementedError("Exercise ...`` stubs in ``source``."""
-    return len(re.findall(r'raise NotImplementedError\("Exercise \d+\.\d+', source))
+    return len(
+        re.findall(
+            r'raise NotImplementedError\("Exercise \d+\.\d+', source
+        )
+    )
 
 
 @dataclass
@@ -143,19 +151,17 @@ class Exercise:
 
     number: str  #: "N.M"
     title: str  #: the directive's title, e.g. "1.1 · Normalize a sequence by hand"
-    statement_cell: (
-        int  #: index of the markdown cell holding the ``{exercise}`` directive
-    )
+    statement_cell: int  #: index of the markdown cell holding the ``{exercise}`` directive
     code_cells: list[int] = field(
         default_factory=list
     )  #: code cells of its solution (or its stubs)
-    solution_blocks: int = (
-        0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
-    )
+    solution_blocks: int = 0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
     checkers: list[str] = field(
         default_factory=list
     )  #: numbers of the checkers called in its code cells
-    gated: bool = False  #: whether a ``{solution-start}`` gate refers to it
+    gated: bool = (
+        False  #: whether a ``{solution-start}`` gate refers to it
+    )
 
     @property
     def kind(self) -> str:
@@ -239,13 +245,19 @@ def _transform(
     for index, cell in enumerate(nb.cells):
         here = f"{where}: cell {index}"
         if cell.cell_type == "markdown":
-            text, gate_after, events = scan_markdown(cell.source, gate, here)
+            text, gate_after, events = scan_markdown(
+                cell.source, gate, here
+            )
             for kind, label, title in events:
                 if kind == "exercise":
                     number = exercise_number(label, here)
                     if number in exercises:
-                        raise MarkupError(f"{here}: exercise {number} is stated twice")
-                    current = exercises[number] = Exercise(number, title, index)
+                        raise MarkupError(
+                            f"{here}: exercise {number} is stated twice"
+                        )
+                    current = exercises[number] = Exercise(
+                        number, title, index
+                    )
                 elif kind == "solution-start":
                     number = exercise_number(label, here)
                     if number not in exercises:
@@ -282,7 +294,9 @@ def _transform(
                         f"{here}: cell metadata names exercise {number}, which is not stated before it"
                     )
                 if has_markers:
-                    stubbed, blocks = stub_solution(cell.source, number, here)
+                    stubbed, blocks = stub_solution(
+                        cell.source, number, here
+                    )
                 elif is_stub:
                     stubbed, blocks = cell.source, count_stubs(cell.source)
                 else:  # code inside a gate without markers: solution material
@@ -317,7 +331,9 @@ def _read(
     if isinstance(notebook, (str, Path)):
         path = Path(notebook)
         if not path.is_file():
-            raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
+            raise FileNotFoundError(
+                f"notebook: no such file {str(path)!r}"
+            )
         return nbformat.read(path, as_version=4), str(path)
     if not isinstance(notebook, nbformat.NotebookNode):
         raise TypeError(
@@ -326,7 +342,9 @@ def _read(
     return notebook, "<notebook>"
 
 
-def find_exercises(notebook: nbformat.NotebookNode | str | Path) -> list[Exercise]:
+def find_exercises(
+    notebook: nbformat.NotebookNode | str | Path,
+) -> list[Exercise]:
     """The exercises of a notebook (instructor or student edition), in order of statement.
 
     Code cells are indexed in the notebook as it is (for an instructor notebook,
@@ -347,7 +365,9 @@ def student_notebook(
     return out
 
 
-def student_config(config: dict, repository_url: str | None = None) -> dict:
+def student_config(
+    config: dict, repository_url: str | None = None
+) -> dict:
     """The ``_config.yml`` of the student edition, derived from the book's.
 
     The title says "student edition"; the launch and repository buttons point at
@@ -378,7 +398,9 @@ def student_config(config: dict, repository_url: str | None = None) -> dict:
 
 
 def build_student_edition(
-    root: Path = ROOT, out: Path | None = None, repository_url: str | None = None
+    root: Path = ROOT,
+    out: Path | None = None,
+    repository_url: str | None = None,
 ) -> list[Path]:
     """Write the student edition of the book under ``out`` (default ``root/student``).
 
@@ -416,7 +438,9 @@ def build_student_edition(
     for name in ("references.bib",):
         if (root / name).exists():
             shutil.copy2(root / name, out / name)
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load(
+        (root / "_config.yml").read_text(encoding="utf-8")
+    )
     sphinx = config.get("sphinx") or {}
     sphinx_config = sphinx.get("config") or {}
     asset_dirs = {
@@ -432,7 +456,9 @@ def build_student_edition(
     header = "# Generated by booktools.student_edition from the book's {}: do not edit, edit the original.\n"
     (out / "_config.yml").write_text(
         header.format("_config.yml")
-        + yaml.safe_dump(student_config(config, repository_url), sort_keys=False),
+        + yaml.safe_dump(
+            student_config(config, repository_url), sort_keys=False
+        ),
         encoding="utf-8",
     )
     (out / "_toc.yml").write_text(
@@ -448,10 +474,15 @@ def exercise_rows(root: Path = ROOT) -> list[str]:
     rows = []
     for path in chapter_notebooks(root):
         for ex in find_exercises(path):
-            title = ex.title.split("·", 1)[-1].strip() if "·" in ex.title else ex.title
+            title = (
+                ex.title.split("·", 1)[-1].strip()
+                if "·" in ex.title
+                else ex.title
+            )
             checker = (
                 ", ".join(
-                    f"`check_exercise_{n.replace('.', '_')}`" for n in ex.checkers
+                    f"`check_exercise_{n.replace('.', '_')}`"
+                    for n in ex.checkers
                 )
                 or "by hand"
             )
@@ -490,7 +521,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print("\n".join(exercise_rows(args.root)))
             return 0
-        written = build_student_edition(args.root, args.out, args.repository_url)
+        written = build_student_edition(
+            args.root, args.out, args.repository_url
+        )
     except (MarkupError, FileNotFoundError, ValueError) as exc:
         print(f"student_edition: {exc}", file=sys.stderr)
         return 2

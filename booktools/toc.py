@@ -63,7 +63,9 @@ def source_of(entry: str, root: Path = ROOT) -> Path | None:
     return next(
         (
             p
-            for p in (base.with_name(base.name + s) for s in SOURCE_SUFFIXES)
+            for p in (
+                base.with_name(base.name + s) for s in SOURCE_SUFFIXES
+            )
             if p.is_file()
         ),
         None,

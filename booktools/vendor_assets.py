@@ -56,28 +56,39 @@ LOCAL = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    ).parse_args(argv)
     modules = ROOT / "node_modules"
     missing = [src for src, *_ in ASSETS if not (modules / src).exists()]
     if missing:
-        print(f"missing npm assets {missing}: run `npm ci` in {ROOT}", file=sys.stderr)
+        print(
+            f"missing npm assets {missing}: run `npm ci` in {ROOT}",
+            file=sys.stderr,
+        )
         return 1
     if OLD_VENDOR.is_dir():
         shutil.rmtree(OLD_VENDOR)
-        if OLD_VENDOR.parent.is_dir() and not any(OLD_VENDOR.parent.iterdir()):
+        if OLD_VENDOR.parent.is_dir() and not any(
+            OLD_VENDOR.parent.iterdir()
+        ):
             OLD_VENDOR.parent.rmdir()
     for src, dst, *skip in ASSETS:
         target = VENDOR / dst
         target.parent.mkdir(parents=True, exist_ok=True)
         if (modules / src).is_dir():
             ignore = shutil.ignore_patterns(*skip[0]) if skip else None
-            shutil.copytree(modules / src, target, dirs_exist_ok=True, ignore=ignore)
+            shutil.copytree(
+                modules / src, target, dirs_exist_ok=True, ignore=ignore
+            )
         else:
             shutil.copy2(modules / src, target)
     for src, dst in LOCAL:
         (VENDOR / dst).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ASSETS_DIR / src, VENDOR / dst)
-    print(f"vendored {len(ASSETS)} asset groups into {VENDOR.relative_to(ROOT)}")
+    print(
+        f"vendored {len(ASSETS)} asset groups into {VENDOR.relative_to(ROOT)}"
+    )
     return 0
 
 

@@ -38,14 +38,21 @@ def test_cache_survives_when_nothing_changed(book):
 
 @pytest.mark.parametrize(
     "changed",
-    ["rnnlib/elman.py", "rnnlib/new_module.py", "requirements.txt", "Makefile"],
+    [
+        "rnnlib/elman.py",
+        "rnnlib/new_module.py",
+        "requirements.txt",
+        "Makefile",
+    ],
 )
 def test_cache_is_cleared_when_library_or_pins_change(book, changed):
     cache_key.check("_build", book)
     markers = _fake_cache(book / "_build")
     path = book / changed
     path.write_text(
-        path.read_text() + "# changed\n" if path.exists() else "VALUE = 2\n"
+        path.read_text() + "# changed\n"
+        if path.exists()
+        else "VALUE = 2\n"
     )
     cache_key.check("_build", book)
     assert not any(m.exists() for m in markers), (

@@ -21,7 +21,9 @@ def _book(tmp_path):
     (tmp_path / "rnnlib" / "a.py").write_text("A = 1\n")
     for name in ("requirements.txt", "Makefile"):
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "_config.yml").write_text(yaml.safe_dump({"execute": {"timeout": 60}}))
+    (tmp_path / "_config.yml").write_text(
+        yaml.safe_dump({"execute": {"timeout": 60}})
+    )
     (tmp_path / "_toc.yml").write_text(
         yaml.safe_dump(
             {
@@ -62,22 +64,37 @@ def test_book_and_repro_executions_are_recorded_once(tmp_path, capsys):
     ]
     assert all(r.error is None and r.seconds > 0 for r in results)
     cache = get_cache(str(root / "_build" / ".jupyter_cache"))
-    for name, printed in (("one", "threads 1\n"), ("two", "cwd chapters\n")):
-        nb = nbformat.read(root / "chapters" / f"{name}.ipynb", as_version=4)
+    for name, printed in (
+        ("one", "threads 1\n"),
+        ("two", "cwd chapters\n"),
+    ):
+        nb = nbformat.read(
+            root / "chapters" / f"{name}.ipynb", as_version=4
+        )
         record = cache.match_cache_notebook(
             nb
         )  # what jupyter-book's cache mode looks up
-        assert record.data["execution_seconds"] > 0 and record.data["jobs"] == 2
-        assert record.data["cpu_seconds"] is None or record.data["cpu_seconds"] >= 0
+        assert (
+            record.data["execution_seconds"] > 0
+            and record.data["jobs"] == 2
+        )
+        assert (
+            record.data["cpu_seconds"] is None
+            or record.data["cpu_seconds"] >= 0
+        )
         _, merged = cache.merge_match_into_notebook(nb)
         assert (
             merged.cells[1].outputs[0]["text"] == printed
         )  # the kernel's threads, run in the chapter's folder
-        assert ex.repro_is_current(root / "chapters" / f"{name}.ipynb", root)
+        assert ex.repro_is_current(
+            root / "chapters" / f"{name}.ipynb", root
+        )
     out = capsys.readouterr().out
     assert "executing 4 notebooks, 2 at a time, 1 thread(s) each" in out
     # nothing is executed twice
-    assert ex.execute(["book", "repro"], root=root, jobs=2, threads=1) == []
+    assert (
+        ex.execute(["book", "repro"], root=root, jobs=2, threads=1) == []
+    )
     # an edited chapter is executed again (cache and repro); the other is not
     nb = nbformat.read(root / "chapters" / "two.ipynb", as_version=4)
     nb.cells[1].source += "\n2 + 2"
@@ -97,14 +114,18 @@ def test_a_failing_chapter_is_reported_and_not_cached(tmp_path):
     nb = nbformat.read(root / "chapters" / "two.ipynb", as_version=4)
     nb.cells[1].source = "raise ValueError('broken chapter')"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
-    results = {r.job.path.name: r for r in ex.execute(["book"], root=root, jobs=2)}
+    results = {
+        r.job.path.name: r for r in ex.execute(["book"], root=root, jobs=2)
+    }
     assert results["one.ipynb"].error is None
     assert (
         results["two.ipynb"].nb is None
         and "broken chapter" in results["two.ipynb"].error
     )
     with pytest.raises(KeyError):
-        get_cache(str(root / "_build" / ".jupyter_cache")).match_cache_notebook(nb)
+        get_cache(
+            str(root / "_build" / ".jupyter_cache")
+        ).match_cache_notebook(nb)
 
 
 def test_bad_arguments_are_named(tmp_path):
@@ -113,28 +134,38 @@ def test_bad_arguments_are_named(tmp_path):
         match=r"targets: expected some of \['book', 'student', 'repro'\], got \['all'\]",
     ):
         ex.execute(["all"], root=_book(tmp_path))
-    with pytest.raises(ValueError, match="jobs: expected an integer >= 1, got 0"):
+    with pytest.raises(
+        ValueError, match="jobs: expected an integer >= 1, got 0"
+    ):
         ex.execute(["book"], root=tmp_path, jobs=0)
     with pytest.raises(FileNotFoundError, match="no student edition in"):
         ex.execute(["student"], root=tmp_path)
 
 
-def test_repro_compare_reads_both_executions(tmp_path):
+def test_repro_compare_reads_the_cache_and_the_independent_execution(
+    tmp_path,
+):
     root = _book(tmp_path)
     chapter = root / "chapters" / "two.ipynb"
-    assert "no executed copy" in repro_check.compare(chapter, root / "_build", root)[0]
+    assert (
+        "build: no execution cache at"
+        in repro_check.compare(chapter, root / "_build", root)[0]
+    )
+    ex.execute(["book"], root=root, jobs=1)
+    assert (
+        "no independent execution at"
+        in repro_check.compare(chapter, root / "_build", root)[0]
+    )
     ex.execute(["repro"], root=root, jobs=1)
-    built = root / "_build" / "jupyter_execute" / "chapters" / "two.ipynb"
-    built.parent.mkdir(parents=True)
-    shutil.copy(ex.repro_path(chapter, root), built)
     assert repro_check.compare(chapter, root / "_build", root) == []
-    nb = nbformat.read(built, as_version=4)
+    fresh = ex.repro_path(chapter, root)
+    nb = nbformat.read(fresh, as_version=4)
     nb.cells[1].outputs[0]["text"] = "cwd elsewhere\n"
-    nbformat.write(nb, built)
+    nbformat.write(nb, fresh)
     diff = "".join(repro_check.compare(chapter, root / "_build", root))
     assert (
-        "-[cell 1] stdout: cwd elsewhere" in diff
-        and "+[cell 1] stdout: cwd chapters" in diff
+        "-[cell 1] stdout: cwd chapters" in diff
+        and "+[cell 1] stdout: cwd elsewhere" in diff
     )
 
 

@@ -17,6 +17,7 @@ import yaml
 
 from booktools import grade
 from booktools import student_edition as se
+from booktools.execute import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 from rnnlib import homework
 
@@ -76,8 +77,14 @@ END = "```{solution-end}\n```"
 @pytest.mark.parametrize(
     "cells, message",
     [
-        ([EX, START], r"the gate \{solution-start\} ex-5-1 is never closed"),
-        ([EX, END], r"cell 1: \{solution-end\} without a \{solution-start\}"),
+        (
+            [EX, START],
+            r"the gate \{solution-start\} ex-5-1 is never closed",
+        ),
+        (
+            [EX, END],
+            r"cell 1: \{solution-end\} without a \{solution-start\}",
+        ),
         (
             [EX + "\n\n" + START, START, END],
             r"cell 1: \{solution-start\} ex-5-1 inside the open gate",
@@ -113,10 +120,13 @@ def test_bad_arguments_are_named(tmp_path):
     ):
         se.student_notebook(tmp_path / "missing.ipynb")
     with pytest.raises(
-        TypeError, match="notebook must be a path or an nbformat notebook, got dict"
+        TypeError,
+        match="notebook must be a path or an nbformat notebook, got dict",
     ):
         se.find_exercises({"cells": []})
-    with pytest.raises(FileNotFoundError, match="root: .* has no _toc.yml"):
+    with pytest.raises(
+        FileNotFoundError, match="root: .* has no _toc.yml"
+    ):
         se.build_student_edition(tmp_path, tmp_path / "out")
     with pytest.raises(FileNotFoundError, match="notebook: no such file"):
         grade.grade_notebook(tmp_path / "missing.ipynb")
@@ -128,11 +138,12 @@ def test_bad_arguments_are_named(tmp_path):
 
 def test_student_edition_of_the_fixture_gives_the_expected_cells():
     student = se.student_notebook(FIXTURES / "markup.ipynb")
-    raise_line = (
-        'raise NotImplementedError("Exercise {}: replace this line by your solution")'
-    )
+    raise_line = 'raise NotImplementedError("Exercise {}: replace this line by your solution")'
     expected = [
-        ("markdown", "# 99. Markup fixture\n\nEvery variant of the exercise markup."),
+        (
+            "markdown",
+            "# 99. Markup fixture\n\nEvery variant of the exercise markup.",
+        ),
         ("code", "import math"),
         (
             "markdown",
@@ -169,7 +180,8 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         ),
         (
             "code",
-            "def square(x):\n    # YOUR CODE HERE\n    " + raise_line.format("99.4"),
+            "def square(x):\n    # YOUR CODE HERE\n    "
+            + raise_line.format("99.4"),
         ),
         ("markdown", "## Summary\n\nThe end."),
     ]
@@ -179,9 +191,14 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         for c in student.cells
         if c.cell_type == "code" and "NotImplementedError" in c.source
     ]
-    assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == ["99.1", "99.2", "99.4"]
+    assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == [
+        "99.1",
+        "99.2",
+        "99.4",
+    ]
     assert all(
-        c.metadata["tags"] == ["raises-exception", "remove-output"] for c in stubs
+        c.metadata["tags"] == ["raises-exception", "remove-output"]
+        for c in stubs
     )
     assert student.cells[1].metadata == {}  # ordinary cells are untouched
     assert student.metadata["rnnlib_edition"] == "student"
@@ -194,14 +211,17 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
 def test_find_exercises_of_the_fixture():
     found = se.find_exercises(FIXTURES / "markup.ipynb")
     assert [
-        (e.number, e.kind, e.solution_blocks, e.code_cells, e.gated) for e in found
+        (e.number, e.kind, e.solution_blocks, e.code_cells, e.gated)
+        for e in found
     ] == [
         ("99.1", "code", 1, [3], True),
         ("99.2", "code", 2, [7], True),
         ("99.3", "prose", 0, [], True),
         ("99.4", "code", 1, [13], True),
     ]
-    student = se.find_exercises(se.student_notebook(FIXTURES / "markup.ipynb"))
+    student = se.find_exercises(
+        se.student_notebook(FIXTURES / "markup.ipynb")
+    )
     assert [(e.number, e.solution_blocks) for e in student] == [
         (e.number, e.solution_blocks) for e in found
     ]
@@ -222,7 +242,10 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
         )
         # the stubs follow their statement directly (the gate and its prose are gone)
         assert stu.code_cells == list(
-            range(stu.statement_cell + 1, stu.statement_cell + 1 + len(stu.code_cells))
+            range(
+                stu.statement_cell + 1,
+                stu.statement_cell + 1 + len(stu.code_cells),
+            )
         )
     text = "\n".join(c.source for c in student_nb.cells)
     for marker in (se.BEGIN, se.END, "{solution-start}", "{solution-end}"):
@@ -266,7 +289,9 @@ def test_chapter_exercises_follow_the_convention(path):
         assert re.match(rf"{re.escape(ex.number)} · \S", ex.title), (
             f"exercise {ex.number}: title {ex.title!r} is not 'N.M · ...'"
         )
-        assert ex.gated, f"exercise {ex.number} has no {{solution-start}} gate"
+        assert ex.gated, (
+            f"exercise {ex.number} has no {{solution-start}} gate"
+        )
         if ex.kind == "code":
             assert ex.number in ex.checkers, (
                 f"exercise {ex.number}: its code cells never call check_exercise_{ex.number.replace('.', '_')}"
@@ -289,11 +314,14 @@ def _checker_calls_by_chapter() -> dict[str, set[str]]:
 def test_every_checker_call_in_a_chapter_is_registered():
     for name, numbers in _checker_calls_by_chapter().items():
         unknown = numbers - set(homework.CHECKERS)
-        assert not unknown, f"{name} calls unregistered checkers {sorted(unknown)}"
+        assert not unknown, (
+            f"{name} calls unregistered checkers {sorted(unknown)}"
+        )
 
 
 @pytest.mark.parametrize(
-    "number", sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split("."))))
+    "number",
+    sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split(".")))),
 )
 def test_every_registered_checker_is_called_in_its_chapter(number):
     chapter = int(number.split(".")[0])
@@ -327,20 +355,30 @@ def test_build_student_edition_writes_a_book(tmp_path):
     ).exists()
     cfg = yaml.safe_load((out / "_config.yml").read_text())
     assert cfg["title"].endswith("(student edition)")
-    assert cfg["launch_buttons"]["colab_url"] == "" and "repository" not in cfg
+    assert (
+        cfg["launch_buttons"]["colab_url"] == ""
+        and "repository" not in cfg
+    )
     assert "student" not in cfg["exclude_patterns"]
     for path in written:
         nb = nbformat.read(path, as_version=4)
         assert nb.metadata["rnnlib_edition"] == "student"
         assert all(
-            c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code"
+            c.get("outputs", []) == []
+            for c in nb.cells
+            if c.cell_type == "code"
         )
 
 
 def test_student_config_keeps_launch_buttons_for_a_student_repository():
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    student = se.student_config(cfg, "https://example.org/course/student-edition")
-    assert student["repository"]["url"] == "https://example.org/course/student-edition"
+    student = se.student_config(
+        cfg, "https://example.org/course/student-edition"
+    )
+    assert (
+        student["repository"]["url"]
+        == "https://example.org/course/student-edition"
+    )
     assert student["launch_buttons"] == cfg["launch_buttons"]
     assert (
         cfg["title"] in student["title"]
@@ -352,7 +390,9 @@ def test_student_config_keeps_launch_buttons_for_a_student_repository():
 
 
 def _fill(nb, number, source):
-    cell = next(c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) == number)
+    cell = next(
+        c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) == number
+    )
     cell.source = source
 
 
@@ -372,7 +412,9 @@ def test_grade_a_completed_assignment(tmp_path):
         "rnnlib.homework.check_exercise_1_2(my_hidden_states)",
     )
     # 8.1: the student deleted the exercise cell; 8.2: prints a fake pass line instead of calling the checker
-    nb.cells = [c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) != "8.1"]
+    nb.cells = [
+        c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) != "8.1"
+    ]
     _fill(
         nb,
         "8.2",
@@ -396,7 +438,10 @@ def test_grade_a_completed_assignment(tmp_path):
         "Exercise 8.2: wrong values"
     )
     assert got["8.3"][0] == "by hand"
-    assert (report.passed, report.graded) == (1, 4) and report.other_errors == []
+    assert (report.passed, report.graded) == (
+        1,
+        4,
+    ) and report.other_errors == []
     table = report.table()
     assert (
         "Total: 1/4 automatically graded exercises passed; 1 prose exercise to grade by hand"
@@ -410,7 +455,9 @@ def test_grade_a_completed_assignment(tmp_path):
 def test_grading_an_execution_made_elsewhere(tmp_path):
     """``--executed``: the student edition is graded from the execution its HTML shows, not run again."""
     path = tmp_path / "assignment.ipynb"
-    nbformat.write(se.student_notebook(FIXTURES / "assignment.ipynb"), path)
+    nbformat.write(
+        se.student_notebook(FIXTURES / "assignment.ipynb"), path
+    )
     from booktools.execute import Job, run_job
 
     result = run_job(Job("student", path, True, 120, 1, 1))
@@ -429,25 +476,39 @@ def test_grading_an_execution_made_elsewhere(tmp_path):
     stale = nbformat.read(path, as_version=4)
     stale.cells[1].source += "\n# edited after the execution"
     nbformat.write(stale, path)
-    with pytest.raises(ValueError, match="executed: its cells are not those of"):
+    with pytest.raises(
+        ValueError, match="executed: its cells are not those of"
+    ):
         grade.grade_notebook(
-            path, reference=FIXTURES / "assignment.ipynb", executed=result.nb
+            path,
+            reference=FIXTURES / "assignment.ipynb",
+            executed=result.nb,
         )
 
 
 def test_executed_in_build_names_what_is_missing(tmp_path):
     path = tmp_path / "nb.ipynb"
     nbformat.write(
-        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), path
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]),
+        path,
     )
-    with pytest.raises(FileNotFoundError, match="build: no execution cache at"):
-        grade.executed_in_build(path, tmp_path / "_build")
+    with pytest.raises(
+        FileNotFoundError, match="build: no execution cache at"
+    ):
+        executed_in_build(path, tmp_path / "_build")
     (tmp_path / "_build" / ".jupyter_cache").mkdir(parents=True)
-    with pytest.raises(LookupError, match="no execution in .* matches its code"):
-        grade.executed_in_build(path, tmp_path / "_build")
+    with pytest.raises(
+        LookupError, match="no execution in .* matches its code"
+    ):
+        executed_in_build(path, tmp_path / "_build")
     assert (
         grade.main(
-            ["--expect-stubs", "--executed", str(tmp_path / "_build"), str(path)]
+            [
+                "--expect-stubs",
+                "--executed",
+                str(tmp_path / "_build"),
+                str(path),
+            ]
         )
         == 2
     )
@@ -474,9 +535,15 @@ def _guide_rows() -> dict[str, list[str]]:
 
 def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
     rows = _guide_rows()
-    found = {e.number: (path, e) for path in CHAPTERS for e in se.find_exercises(path)}
+    found = {
+        e.number: (path, e)
+        for path in CHAPTERS
+        for e in se.find_exercises(path)
+    }
     missing = [
-        row for row in se.exercise_rows(ROOT) if row.split("|")[1].strip() not in rows
+        row
+        for row in se.exercise_rows(ROOT)
+        if row.split("|")[1].strip() not in rows
     ]
     assert not missing, (
         "chapters/instructor_guide.md misses exercises; add these rows (estimate the time):\n"
@@ -501,7 +568,9 @@ def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
 
 def test_instructor_guide_is_in_the_toc_before_the_bibliography():
     toc = (ROOT / "_toc.yml").read_text()
-    assert toc.index("chapters/instructor_guide") < toc.index("chapters/bibliography")
+    assert toc.index("chapters/instructor_guide") < toc.index(
+        "chapters/bibliography"
+    )
 
 
 BUILT = ROOT / "_build" / "html" / "chapters"
@@ -536,7 +605,9 @@ def test_built_pages_launch_their_own_notebook(path):
     )
 
 
-def test_grader_reports_errors_outside_exercises_and_inside_explorers(tmp_path):
+def test_grader_reports_errors_outside_exercises_and_inside_explorers(
+    tmp_path,
+):
     """An explorer whose figure fails shows the error in its widget while its cell succeeds (nbval
     passes it); the grader, and so ``make student-check``, reports it."""
     nb = nbformat.v4.new_notebook(
@@ -594,4 +665,7 @@ def test_built_student_pages_have_stubs_and_no_solutions(path):
     assert "BEGIN SOLUTION" not in html
     for ex in se.find_exercises(path):
         if ex.kind == "code":
-            assert f"Exercise {ex.number}: replace this line by your solution" in html
+            assert (
+                f"Exercise {ex.number}: replace this line by your solution"
+                in html
+            )

@@ -59,20 +59,32 @@ def _nb(*outputs):
 
 def test_text_outputs_compare_numbers_not_images():
     a = _nb(
-        nbformat.v4.new_output("stream", name="stdout", text="x = 1.000\n"),
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="x = 1.000\n"
+        ),
         nbformat.v4.new_output(
             "display_data",
-            data={"image/png": "AAA", "text/plain": "<Figure size 640x480>"},
+            data={
+                "image/png": "AAA",
+                "text/plain": "<Figure size 640x480>",
+            },
         ),
     )
     b = _nb(
-        nbformat.v4.new_output("stream", name="stdout", text="x = 1.000\n"),
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="x = 1.000\n"
+        ),
         nbformat.v4.new_output(
             "display_data",
-            data={"image/png": "BBB", "text/plain": "<Figure size 640x480>"},
+            data={
+                "image/png": "BBB",
+                "text/plain": "<Figure size 640x480>",
+            },
         ),
     )
-    c = _nb(nbformat.v4.new_output("stream", name="stdout", text="x = 1.001\n"))
+    c = _nb(
+        nbformat.v4.new_output("stream", name="stdout", text="x = 1.001\n")
+    )
     assert repro.text_outputs(a) == repro.text_outputs(b)
     assert repro.text_outputs(a) != repro.text_outputs(c)
     assert repro.text_outputs(a)[0] == "[cell 1] stdout: x = 1.000"
@@ -104,25 +116,31 @@ def test_raw_math_pattern():
 
 def test_config_loads_only_vendored_scripts():
     """mathjax_path and nb_ipywidgets_js name files that booktools.vendor_assets writes (served as _vendor/)."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"][
+        "config"
+    ]
     produced = {f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS} | {
         f"_vendor/{dst}" for _, dst in vendor.LOCAL
     }
     dirs = {
-        f"_vendor/{dst}" for src, dst, *_ in vendor.ASSETS if not src.endswith(".js")
+        f"_vendor/{dst}"
+        for src, dst, *_ in vendor.ASSETS
+        if not src.endswith(".js")
     }
-    assert vendor.VENDOR.relative_to(ROOT).parts == ("_extra", "_vendor") and config[
-        "html_extra_path"
-    ] == ["_extra"]
+    assert vendor.VENDOR.relative_to(ROOT).parts == (
+        "_extra",
+        "_vendor",
+    ) and config["html_extra_path"] == ["_extra"]
     urls = [config["mathjax_path"], *config["nb_ipywidgets_js"]]
     for url in urls:
         assert "://" not in url, f"{url} is loaded from the network"
         path = url.removeprefix("../")
-        assert path in produced or any(path.startswith(d + "/") for d in dirs), (
-            f"{url} is not vendored"
-        )
+        assert path in produced or any(
+            path.startswith(d + "/") for d in dirs
+        ), f"{url} is not vendored"
     assert (
-        "html_static_path" not in config or "_extra" not in config["html_static_path"]
+        "html_static_path" not in config
+        or "_extra" not in config["html_static_path"]
     )
 
 
@@ -146,7 +164,9 @@ def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     """A page with raw math, a missing image, a script error and a CDN script fails, with each reason named."""
     html = tmp_path / "html"
     html.mkdir()
-    (html / "index.html").write_text("<!doctype html><title>ok</title><h1>Fine</h1>")
+    (html / "index.html").write_text(
+        "<!doctype html><title>ok</title><h1>Fine</h1>"
+    )
     (html / "broken.html").write_text(
         "<!doctype html><title>broken</title><h1>Broken</h1><p>raw $x^2$ here</p>"
         "<img src='missing.png'><script>undefined_function()</script>"
@@ -158,7 +178,9 @@ def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     assert "image did not load: missing.png" in err
     assert "undefined_function" in err
     assert "loads an asset from the network" in err
-    assert "request to the network" in err or "ERR_NAME_NOT_RESOLVED" in err
+    assert (
+        "request to the network" in err or "ERR_NAME_NOT_RESOLVED" in err
+    )
     assert "broken.html" in err and "index.html:" not in err
     assert (html / "_screenshots" / "broken.png").exists()
 
@@ -202,9 +224,13 @@ MATHJAX = ROOT / "_extra" / "_vendor" / "mathjax"
 
 
 @pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
-def test_browser_check_fails_a_planted_wide_page(tmp_path, capsys, monkeypatch):
+def test_browser_check_fails_a_planted_wide_page(
+    tmp_path, capsys, monkeypatch
+):
     """A code cell, an output and a display formula wider than the column each fail, named; a narrow page passes."""
-    monkeypatch.setattr(browser, "ruff_line_length", lambda root=None: None)
+    monkeypatch.setattr(
+        browser, "ruff_line_length", lambda root=None: None
+    )
     html = tmp_path / "html"
     html.mkdir()
     style = (
@@ -239,6 +265,7 @@ def test_browser_check_fails_a_planted_wide_page(tmp_path, capsys, monkeypatch):
         and f"longest line ({len(WIDE)} characters)" in err
     )
     assert (
-        "output wider than its place" in err and "longest line (200 characters)" in err
+        "output wider than its place" in err
+        and "longest line (200 characters)" in err
     )
     assert "display formula wider than its place" in err

@@ -94,8 +94,11 @@ def test_no_other_module_walks_the_toc():
         if path.name != "toc.py":
             text = path.read_text()
             assert not re.search(
-                r"""["']_toc\.yml["']\)?\.read_text|glob\(["']\*\.ipynb""", text
-            ), f"{path.relative_to(ROOT)} walks the chapters itself; use booktools.toc"
+                r"""["']_toc\.yml["']\)?\.read_text|glob\(["']\*\.ipynb""",
+                text,
+            ), (
+                f"{path.relative_to(ROOT)} walks the chapters itself; use booktools.toc"
+            )
 
 
 # --------------------------------------------------------------------------- the package
@@ -140,14 +143,18 @@ def test_pyproject_installs_both_packages_and_configures_ruff():
         "booktools*",
     ]
     ruff = config["tool"]["ruff"]
-    assert "*.ipynb" in ruff["extend-include"] and isinstance(ruff["line-length"], int)
+    assert "*.ipynb" in ruff["extend-include"] and isinstance(
+        ruff["line-length"], int
+    )
 
 
 def test_sphinx_extensions_are_installed_modules():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "local_extensions" not in config["sphinx"]
     ours = [
-        e for e in config["sphinx"]["extra_extensions"] if e.startswith("booktools.")
+        e
+        for e in config["sphinx"]["extra_extensions"]
+        if e.startswith("booktools.")
     ]
     assert ours == [
         "booktools.sphinx_ext.plaintext_docstrings",
@@ -178,7 +185,13 @@ def test_book_build_fails_on_errors():
 
 def _dry_run(target: str) -> list[str]:
     result = subprocess.run(
-        ["make", "-n", "--no-print-directory", target, "PYTHON=" + sys.executable],
+        [
+            "make",
+            "-n",
+            "--no-print-directory",
+            target,
+            "PYTHON=" + sys.executable,
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -194,7 +207,8 @@ def test_make_test_executes_each_chapter_at_most_twice_and_each_student_notebook
     commands = _dry_run("test")
     executions = [c for c in commands if "booktools.execute" in c]
     assert any(
-        re.search(r"booktools\.execute .*\bbook student repro\b", c) for c in executions
+        re.search(r"booktools\.execute .*\bbook student repro\b", c)
+        for c in executions
     ), executions
     assert not any("nbval" in c or "nbconvert" in c for c in commands)
     assert any(
