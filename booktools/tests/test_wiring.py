@@ -159,6 +159,7 @@ def test_sphinx_extensions_are_installed_modules():
     assert ours == [
         "booktools.sphinx_ext.plaintext_docstrings",
         "booktools.sphinx_ext.offline_fixes",
+        "booktools.sphinx_ext.layout",
     ]
     for name in ours:
         module = __import__(name, fromlist=["setup"])
