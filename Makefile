@@ -49,7 +49,21 @@ book: cache-check
 	@echo
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-test: lint unit tools-test executions book-strict exec-times repro-check student student-check browser-check built-checks
+# `make test` runs in three phases, two jobs at a time (make -j2; the executions step has its
+# own pool of JOBS kernels). The budget check reads the kernels' CPU time, which work running
+# beside them does not inflate (booktools/exec_times.py).
+#   1. lint, unit tests, the machinery's tests, and every execution of a notebook;
+#   2. the strict book build and the student edition's build (both render from the caches);
+#   3. the checks of the built books (BUILT=1: they do not ask for the builds again).
+PHASE := --no-print-directory -j2 --output-sync=target
+test: env browser-deps
+	$(MAKE) $(PHASE) lint unit tools-test executions
+	$(MAKE) $(PHASE) book-strict student
+	$(MAKE) $(PHASE) BUILT=1 exec-times repro-check student-check browser-check built-checks
+
+# With BUILT=1 (phase 3 of `make test`) the checks read the builds as they are.
+BUILD_DEP   = $(if $(BUILT),,book-strict)
+STUDENT_DEP = $(if $(BUILT),,student)
 
 # Format and lint (ruff, configured in pyproject.toml; notebooks included).
 lint: env
@@ -89,21 +103,22 @@ browser-deps:
 
 # Every built page in headless Chromium with no network: math typeset, images loaded, no console
 # errors, title and headings present, nothing wider than the column. Screenshots: _build/html/_screenshots/index.html.
-browser-check: book-strict browser-deps
+browser-check: $(BUILD_DEP) browser-deps
 	$(PY) -m booktools.browser_check _build/html
 
 # The build's execution of each chapter and an independent one give the same text outputs (timings aside).
-repro-check: book-strict
+repro-check: $(BUILD_DEP)
 	$(PY) -m booktools.repro_check --jobs $(JOBS) _build
 
-# The build's execution seconds per chapter (< 90 s each, < 600 s in all); also in the book's appendix.
-exec-times: book-strict
+# Each chapter's execution time (kernel CPU seconds, one thread: < 90 s each, < 600 s in all);
+# the wall times are in the book's appendix.
+exec-times: $(BUILD_DEP)
 	$(PY) -m booktools.exec_times _build
 
 # The tests that read built pages (launch links of the book, no solutions in the student
 # edition) run after both builds, where a missing page fails them.
 .PHONY: built-checks
-built-checks: book-strict student
+built-checks: $(BUILD_DEP) $(STUDENT_DEP)
 	RNNLIB_REQUIRE_BUILD=1 $(PY) -m pytest booktools/tests -k "built_" -p no:cacheprovider
 
 # Homework (CONTRIBUTING.md, "Exercises"; chapters/instructor_guide.md).
@@ -122,7 +137,7 @@ student: student-notebooks cache-check
 
 # Every student notebook runs, and raises only the NotImplementedError of its own stubs
 # (graded from the execution the student edition's HTML shows, not executed again).
-student-check: student
+student-check: $(STUDENT_DEP)
 	$(PY) -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
 # One score per exercise of a completed notebook: make grade NB=path/to/notebook.ipynb

@@ -26,11 +26,10 @@ Timing. Each record holds ``execution_seconds``, the wall time of the execution
 time of the kernel process, and ``jobs``, how many notebooks ran at once. While ``jobs``
 notebooks run at once, each kernel is limited to ``--threads`` threads (default:
 the machine's cores divided by ``jobs``; ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the
-kernel), so two chapters on two cores do not fight over threads: each is measured on
-one core while another chapter runs on the other, which is at least its time alone
-on two cores wherever its work is sequential or parallel across threads. The budget
-(``booktools.exec_times``) is enforced on that wall time; ``--jobs 1`` measures each
-chapter alone.
+kernel), so two chapters on two cores do not fight over threads. The budget
+(``booktools.exec_times``) is checked on the CPU time: with one thread, the chapter's
+time alone on one core, whatever else runs on the machine; ``--jobs 1`` runs each chapter
+alone (with all the cores' threads).
 
 Usage: ``python -m booktools.execute [--jobs N] {book,student,repro} ...``
 """

@@ -182,3 +182,29 @@ def test_strip_notebooks(tmp_path):
         if c.cell_type == "code"
     )
     assert strip_notebooks.main(["--check", str(executed)]) == 0
+
+
+def test_the_budget_is_checked_on_cpu_time_where_recorded():
+    from booktools import exec_times
+
+    records = {
+        "chapters/a.ipynb": {
+            "execution_seconds": 200.0,
+            "cpu_seconds": 40.0,
+            "jobs": 2,
+        },
+        "chapters/b.ipynb": {
+            "execution_seconds": 95.0
+        },  # executed by the build itself: wall time
+        "chapters/c.ipynb": None,
+    }
+    lines, problems = exec_times.check(records, 90, 120)
+    assert (
+        lines[2]
+        == "| chapters/a.ipynb                              |  200.0 |  40.0 |       2 |"
+    )
+    assert problems == [
+        "chapters/b.ipynb: 95.0 s (wall) >= 90 s per chapter",
+        "chapters/c.ipynb: no execution record matches the notebook (was the book built?)",
+        "the whole book: 135.0 s >= 120 s",
+    ]
