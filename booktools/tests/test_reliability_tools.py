@@ -57,31 +57,21 @@ def _nb(*outputs):
     return nb
 
 
+def _printed_and_figure(png: str):
+    """A notebook that prints a number and shows a figure whose image is ``png``."""
+    return _nb(
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="x = 1.000\n"
+        ),
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": png, "text/plain": "<Figure size 640x480>"},
+        ),
+    )
+
+
 def test_text_outputs_compare_numbers_not_images():
-    a = _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="x = 1.000\n"
-        ),
-        nbformat.v4.new_output(
-            "display_data",
-            data={
-                "image/png": "AAA",
-                "text/plain": "<Figure size 640x480>",
-            },
-        ),
-    )
-    b = _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="x = 1.000\n"
-        ),
-        nbformat.v4.new_output(
-            "display_data",
-            data={
-                "image/png": "BBB",
-                "text/plain": "<Figure size 640x480>",
-            },
-        ),
-    )
+    a, b = _printed_and_figure("AAA"), _printed_and_figure("BBB")
     c = _nb(
         nbformat.v4.new_output("stream", name="stdout", text="x = 1.001\n")
     )

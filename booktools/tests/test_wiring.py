@@ -243,3 +243,19 @@ def test_makefile_has_the_homework_targets():
         assert re.search(rf"^{target}", makefile, re.M), (
             f"Makefile has no {target} target"
         )
+
+
+def test_the_library_tests_start_no_kernel_and_no_browser():
+    """`make unit` (pytest tests) stays fast: nothing in tests/ drives Jupyter kernels or Chromium."""
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        text = path.read_text()
+        for name in (
+            "nbclient",
+            "jupyter_client",
+            "selenium",
+            "booktools.grade",
+            "booktools.execute",
+        ):
+            assert name not in text, (
+                f"{path.relative_to(ROOT)} uses {name}; put it in booktools/tests"
+            )
