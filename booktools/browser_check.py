@@ -19,8 +19,9 @@ reported from the browser's network log as a failure. For each page it checks:
 * nothing is wider than its place at 1280 pixels: no code cell (``div.highlight pre``, a
   cell's input or output) and no display formula (``mjx-container[display]``) has a
   horizontal scroll bar or overflow (``scrollWidth > clientWidth + 1``) or reaches out
-  of the article's column; and ruff's ``line-length`` (``pyproject.toml``) fits the
-  measured code column (how many characters of the code font a code cell holds);
+  of the article's column (folded solutions are unfolded first, so they are measured
+  too); and ruff's ``line-length`` (``pyproject.toml``) fits the narrowest code cell of
+  the page (how many characters of the code font it holds);
 * the browser console holds no error (level ``SEVERE``; a 404 of ``/favicon.ico``,
   which the browser asks of every host, is not the page's).
 
@@ -112,7 +113,10 @@ const done = arguments[arguments.length - 1];
       .map(h => h.textContent);
   out.widgetState = document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').length;
   out.widgetViews = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
-  // horizontal overflow: code cells (input and output) and display formulas wider than their box or the column
+  // horizontal overflow: code cells (input and output) and display formulas wider than their box or the column.
+  // Folded content (solutions in dropdowns, <details>) is unfolded first, so it is measured too.
+  document.querySelectorAll(".toggle-hidden").forEach(el => el.classList.remove("toggle-hidden"));
+  document.querySelectorAll("details").forEach(el => { el.open = true; });
   const column = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
   const col = column.getBoundingClientRect();
   out.columnWidth = Math.round(col.width);
@@ -134,10 +138,10 @@ const done = arguments[arguments.length - 1];
   };
   document.querySelectorAll(CODE_SELECTOR).forEach(el => check(el, el.closest(OUTPUT_SELECTOR) ? "output" : "code"));
   document.querySelectorAll("mjx-container[display]").forEach(el => check(el, "display formula"));
-  // how many characters of the code font a code cell holds (the first code cell of the page)
+  // how many characters of the code font the narrowest code cell of the page holds
   out.codeColumnChars = null;
-  const pre = document.querySelector(".cell_input div.highlight pre, div.highlight pre");
-  if (pre) {
+  document.querySelectorAll(".cell_input div.highlight pre").forEach(pre => {
+    if (pre.getBoundingClientRect().width === 0) { return; }
     const style = getComputedStyle(pre);
     const probe = document.createElement("span");
     probe.style.whiteSpace = "pre";
@@ -146,8 +150,9 @@ const done = arguments[arguments.length - 1];
     const charWidth = probe.getBoundingClientRect().width / 100;
     probe.remove();
     const inside = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    out.codeColumnChars = Math.floor(inside / charWidth);
-  }
+    const chars = Math.floor(inside / charWidth);
+    if (out.codeColumnChars === null || chars < out.codeColumnChars) { out.codeColumnChars = chars; }
+  });
   out.height = Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);
   done(out);
 })();
@@ -170,7 +175,9 @@ def _words(text: str) -> list[str]:
 def source_headings(source: Path) -> list[str]:
     """The ``#`` headings of a chapter notebook's markdown cells or of a markdown page, math removed."""
     if source.suffix == ".ipynb":
-        cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+        cells = json.loads(source.read_text(encoding="utf-8"))[
+            "cells"
+        ]
         blocks = [
             "".join(c["source"]).splitlines()
             for c in cells
@@ -185,7 +192,10 @@ def source_headings(source: Path) -> list[str]:
 
 
 def _headings_of(lines: list[str]) -> list[str]:
-    headings, fences = [], []  # the stack of open code fences / directives
+    headings, fences = (
+        [],
+        [],
+    )  # the stack of open code fences / directives
     for line in lines:
         marker = re.match(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$", line)
         if marker:
@@ -212,12 +222,16 @@ def _headings_of(lines: list[str]) -> list[str]:
             text = re.sub(
                 r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text
             )  # roles: keep their text
-            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links
+            text = re.sub(
+                r"\[([^\]]*)\]\([^)]*\)", r"\1", text
+            )  # links
             headings.append(text)
     return headings
 
 
-def _contains_in_order(haystack: list[str], needle: list[str]) -> bool:
+def _contains_in_order(
+    haystack: list[str], needle: list[str]
+) -> bool:
     it = iter(haystack)
     return all(word in it for word in needle)
 
@@ -235,7 +249,10 @@ def pages_and_sources(
     pages = []
     for page in sorted(html_dir.rglob("*.html")):
         rel = page.relative_to(html_dir)
-        if rel.parts[0].startswith("_") or rel.name == "search.html":
+        if (
+            rel.parts[0].startswith("_")
+            or rel.name == "search.html"
+        ):
             continue
         pages.append((rel, sources.get(rel)))
     return pages
@@ -254,7 +271,9 @@ def ruff_line_length(root: Path = ROOT) -> int | None:
     )
 
 
-def overflow_problems(probe: dict, line_length: int | None) -> list[str]:
+def overflow_problems(
+    probe: dict, line_length: int | None
+) -> list[str]:
     """The problems of a page's horizontal-overflow probe (see the module docstring)."""
     problems = []
     for o in probe.get("overflows", []):
@@ -276,10 +295,18 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve(html_dir: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(_QuietHandler, directory=str(html_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+def serve(
+    html_dir: Path,
+) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(
+        _QuietHandler, directory=str(html_dir)
+    )
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), handler
+    )
+    threading.Thread(
+        target=server.serve_forever, daemon=True
+    ).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
@@ -302,10 +329,12 @@ def make_driver():
     for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
     options.set_capability(
-        "goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"}
+        "goog:loggingPrefs",
+        {"browser": "ALL", "performance": "ALL"},
     )
     driver = webdriver.Chrome(
-        service=Service(executable_path=chromedriver), options=options
+        service=Service(executable_path=chromedriver),
+        options=options,
     )
     driver.set_page_load_timeout(PAGE_TIMEOUT_S)
     driver.set_script_timeout(PAGE_TIMEOUT_S)
@@ -335,7 +364,9 @@ def check_page(
 ) -> tuple[list[str], dict]:
     problems: list[str] = []
     for tag in EXTERNAL_ASSET.findall(
-        (html_dir / rel).read_text(encoding="utf-8", errors="replace")
+        (html_dir / rel).read_text(
+            encoding="utf-8", errors="replace"
+        )
     ):
         problems.append(
             f"the page loads an asset from the network: {tag[:200]}"
@@ -349,8 +380,11 @@ def check_page(
     if probe["widgetState"]:
         # the embed manager renders the widget views after load
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not driver.execute_script(
-            "return document.querySelectorAll('.jupyter-widgets, .widget-inline-hbox, .lm-Widget').length"
+        while (
+            time.monotonic() < deadline
+            and not driver.execute_script(
+                "return document.querySelectorAll('.jupyter-widgets, .widget-inline-hbox, .lm-Widget').length"
+            )
         ):
             time.sleep(0.2)
         if probe["widgetViews"] and not driver.execute_script(
@@ -362,7 +396,9 @@ def check_page(
     if not probe["title"].strip():
         problems.append("the page has no <title>")
     if probe["mathjax"] not in ("done", "absent"):
-        problems.append(f"MathJax did not finish: {probe['mathjax']}")
+        problems.append(
+            f"MathJax did not finish: {probe['mathjax']}"
+        )
     problems += overflow_problems(probe, ruff_line_length())
     for err in probe["merrors"]:
         problems.append(f"MathJax error in a formula: {err}")
@@ -392,7 +428,9 @@ def check_page(
             entry["level"] == "SEVERE"
             and "/favicon.ico " not in entry["message"]
         ):
-            problems.append(f"console error: {entry['message'][:300]}")
+            problems.append(
+                f"console error: {entry['message'][:300]}"
+            )
     for url in external_requests(driver, base):
         problems.append(f"request to the network: {url}")
     # full-page screenshot
@@ -416,9 +454,13 @@ def check_page(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument(
-        "html_dir", nargs="?", default=str(ROOT / "_build" / "html")
+        "html_dir",
+        nargs="?",
+        default=str(ROOT / "_build" / "html"),
     )
     args = parser.parse_args(argv)
     html_dir = Path(args.html_dir).resolve()
@@ -441,7 +483,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             rows.append(info)
             status = (
-                "ok" if not problems else f"{len(problems)} problem(s)"
+                "ok"
+                if not problems
+                else f"{len(problems)} problem(s)"
             )
             print(
                 f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
@@ -462,7 +506,9 @@ def main(argv: list[str] | None = None) -> int:
             f"<h2>{html.escape(info['page'])} ({flag})</h2><p>{html.escape(info['title'])}</p>"
             f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>"
         )
-    (shots / "index.html").write_text("\n".join(index), encoding="utf-8")
+    (shots / "index.html").write_text(
+        "\n".join(index), encoding="utf-8"
+    )
     columns = sorted(
         {r["code_chars"] for r in rows if r.get("code_chars")}
     )

@@ -43,7 +43,9 @@ def check(build_dir: str, root: Path = ROOT) -> None:
     stamp = build / ".rnnlib-cache-key"
     key = source_hash(root)
     if stamp.exists() and stamp.read_text().strip() == key:
-        print(f"{build_dir}: execution cache is up to date with rnnlib/")
+        print(
+            f"{build_dir}: execution cache is up to date with rnnlib/"
+        )
         return
     if build.exists():
         print(
@@ -62,7 +64,9 @@ def check(build_dir: str, root: Path = ROOT) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument(
         "build_dirs",
         nargs="*",

@@ -107,9 +107,13 @@ def check(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument("build", nargs="?", default="_build")
-    parser.add_argument("--chapter-limit", type=float, default=90.0)
+    parser.add_argument(
+        "--chapter-limit", type=float, default=90.0
+    )
     parser.add_argument("--total-limit", type=float, default=600.0)
     args = parser.parse_args(argv)
     build = (ROOT / args.build).resolve()
@@ -120,12 +124,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     lines, problems = check(
-        execution_records(build), args.chapter_limit, args.total_limit
+        execution_records(build),
+        args.chapter_limit,
+        args.total_limit,
     )
     print("\n".join(lines))
     if problems:
         print(
-            "execution time check FAILED:\n  " + "\n  ".join(problems),
+            "execution time check FAILED:\n  "
+            + "\n  ".join(problems),
             file=sys.stderr,
         )
         return 1

@@ -82,7 +82,9 @@ def default_timeout(root: Path = ROOT) -> int:
     """Seconds per cell: ``execute.timeout`` of ``_config.yml`` (as the build uses), else 300."""
     config = (
         yaml.safe_load(
-            (Path(root) / "_config.yml").read_text(encoding="utf-8")
+            (Path(root) / "_config.yml").read_text(
+                encoding="utf-8"
+            )
         )
         or {}
     )
@@ -93,7 +95,9 @@ def code_hash(nb: nbformat.NotebookNode) -> str:
     """SHA-256 of a notebook's code cells and kernel: what its outputs depend on, besides the library."""
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     kernel = nb.metadata.get("kernelspec", {}).get("name", "")
-    return hashlib.sha256(json.dumps([kernel, code]).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps([kernel, code]).encode()
+    ).hexdigest()
 
 
 def _kernel_cpu_seconds(client) -> float | None:
@@ -179,7 +183,9 @@ def _store(
     target.parent.mkdir(parents=True, exist_ok=True)
     result.nb.metadata[STAMP_KEY] = {
         **data,
-        **_repro_stamp(nbformat.read(job.path, as_version=4), root),
+        **_repro_stamp(
+            nbformat.read(job.path, as_version=4), root
+        ),
     }
     nbformat.write(result.nb, target)
     return str(target)
@@ -200,7 +206,10 @@ def repro_path(
 def _repro_stamp(nb: nbformat.NotebookNode, root: Path) -> dict:
     from booktools.cache_key import source_hash
 
-    return {"code_hash": code_hash(nb), "source_hash": source_hash(root)}
+    return {
+        "code_hash": code_hash(nb),
+        "source_hash": source_hash(root),
+    }
 
 
 def repro_is_current(
@@ -210,8 +219,12 @@ def repro_is_current(
     path = repro_path(chapter, root, build)
     if not path.is_file():
         return False
-    stamp = nbformat.read(path, as_version=4).metadata.get(STAMP_KEY, {})
-    current = _repro_stamp(nbformat.read(chapter, as_version=4), root)
+    stamp = nbformat.read(path, as_version=4).metadata.get(
+        STAMP_KEY, {}
+    )
+    current = _repro_stamp(
+        nbformat.read(chapter, as_version=4), root
+    )
     return all(stamp.get(k) == v for k, v in current.items())
 
 
@@ -234,7 +247,9 @@ def executed_in_build(
         )
     nb = nbformat.read(notebook, as_version=4)
     try:
-        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
+        _, merged = get_cache(
+            str(cache_dir)
+        ).merge_match_into_notebook(nb)
     except KeyError:
         raise LookupError(
             f"{notebook}: no execution in {cache_dir} matches its code (build the book first)"
@@ -323,7 +338,9 @@ def execute(
             f"targets: expected some of {list(TARGETS)}, got {targets}"
         )
     if jobs < 1:
-        raise ValueError(f"jobs: expected an integer >= 1, got {jobs}")
+        raise ValueError(
+            f"jobs: expected an integer >= 1, got {jobs}"
+        )
     root = Path(root)
     build, student_root = root / "_build", root / "student"
     threads = threads or max(1, (os.cpu_count() or 1) // jobs)
@@ -348,7 +365,9 @@ def execute(
     context = multiprocessing.get_context(
         "spawn"
     )  # a clean interpreter per worker
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context
+    ) as pool:
         futures = [pool.submit(run_job, job) for job in todo]
         for future in as_completed(futures):
             result = future.result()
@@ -379,7 +398,9 @@ def execute(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument("targets", nargs="+", choices=TARGETS)
     parser.add_argument(
         "--jobs",

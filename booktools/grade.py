@@ -169,7 +169,8 @@ def _checker_arguments(source: str) -> list[tuple[str, str]]:
                 found.append(
                     (
                         numbers[0],
-                        ast.get_source_segment(code, node.args[0]) or "",
+                        ast.get_source_segment(code, node.args[0])
+                        or "",
                     )
                 )
     return found
@@ -191,7 +192,9 @@ def _exercise_cells(
                     current = exercise_number(
                         label, f"{where}: cell {index}"
                     )
-        if cell.cell_type != "code" or cell.metadata.get(GRADER_KEY):
+        if cell.cell_type != "code" or cell.metadata.get(
+            GRADER_KEY
+        ):
             continue
         numbers = set(checker_calls(cell.source))
         if cell.metadata.get(EXERCISE_KEY):
@@ -203,10 +206,14 @@ def _exercise_cells(
     return cells
 
 
-def _error_of(cell: nbformat.NotebookNode) -> tuple[str, str] | None:
+def _error_of(
+    cell: nbformat.NotebookNode,
+) -> tuple[str, str] | None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            return output.get("ename", "Error"), output.get("evalue", "")
+            return output.get("ename", "Error"), output.get(
+                "evalue", ""
+            )
     return None
 
 
@@ -218,7 +225,9 @@ def _stdout_of(cell: nbformat.NotebookNode) -> str:
     )
 
 
-def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
+def widget_errors(
+    nb: nbformat.NotebookNode,
+) -> list[tuple[int, str, str]]:
     """Errors raised inside the widgets (explorers) of an executed notebook, as ``(cell, exception, message)``.
 
     ``ipywidgets.interactive`` catches the error of its function and shows it in
@@ -252,7 +261,9 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
     errors = []
     for index, cell in enumerate(nb.cells):
         for output in (
-            cell.get("outputs", []) if cell.cell_type == "code" else []
+            cell.get("outputs", [])
+            if cell.cell_type == "code"
+            else []
         ):
             view = output.get("data", {}).get(
                 "application/vnd.jupyter.widget-view+json"
@@ -260,7 +271,9 @@ def widget_errors(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
             if not view:
                 continue
             inner = outputs_below(view.get("model_id", ""), set())
-            failed = [o for o in inner if o.get("output_type") == "error"]
+            failed = [
+                o for o in inner if o.get("output_type") == "error"
+            ]
             for o in failed:
                 errors.append(
                     (
@@ -298,7 +311,10 @@ def _verdict(ename: str, evalue: str) -> tuple[str, str]:
 
 
 def _execute(
-    nb: nbformat.NotebookNode, path: Path, timeout: int, kernel_name: str
+    nb: nbformat.NotebookNode,
+    path: Path,
+    timeout: int,
+    kernel_name: str,
 ) -> str | None:
     """Execute ``nb`` in place in ``path``'s folder, errors allowed; a message if the kernel died."""
     client = NotebookClient(
@@ -307,11 +323,15 @@ def _execute(
         kernel_name=kernel_name,
         allow_errors=True,
         interrupt_on_timeout=True,
-        resources={"metadata": {"path": str(path.resolve().parent)}},
+        resources={
+            "metadata": {"path": str(path.resolve().parent)}
+        },
     )
     try:
         client.execute()
-    except DeadKernelError as exc:  # the rest of the cells did not run
+    except (
+        DeadKernelError
+    ) as exc:  # the rest of the cells did not run
         return f"the kernel died: {exc}"
     return None
 
@@ -335,8 +355,13 @@ def grade_notebook(
     """
     path = Path(notebook)
     if not path.is_file():
-        raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
-    if reference is None and (ROOT / "chapters" / path.name).is_file():
+        raise FileNotFoundError(
+            f"notebook: no such file {str(path)!r}"
+        )
+    if (
+        reference is None
+        and (ROOT / "chapters" / path.name).is_file()
+    ):
         reference = ROOT / "chapters" / path.name
     if reference is not None and not Path(reference).is_file():
         raise FileNotFoundError(
@@ -361,7 +386,9 @@ def grade_notebook(
     else:
         code_numbers = set(cells)
         sources = [
-            nb.cells[i].source for idx in cells.values() for i in idx
+            nb.cells[i].source
+            for idx in cells.values()
+            for i in idx
         ]
     recheck = list(
         dict.fromkeys(
@@ -401,7 +428,9 @@ def grade_notebook(
         if number not in code_numbers and not own:
             grades.append(
                 ExerciseGrade(
-                    number, BY_HAND, "prose exercise: read the answer"
+                    number,
+                    BY_HAND,
+                    "prose exercise: read the answer",
                 )
             )
             continue
@@ -432,7 +461,9 @@ def grade_notebook(
             for cell in reruns:
                 error = _error_of(cell)
                 if error:
-                    grade = ExerciseGrade(number, *_verdict(*error), own)
+                    grade = ExerciseGrade(
+                        number, *_verdict(*error), own
+                    )
                     break
                 out = _stdout_of(cell)
                 if (
@@ -442,7 +473,8 @@ def grade_notebook(
                     grade = ExerciseGrade(
                         number,
                         ERROR,
-                        dead or "the checker did not run to its pass line",
+                        dead
+                        or "the checker did not run to its pass line",
                         own,
                     )
                     break
@@ -472,7 +504,11 @@ def grade_notebook(
                 others.append((index, *error))
     others = sorted(
         others
-        + [e for e in widget_errors(nb) if e[0] < first_grader_cell],
+        + [
+            e
+            for e in widget_errors(nb)
+            if e[0] < first_grader_cell
+        ],
         key=lambda e: e[0],
     )
     if dead:
@@ -489,7 +525,8 @@ def student_edition_problems(report: GradeReport) -> list[str]:
     problems = []
     for e in report.exercises:
         if e.auto and (
-            e.status != NOT_DONE or f"Exercise {e.number}" not in e.detail
+            e.status != NOT_DONE
+            or f"Exercise {e.number}" not in e.detail
         ):
             problems.append(
                 f"exercise {e.number}: expected the stub's NotImplementedError, got {e.status}: {e.detail}"
@@ -502,7 +539,9 @@ def student_edition_problems(report: GradeReport) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument(
         "notebooks", nargs="+", help="the student's notebook(s)"
     )
@@ -517,7 +556,9 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds per cell (default 300)",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the grades as JSON"
+        "--json",
+        action="store_true",
+        help="print the grades as JSON",
     )
     parser.add_argument(
         "--expect-stubs",
@@ -562,7 +603,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.expect_stubs:
             problems = student_edition_problems(report)
-            stubs = sum(e.status == NOT_DONE for e in report.exercises)
+            stubs = sum(
+                e.status == NOT_DONE for e in report.exercises
+            )
             print(
                 f"{notebook}: {'OK' if not problems else 'PROBLEMS'} ({stubs} stub{'s' if stubs != 1 else ''} raising NotImplementedError)"
             )

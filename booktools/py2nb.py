@@ -41,8 +41,12 @@ def convert(src: str, dst: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", help="a jupytext py:percent file")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "source", help="a jupytext py:percent file"
+    )
     parser.add_argument("notebook", help="the .ipynb to write")
     args = parser.parse_args(argv)
     convert(args.source, args.notebook)

@@ -56,7 +56,9 @@ def _clean(text: str) -> list[str]:
     # a carriage return rewrites the line (progress bars): keep what is finally shown
     lines = []
     text = ANSI.sub("", text).replace("\r\n", "\n")
-    for line in text.split("\n")[: -1 if text.endswith("\n") else None]:
+    for line in text.split("\n")[
+        : -1 if text.endswith("\n") else None
+    ]:
         line = line.rsplit("\r", 1)[-1]
         if TIMING.search(line):
             continue
@@ -95,11 +97,15 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
                 )
             else:
                 continue
-            out += [f"[cell {index}] {label}: {line}" for line in lines]
+            out += [
+                f"[cell {index}] {label}: {line}" for line in lines
+            ]
     return out
 
 
-def compare(chapter: Path, build: Path, root: Path = ROOT) -> list[str]:
+def compare(
+    chapter: Path, build: Path, root: Path = ROOT
+) -> list[str]:
     """The unified diff of ``chapter``'s text outputs, build vs independent execution (empty: the same)."""
     fresh = repro_path(chapter, root, build)
     try:
@@ -113,7 +119,9 @@ def compare(chapter: Path, build: Path, root: Path = ROOT) -> list[str]:
     expected = text_outputs(built)
     got = text_outputs(nbformat.read(fresh, as_version=4))
     shown = (
-        fresh.relative_to(root) if fresh.is_relative_to(root) else fresh
+        fresh.relative_to(root)
+        if fresh.is_relative_to(root)
+        else fresh
     )
     return list(
         difflib.unified_diff(
@@ -127,7 +135,9 @@ def compare(chapter: Path, build: Path, root: Path = ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument("build", nargs="?", default="_build")
     parser.add_argument(
         "--chapters",
@@ -146,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.chapters:
         chosen = {
             (
-                ROOT / (c if c.endswith(".ipynb") else c + ".ipynb")
+                ROOT
+                / (c if c.endswith(".ipynb") else c + ".ipynb")
             ).resolve()
             for c in args.chapters
         }

@@ -39,7 +39,9 @@ def strip(nb: nbformat.NotebookNode) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument(
         "notebooks",
         nargs="*",

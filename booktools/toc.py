@@ -64,7 +64,8 @@ def source_of(entry: str, root: Path = ROOT) -> Path | None:
         (
             p
             for p in (
-                base.with_name(base.name + s) for s in SOURCE_SUFFIXES
+                base.with_name(base.name + s)
+                for s in SOURCE_SUFFIXES
             )
             if p.is_file()
         ),
@@ -83,12 +84,16 @@ def pages(root: Path = ROOT) -> list[Path]:
 
 def missing_pages(root: Path = ROOT) -> list[str]:
     """The entries of ``_toc.yml`` that name no existing source file."""
-    return [e for e in toc_entries(root) if source_of(e, root) is None]
+    return [
+        e for e in toc_entries(root) if source_of(e, root) is None
+    ]
 
 
 def chapter_notebooks(root: Path = ROOT) -> list[Path]:
     """The executable chapters: the notebooks of ``_toc.yml``, in its order."""
-    return [path for path in pages(root) if path.suffix == ".ipynb"]
+    return [
+        path for path in pages(root) if path.suffix == ".ipynb"
+    ]
 
 
 def without(toc: dict, drop: tuple[str, ...]) -> dict:
@@ -99,7 +104,9 @@ def without(toc: dict, drop: tuple[str, ...]) -> dict:
             return [
                 prune(n)
                 for n in node
-                if not (isinstance(n, dict) and n.get("file") in drop)
+                if not (
+                    isinstance(n, dict) and n.get("file") in drop
+                )
             ]
         if isinstance(node, dict):
             return {k: prune(v) for k, v in node.items()}

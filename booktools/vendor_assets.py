@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__.splitlines()[0]
     ).parse_args(argv)
     modules = ROOT / "node_modules"
-    missing = [src for src, *_ in ASSETS if not (modules / src).exists()]
+    missing = [
+        src for src, *_ in ASSETS if not (modules / src).exists()
+    ]
     if missing:
         print(
             f"missing npm assets {missing}: run `npm ci` in {ROOT}",
@@ -77,9 +79,14 @@ def main(argv: list[str] | None = None) -> int:
         target = VENDOR / dst
         target.parent.mkdir(parents=True, exist_ok=True)
         if (modules / src).is_dir():
-            ignore = shutil.ignore_patterns(*skip[0]) if skip else None
+            ignore = (
+                shutil.ignore_patterns(*skip[0]) if skip else None
+            )
             shutil.copytree(
-                modules / src, target, dirs_exist_ok=True, ignore=ignore
+                modules / src,
+                target,
+                dirs_exist_ok=True,
+                ignore=ignore,
             )
         else:
             shutil.copy2(modules / src, target)

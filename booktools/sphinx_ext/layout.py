@@ -24,4 +24,7 @@ def _add_static_path(app) -> None:
 def setup(app) -> dict[str, Any]:
     app.connect("builder-inited", _add_static_path)
     app.add_css_file(CSS)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

@@ -22,7 +22,11 @@ _STATUS_WORDS = {"✅": "ok", "❌": "failed"}
 
 
 def _dedupe_scripts(
-    app, pagename: str, templatename: str, context: dict[str, Any], doctree
+    app,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree,
 ) -> None:
     scripts = context.get("script_files")
     if not scripts:
@@ -35,7 +39,9 @@ def _dedupe_scripts(
         attributes = getattr(js, "attributes", {}) or {}
         key = (
             str(filename),
-            tuple(sorted((k, str(v)) for k, v in attributes.items())),
+            tuple(
+                sorted((k, str(v)) for k, v in attributes.items())
+            ),
         )
         if key not in seen:
             seen.add(key)
@@ -60,4 +66,7 @@ def setup(app) -> dict[str, Any]:
     # after the extensions that add scripts per page (myst-nb's widget scripts)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("doctree-resolved", _status_words)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

@@ -11,12 +11,20 @@ the class ``rnnlib-docstring``, which ``booktools.sphinx_ext.layout`` wraps at t
 from __future__ import annotations
 
 
-def _literal(app, what, name, obj, options, lines: list[str]) -> None:
+def _literal(
+    app, what, name, obj, options, lines: list[str]
+) -> None:
     if not lines:
         return
-    body = [("    " + line) if line.strip() else "" for line in lines]
+    body = [
+        ("    " + line) if line.strip() else "" for line in lines
+    ]
     lines[:] = (
-        [".. code-block:: text", "    :class: rnnlib-docstring", ""]
+        [
+            ".. code-block:: text",
+            "    :class: rnnlib-docstring",
+            "",
+        ]
         + body
         + [""]
     )

@@ -45,7 +45,9 @@ def test_cache_survives_when_nothing_changed(book):
         "Makefile",
     ],
 )
-def test_cache_is_cleared_when_library_or_pins_change(book, changed):
+def test_cache_is_cleared_when_library_or_pins_change(
+    book, changed
+):
     cache_key.check("_build", book)
     markers = _fake_cache(book / "_build")
     path = book / changed

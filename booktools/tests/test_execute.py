@@ -53,10 +53,16 @@ def _book(tmp_path):
     return tmp_path
 
 
-def test_book_and_repro_executions_are_recorded_once(tmp_path, capsys):
+def test_book_and_repro_executions_are_recorded_once(
+    tmp_path, capsys
+):
     root = _book(tmp_path)
-    results = ex.execute(["book", "repro"], root=root, jobs=2, threads=1)
-    assert sorted((r.job.target, r.job.path.name) for r in results) == [
+    results = ex.execute(
+        ["book", "repro"], root=root, jobs=2, threads=1
+    )
+    assert sorted(
+        (r.job.target, r.job.path.name) for r in results
+    ) == [
         ("book", "one.ipynb"),
         ("book", "two.ipynb"),
         ("repro", "one.ipynb"),
@@ -90,32 +96,45 @@ def test_book_and_repro_executions_are_recorded_once(tmp_path, capsys):
             root / "chapters" / f"{name}.ipynb", root
         )
     out = capsys.readouterr().out
-    assert "executing 4 notebooks, 2 at a time, 1 thread(s) each" in out
+    assert (
+        "executing 4 notebooks, 2 at a time, 1 thread(s) each"
+        in out
+    )
     # nothing is executed twice
     assert (
-        ex.execute(["book", "repro"], root=root, jobs=2, threads=1) == []
+        ex.execute(["book", "repro"], root=root, jobs=2, threads=1)
+        == []
     )
     # an edited chapter is executed again (cache and repro); the other is not
-    nb = nbformat.read(root / "chapters" / "two.ipynb", as_version=4)
+    nb = nbformat.read(
+        root / "chapters" / "two.ipynb", as_version=4
+    )
     nb.cells[1].source += "\n2 + 2"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
     again = ex.execute(["book", "repro"], root=root, jobs=1)
-    assert sorted((r.job.target, r.job.path.name) for r in again) == [
+    assert sorted(
+        (r.job.target, r.job.path.name) for r in again
+    ) == [
         ("book", "two.ipynb"),
         ("repro", "two.ipynb"),
     ]
     # so is every chapter when the library changes
     (root / "rnnlib" / "a.py").write_text("A = 2\n")
-    assert not ex.repro_is_current(root / "chapters" / "one.ipynb", root)
+    assert not ex.repro_is_current(
+        root / "chapters" / "one.ipynb", root
+    )
 
 
 def test_a_failing_chapter_is_reported_and_not_cached(tmp_path):
     root = _book(tmp_path)
-    nb = nbformat.read(root / "chapters" / "two.ipynb", as_version=4)
+    nb = nbformat.read(
+        root / "chapters" / "two.ipynb", as_version=4
+    )
     nb.cells[1].source = "raise ValueError('broken chapter')"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
     results = {
-        r.job.path.name: r for r in ex.execute(["book"], root=root, jobs=2)
+        r.job.path.name: r
+        for r in ex.execute(["book"], root=root, jobs=2)
     }
     assert results["one.ipynb"].error is None
     assert (
@@ -138,7 +157,9 @@ def test_bad_arguments_are_named(tmp_path):
         ValueError, match="jobs: expected an integer >= 1, got 0"
     ):
         ex.execute(["book"], root=tmp_path, jobs=0)
-    with pytest.raises(FileNotFoundError, match="no student edition in"):
+    with pytest.raises(
+        FileNotFoundError, match="no student edition in"
+    ):
         ex.execute(["student"], root=tmp_path)
 
 
@@ -157,12 +178,16 @@ def test_repro_compare_reads_the_cache_and_the_independent_execution(
         in repro_check.compare(chapter, root / "_build", root)[0]
     )
     ex.execute(["repro"], root=root, jobs=1)
-    assert repro_check.compare(chapter, root / "_build", root) == []
+    assert (
+        repro_check.compare(chapter, root / "_build", root) == []
+    )
     fresh = ex.repro_path(chapter, root)
     nb = nbformat.read(fresh, as_version=4)
     nb.cells[1].outputs[0]["text"] = "cwd elsewhere\n"
     nbformat.write(nb, fresh)
-    diff = "".join(repro_check.compare(chapter, root / "_build", root))
+    diff = "".join(
+        repro_check.compare(chapter, root / "_build", root)
+    )
     assert (
         "-[cell 1] stdout: cwd chapters" in diff
         and "+[cell 1] stdout: cwd elsewhere" in diff

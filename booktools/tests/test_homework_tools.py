@@ -21,7 +21,9 @@ from booktools.execute import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 from rnnlib import homework
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "homework"
+FIXTURES = (
+    Path(__file__).resolve().parent / "fixtures" / "homework"
+)
 CHAPTERS = chapter_notebooks(ROOT)
 GUIDE = ROOT / "chapters" / "instructor_guide.md"
 
@@ -109,14 +111,17 @@ END = "```{solution-end}\n```"
     ],
 )
 def test_malformed_gates_are_named(cells, message):
-    nb = _notebook(*(nbformat.v4.new_markdown_cell(c) for c in cells))
+    nb = _notebook(
+        *(nbformat.v4.new_markdown_cell(c) for c in cells)
+    )
     with pytest.raises(se.MarkupError, match=message):
         se.student_notebook(nb)
 
 
 def test_bad_arguments_are_named(tmp_path):
     with pytest.raises(
-        FileNotFoundError, match="notebook: no such file .*missing.ipynb"
+        FileNotFoundError,
+        match="notebook: no such file .*missing.ipynb",
     ):
         se.student_notebook(tmp_path / "missing.ipynb")
     with pytest.raises(
@@ -128,7 +133,9 @@ def test_bad_arguments_are_named(tmp_path):
         FileNotFoundError, match="root: .* has no _toc.yml"
     ):
         se.build_student_edition(tmp_path, tmp_path / "out")
-    with pytest.raises(FileNotFoundError, match="notebook: no such file"):
+    with pytest.raises(
+        FileNotFoundError, match="notebook: no such file"
+    ):
         grade.grade_notebook(tmp_path / "missing.ipynb")
     assert grade.main([str(tmp_path / "missing.ipynb")]) == 2
 
@@ -185,11 +192,14 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         ),
         ("markdown", "## Summary\n\nThe end."),
     ]
-    assert [(c.cell_type, c.source) for c in student.cells] == expected
+    assert [
+        (c.cell_type, c.source) for c in student.cells
+    ] == expected
     stubs = [
         c
         for c in student.cells
-        if c.cell_type == "code" and "NotImplementedError" in c.source
+        if c.cell_type == "code"
+        and "NotImplementedError" in c.source
     ]
     assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == [
         "99.1",
@@ -200,18 +210,26 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         c.metadata["tags"] == ["raises-exception", "remove-output"]
         for c in stubs
     )
-    assert student.cells[1].metadata == {}  # ordinary cells are untouched
+    assert (
+        student.cells[1].metadata == {}
+    )  # ordinary cells are untouched
     assert student.metadata["rnnlib_edition"] == "student"
     # the student edition of a student edition is itself (stubs are recognised, nothing else to strip)
-    assert [c.source for c in se.student_notebook(student).cells] == [
-        c.source for c in student.cells
-    ]
+    assert [
+        c.source for c in se.student_notebook(student).cells
+    ] == [c.source for c in student.cells]
 
 
 def test_find_exercises_of_the_fixture():
     found = se.find_exercises(FIXTURES / "markup.ipynb")
     assert [
-        (e.number, e.kind, e.solution_blocks, e.code_cells, e.gated)
+        (
+            e.number,
+            e.kind,
+            e.solution_blocks,
+            e.code_cells,
+            e.gated,
+        )
         for e in found
     ] == [
         ("99.1", "code", 1, [3], True),
@@ -235,7 +253,9 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
     instructor = se.find_exercises(path)
     student_nb = se.student_notebook(path)
     student = se.find_exercises(student_nb)
-    assert [e.number for e in student] == [e.number for e in instructor]
+    assert [e.number for e in student] == [
+        e.number for e in instructor
+    ]
     for ins, stu in zip(instructor, student):
         assert stu.solution_blocks == ins.solution_blocks, (
             f"exercise {ins.number}: stubs and solution blocks differ"
@@ -248,7 +268,12 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
             )
         )
     text = "\n".join(c.source for c in student_nb.cells)
-    for marker in (se.BEGIN, se.END, "{solution-start}", "{solution-end}"):
+    for marker in (
+        se.BEGIN,
+        se.END,
+        "{solution-start}",
+        "{solution-end}",
+    ):
         assert marker not in text, (
             f"{marker!r} left in the student edition of {path.name}"
         )
@@ -272,7 +297,9 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
         for index in ex.code_cells:
             leaked = [
                 line
-                for line in student_nb.cells[index].source.split("\n")
+                for line in student_nb.cells[index].source.split(
+                    "\n"
+                )
                 if line.strip() in solution_lines
             ]
             assert not leaked, (
@@ -286,7 +313,9 @@ def test_chapter_exercises_follow_the_convention(path):
         assert ex.number.split(".")[0] == str(_chapter_of(path)), (
             f"{path.name}: exercise {ex.number} in another chapter"
         )
-        assert re.match(rf"{re.escape(ex.number)} · \S", ex.title), (
+        assert re.match(
+            rf"{re.escape(ex.number)} · \S", ex.title
+        ), (
             f"exercise {ex.number}: title {ex.title!r} is not 'N.M · ...'"
         )
         assert ex.gated, (
@@ -321,7 +350,10 @@ def test_every_checker_call_in_a_chapter_is_registered():
 
 @pytest.mark.parametrize(
     "number",
-    sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split(".")))),
+    sorted(
+        homework.CHECKERS,
+        key=lambda n: tuple(map(int, n.split("."))),
+    ),
 )
 def test_every_registered_checker_is_called_in_its_chapter(number):
     chapter = int(number.split(".")[0])
@@ -342,11 +374,16 @@ def test_every_registered_checker_is_called_in_its_chapter(number):
 def test_build_student_edition_writes_a_book(tmp_path):
     out = tmp_path / "student"
     written = se.build_student_edition(ROOT, out)
-    assert sorted(p.name for p in written) == [p.name for p in CHAPTERS]
+    assert sorted(p.name for p in written) == [
+        p.name for p in CHAPTERS
+    ]
     toc = yaml.safe_load((out / "_toc.yml").read_text())
     toc_text = yaml.safe_dump(toc)
     for path in CHAPTERS:
-        if f"chapters/{path.stem}" in (ROOT / "_toc.yml").read_text():
+        if (
+            f"chapters/{path.stem}"
+            in (ROOT / "_toc.yml").read_text()
+        ):
             assert f"chapters/{path.stem}" in toc_text
     assert "instructor_guide" not in toc_text
     assert not (out / "chapters" / "instructor_guide.md").exists()
@@ -382,7 +419,8 @@ def test_student_config_keeps_launch_buttons_for_a_student_repository():
     assert student["launch_buttons"] == cfg["launch_buttons"]
     assert (
         cfg["title"] in student["title"]
-        and cfg["repository"]["url"] != student["repository"]["url"]
+        and cfg["repository"]["url"]
+        != student["repository"]["url"]
     )
 
 
@@ -391,7 +429,9 @@ def test_student_config_keeps_launch_buttons_for_a_student_repository():
 
 def _fill(nb, number, source):
     cell = next(
-        c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) == number
+        c
+        for c in nb.cells
+        if c.metadata.get(se.EXERCISE_KEY) == number
     )
     cell.source = source
 
@@ -413,7 +453,9 @@ def test_grade_a_completed_assignment(tmp_path):
     )
     # 8.1: the student deleted the exercise cell; 8.2: prints a fake pass line instead of calling the checker
     nb.cells = [
-        c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) != "8.1"
+        c
+        for c in nb.cells
+        if c.metadata.get(se.EXERCISE_KEY) != "8.1"
     ]
     _fill(
         nb,
@@ -425,7 +467,9 @@ def test_grade_a_completed_assignment(tmp_path):
     report = grade.grade_notebook(
         path, reference=FIXTURES / "assignment.ipynb", timeout=120
     )
-    got = {e.number: (e.status, e.detail) for e in report.exercises}
+    got = {
+        e.number: (e.status, e.detail) for e in report.exercises
+    }
     assert list(got) == ["1.1", "1.2", "8.1", "8.2", "8.3"]
     assert got["1.1"] == ("pass", "all 3 checks passed.")
     assert (
@@ -463,7 +507,9 @@ def test_grading_an_execution_made_elsewhere(tmp_path):
     result = run_job(Job("student", path, True, 120, 1, 1))
     assert result.error is None and result.seconds > 0
     report = grade.grade_notebook(
-        path, reference=FIXTURES / "assignment.ipynb", executed=result.nb
+        path,
+        reference=FIXTURES / "assignment.ipynb",
+        executed=result.nb,
     )
     assert [(e.number, e.status) for e in report.exercises] == [
         ("1.1", "not done"),
@@ -489,7 +535,9 @@ def test_grading_an_execution_made_elsewhere(tmp_path):
 def test_executed_in_build_names_what_is_missing(tmp_path):
     path = tmp_path / "nb.ipynb"
     nbformat.write(
-        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]),
+        nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell("1")]
+        ),
         path,
     )
     with pytest.raises(
@@ -515,7 +563,9 @@ def test_executed_in_build_names_what_is_missing(tmp_path):
     with pytest.raises(
         SystemExit
     ):  # without --expect-stubs the checkers would not be re-run
-        grade.main(["--executed", str(tmp_path / "_build"), str(path)])
+        grade.main(
+            ["--executed", str(tmp_path / "_build"), str(path)]
+        )
 
 
 # --------------------------------------------------------------------------- instructor guide, Makefile, launch links
@@ -524,8 +574,12 @@ def test_executed_in_build_names_what_is_missing(tmp_path):
 def _guide_rows() -> dict[str, list[str]]:
     rows = {}
     for line in GUIDE.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and re.fullmatch(r"\d+\.\d+", cells[0]):
+        cells = [
+            c.strip() for c in line.strip().strip("|").split("|")
+        ]
+        if line.startswith("|") and re.fullmatch(
+            r"\d+\.\d+", cells[0]
+        ):
             assert cells[0] not in rows, (
                 f"instructor_guide.md lists exercise {cells[0]} twice"
             )
@@ -581,10 +635,14 @@ def _require_built(page: Path, command: str) -> None:
     part of ``make test``, runs these tests after the builds, where a missing page is a failure)."""
     if page.exists():
         return
-    message = f"{page.relative_to(ROOT)} is not built (run `{command}`)"
+    message = (
+        f"{page.relative_to(ROOT)} is not built (run `{command}`)"
+    )
     if os.environ.get("RNNLIB_REQUIRE_BUILD"):
         pytest.fail(message)
-    pytest.skip(message + "; `make test` runs this check after the build")
+    pytest.skip(
+        message + "; `make test` runs this check after the build"
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
@@ -592,7 +650,9 @@ def test_built_pages_launch_their_own_notebook(path):
     page = BUILT / f"{path.stem}.html"
     _require_built(page, "make book")
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    repo = cfg["repository"]["url"].removeprefix("https://github.com/")
+    repo = cfg["repository"]["url"].removeprefix(
+        "https://github.com/"
+    )
     branch = cfg["repository"].get("branch", "main")
     html = page.read_text(encoding="utf-8")
     binder = f"{cfg['launch_buttons']['binderhub_url']}/v2/gh/{repo}/{branch}?urlpath=tree/chapters/{path.name}"
@@ -661,7 +721,9 @@ def test_built_student_pages_have_stubs_and_no_solutions(path):
     page = STUDENT_HTML / f"{path.stem}.html"
     _require_built(page, "make student")
     html = page.read_text(encoding="utf-8")
-    assert 'class="solution' not in html, f"{page.name} shows a solution"
+    assert 'class="solution' not in html, (
+        f"{page.name} shows a solution"
+    )
     assert "BEGIN SOLUTION" not in html
     for ex in se.find_exercises(path):
         if ex.kind == "code":

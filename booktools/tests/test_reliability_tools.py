@@ -13,7 +13,9 @@ from booktools import repro_check as repro
 from booktools import vendor_assets as vendor
 from booktools.toc import ROOT
 
-CHROMIUM = shutil.which("chromium") and shutil.which("chromedriver")
+CHROMIUM = shutil.which("chromium") and shutil.which(
+    "chromedriver"
+)
 
 
 @pytest.mark.parametrize(
@@ -45,7 +47,9 @@ def test_other_lines_are_compared(line):
 
 
 def test_addresses_are_masked_and_carriage_returns_keep_the_last_text():
-    assert repro._clean("<Foo at 0x7f3a2b4c5d60>") == ["<Foo at 0x…>"]
+    assert repro._clean("<Foo at 0x7f3a2b4c5d60>") == [
+        "<Foo at 0x…>"
+    ]
     assert repro._clean("step 1\rstep 2") == ["step 2"]
 
 
@@ -65,7 +69,10 @@ def _printed_and_figure(png: str):
         ),
         nbformat.v4.new_output(
             "display_data",
-            data={"image/png": png, "text/plain": "<Figure size 640x480>"},
+            data={
+                "image/png": png,
+                "text/plain": "<Figure size 640x480>",
+            },
         ),
     )
 
@@ -73,7 +80,9 @@ def _printed_and_figure(png: str):
 def test_text_outputs_compare_numbers_not_images():
     a, b = _printed_and_figure("AAA"), _printed_and_figure("BBB")
     c = _nb(
-        nbformat.v4.new_output("stream", name="stdout", text="x = 1.001\n")
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="x = 1.001\n"
+        )
     )
     assert repro.text_outputs(a) == repro.text_outputs(b)
     assert repro.text_outputs(a) != repro.text_outputs(c)
@@ -106,12 +115,12 @@ def test_raw_math_pattern():
 
 def test_config_loads_only_vendored_scripts():
     """mathjax_path and nb_ipywidgets_js name files that booktools.vendor_assets writes (served as _vendor/)."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"][
-        "config"
-    ]
-    produced = {f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS} | {
-        f"_vendor/{dst}" for _, dst in vendor.LOCAL
-    }
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())[
+        "sphinx"
+    ]["config"]
+    produced = {
+        f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS
+    } | {f"_vendor/{dst}" for _, dst in vendor.LOCAL}
     dirs = {
         f"_vendor/{dst}"
         for src, dst, *_ in vendor.ASSETS
@@ -123,7 +132,9 @@ def test_config_loads_only_vendored_scripts():
     ) and config["html_extra_path"] == ["_extra"]
     urls = [config["mathjax_path"], *config["nb_ipywidgets_js"]]
     for url in urls:
-        assert "://" not in url, f"{url} is loaded from the network"
+        assert "://" not in url, (
+            f"{url} is loaded from the network"
+        )
         path = url.removeprefix("../")
         assert path in produced or any(
             path.startswith(d + "/") for d in dirs
@@ -149,7 +160,9 @@ def test_external_asset_pattern():
     )
 
 
-@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
+@pytest.mark.skipif(
+    not CHROMIUM, reason="needs chromium and chromedriver"
+)
 def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     """A page with raw math, a missing image, a script error and a CDN script fails, with each reason named."""
     html = tmp_path / "html"
@@ -169,7 +182,8 @@ def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     assert "undefined_function" in err
     assert "loads an asset from the network" in err
     assert (
-        "request to the network" in err or "ERR_NAME_NOT_RESOLVED" in err
+        "request to the network" in err
+        or "ERR_NAME_NOT_RESOLVED" in err
     )
     assert "broken.html" in err and "index.html:" not in err
     assert (html / "_screenshots" / "broken.png").exists()
@@ -199,7 +213,10 @@ def test_overflow_problems_name_the_kind_the_widths_and_the_line():
         "ruff's line-length 88 (pyproject.toml) is wider than the code column: "
         "80 characters at 1280 px"
     )
-    assert browser.overflow_problems({**probe, "overflows": []}, 80) == []
+    assert (
+        browser.overflow_problems({**probe, "overflows": []}, 80)
+        == []
+    )
 
 
 def test_ruff_line_length_fits_the_measured_code_column():
@@ -213,7 +230,9 @@ WIDE = "w = " + " + ".join(f"value_{i}" for i in range(40))
 MATHJAX = ROOT / "_extra" / "_vendor" / "mathjax"
 
 
-@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
+@pytest.mark.skipif(
+    not CHROMIUM, reason="needs chromium and chromedriver"
+)
 def test_browser_check_fails_a_planted_wide_page(
     tmp_path, capsys, monkeypatch
 ):
@@ -233,7 +252,9 @@ def test_browser_check_fails_a_planted_wide_page(
         f"<h1>Narrow</h1>{code.format('x = 1')}</article>"
     )
     mathjax = ""
-    if MATHJAX.is_dir():  # a real formula typeset by the vendored MathJax
+    if (
+        MATHJAX.is_dir()
+    ):  # a real formula typeset by the vendored MathJax
         (html / "_vendor").mkdir()
         (html / "_vendor" / "mathjax").symlink_to(MATHJAX)
         mathjax = (

@@ -36,12 +36,19 @@ def test_toc_lists_existing_pages_and_every_chapter():
     )
     listed = {p.resolve() for p in toc.chapter_notebooks()}
     for nb in sorted((ROOT / "chapters").glob("*.ipynb")):
-        assert nb.resolve() in listed, f"{nb.name} is not in _toc.yml"
+        assert nb.resolve() in listed, (
+            f"{nb.name} is not in _toc.yml"
+        )
 
 
 def test_toc_helper_keeps_the_order_and_the_root(tmp_path):
     (tmp_path / "chapters").mkdir()
-    for name in ("preface.md", "02_b.ipynb", "01_a.ipynb", "notes.md"):
+    for name in (
+        "preface.md",
+        "02_b.ipynb",
+        "01_a.ipynb",
+        "notes.md",
+    ):
         (tmp_path / "chapters" / name).write_text("{}")
     (tmp_path / "_toc.yml").write_text(
         yaml.safe_dump(
@@ -80,7 +87,9 @@ def test_toc_helper_keeps_the_order_and_the_root(tmp_path):
         "01_a.ipynb",
     ]
     assert toc.missing_pages(tmp_path) == ["chapters/missing"]
-    pruned = toc.without(toc.read_toc(tmp_path), ("chapters/01_a",))
+    pruned = toc.without(
+        toc.read_toc(tmp_path), ("chapters/01_a",)
+    )
     assert "chapters/01_a" not in yaml.safe_dump(
         pruned
     ) and "chapters/02_b" in yaml.safe_dump(pruned)
@@ -105,15 +114,19 @@ def test_no_other_module_walks_the_toc():
 
 
 def test_package_init_is_a_docstring():
-    tree = ast.parse((ROOT / "booktools" / "__init__.py").read_text())
-    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), (
-        "booktools/__init__.py holds only its docstring"
+    tree = ast.parse(
+        (ROOT / "booktools" / "__init__.py").read_text()
     )
+    assert len(tree.body) == 1 and isinstance(
+        tree.body[0], ast.Expr
+    ), "booktools/__init__.py holds only its docstring"
     assert booktools.__doc__
 
 
 @pytest.mark.parametrize(
-    "path", MODULES, ids=lambda p: str(p.relative_to(ROOT / "booktools"))
+    "path",
+    MODULES,
+    ids=lambda p: str(p.relative_to(ROOT / "booktools")),
 )
 def test_modules_import_as_a_package(path):
     text = path.read_text()
@@ -138,7 +151,9 @@ def test_every_tool_runs_as_a_module(tool):
 
 def test_pyproject_installs_both_packages_and_configures_ruff():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert config["tool"]["setuptools"]["packages"]["find"]["include"] == [
+    assert config["tool"]["setuptools"]["packages"]["find"][
+        "include"
+    ] == [
         "rnnlib*",
         "booktools*",
     ]
@@ -179,7 +194,10 @@ def test_ci_runs_the_readme_test_command():
 
 def test_book_build_fails_on_errors():
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    assert cfg["sphinx"]["config"]["nb_execution_raise_on_error"] is True
+    assert (
+        cfg["sphinx"]["config"]["nb_execution_raise_on_error"]
+        is True
+    )
     assert cfg["execute"]["execute_notebooks"] == "cache"
     assert "-W -n --keep-going" in (ROOT / "Makefile").read_text()
 
@@ -208,21 +226,28 @@ def test_make_test_executes_each_chapter_at_most_twice_and_each_student_notebook
     commands = _dry_run("test")
     executions = [c for c in commands if "booktools.execute" in c]
     assert any(
-        re.search(r"booktools\.execute .*\bbook student repro\b", c)
+        re.search(
+            r"booktools\.execute .*\bbook student repro\b", c
+        )
         for c in executions
     ), executions
-    assert not any("nbval" in c or "nbconvert" in c for c in commands)
+    assert not any(
+        "nbval" in c or "nbconvert" in c for c in commands
+    )
     assert any(
-        "booktools.grade --expect-stubs --executed student/_build" in c
+        "booktools.grade --expect-stubs --executed student/_build"
+        in c
         for c in commands
     )
-    assert any("booktools.repro_check" in c for c in commands) and any(
-        "booktools.exec_times" in c for c in commands
-    )
-    assert any("ruff format --check" in c for c in commands) and any(
-        "ruff check" in c for c in commands
-    )
-    unit = [c for c in commands if re.search(r"-m pytest tests\b", c)]
+    assert any(
+        "booktools.repro_check" in c for c in commands
+    ) and any("booktools.exec_times" in c for c in commands)
+    assert any(
+        "ruff format --check" in c for c in commands
+    ) and any("ruff check" in c for c in commands)
+    unit = [
+        c for c in commands if re.search(r"-m pytest tests\b", c)
+    ]
     assert unit and not any("booktools" in c for c in unit), (
         "make unit runs the library's tests only"
     )
@@ -230,7 +255,9 @@ def test_make_test_executes_each_chapter_at_most_twice_and_each_student_notebook
 
 def test_makefile_has_the_homework_targets():
     makefile = (ROOT / "Makefile").read_text()
-    test_recipe = makefile[makefile.index("\ntest:") :].split("\n\n")[0]
+    test_recipe = makefile[makefile.index("\ntest:") :].split(
+        "\n\n"
+    )[0]
     assert re.search(r"\bstudent-check\b", test_recipe), (
         "make test runs student-check"
     )
