@@ -19,7 +19,7 @@ Two data sets, both built from the corpus that the ``music21`` package ships
   Parsing 371 MusicXML files takes minutes, so the result is **shipped** as a
   small derived file, ``rnnlib/_data/chorales_music21.npz`` (active notes as
   MIDI numbers, not dense rolls), made by :func:`build_chorales` /
-  ``tools/make_chorale_data.py`` and checked by a test that re-parses a sample
+  ``python -m booktools.make_chorale_data`` and checked by a test that re-parses a sample
   of chorales and compares. A shipped file (rather than a cache filled on first
   use) keeps a fresh clone's chapter within its time budget and makes the split
   part of the repository.
@@ -308,7 +308,7 @@ def load_chorales(path: str | Path = CHORALE_FILE) -> PianoRollData:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"path {path} does not exist; run tools/make_chorale_data.py to build it")
+        raise ValueError(f"path {path} does not exist; run python -m booktools.make_chorale_data to build it")
     try:
         with np.load(path, allow_pickle=False) as f:
             a = {k: f[k] for k in f.files}

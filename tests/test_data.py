@@ -57,7 +57,7 @@ def test_shipped_file_matches_a_fresh_parse(chorales):
         name, stored = chorales.names[s][0], chorales.split(s)[0]
         roll, shift, key = data.chorale_roll(name)
         assert -6 <= shift <= 5 and key
-        np.testing.assert_array_equal(roll, stored, err_msg=f"{name} differs from the shipped file: rerun tools/make_chorale_data.py")
+        np.testing.assert_array_equal(roll, stored, err_msg=f"{name} differs from the shipped file: rerun python -m booktools.make_chorale_data")
 
 
 def test_transposition_puts_the_tonic_on_c():

@@ -2,7 +2,7 @@
 
 Usage (from the repository root; takes a few minutes, needs only music21, offline):
 
-    PYTHONPATH=$PWD .venv/bin/python tools/make_chorale_data.py [--seed 0] [--out PATH]
+    .venv/bin/python -m booktools.make_chorale_data [--seed 0] [--out PATH]
 
 The protocol (quarter-note frames, transposition to C major / C minor, 88 keys,
 a seeded 60/20/20 split by chorale) is documented in rnnlib/data.py; the test

@@ -16,16 +16,20 @@ would load all MathJax components, RequireJS and the 3.6 MB widget manager on ea
 (and RequireJS before other scripts). Pages load only what ``mathjax_path`` and
 ``nb_ipywidgets_js`` name.
 
-Usage: ``python tools/vendor_assets.py`` (run by the Makefile).
+Usage: ``python -m booktools.vendor_assets`` (run by ``make env``).
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from booktools.toc import ROOT
+
+#: the book's own browser scripts, shipped in this package
+ASSETS_DIR = Path(__file__).resolve().parent / "assets"
 VENDOR = ROOT / "_extra" / "_vendor"
 #: where earlier versions of this script put the assets (removed: Jupyter Book would load them all)
 OLD_VENDOR = ROOT / "_static" / "vendor"
@@ -38,38 +42,60 @@ ASSETS = [
     ("mathjax/es5/ui", "mathjax/ui"),
     ("mathjax/es5/a11y", "mathjax/a11y"),
     ("requirejs/require.js", "requirejs/require.js"),
-    ("@jupyter-widgets/html-manager/dist", "jupyter-widgets/html-manager",
-     ("embed.js", "embed.js.*", "libembed-amd.js", "*.map")),
+    (
+        "@jupyter-widgets/html-manager/dist",
+        "jupyter-widgets/html-manager",
+        ("embed.js", "embed.js.*", "libembed-amd.js", "*.map"),
+    ),
 ]
 
-#: the book's own scripts, copied beside the vendored ones: (source under tools/assets, destination)
+#: the book's own scripts, copied beside the vendored ones: (source under booktools/assets, destination)
 LOCAL = [
     ("ipywidgets_offline.js", "jupyter-widgets/offline.js"),
 ]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    ).parse_args(argv)
     modules = ROOT / "node_modules"
-    missing = [src for src, *_ in ASSETS if not (modules / src).exists()]
+    missing = [
+        src for src, *_ in ASSETS if not (modules / src).exists()
+    ]
     if missing:
-        print(f"missing npm assets {missing}: run `npm ci` in {ROOT}", file=sys.stderr)
+        print(
+            f"missing npm assets {missing}: run `npm ci` in {ROOT}",
+            file=sys.stderr,
+        )
         return 1
     if OLD_VENDOR.is_dir():
         shutil.rmtree(OLD_VENDOR)
-        if OLD_VENDOR.parent.is_dir() and not any(OLD_VENDOR.parent.iterdir()):
+        if OLD_VENDOR.parent.is_dir() and not any(
+            OLD_VENDOR.parent.iterdir()
+        ):
             OLD_VENDOR.parent.rmdir()
     for src, dst, *skip in ASSETS:
         target = VENDOR / dst
         target.parent.mkdir(parents=True, exist_ok=True)
         if (modules / src).is_dir():
-            ignore = shutil.ignore_patterns(*skip[0]) if skip else None
-            shutil.copytree(modules / src, target, dirs_exist_ok=True, ignore=ignore)
+            ignore = (
+                shutil.ignore_patterns(*skip[0]) if skip else None
+            )
+            shutil.copytree(
+                modules / src,
+                target,
+                dirs_exist_ok=True,
+                ignore=ignore,
+            )
         else:
             shutil.copy2(modules / src, target)
     for src, dst in LOCAL:
         (VENDOR / dst).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / "tools" / "assets" / src, VENDOR / dst)
-    print(f"vendored {len(ASSETS)} asset groups into {VENDOR.relative_to(ROOT)}")
+        shutil.copy2(ASSETS_DIR / src, VENDOR / dst)
+    print(
+        f"vendored {len(ASSETS)} asset groups into {VENDOR.relative_to(ROOT)}"
+    )
     return 0
 
 

@@ -15,16 +15,16 @@ truth. The student edition is derived from them (CONTRIBUTING.md, "Exercises"):
 * a code cell inside a gate without markers is solution material and is dropped;
 * stub cells are tagged ``raises-exception`` (the book build and nbval accept
   their error) and ``remove-output`` (the HTML shows no traceback), and carry
-  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`tools.grade` finds them.
+  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`booktools.grade` finds them.
 
-Usage (the Makefile's ``student`` and ``student-check`` targets)::
+Usage (the Makefile's ``student-notebooks`` target)::
 
-    python tools/student_edition.py                 # notebooks + book sources into student/
-    python tools/student_edition.py --out DIR       # somewhere else
-    python tools/student_edition.py --list          # the exercises of every chapter (markdown rows)
+    python -m booktools.student_edition             # notebooks + book sources into student/
+    python -m booktools.student_edition --out DIR   # somewhere else
+    python -m booktools.student_edition --list      # the exercises of every chapter (markdown rows)
 
-The HTML of the student edition is then built with
-``jupyter-book build student`` (``make student`` does both).
+``make student`` then executes the student notebooks once (``booktools.execute``) and
+builds their HTML from that execution with ``jupyter-book build student``.
 
 This module imports neither rnnlib nor torch: it only reads and writes notebooks.
 """
@@ -42,7 +42,13 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from booktools.toc import (
+    ROOT,
+    chapter_notebooks,
+    pages,
+    read_toc,
+    without,
+)
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -53,10 +59,16 @@ EXERCISE_KEY = "rnnlib_exercise"
 #: Pages of the instructor edition that the student edition leaves out.
 INSTRUCTOR_ONLY = ("chapters/instructor_guide",)
 
-_DIRECTIVE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$")
+_DIRECTIVE = re.compile(
+    r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$"
+)
 _LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
-_EXERCISE_LABEL = re.compile(r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$")
-_CHECKER_CALL = re.compile(r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\(")
+_EXERCISE_LABEL = re.compile(
+    r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$"
+)
+_CHECKER_CALL = re.compile(
+    r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\("
+)
 
 
 class MarkupError(ValueError):
@@ -67,16 +79,23 @@ def exercise_number(label: str, where: str = "") -> str:
     """``"ex-1-2"`` -> ``"1.2"``; raises :class:`MarkupError` (naming ``where``) for other labels."""
     match = _EXERCISE_LABEL.match(label)
     if not match:
-        raise MarkupError(f"{where}: exercise label {label!r} is not of the form ex-N-M")
+        raise MarkupError(
+            f"{where}: exercise label {label!r} is not of the form ex-N-M"
+        )
     return f"{int(match['chapter'])}.{int(match['number'])}"
 
 
 def checker_calls(source: str) -> list[str]:
     """The exercise numbers ``"N.M"`` of every ``check_exercise_N_M(`` call in ``source``."""
-    return [f"{int(m['chapter'])}.{int(m['number'])}" for m in _CHECKER_CALL.finditer(source)]
+    return [
+        f"{int(m['chapter'])}.{int(m['number'])}"
+        for m in _CHECKER_CALL.finditer(source)
+    ]
 
 
-def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
+def stub_solution(
+    source: str, number: str, where: str = ""
+) -> tuple[str, int]:
     """Replace every ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block of ``source`` by a stub.
 
     The stub sits at the indentation of the BEGIN marker::
@@ -95,20 +114,28 @@ def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
         stripped = line.strip()
         if stripped.startswith(BEGIN):
             if open_line is not None:
-                raise MarkupError(f"{where}: line {i}: {BEGIN!r} inside the block opened on line {open_line}")
+                raise MarkupError(
+                    f"{where}: line {i}: {BEGIN!r} inside the block opened on line {open_line}"
+                )
             open_line = i
             indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}# YOUR CODE HERE")
-            out.append(f'{indent}raise NotImplementedError("Exercise {number}: replace this line by your solution")')
+            out.append(
+                f'{indent}raise NotImplementedError("Exercise {number}: replace this line by your solution")'
+            )
         elif stripped.startswith(END):
             if open_line is None:
-                raise MarkupError(f"{where}: line {i}: {END!r} without a {BEGIN!r} before it")
+                raise MarkupError(
+                    f"{where}: line {i}: {END!r} without a {BEGIN!r} before it"
+                )
             open_line = None
             blocks += 1
         elif open_line is None:
             out.append(line)
     if open_line is not None:
-        raise MarkupError(f"{where}: line {open_line}: {BEGIN!r} without a matching {END!r}")
+        raise MarkupError(
+            f"{where}: line {open_line}: {BEGIN!r} without a matching {END!r}"
+        )
     return "\n".join(out), blocks
 
 
@@ -119,7 +146,12 @@ def count_solution_blocks(source: str, where: str = "") -> int:
 
 def count_stubs(source: str) -> int:
     """The number of ``raise NotImplementedError("Exercise ...`` stubs in ``source``."""
-    return len(re.findall(r'raise NotImplementedError\("Exercise \d+\.\d+', source))
+    return len(
+        re.findall(
+            r'raise NotImplementedError\("Exercise \d+\.\d+',
+            source,
+        )
+    )
 
 
 @dataclass
@@ -129,10 +161,16 @@ class Exercise:
     number: str  #: "N.M"
     title: str  #: the directive's title, e.g. "1.1 · Normalize a sequence by hand"
     statement_cell: int  #: index of the markdown cell holding the ``{exercise}`` directive
-    code_cells: list[int] = field(default_factory=list)  #: code cells of its solution (or its stubs)
+    code_cells: list[int] = field(
+        default_factory=list
+    )  #: code cells of its solution (or its stubs)
     solution_blocks: int = 0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
-    checkers: list[str] = field(default_factory=list)  #: numbers of the checkers called in its code cells
-    gated: bool = False  #: whether a ``{solution-start}`` gate refers to it
+    checkers: list[str] = field(
+        default_factory=list
+    )  #: numbers of the checkers called in its code cells
+    gated: bool = (
+        False  #: whether a ``{solution-start}`` gate refers to it
+    )
 
     @property
     def kind(self) -> str:
@@ -140,7 +178,9 @@ class Exercise:
         return "code" if self.solution_blocks else "prose"
 
 
-def _scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | None, list[tuple[str, str, str]]]:
+def scan_markdown(
+    text: str, gate: str | None, where: str
+) -> tuple[str, str | None, list[tuple[str, str, str]]]:
     """Walk one markdown cell: drop the solution gates and the prose inside them.
 
     ``gate`` is the label of the gate open when the cell starts (or None). Returns
@@ -154,21 +194,35 @@ def _scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | 
     i = 0
     while i < len(lines):
         match = _DIRECTIVE.match(lines[i])
-        if match and match["name"] in ("solution-start", "solution-end"):
+        if match and match["name"] in (
+            "solution-start",
+            "solution-end",
+        ):
             fence = match["fence"]
-            j = i + 1  # the directive's block ends at a line made of its fence (at least as long)
-            while j < len(lines) and not re.fullmatch(rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*", lines[j]):
+            j = (
+                i + 1
+            )  # the directive's block ends at a line made of its fence (at least as long)
+            while j < len(lines) and not re.fullmatch(
+                rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*",
+                lines[j],
+            ):
                 j += 1
             if j == len(lines):
-                raise MarkupError(f"{where}: the {{{match['name']}}} directive is not closed in its cell")
+                raise MarkupError(
+                    f"{where}: the {{{match['name']}}} directive is not closed in its cell"
+                )
             if match["name"] == "solution-start":
                 if gate is not None:
-                    raise MarkupError(f"{where}: {{solution-start}} {match['arg']} inside the open gate of {gate}")
+                    raise MarkupError(
+                        f"{where}: {{solution-start}} {match['arg']} inside the open gate of {gate}"
+                    )
                 gate = match["arg"] or "?"
                 events.append(("solution-start", gate, ""))
             else:
                 if gate is None:
-                    raise MarkupError(f"{where}: {{solution-end}} without a {{solution-start}} before it")
+                    raise MarkupError(
+                        f"{where}: {{solution-end}} without a {{solution-start}} before it"
+                    )
                 events.append(("solution-end", gate, ""))
                 gate = None
             i = j + 1
@@ -182,7 +236,9 @@ def _scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | 
                 if found:
                     label = found["label"]
             if not label:
-                raise MarkupError(f"{where}: an {{exercise}} directive without :label: ex-N-M")
+                raise MarkupError(
+                    f"{where}: an {{exercise}} directive without :label: ex-N-M"
+                )
             events.append(("exercise", label, match["arg"]))
         if gate is None:
             kept.append(lines[i])
@@ -190,7 +246,9 @@ def _scan_markdown(text: str, gate: str | None, where: str) -> tuple[str, str | 
     return "\n".join(kept).strip("\n"), gate, events
 
 
-def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nbformat.NotebookNode, list[Exercise]]:
+def _transform(
+    nb: nbformat.NotebookNode, where: str, student: bool
+) -> tuple[nbformat.NotebookNode, list[Exercise]]:
     """Walk a notebook once: find its exercises and (if ``student``) build the student edition."""
     out = copy.deepcopy(nb)
     out.cells = []
@@ -200,17 +258,25 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
     for index, cell in enumerate(nb.cells):
         here = f"{where}: cell {index}"
         if cell.cell_type == "markdown":
-            text, gate_after, events = _scan_markdown(cell.source, gate, here)
+            text, gate_after, events = scan_markdown(
+                cell.source, gate, here
+            )
             for kind, label, title in events:
                 if kind == "exercise":
                     number = exercise_number(label, here)
                     if number in exercises:
-                        raise MarkupError(f"{here}: exercise {number} is stated twice")
-                    current = exercises[number] = Exercise(number, title, index)
+                        raise MarkupError(
+                            f"{here}: exercise {number} is stated twice"
+                        )
+                    current = exercises[number] = Exercise(
+                        number, title, index
+                    )
                 elif kind == "solution-start":
                     number = exercise_number(label, here)
                     if number not in exercises:
-                        raise MarkupError(f"{here}: the solution of {label} comes before its {{exercise}} statement")
+                        raise MarkupError(
+                            f"{here}: the solution of {label} comes before its {{exercise}} statement"
+                        )
                     current = exercises[number]
                     current.gated = True
             gate = gate_after
@@ -222,19 +288,35 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
             continue
         new = copy.deepcopy(cell)
         if cell.cell_type == "code":
-            has_markers = BEGIN in cell.source or END in cell.source
-            is_stub = cell.metadata.get(EXERCISE_KEY) is not None or count_stubs(cell.source) > 0
+            has_markers = (
+                BEGIN in cell.source or END in cell.source
+            )
+            is_stub = (
+                cell.metadata.get(EXERCISE_KEY) is not None
+                or count_stubs(cell.source) > 0
+            )
             if has_markers or is_stub or gate is not None:
-                number = cell.metadata.get(EXERCISE_KEY) or (current.number if current else None)
+                number = cell.metadata.get(EXERCISE_KEY) or (
+                    current.number if current else None
+                )
                 if number is None:
-                    raise MarkupError(f"{here}: solution markers before any {{exercise}} statement")
+                    raise MarkupError(
+                        f"{here}: solution markers before any {{exercise}} statement"
+                    )
                 exercise = exercises.get(number)
                 if exercise is None:
-                    raise MarkupError(f"{here}: cell metadata names exercise {number}, which is not stated before it")
+                    raise MarkupError(
+                        f"{here}: cell metadata names exercise {number}, which is not stated before it"
+                    )
                 if has_markers:
-                    stubbed, blocks = stub_solution(cell.source, number, here)
+                    stubbed, blocks = stub_solution(
+                        cell.source, number, here
+                    )
                 elif is_stub:
-                    stubbed, blocks = cell.source, count_stubs(cell.source)
+                    stubbed, blocks = (
+                        cell.source,
+                        count_stubs(cell.source),
+                    )
                 else:  # code inside a gate without markers: solution material
                     if not student:
                         out.cells.append(new)
@@ -245,30 +327,42 @@ def _transform(nb: nbformat.NotebookNode, where: str, student: bool) -> tuple[nb
                 if student:
                     new.source = stubbed
                     tags = list(new.metadata.get("tags", []))
-                    new.metadata["tags"] = tags + [t for t in STUB_TAGS if t not in tags]
+                    new.metadata["tags"] = tags + [
+                        t for t in STUB_TAGS if t not in tags
+                    ]
                     new.metadata[EXERCISE_KEY] = number
                     new.outputs = []
                     new.execution_count = None
         out.cells.append(new)
     if gate is not None:
-        raise MarkupError(f"{where}: the gate {{solution-start}} {gate} is never closed by {{solution-end}}")
+        raise MarkupError(
+            f"{where}: the gate {{solution-start}} {gate} is never closed by {{solution-end}}"
+        )
     if student:
         out.metadata["rnnlib_edition"] = "student"
     return out, list(exercises.values())
 
 
-def _read(notebook: nbformat.NotebookNode | str | Path) -> tuple[nbformat.NotebookNode, str]:
+def _read(
+    notebook: nbformat.NotebookNode | str | Path,
+) -> tuple[nbformat.NotebookNode, str]:
     if isinstance(notebook, (str, Path)):
         path = Path(notebook)
         if not path.is_file():
-            raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
+            raise FileNotFoundError(
+                f"notebook: no such file {str(path)!r}"
+            )
         return nbformat.read(path, as_version=4), str(path)
     if not isinstance(notebook, nbformat.NotebookNode):
-        raise TypeError(f"notebook must be a path or an nbformat notebook, got {type(notebook).__name__}")
+        raise TypeError(
+            f"notebook must be a path or an nbformat notebook, got {type(notebook).__name__}"
+        )
     return notebook, "<notebook>"
 
 
-def find_exercises(notebook: nbformat.NotebookNode | str | Path) -> list[Exercise]:
+def find_exercises(
+    notebook: nbformat.NotebookNode | str | Path,
+) -> list[Exercise]:
     """The exercises of a notebook (instructor or student edition), in order of statement.
 
     Code cells are indexed in the notebook as it is (for an instructor notebook,
@@ -279,7 +373,9 @@ def find_exercises(notebook: nbformat.NotebookNode | str | Path) -> list[Exercis
     return _transform(nb, where, student=False)[1]
 
 
-def student_notebook(notebook: nbformat.NotebookNode | str | Path) -> nbformat.NotebookNode:
+def student_notebook(
+    notebook: nbformat.NotebookNode | str | Path,
+) -> nbformat.NotebookNode:
     """The student edition of one chapter notebook (see the module docstring)."""
     nb, where = _read(notebook)
     out, _ = _transform(nb, where, student=True)
@@ -287,21 +383,9 @@ def student_notebook(notebook: nbformat.NotebookNode | str | Path) -> nbformat.N
     return out
 
 
-def chapter_notebooks(root: Path = ROOT) -> list[Path]:
-    """Every chapter notebook ``chapters/*.ipynb`` under ``root``, sorted."""
-    return sorted((Path(root) / "chapters").glob("*.ipynb"))
-
-
-def _without(node, drop: tuple[str, ...]):
-    """A copy of a _toc.yml node without the entries whose ``file`` is in ``drop``."""
-    if isinstance(node, list):
-        return [_without(n, drop) for n in node if not (isinstance(n, dict) and n.get("file") in drop)]
-    if isinstance(node, dict):
-        return {k: _without(v, drop) for k, v in node.items()}
-    return node
-
-
-def student_config(config: dict, repository_url: str | None = None) -> dict:
+def student_config(
+    config: dict, repository_url: str | None = None
+) -> dict:
     """The ``_config.yml`` of the student edition, derived from the book's.
 
     The title says "student edition"; the launch and repository buttons point at
@@ -310,37 +394,52 @@ def student_config(config: dict, repository_url: str | None = None) -> dict:
     solutions). Students download a page's notebook with the download button.
     """
     cfg = copy.deepcopy(config)
-    cfg["title"] = f"{config.get('title', 'Book')} (student edition)"
-    cfg["exclude_patterns"] = [p for p in cfg.get("exclude_patterns", []) if p != "student"]
+    cfg["title"] = (
+        f"{config.get('title', 'Book')} (student edition)"
+    )
+    cfg["exclude_patterns"] = [
+        p
+        for p in cfg.get("exclude_patterns", [])
+        if p != "student"
+    ]
     html = cfg.setdefault("html", {})
     if repository_url:
         cfg.setdefault("repository", {})["url"] = repository_url
         cfg["repository"]["path_to_book"] = ""
     else:
         cfg.pop("repository", None)
-        cfg["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "notebook_interface": "classic"}
+        cfg["launch_buttons"] = {
+            "binderhub_url": "",
+            "colab_url": "",
+            "notebook_interface": "classic",
+        }
         html["use_repository_button"] = False
     html["use_issues_button"] = False
     html["use_edit_page_button"] = False
     return cfg
 
 
-def build_student_edition(root: Path = ROOT, out: Path | None = None, repository_url: str | None = None) -> list[Path]:
+def build_student_edition(
+    root: Path = ROOT,
+    out: Path | None = None,
+    repository_url: str | None = None,
+) -> list[Path]:
     """Write the student edition of the book under ``out`` (default ``root/student``).
 
-    Writes one student notebook per chapter notebook, copies the markdown pages,
+    Writes one student notebook per chapter notebook of ``_toc.yml``, copies its markdown pages,
     ``references.bib`` and the folders the configuration names (``_static/``,
-    ``html_static_path``, ``html_extra_path``, the paths of ``local_extensions``),
+    ``html_static_path``, ``html_extra_path``),
     and derives ``_config.yml`` and ``_toc.yml`` (without the instructor-only
     pages). The files in ``out/chapters`` are replaced (it is generated; a
     chapter deleted from the book disappears from it). Returns the notebooks written.
     """
     root = Path(root)
     out = Path(out) if out is not None else root / "student"
-    if not (root / "_toc.yml").is_file():
-        raise FileNotFoundError(f"root: {str(root)!r} has no _toc.yml (is it the book's root?)")
+    toc = read_toc(root)
     if out.resolve() == root.resolve():
-        raise ValueError("out: the student edition must not overwrite the book's own root")
+        raise ValueError(
+            "out: the student edition must not overwrite the book's own root"
+        )
     (out / "chapters").mkdir(parents=True, exist_ok=True)
     for old in (out / "chapters").glob("*"):
         if old.is_file():
@@ -350,32 +449,49 @@ def build_student_edition(root: Path = ROOT, out: Path | None = None, repository
         target = out / "chapters" / path.name
         nbformat.write(student_notebook(path), target)
         written.append(target)
-    for page in sorted((root / "chapters").glob("*.md")):
-        if f"chapters/{page.stem}" not in INSTRUCTOR_ONLY:
-            shutil.copy2(page, out / "chapters" / page.name)
+    for page in pages(root):
+        rel = page.relative_to(root)
+        if (
+            page.suffix == ".md"
+            and rel.with_suffix("").as_posix()
+            not in INSTRUCTOR_ONLY
+        ):
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(page, out / rel)
     for name in ("references.bib",):
         if (root / name).exists():
             shutil.copy2(root / name, out / name)
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load(
+        (root / "_config.yml").read_text(encoding="utf-8")
+    )
     sphinx = config.get("sphinx") or {}
     sphinx_config = sphinx.get("config") or {}
     asset_dirs = {
         "_static",
         *sphinx_config.get("html_static_path", []),
         *sphinx_config.get("html_extra_path", []),
-        *(sphinx.get("local_extensions") or {}).values(),
     }
-    for name in sorted(asset_dirs):  # static files, vendored assets (MathJax, widget manager), local extensions
+    for name in sorted(
+        asset_dirs
+    ):  # static files, vendored assets (MathJax, widget manager)
         if (root / name).is_dir():
-            shutil.copytree(root / name, out / name, dirs_exist_ok=True)
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    header = "# Generated by tools/student_edition.py from the book's {}: do not edit, edit the original.\n"
+            shutil.copytree(
+                root / name, out / name, dirs_exist_ok=True
+            )
+    header = "# Generated by booktools.student_edition from the book's {}: do not edit, edit the original.\n"
     (out / "_config.yml").write_text(
-        header.format("_config.yml") + yaml.safe_dump(student_config(config, repository_url), sort_keys=False),
+        header.format("_config.yml")
+        + yaml.safe_dump(
+            student_config(config, repository_url), sort_keys=False
+        ),
         encoding="utf-8",
     )
     (out / "_toc.yml").write_text(
-        header.format("_toc.yml") + yaml.safe_dump(_without(toc, INSTRUCTOR_ONLY), sort_keys=False), encoding="utf-8"
+        header.format("_toc.yml")
+        + yaml.safe_dump(
+            without(toc, INSTRUCTOR_ONLY), sort_keys=False
+        ),
+        encoding="utf-8",
     )
     return written
 
@@ -385,30 +501,70 @@ def exercise_rows(root: Path = ROOT) -> list[str]:
     rows = []
     for path in chapter_notebooks(root):
         for ex in find_exercises(path):
-            title = ex.title.split("·", 1)[-1].strip() if "·" in ex.title else ex.title
-            checker = ", ".join(f"`check_exercise_{n.replace('.', '_')}`" for n in ex.checkers) or "by hand"
-            rows.append(f"| {ex.number} | {path.stem} | {title} | {ex.kind} | {checker} | ? |")
+            title = (
+                ex.title.split("·", 1)[-1].strip()
+                if "·" in ex.title
+                else ex.title
+            )
+            checker = (
+                ", ".join(
+                    f"`check_exercise_{n.replace('.', '_')}`"
+                    for n in ex.checkers
+                )
+                or "by hand"
+            )
+            rows.append(
+                f"| {ex.number} | {path.stem} | {title} | {ex.kind} | {checker} | ? |"
+            )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", type=Path, default=ROOT, help="the book's root (default: this repository)")
-    parser.add_argument("--out", type=Path, default=None, help="where to write the edition (default: ROOT/student)")
-    parser.add_argument("--repository-url", default=None, help="a repository hosting the student edition (launch buttons)")
-    parser.add_argument("--list", action="store_true", help="print the exercises of every chapter and exit")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the book's root (default: this repository)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write the edition (default: ROOT/student)",
+    )
+    parser.add_argument(
+        "--repository-url",
+        default=None,
+        help="a repository hosting the student edition (launch buttons)",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print the exercises of every chapter and exit",
+    )
     args = parser.parse_args(argv)
     try:
         if args.list:
             print("\n".join(exercise_rows(args.root)))
             return 0
-        written = build_student_edition(args.root, args.out, args.repository_url)
+        written = build_student_edition(
+            args.root, args.out, args.repository_url
+        )
     except (MarkupError, FileNotFoundError, ValueError) as exc:
         print(f"student_edition: {exc}", file=sys.stderr)
         return 2
     for path in written:
-        stubs = sum(count_stubs(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
-        print(f"wrote {path} ({stubs} stub{'s' if stubs != 1 else ''})")
+        stubs = sum(
+            count_stubs(c.source)
+            for c in nbformat.read(path, as_version=4).cells
+            if c.cell_type == "code"
+        )
+        print(
+            f"wrote {path} ({stubs} stub{'s' if stubs != 1 else ''})"
+        )
     return 0
 
 

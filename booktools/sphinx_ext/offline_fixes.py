@@ -1,6 +1,6 @@
-"""A local Sphinx extension of the book (``sphinx.local_extensions`` in ``_config.yml``).
+"""Sphinx extension ``booktools.sphinx_ext.offline_fixes`` (``sphinx.extra_extensions`` in ``_config.yml``).
 
-Fixes found by the offline browser check (``tools/browser_check.py``):
+Fixes found by the offline browser check (``booktools.browser_check``):
 
 * **duplicate scripts.** With Sphinx 7.4, the inline configuration scripts that
   sphinx-thebe and sphinx-togglebutton add (``const THEBE_JS_URL = ...``) and
@@ -21,15 +21,28 @@ from docutils import nodes
 _STATUS_WORDS = {"✅": "ok", "❌": "failed"}
 
 
-def _dedupe_scripts(app, pagename: str, templatename: str, context: dict[str, Any], doctree) -> None:
+def _dedupe_scripts(
+    app,
+    pagename: str,
+    templatename: str,
+    context: dict[str, Any],
+    doctree,
+) -> None:
     scripts = context.get("script_files")
     if not scripts:
         return
     seen, kept = set(), []
     for js in scripts:
-        filename = getattr(js, "filename", js) or ""  # inline scripts: None or ""
+        filename = (
+            getattr(js, "filename", js) or ""
+        )  # inline scripts: None or ""
         attributes = getattr(js, "attributes", {}) or {}
-        key = (str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        key = (
+            str(filename),
+            tuple(
+                sorted((k, str(v)) for k, v in attributes.items())
+            ),
+        )
         if key not in seen:
             seen.add(key)
             kept.append(js)
@@ -38,15 +51,22 @@ def _dedupe_scripts(app, pagename: str, templatename: str, context: dict[str, An
 
 def _status_words(app, doctree, docname: str) -> None:
     for table in doctree.findall(nodes.table):
-        if "Run Time (s)" not in table.astext():  # only myst-nb's execution statistics table
+        if (
+            "Run Time (s)" not in table.astext()
+        ):  # only myst-nb's execution statistics table
             continue
         for text in list(table.findall(nodes.Text)):
             if str(text) in _STATUS_WORDS:
-                text.parent.replace(text, nodes.Text(_STATUS_WORDS[str(text)]))
+                text.parent.replace(
+                    text, nodes.Text(_STATUS_WORDS[str(text)])
+                )
 
 
 def setup(app) -> dict[str, Any]:
     # after the extensions that add scripts per page (myst-nb's widget scripts)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("doctree-resolved", _status_words)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    return {
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+    }

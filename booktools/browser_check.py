@@ -1,0 +1,535 @@
+"""Open every page of the built book in headless Chromium with no network, check it, screenshot it.
+
+The book is served from ``127.0.0.1`` by a local HTTP server (as a web host would
+serve it; ``file://`` pages cannot load fonts or modules the same way), and every
+other host is unreachable: Chromium resolves no host name
+(``--host-resolver-rules``), and any request that leaves ``127.0.0.1`` is
+reported from the browser's network log as a failure. For each page it checks:
+
+* the page has a ``<title>`` and shows the headings of its source (chapter
+  notebook or markdown page): the ``#`` headings of the source appear, in order
+  of their words, among the rendered ``h1``-``h6``;
+* math is typeset: MathJax's startup promise resolved, no ``mjx-merror``
+  element (a TeX error), and no raw ``$...$``, ``$$``, ``\\(`` or ``\\[`` left in
+  the text outside code;
+* every ``<img>`` loaded (``complete`` and ``naturalWidth > 0``);
+* pages that embed widget state render widgets (the vendored
+  ``@jupyter-widgets/html-manager`` ran);
+* no ``<script src>`` or ``<link href>`` of the page's HTML points at another host;
+* nothing is wider than its place at 1280 pixels: no code cell (``div.highlight pre``, a
+  cell's input or output) and no display formula (``mjx-container[display]``) has a
+  horizontal scroll bar or overflow (``scrollWidth > clientWidth + 1``) or reaches out
+  of the article's column (folded solutions are unfolded first, so they are measured
+  too); and ruff's ``line-length`` (``pyproject.toml``) fits the narrowest code cell of
+  the page (how many characters of the code font it holds);
+* the browser console holds no error (level ``SEVERE``; a 404 of ``/favicon.ico``,
+  which the browser asks of every host, is not the page's).
+
+A full-page screenshot of each page is written to ``<html>/_screenshots/<page>.png``,
+with an ``index.html`` listing them, so a person can look at the pages.
+
+Usage: ``python -m booktools.browser_check [_build/html]`` (``make browser-check``).
+Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import html
+import http.server
+import json
+import re
+import shutil
+import sys
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+from booktools import toc
+from booktools.toc import ROOT
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--disable-extensions",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--mute-audio",
+    # no DNS: every host but the local server is unreachable
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    "--window-size=1280,1000",
+]
+PAGE_TIMEOUT_S = 60
+MAX_SCREENSHOT_HEIGHT = 20000
+
+# Runs in the page: waits for MathJax and for images, then reports what the checks need.
+PAGE_PROBE_JS = r"""
+const CODE_SELECTOR = "div.highlight pre, .cell_input pre, .cell_output pre, .output pre";
+const OUTPUT_SELECTOR = ".cell_output, .output";
+const done = arguments[arguments.length - 1];
+(async () => {
+  const out = {title: document.title, mathjax: "absent", errors: []};
+  try {
+    if (window.MathJax) {
+      out.mathjax = "loading";
+      for (let i = 0; i < 200 && !(MathJax.startup && MathJax.startup.promise); i++) {
+        await new Promise(r => setTimeout(r, 50));
+      }
+      await MathJax.startup.promise;
+      if (MathJax.typesetPromise) { await MathJax.typesetPromise(); }
+      out.mathjax = "done";
+    }
+  } catch (e) { out.mathjax = "error: " + e; }
+  const imgs = Array.from(document.images);
+  imgs.forEach(img => { img.loading = "eager"; });
+  await Promise.all(imgs.map(img => img.complete ? null :
+      new Promise(r => { img.addEventListener("load", r); img.addEventListener("error", r); })));
+  out.images = imgs.map(img => ({src: img.getAttribute("src"), ok: img.complete && img.naturalWidth > 0}));
+  out.merrors = Array.from(document.querySelectorAll("mjx-merror, .mjx-merror"))
+      .map(e => e.getAttribute("data-mjx-error") || e.textContent);
+  out.mathCount = document.querySelectorAll("mjx-container").length;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const skip = new Set(["SCRIPT", "STYLE", "PRE", "CODE", "TEXTAREA", "MJX-CONTAINER", "NOSCRIPT"]);
+  const texts = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    let p = n.parentElement, inCode = false;
+    while (p) {
+      if (skip.has(p.tagName) || p.classList.contains("highlight") || p.classList.contains("output")) {
+        inCode = true; break;
+      }
+      p = p.parentElement;
+    }
+    if (!inCode) { texts.push(n.textContent); }
+  }
+  out.text = texts.join(" ");
+  out.headings = Array.from(document.querySelectorAll("article h1, article h2, article h3, article h4, article h5, article h6, main h1, main h2, main h3, main h4"))
+      .map(h => h.textContent);
+  out.widgetState = document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').length;
+  out.widgetViews = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
+  // horizontal overflow: code cells (input and output) and display formulas wider than their box or the column.
+  // Folded content (solutions in dropdowns, <details>) is unfolded first, so it is measured too.
+  document.querySelectorAll(".toggle-hidden").forEach(el => el.classList.remove("toggle-hidden"));
+  document.querySelectorAll("details").forEach(el => { el.open = true; });
+  const column = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
+  const col = column.getBoundingClientRect();
+  out.columnWidth = Math.round(col.width);
+  out.overflows = [];
+  const seen = new Set();
+  const check = (el, kind) => {
+    if (seen.has(el)) { return; }
+    seen.add(el);
+    const box = el.getBoundingClientRect();
+    if (box.width === 0) { return; }  // hidden (e.g. a folded solution)
+    const inner = el.scrollWidth > el.clientWidth + 1;
+    const outside = box.left < col.left - 1 || box.right > col.right + 1;
+    if (inner || outside) {
+      const lines = (el.textContent || "").split("\n");
+      const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), "");
+      out.overflows.push({kind, scrollWidth: el.scrollWidth, clientWidth: el.clientWidth,
+                          width: Math.round(box.width), longest: longest.trim().slice(0, 80), chars: longest.length});
+    }
+  };
+  document.querySelectorAll(CODE_SELECTOR).forEach(el => check(el, el.closest(OUTPUT_SELECTOR) ? "output" : "code"));
+  document.querySelectorAll("mjx-container[display]").forEach(el => check(el, "display formula"));
+  // how many characters of the code font the narrowest code cell of the page holds
+  out.codeColumnChars = null;
+  document.querySelectorAll(".cell_input div.highlight pre").forEach(pre => {
+    if (pre.getBoundingClientRect().width === 0) { return; }
+    const style = getComputedStyle(pre);
+    const probe = document.createElement("span");
+    probe.style.whiteSpace = "pre";
+    probe.textContent = "0".repeat(100);
+    pre.appendChild(probe);
+    const charWidth = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const inside = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const chars = Math.floor(inside / charWidth);
+    if (out.codeColumnChars === null || chars < out.codeColumnChars) { out.codeColumnChars = chars; }
+  });
+  out.height = Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);
+  done(out);
+})();
+"""
+
+#: a <script src> or <link href> (stylesheet, preload, font, icon) that points at the network
+EXTERNAL_ASSET = re.compile(
+    r"<(?:script|link)\b[^>]*\b(?:src|href)=[\"'](?:https?:)?//[^\"']+",
+    re.IGNORECASE,
+)
+RAW_MATH = re.compile(
+    r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*?\\[A-Za-z]+[^$]*\$|\$[^$\s]{1,40}\$"
+)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def source_headings(source: Path) -> list[str]:
+    """The ``#`` headings of a chapter notebook's markdown cells or of a markdown page, math removed."""
+    if source.suffix == ".ipynb":
+        cells = json.loads(source.read_text(encoding="utf-8"))[
+            "cells"
+        ]
+        blocks = [
+            "".join(c["source"]).splitlines()
+            for c in cells
+            if c["cell_type"] == "markdown"
+        ]
+    else:
+        blocks = [source.read_text(encoding="utf-8").splitlines()]
+    headings = []
+    for lines in blocks:
+        headings += _headings_of(lines)
+    return headings
+
+
+def _headings_of(lines: list[str]) -> list[str]:
+    headings, fences = (
+        [],
+        [],
+    )  # the stack of open code fences / directives
+    for line in lines:
+        marker = re.match(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$", line)
+        if marker:
+            char, count, rest = (
+                marker.group(1)[0],
+                len(marker.group(1)),
+                marker.group(2).strip(),
+            )
+            if (
+                fences
+                and fences[-1][0] == char
+                and count >= fences[-1][1]
+                and not rest
+            ):
+                fences.pop()
+            else:
+                fences.append((char, count))
+            continue
+        if not fences and re.match(r"^#{1,6}\s+\S", line):
+            text = re.sub(r"^#{1,6}\s+", "", line)
+            text = re.sub(
+                r"\$[^$]*\$", " ", text
+            )  # math is rendered, not compared
+            text = re.sub(
+                r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text
+            )  # roles: keep their text
+            text = re.sub(
+                r"\[([^\]]*)\]\([^)]*\)", r"\1", text
+            )  # links
+            headings.append(text)
+    return headings
+
+
+def _contains_in_order(
+    haystack: list[str], needle: list[str]
+) -> bool:
+    it = iter(haystack)
+    return all(word in it for word in needle)
+
+
+def pages_and_sources(
+    html_dir: Path, root: Path = ROOT
+) -> list[tuple[Path, Path | None]]:
+    """Every built page (except the search page) with its source in the book's ``_toc.yml``, if any."""
+    sources = {}
+    if (Path(root) / "_toc.yml").is_file():
+        sources = {
+            p.relative_to(root).with_suffix(".html"): p
+            for p in toc.pages(root)
+        }
+    pages = []
+    for page in sorted(html_dir.rglob("*.html")):
+        rel = page.relative_to(html_dir)
+        if (
+            rel.parts[0].startswith("_")
+            or rel.name == "search.html"
+        ):
+            continue
+        pages.append((rel, sources.get(rel)))
+    return pages
+
+
+def ruff_line_length(root: Path = ROOT) -> int | None:
+    """``tool.ruff.line-length`` of the book's ``pyproject.toml`` (None if unset)."""
+    path = Path(root) / "pyproject.toml"
+    if not path.is_file():
+        return None
+    return (
+        tomllib.loads(path.read_text(encoding="utf-8"))
+        .get("tool", {})
+        .get("ruff", {})
+        .get("line-length")
+    )
+
+
+def overflow_problems(
+    probe: dict, line_length: int | None
+) -> list[str]:
+    """The problems of a page's horizontal-overflow probe (see the module docstring)."""
+    problems = []
+    for o in probe.get("overflows", []):
+        problems.append(
+            f"{o['kind']} wider than its place ({o['scrollWidth']} px of content in {o['clientWidth']} px, "
+            f"column {probe['columnWidth']} px); longest line ({o['chars']} characters): {o['longest']!r}"
+        )
+    chars = probe.get("codeColumnChars")
+    if chars and line_length and line_length > chars:
+        problems.append(
+            f"ruff's line-length {line_length} (pyproject.toml) is wider than the code column: "
+            f"{chars} characters at 1280 px"
+        )
+    return problems
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
+        pass
+
+
+def serve(
+    html_dir: Path,
+) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(
+        _QuietHandler, directory=str(html_dir)
+    )
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), handler
+    )
+    threading.Thread(
+        target=server.serve_forever, daemon=True
+    ).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def make_driver():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium = (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
+    chromedriver = shutil.which("chromedriver")
+    if not chromium or not chromedriver:
+        sys.exit(
+            "chromium and chromedriver are needed: apt-get install -y chromium chromium-driver (make browser-check does it as root)"
+        )
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.set_capability(
+        "goog:loggingPrefs",
+        {"browser": "ALL", "performance": "ALL"},
+    )
+    driver = webdriver.Chrome(
+        service=Service(executable_path=chromedriver),
+        options=options,
+    )
+    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
+    driver.set_script_timeout(PAGE_TIMEOUT_S)
+    return driver
+
+
+def external_requests(driver, base: str) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            url = message["params"]["request"]["url"]
+            if not url.startswith(
+                (base, "data:", "blob:", "about:", "chrome")
+            ):
+                urls.append(url)
+    return urls
+
+
+def check_page(
+    driver,
+    base: str,
+    html_dir: Path,
+    rel: Path,
+    source: Path | None,
+    shots: Path,
+) -> tuple[list[str], dict]:
+    problems: list[str] = []
+    for tag in EXTERNAL_ASSET.findall(
+        (html_dir / rel).read_text(
+            encoding="utf-8", errors="replace"
+        )
+    ):
+        problems.append(
+            f"the page loads an asset from the network: {tag[:200]}"
+        )
+    (
+        driver.get_log("browser"),
+        driver.get_log("performance"),
+    )  # drop what earlier pages left
+    driver.get(f"{base}/{rel.as_posix()}")
+    probe = driver.execute_async_script(PAGE_PROBE_JS)
+    if probe["widgetState"]:
+        # the embed manager renders the widget views after load
+        deadline = time.monotonic() + 20
+        while (
+            time.monotonic() < deadline
+            and not driver.execute_script(
+                "return document.querySelectorAll('.jupyter-widgets, .widget-inline-hbox, .lm-Widget').length"
+            )
+        ):
+            time.sleep(0.2)
+        if probe["widgetViews"] and not driver.execute_script(
+            "return document.querySelectorAll('.jupyter-widgets, .lm-Widget').length"
+        ):
+            problems.append(
+                "the page embeds widgets but none was rendered (ipywidgets embed manager)"
+            )
+    if not probe["title"].strip():
+        problems.append("the page has no <title>")
+    if probe["mathjax"] not in ("done", "absent"):
+        problems.append(
+            f"MathJax did not finish: {probe['mathjax']}"
+        )
+    problems += overflow_problems(probe, ruff_line_length())
+    for err in probe["merrors"]:
+        problems.append(f"MathJax error in a formula: {err}")
+    raw = sorted(set(RAW_MATH.findall(probe["text"])))
+    if raw:
+        problems.append(
+            f"raw (untypeset) math left in the text: {raw[:5]}"
+        )
+    for img in probe["images"]:
+        if not img["ok"]:
+            problems.append(f"image did not load: {img['src']}")
+    rendered = [_words(h) for h in probe["headings"]]
+    if source is not None:
+        for heading in source_headings(source):
+            words = _words(heading)
+            if words and not any(
+                _contains_in_order(r, words) for r in rendered
+            ):
+                problems.append(
+                    f"heading missing from the page: {heading!r}"
+                )
+        if not rendered:
+            problems.append("the page shows no heading")
+    for entry in driver.get_log("browser"):
+        # the browser asks every host for /favicon.ico; the book has none (not a page's error)
+        if (
+            entry["level"] == "SEVERE"
+            and "/favicon.ico " not in entry["message"]
+        ):
+            problems.append(
+                f"console error: {entry['message'][:300]}"
+            )
+    for url in external_requests(driver, base):
+        problems.append(f"request to the network: {url}")
+    # full-page screenshot
+    height = min(int(probe["height"]), MAX_SCREENSHOT_HEIGHT)
+    driver.set_window_size(1280, max(height, 600))
+    shot = shots / (
+        rel.with_suffix("").as_posix().replace("/", "__") + ".png"
+    )
+    driver.save_screenshot(str(shot))
+    driver.set_window_size(1280, 1000)
+    info = {
+        "page": rel.as_posix(),
+        "title": probe["title"],
+        "math": probe["mathCount"],
+        "images": len(probe["images"]),
+        "widgets": probe["widgetViews"],
+        "screenshot": shot.name,
+        "code_chars": probe.get("codeColumnChars"),
+    }
+    return problems, info
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "html_dir",
+        nargs="?",
+        default=str(ROOT / "_build" / "html"),
+    )
+    args = parser.parse_args(argv)
+    html_dir = Path(args.html_dir).resolve()
+    if not (html_dir / "index.html").exists():
+        print(
+            f"{html_dir} holds no built book (run `make book` first)",
+            file=sys.stderr,
+        )
+        return 1
+    shots = html_dir / "_screenshots"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir()
+    server, base = serve(html_dir)
+    driver = make_driver()
+    failures, rows = {}, []
+    try:
+        for rel, source in pages_and_sources(html_dir):
+            problems, info = check_page(
+                driver, base, html_dir, rel, source, shots
+            )
+            rows.append(info)
+            status = (
+                "ok"
+                if not problems
+                else f"{len(problems)} problem(s)"
+            )
+            print(
+                f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
+                f"{info['widgets']:3d} widgets  {status}"
+            )
+            if problems:
+                failures[rel.as_posix()] = problems
+    finally:
+        driver.quit()
+        server.shutdown()
+    index = [
+        "<!doctype html><meta charset='utf-8'><title>Screenshots of the built book</title>",
+        "<h1>Screenshots of the built book (headless Chromium, no network)</h1>",
+    ]
+    for info in rows:
+        flag = "FAILED" if info["page"] in failures else "ok"
+        index.append(
+            f"<h2>{html.escape(info['page'])} ({flag})</h2><p>{html.escape(info['title'])}</p>"
+            f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>"
+        )
+    (shots / "index.html").write_text(
+        "\n".join(index), encoding="utf-8"
+    )
+    columns = sorted(
+        {r["code_chars"] for r in rows if r.get("code_chars")}
+    )
+    if columns:
+        print(
+            f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})"
+        )
+    print(f"screenshots: {shots}/index.html")
+    if failures:
+        for page, problems in failures.items():
+            print(f"\n{page}:", file=sys.stderr)
+            for problem in problems:
+                print(f"  - {problem}", file=sys.stderr)
+        print(
+            f"\nbrowser check FAILED on {len(failures)} of {len(rows)} pages",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"browser check passed: {len(rows)} pages, offline")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+"""Tests of the reliability checks (booktools.repro_check, booktools.browser_check, booktools.vendor_assets)."""
+
+from __future__ import annotations
+
+import shutil
+
+import nbformat
+import pytest
+import yaml
+
+from booktools import browser_check as browser
+from booktools import repro_check as repro
+from booktools import vendor_assets as vendor
+from booktools.toc import ROOT
+
+CHROMIUM = shutil.which("chromium") and shutil.which(
+    "chromedriver"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "100%|##########| 50/50 [00:01<00:00, 30.2it/s]",
+        "trained in 1.25 s",
+        "forward: 35 ms per batch",
+        "3.2s/it",
+        "elapsed 00:12",
+        "Wall time: 2.1 s",
+    ],
+)
+def test_timing_lines_are_ignored(line):
+    assert repro._clean(line) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "loss 0.1234",
+        "m = 512, L = 50",
+        "relative gap 3.1e-03",
+        "seconds per chapter: see the appendix",
+    ],
+)
+def test_other_lines_are_compared(line):
+    assert repro._clean(line) == [line]
+
+
+def test_addresses_are_masked_and_carriage_returns_keep_the_last_text():
+    assert repro._clean("<Foo at 0x7f3a2b4c5d60>") == [
+        "<Foo at 0x…>"
+    ]
+    assert repro._clean("step 1\rstep 2") == ["step 2"]
+
+
+def _nb(*outputs):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1)")
+    cell.outputs = list(outputs)
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    return nb
+
+
+def _printed_and_figure(png: str):
+    """A notebook that prints a number and shows a figure whose image is ``png``."""
+    return _nb(
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="x = 1.000\n"
+        ),
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "image/png": png,
+                "text/plain": "<Figure size 640x480>",
+            },
+        ),
+    )
+
+
+def test_text_outputs_compare_numbers_not_images():
+    a, b = _printed_and_figure("AAA"), _printed_and_figure("BBB")
+    c = _nb(
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="x = 1.001\n"
+        )
+    )
+    assert repro.text_outputs(a) == repro.text_outputs(b)
+    assert repro.text_outputs(a) != repro.text_outputs(c)
+    assert repro.text_outputs(a)[0] == "[cell 1] stdout: x = 1.000"
+
+
+def test_source_headings_skip_code_and_directives(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# 1. Title with $x^2$ math\n\ntext\n\n```python\n# a comment, not a heading\n```\n\n"
+        "````{prf:proof}\n```{math}\nx\n```\n# not a heading either\n````\n\n## A [link](x.md) and {ref}`a role <r>`\n"
+    )
+    assert browser.source_headings(page) == [
+        "1. Title with   math",
+        "A link and a role ",
+    ]
+
+
+def test_raw_math_pattern():
+    for raw in (
+        "the norm $\\|x\\|$ here",
+        "inline \\(x\\)",
+        "display $$x$$",
+        "a $x$ b",
+    ):
+        assert browser.RAW_MATH.search(raw), raw
+    for typeset in ("costs 5 dollars", "h(l) = relu(W h + A x)"):
+        assert not browser.RAW_MATH.search(typeset), typeset
+
+
+def test_config_loads_only_vendored_scripts():
+    """mathjax_path and nb_ipywidgets_js name files that booktools.vendor_assets writes (served as _vendor/)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())[
+        "sphinx"
+    ]["config"]
+    produced = {
+        f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS
+    } | {f"_vendor/{dst}" for _, dst in vendor.LOCAL}
+    dirs = {
+        f"_vendor/{dst}"
+        for src, dst, *_ in vendor.ASSETS
+        if not src.endswith(".js")
+    }
+    assert vendor.VENDOR.relative_to(ROOT).parts == (
+        "_extra",
+        "_vendor",
+    ) and config["html_extra_path"] == ["_extra"]
+    urls = [config["mathjax_path"], *config["nb_ipywidgets_js"]]
+    for url in urls:
+        assert "://" not in url, (
+            f"{url} is loaded from the network"
+        )
+        path = url.removeprefix("../")
+        assert path in produced or any(
+            path.startswith(d + "/") for d in dirs
+        ), f"{url} is not vendored"
+    assert (
+        "html_static_path" not in config
+        or "_extra" not in config["html_static_path"]
+    )
+
+
+def test_external_asset_pattern():
+    assert browser.EXTERNAL_ASSET.search(
+        '<script src="https://cdn.jsdelivr.net/npm/x.js"></script>'
+    )
+    assert browser.EXTERNAL_ASSET.search(
+        "<link rel='stylesheet' href='//fonts.googleapis.com/css'>"
+    )
+    assert not browser.EXTERNAL_ASSET.search(
+        '<script src="../_vendor/requirejs/require.js"></script>'
+    )
+    assert not browser.EXTERNAL_ASSET.search(
+        '<a href="https://github.com/rnnlib/rnn-theory-book">repository</a>'
+    )
+
+
+@pytest.mark.skipif(
+    not CHROMIUM, reason="needs chromium and chromedriver"
+)
+def test_browser_check_fails_a_broken_page(tmp_path, capsys):
+    """A page with raw math, a missing image, a script error and a CDN script fails, with each reason named."""
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text(
+        "<!doctype html><title>ok</title><h1>Fine</h1>"
+    )
+    (html / "broken.html").write_text(
+        "<!doctype html><title>broken</title><h1>Broken</h1><p>raw $x^2$ here</p>"
+        "<img src='missing.png'><script>undefined_function()</script>"
+        "<script src='https://cdn.example.org/lib.js'></script>"
+    )
+    assert browser.main([str(html)]) == 1
+    err = capsys.readouterr().err
+    assert "raw (untypeset) math" in err
+    assert "image did not load: missing.png" in err
+    assert "undefined_function" in err
+    assert "loads an asset from the network" in err
+    assert (
+        "request to the network" in err
+        or "ERR_NAME_NOT_RESOLVED" in err
+    )
+    assert "broken.html" in err and "index.html:" not in err
+    assert (html / "_screenshots" / "broken.png").exists()
+
+
+def test_overflow_problems_name_the_kind_the_widths_and_the_line():
+    probe = {
+        "columnWidth": 700,
+        "codeColumnChars": 80,
+        "overflows": [
+            {
+                "kind": "code",
+                "scrollWidth": 1500,
+                "clientWidth": 680,
+                "width": 680,
+                "chars": 180,
+                "longest": "x" * 80,
+            }
+        ],
+    }
+    problems = browser.overflow_problems(probe, 88)
+    assert problems[0].startswith(
+        "code wider than its place (1500 px of content in 680 px, column 700 px)"
+    )
+    assert "longest line (180 characters)" in problems[0]
+    assert problems[1] == (
+        "ruff's line-length 88 (pyproject.toml) is wider than the code column: "
+        "80 characters at 1280 px"
+    )
+    assert (
+        browser.overflow_problems({**probe, "overflows": []}, 80)
+        == []
+    )
+
+
+def test_ruff_line_length_fits_the_measured_code_column():
+    """The number measured by the browser check on the built book (see ARCHITECTURE.md, "Line length")."""
+    assert browser.ruff_line_length() is not None, (
+        "pyproject.toml sets no [tool.ruff] line-length"
+    )
+
+
+WIDE = "w = " + " + ".join(f"value_{i}" for i in range(40))
+MATHJAX = ROOT / "_extra" / "_vendor" / "mathjax"
+
+
+@pytest.mark.skipif(
+    not CHROMIUM, reason="needs chromium and chromedriver"
+)
+def test_browser_check_fails_a_planted_wide_page(
+    tmp_path, capsys, monkeypatch
+):
+    """A code cell, an output and a display formula wider than the column each fail, named; a narrow page passes."""
+    monkeypatch.setattr(
+        browser, "ruff_line_length", lambda root=None: None
+    )
+    html = tmp_path / "html"
+    html.mkdir()
+    style = (
+        "<style>article.bd-article{width:700px} pre{overflow:auto;font-family:monospace}"
+        "mjx-container[display]{display:block}</style>"
+    )
+    code = "<div class='cell'><div class='cell_input'><div class='highlight'><pre>{}</pre></div></div></div>"
+    (html / "index.html").write_text(
+        f"<!doctype html><title>ok</title>{style}<article class='bd-article'>"
+        f"<h1>Narrow</h1>{code.format('x = 1')}</article>"
+    )
+    mathjax = ""
+    if (
+        MATHJAX.is_dir()
+    ):  # a real formula typeset by the vendored MathJax
+        (html / "_vendor").mkdir()
+        (html / "_vendor" / "mathjax").symlink_to(MATHJAX)
+        mathjax = (
+            "<script src='_vendor/mathjax/tex-chtml.js'></script><p>$$"
+            + " + ".join(f"a_{{{i}}}" for i in range(80))
+            + "$$</p>"
+        )
+    else:  # a stand-in with MathJax's element name
+        mathjax = "<mjx-container display='true'><span style='display:inline-block;width:3000px'>x</span></mjx-container>"
+    (html / "wide.html").write_text(
+        f"<!doctype html><title>wide</title>{style}<article class='bd-article'><h1>Wide</h1>"
+        f"{code.format(WIDE)}<div class='cell_output'><pre>{'z' * 200}</pre></div>{mathjax}</article>"
+    )
+    assert browser.main([str(html)]) == 1
+    err = capsys.readouterr().err
+    assert "wide.html" in err and "index.html:" not in err
+    assert (
+        "code wider than its place" in err
+        and f"longest line ({len(WIDE)} characters)" in err
+    )
+    assert (
+        "output wider than its place" in err
+        and "longest line (200 characters)" in err
+    )
+    assert "display formula wider than its place" in err
