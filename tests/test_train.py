@@ -177,3 +177,10 @@ def test_logistic_needs_sign_labels():
     with pytest.raises(ValueError, match="y must hold labels"):
         train_rnn(model, x, y, out_scale=1.0, lr=0.1, steps=1, loss="logistic")
     assert torch.allclose(objective(torch.zeros(2, 1), torch.ones(2, 1), "logistic"), torch.full((2,), math.log(2)))
+
+
+def test_tangent_kernel_diag_is_the_diagonal():
+    model, x, _ = _data(n=6, L=5, d=4, m=20)
+    from rnnlib.train import tangent_kernel_diag
+
+    assert torch.allclose(tangent_kernel_diag(model, x), tangent_kernel(model, x).diagonal(), atol=1e-10)
