@@ -195,13 +195,15 @@ def generalization_run(
     lr_scale: float = 0.3,
     epochs: float = 4.0,
     delta: float = 0.05,
+    steps: int | None = None,
 ) -> GeneralizationRun:
     """Train an RNN by SGD (batch 1, logistic loss) on the first ``n`` of a task's sequences (chapter 6).
 
     The task is :func:`classification_task` with ``n_pool`` training and
     ``n_test`` test sequences (so runs with different ``n`` share the test set
     and nest their training sets); the network is ``derive(seed, "weights", width)``.
-    ``steps = epochs * n`` steps of size ``lr_scale / (out_scale^2 mean_n K(x_n, x_n))``.
+    ``steps = epochs * n`` steps (or ``steps`` if given: a number of steps that does not
+    grow with ``n``, as in Theorem 3.1 where T depends on epsilon only) of size ``lr_scale / (out_scale^2 mean_n K(x_n, x_n))``.
     ``b`` is the logistic loss at ``M = max |z(x)|`` of the linear class with
     ``B = ||theta_T||``, the max taken over the training set and 200 test sequences
     (``out_scale (|F_rnn(x; W_0)| + B sqrt(K(x, x)))``): an estimate of the sup
@@ -219,7 +221,7 @@ def generalization_run(
     model = ElmanRNN(d, width, generator=derive(seed, "weights", width))
     k_train = tangent_kernel_diag(model, x)
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
-    steps = max(1, int(round(epochs * n)))
+    steps = max(1, int(round(epochs * n))) if steps is None else check_int(steps, "steps", minimum=1)
     res = train_rnn(model, x, y, out_scale=out_scale, lr=lr, steps=steps, loss="logistic",
                     generator=derive(seed, "order", width, n), x_eval=xt, y_eval=yt, log_every=steps)
     h = res.history

@@ -70,6 +70,7 @@ __all__ = [
     "tangent_kernel",
     "tangent_kernel_diag",
     "kernel_ridge",
+    "theorem_3_1_constants",
     "regression_task",
     "kernel_reference",
     "LazyGrid",
@@ -644,6 +645,24 @@ def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> tuple[torch.
     a2 = alpha if alpha.dim() == 2 else alpha[:, None]
     norm = float(torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt())
     return alpha.to(K.dtype), norm
+
+
+def theorem_3_1_constants(L: int, d_out: int, width: int, eps: float) -> dict[str, float]:
+    """The quantities Theorem 3.1 of P&G prescribes, with every hidden constant set to 1 (chapter 5).
+
+    ``rho = 100 L d_out log m``; ``out_scale = eps / (10 L rho)`` (the paper's lambda);
+    ``lr = 1 / (eps rho^2 m)`` (the paper's ``eta = Theta(1 / (eps rho^2 m))``);
+    ``T_min = rho^2 / eps^2``, a *lower* estimate of ``T = Theta(p^2 C^2 poly(rho) / eps^2)``
+    with ``p = C = 1`` and ``poly(rho) = rho^2`` (the degree is not given in the paper);
+    ``failure`` ``= exp(-rho^2)``, the failure probability without its constant.
+    """
+    L = check_int(L, "L", minimum=3)
+    d_out = check_int(d_out, "d_out", minimum=1)
+    m = check_int(width, "width", minimum=2)
+    eps = check_real(eps, "eps", low=0.0, high=1.0, low_open=True)
+    rho = 100 * L * d_out * math.log(m)
+    return dict(rho=rho, out_scale=eps / (10 * L * rho), lr=1 / (eps * rho**2 * m), T_min=rho**2 / eps**2,
+                failure=math.exp(-min(rho**2, 745.0)))
 
 
 # --- Part I: chapter 5's experiments (laziness against width and output scale) -------------------------

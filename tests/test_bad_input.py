@@ -648,6 +648,14 @@ T = "rnnlib.train.tangent_kernel_diag"
 row(T, "type", "model", lambda: train.tangent_kernel_diag("m", X))
 tensor_rows(T, "x", X, lambda v: train.tangent_kernel_diag(ELMAN, v))
 row(T, "malformed", "output_dim", lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X))
+T = "rnnlib.train.theorem_3_1_constants"
+int_rows(T, "L", lambda v: train.theorem_3_1_constants(v, 1, 64, 0.1), low=3)
+int_rows(T, "d_out", lambda v: train.theorem_3_1_constants(5, v, 64, 0.1), low=1)
+int_rows(T, "width", lambda v: train.theorem_3_1_constants(5, 1, v, 0.1), low=2)
+real_rows(T, "eps", lambda v: train.theorem_3_1_constants(5, 1, 64, v), bad=(0.0, 2.0))
+int_rows("rnnlib.generalization.generalization_run", "steps",
+         lambda v: generalization.generalization_run(4, 8, 0, L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5,
+                                                     steps=v), low=1)
 T = "rnnlib.train.regression_task"
 int_rows(T, "L", lambda v: train.regression_task(v, 4, 0.5, 4, 2), low=3)
 int_rows(T, "d", lambda v: train.regression_task(5, v, 0.5, 4, 2), low=3)

@@ -3,6 +3,7 @@
 import itertools
 import math
 
+import pytest
 import torch
 
 from rnnlib.elman import ElmanRNN, sample_normalized_sequence
@@ -66,3 +67,17 @@ def test_generalization_run_is_consistent():
     assert math.isclose(r.gap, r.test_loss - r.train_loss)
     assert r.bound >= 2 * r.rademacher and r.loss_bound >= math.log(2)
     assert 0 <= r.test_error <= 1 and r.norm > 0
+
+
+def test_exercise_6_2_checker(capsys):
+    from rnnlib import homework
+
+    def exact(K, out_scale, norm):
+        n = K.shape[0]
+        s = torch.tensor(list(itertools.product([-1.0, 1.0], repeat=n)), dtype=K.dtype)
+        return out_scale * norm * ((s @ K) * s).sum(1).clamp_min(0).sqrt().mean() / n
+
+    homework.check_exercise_6_2(exact)
+    assert "Exercise 6.2: all 4 checks passed." in capsys.readouterr().out
+    with pytest.raises(homework.ExerciseCheckFailed):
+        homework.check_exercise_6_2(lambda K, a, b: a * b * K.diagonal().sum().sqrt() / K.shape[0])
