@@ -48,7 +48,7 @@ import torch
 from ._rng import derive
 from ._validation import as_generator, check_int, check_real, check_tensor
 from .elman import ElmanRNN
-from .train import predict, tangent_kernel_diag, train_rnn
+from .train import objective, predict, tangent_kernel_diag, train_rnn
 
 __all__ = [
     "rademacher_bound",
@@ -163,7 +163,8 @@ class GeneralizationRun:
     weight change); ``rademacher``: :func:`rademacher_bound` with that norm;
     ``complexity``: ``rademacher`` itself (the term the theory predicts to be
     roughly independent of m); ``loss_bound``: b; ``bound``: :func:`uniform_bound`;
-    ``flip_fraction``, ``coupling_relative``: from the RNN's history (how lazy the run was).
+    ``flip_fraction``, ``coupling_relative``: from the RNN's history, on the training inputs
+    (how lazy the run was).
     """
 
     n: int
@@ -223,8 +224,8 @@ def generalization_run(
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
     steps = max(1, int(round(epochs * n))) if steps is None else check_int(steps, "steps", minimum=1)
     res = train_rnn(model, x, y, out_scale=out_scale, lr=lr, steps=steps, loss="logistic",
-                    generator=derive(seed, "order", width, n), x_eval=xt, y_eval=yt, log_every=steps)
-    h = res.history
+                    generator=derive(seed, "order", width, n), log_every=steps)
+    h = res.history  # flips and coupling measured on the training inputs; the test loss once, below
     norm = math.sqrt(float(res.dW.double().square().sum() + res.dA.double().square().sum()))
     rad = rademacher_bound(k_train, out_scale=out_scale, norm=norm)
     xs = torch.cat([x, xt[:200]])
@@ -232,8 +233,10 @@ def generalization_run(
     M = float((predict(model, xs, out_scale).abs()[:, 0] + out_scale * norm * ks.sqrt()).max())
     b = logistic_loss_bound(M)
     with torch.no_grad():
-        test_error = float((torch.sign(res.predict(xt)) != yt).double().mean())
-    train_loss, test_loss = float(h.train_loss[-1]), float(h.eval_loss[-1])
+        zt = res.predict(xt)
+        test_error = float((torch.sign(zt) != yt).double().mean())
+        test_loss = float(objective(zt, yt, "logistic").mean())
+    train_loss = float(h.train_loss[-1])
     return GeneralizationRun(n, width, seed, train_loss, test_loss, test_loss - train_loss, test_error, norm, rad, b,
                              uniform_bound(rad, n=n, loss_bound=b, delta=delta), float(h.flip_fraction[-1]),
                              float(h.coupling_relative[-1]))

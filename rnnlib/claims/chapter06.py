@@ -14,5 +14,7 @@ register(
           "With a number of SGD steps that does not grow with N, the train/test gap shrinks as N grows."),
     Claim("pg-complexity-independent-of-m", "P&G 2021", "Theorem 3.1", "reconstruction", 6,
           "The complexity term out_scale ||theta_T|| sqrt(sum K(x_n, x_n)) / N of the trained network is roughly "
-          "independent of the width m (m enters the theorem only through log m), and the gap does not grow with m."),
+          "independent of the width m (m enters the theorem only through log m)."),
+    Claim("pg-gap-width", "P&G 2021", "Theorem 3.1", "heuristic", 6,
+          "The train/test gap of the trained RNN does not grow with the width m."),
 )
