@@ -38,7 +38,9 @@ The API (kept stable; later additions are keyword arguments only):
   kernel ridge regression with it (chapter 5's "best pseudo-network" reference).
 
 A loss that stops being finite raises :class:`DivergenceError` naming the
-step and the learning rate.
+step and the learning rate. With ``batch_size <= 8`` the loops run with one
+intra-op torch thread (restored afterwards): small steps are latency-bound,
+and extra threads only slowed them down (30x on a shared 2-core machine).
 """
 
 from __future__ import annotations
@@ -389,8 +391,34 @@ class _Run:
         return TrainResult(trained, dW, dA, self.logger.history(step_loss), out_scale, lr, loss, self.kind, init)
 
 
-def _sgd(kinds, model, x, y, out_scale, lr, steps, loss, batch_size, generator, x_eval, y_eval, log_every,
-         progress, on_log=None) -> list[TrainResult]:
+class _OneThread:
+    """Run a block with one intra-op torch thread, then restore the caller's setting.
+
+    An SGD step on a few samples is a chain of small products whose cost is latency, not
+    arithmetic: splitting them over threads only adds synchronization, and on a shared
+    machine, where a sibling thread may be descheduled, a step with two threads was
+    measured 30x slower than with one (chapter 5's sweeps).
+    """
+
+    def __enter__(self):
+        self.saved = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.saved)
+        return False
+
+
+def _sgd(kinds, *args, **kwargs) -> list[TrainResult]:
+    """:func:`_sgd_loop` with one intra-op thread for batches of up to 8 samples (see :class:`_OneThread`)."""
+    if args[7] <= 8:  # batch_size
+        with _OneThread():
+            return _sgd_loop(kinds, *args, **kwargs)
+    return _sgd_loop(kinds, *args, **kwargs)
+
+
+def _sgd_loop(kinds, model, x, y, out_scale, lr, steps, loss, batch_size, generator, x_eval, y_eval, log_every,
+              progress, on_log=None) -> list[TrainResult]:
     """SGD for each of ``kinds`` ("rnn", "pseudo") in lockstep, on one sample order."""
     init = copy.deepcopy(model)
     for p in init.parameters():
