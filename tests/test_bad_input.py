@@ -677,6 +677,21 @@ int_rows(T, "steps", lambda v: train.lazy_grid([8], [1.0], [0], **{**LG, "steps"
 real_rows(T, "lr_scale", lambda v: train.lazy_grid([8], [1.0], [0], **LG, lr_scale=v), bad=(0.0,))
 
 
+# chapters 5-6 figures (rnnlib.plotting.chapter05, chapter06)
+from types import SimpleNamespace  # noqa: E402
+
+_G = SimpleNamespace(widths=np.array([8, 16]), out_scales=np.array([1.0]), seeds=np.array([0]),
+                     **{k: np.array([[[0.1, math.nan]]]) for k in ("rel_move", "spec_move", "flip_fraction",
+                        "coupling_relative", "pair_relative", "eval_rnn", "init_eval")})
+row("rnnlib.plotting.plot_laziness", "type", "grid", lambda: plotting.plot_laziness("grid"))
+row("rnnlib.plotting.plot_laziness", "nan", "grid", lambda: plotting.plot_laziness(_G))
+row("rnnlib.plotting.plot_out_scale", "type", "grid", lambda: plotting.plot_out_scale(None))
+row("rnnlib.plotting.plot_pair", "type", "pair", lambda: plotting.plot_pair(None))
+row("rnnlib.plotting.plot_gap_vs_n", "empty", "runs", lambda: plotting.plot_gap_vs_n([]))
+row("rnnlib.plotting.plot_gap_vs_n", "type", "runs", lambda: plotting.plot_gap_vs_n(["run"]))
+row("rnnlib.plotting.plot_complexity_vs_width", "empty", "runs", lambda: plotting.plot_complexity_vs_width([]))
+
+
 # --- rnnlib.generalization ----------------------------------------------------------------------
 
 from rnnlib import generalization  # noqa: E402
