@@ -13,8 +13,17 @@ The style and shared helpers are in ``_style.py``; each chapter's figures are in
 from __future__ import annotations
 
 from ._style import STYLE, loglog_slope, new_figure, use_book_style
-from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
+from .chapter01 import (
+    plot_flip_fraction,
+    plot_norm_profile,
+    plot_sequence_norms,
+)
 from .chapter02 import plot_complexity, plot_dl1, plot_targets
+from .chapter03 import (
+    plot_direction_gap,
+    plot_linearization,
+    plot_pseudo_gap,
+)
 from .chapter04 import (
     plot_construction,
     plot_correlations,
@@ -23,15 +32,22 @@ from .chapter04 import (
     plot_relu_identity,
     plot_step_features,
 )
-from .chapter03 import plot_direction_gap, plot_linearization, plot_pseudo_gap
+from .chapter05 import plot_laziness, plot_out_scale, plot_pair
+from .chapter06 import plot_complexity_vs_width, plot_gap_vs_n
 from .chapter08 import (
     plot_init_norms,
     plot_jacobian_hist,
     plot_lds_fit,
     plot_state_distance,
 )
-from .chapter09 import plot_truncation_errors, plot_truncation_over_time
-from .chapter10 import plot_gradient_difference, plot_weight_distance
+from .chapter09 import (
+    plot_truncation_errors,
+    plot_truncation_over_time,
+)
+from .chapter10 import (
+    plot_gradient_difference,
+    plot_weight_distance,
+)
 from .chapter11 import plot_local_contraction, plot_truncated_nll
 
 __all__ = [
@@ -54,6 +70,11 @@ __all__ = [
     "plot_correlations",
     "plot_construction",
     "plot_direction_gap",
+    "plot_laziness",
+    "plot_out_scale",
+    "plot_pair",
+    "plot_gap_vs_n",
+    "plot_complexity_vs_width",
     "plot_init_norms",
     "plot_jacobian_hist",
     "plot_lds_fit",
