@@ -1,12 +1,607 @@
 """Training loops (chapters 5-7 and 11).
 
-Placeholder of the house issue: the loops of chapters 5-7 (Part I, SGD in the
-lazy regime) and chapter 11 (Part II) are added here. It already holds the one
-error every training loop raises when the loss or the weights stop being finite.
+Part I (chapters 5-7): stochastic gradient descent in the lazy regime of
+Panigrahi & Goyal (2021), Sec. 3 and Theorem 3.1. The objective is
+
+    Obj(W', A') = E_Z G(out_scale * F_rnn(x; W + W', A + A'), y*)
+
+where ``out_scale`` is the paper's output scaling lambda (written
+lambda_out in the book, to keep Part II's contraction constant lambda apart),
+``G`` is convex and 1-Lipschitz in its first argument, and only ``W`` and ``A``
+move: ``B`` stays frozen, there is no projection, regularization or clipping.
+Each step draws ``batch_size`` samples uniformly (with replacement) from the
+training set and takes one gradient step of size ``lr`` on their mean loss.
+The paper's algorithm is ``batch_size = 1``, the default; a larger batch is
+a deviation from it (labelled so in the chapters).
+
+The API (kept stable; later additions are keyword arguments only):
+
+* :func:`train_rnn` ``(model, x, y, *, out_scale, lr, steps, loss="squared",
+  batch_size=1, generator=None, x_eval=None, y_eval=None, log_every=None,
+  progress=False) -> TrainResult``. ``x`` is (N, L, d), ``y`` is (N, d_out).
+  ``TrainResult.model`` is a trained *copy* (the input model is untouched, so
+  ``model.W``, ``model.A`` stay the initialization W_0, A_0);
+  ``TrainResult.history`` is a :class:`TrainHistory`.
+* :func:`train_pseudo`: the same SGD, on the same samples in the same order
+  (same ``generator``), for the *linearized* RNN
+  ``out_scale * (F_rnn(x; W_0, A_0) + F(x; W', A'))`` with ``F`` the
+  pseudo-network of eq. (4): linear in ``(W', A')``, so the objective is convex.
+* :func:`train_pair`: both at once, plus the gap between the two trained
+  predictors on held-out inputs.
+* :func:`predict` ``(model, x, out_scale)``: ``out_scale * F_rnn(x)``.
+* :func:`objective`: the per-sample loss ``G(z, y)``: ``"squared"``
+  (``(z - y)^2 / 2`` averaged over outputs; 1-Lipschitz only where
+  ``|z - y| <= 1``) or ``"logistic"`` (``log(1 + exp(-y z))`` averaged over
+  outputs, labels in {-1, +1}; convex, 1-Lipschitz, ``G(0, y) = log 2``).
+* :func:`tangent_kernel` and :func:`kernel_ridge`: the tangent kernel
+  ``K(x, x') = <grad F(x), grad F(x')>`` built from chapter 3's pieces, and
+  kernel ridge regression with it (chapter 5's "best pseudo-network" reference).
+
+A loss that stops being finite raises :class:`DivergenceError` naming the
+step and the learning rate.
 """
 
 from __future__ import annotations
 
-from ._validation import DivergenceError
+import copy
+import math
+from dataclasses import dataclass, field
 
-__all__ = ["DivergenceError"]
+import numpy as np
+import torch
+
+from ._linalg import spectral_norm
+from ._validation import DivergenceError, as_generator, check_int, check_real, check_tensor
+from .elman import ElmanRNN, _elman_scan
+from .pseudo import back_matrices
+
+__all__ = [
+    "DivergenceError",
+    "LOSSES",
+    "objective",
+    "predict",
+    "TrainHistory",
+    "TrainResult",
+    "train_rnn",
+    "train_pseudo",
+    "PairResult",
+    "train_pair",
+    "tangent_kernel",
+    "kernel_ridge",
+]
+
+#: The losses G(z, y) the Part I loops know.
+LOSSES = ("squared", "logistic")
+
+
+# --- losses and predictions ---------------------------------------------------------------------
+
+
+def _loss(z: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
+    """Per-sample G(z, y), (batch,), no validation."""
+    if loss == "squared":
+        return 0.5 * (z - y).square().mean(dim=1)
+    return torch.nn.functional.softplus(-y * z).mean(dim=1)
+
+
+def _check_loss(loss: object) -> str:
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    return loss
+
+
+def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.Tensor:
+    """The per-sample loss G(z, y) of the objective (chapters 5-6); returns (batch,).
+
+    ``z`` is the scaled output ``out_scale * F_rnn(x)``, (batch, d_out), and
+    ``y`` the labels, same shape. ``"squared"``: ``mean_o (z_o - y_o)^2 / 2``.
+    ``"logistic"``: ``mean_o log(1 + exp(-y_o z_o))`` with labels in {-1, +1};
+    convex and 1-Lipschitz in ``z`` (Euclidean norm), ``G(0, y) = log 2``,
+    so it satisfies the paper's assumptions on G (Sec. 3).
+    """
+    z = check_tensor(z, "z", ndim=2)
+    y = check_tensor(y, "y", shape=tuple(z.shape))
+    loss = _check_loss(loss)
+    if loss == "logistic":
+        _check_signs(y, "y")
+    return _loss(z, y, loss)
+
+
+def _check_signs(y: torch.Tensor, name: str) -> None:
+    if not bool(((y == 1) | (y == -1)).all()):
+        raise ValueError(f"{name} must hold labels in {{-1, +1}} for the logistic loss")
+
+
+def _check_model(model: object) -> ElmanRNN:
+    if not isinstance(model, ElmanRNN):
+        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+    return model
+
+
+def _output(W: torch.Tensor, A: torch.Tensor, B: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """F_rnn(x) = B h^(L), (batch, d_out), no validation."""
+    return _elman_scan(W, A, x, keep_all=False) @ B.transpose(0, 1)
+
+
+def predict(model: ElmanRNN, x: torch.Tensor, out_scale: float) -> torch.Tensor:
+    """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
+    model = _check_model(model)
+    x = model._check_input(x)
+    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    with torch.no_grad():
+        return out_scale * _output(model.W, model.A, model.B, x)
+
+
+# --- histories ----------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainHistory:
+    """What a Part I training run records (chapters 5-7).
+
+    Per step (arrays of length ``steps``): ``step_loss``, the mean loss of the
+    samples drawn at that step, before the update.
+
+    At the logged steps ``steps_logged`` (0, every ``log_every`` steps, and the
+    last step; arrays of that length):
+
+    * ``train_loss``, ``eval_loss``: the objective on the whole training set and
+      on ``(x_eval, y_eval)`` (NaN where no evaluation set was given);
+    * ``dist_W_fro``, ``dist_A_fro``: ``||W_t - W_0||_F``, ``||A_t - A_0||_F``;
+    * ``dist_W_spec``, ``dist_A_spec``: the spectral norms of the same differences;
+    * ``flip_fraction``: the fraction of entries of the activation patterns
+      ``D^(1..L)`` (on the evaluation inputs, else the training inputs) that
+      differ between ``(W_t, A_t)`` and the initialization (0 for the
+      pseudo-network, whose patterns are frozen by definition);
+    * ``coupling_gap``: ``mean |out_scale (F_rnn(W_t) - F_rnn(W_0) - F(W_t - W_0))|``
+      on the same inputs: how far the RNN is from its own pseudo-network at
+      its current weights (0 for the pseudo-network);
+    * ``coupling_relative``: that gap divided by ``mean |out_scale F(W_t - W_0)|``.
+
+    ``W0_fro`` and ``A0_fro`` are ``||W_0||_F`` and ``||A_0||_F``, for relative movements.
+    """
+
+    step_loss: np.ndarray
+    steps_logged: np.ndarray
+    train_loss: np.ndarray
+    eval_loss: np.ndarray
+    dist_W_fro: np.ndarray
+    dist_A_fro: np.ndarray
+    dist_W_spec: np.ndarray
+    dist_A_spec: np.ndarray
+    flip_fraction: np.ndarray
+    coupling_gap: np.ndarray
+    coupling_relative: np.ndarray
+    W0_fro: float = 0.0
+    A0_fro: float = 0.0
+
+
+@dataclass
+class TrainResult:
+    """Result of :func:`train_rnn` / :func:`train_pseudo` (chapters 5-7).
+
+    ``model``: an :class:`ElmanRNN` holding the trained weights ``(W_0 + W', A_0 + A')``
+    (for :func:`train_pseudo`, the weights whose *pseudo-network* was trained; the
+    RNN at those weights is not the trained predictor); ``dW``, ``dA``: the
+    changes ``W' = W_t - W_0`` and ``A' = A_t - A_0``; ``history``: a
+    :class:`TrainHistory`; ``out_scale``, ``lr``, ``loss``, ``kind``
+    (``"rnn"`` or ``"pseudo"``) repeat the settings.
+    """
+
+    model: ElmanRNN
+    dW: torch.Tensor
+    dA: torch.Tensor
+    history: TrainHistory
+    out_scale: float
+    lr: float
+    loss: str
+    kind: str = "rnn"
+    init: ElmanRNN | None = field(default=None, repr=False)
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """The trained predictor on ``x`` (batch, L, d): the RNN's, or the linearized RNN's."""
+        if self.kind == "rnn":
+            return predict(self.model, x, self.out_scale)
+        x = self.init._check_input(x)
+        return self.out_scale * _linearized(self.init, self.dW, self.dA, x)
+
+
+# --- the pieces of the linearized network ---------------------------------------------------------
+
+
+def _states(W, A, x):
+    """h^(0..L-1) and D^(1..L) (as floats) at weights (W, A); no grad."""
+    with torch.no_grad():
+        h = _elman_scan(W, A, x, keep_all=True)
+        h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+        return h_prev, (h > 0).to(x.dtype), h
+
+
+def _tangent(W, B, h_prev, D, x, dW, dA) -> torch.Tensor:
+    """Pseudo-network of eq. (4) by tangent propagation, differentiable in (dW, dA)."""
+    drive = h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1)
+    Wt = W.transpose(0, 1)
+    g = D[:, 0] * drive[:, 0]
+    for step in range(1, x.shape[1]):
+        g = D[:, step] * torch.addmm(drive[:, step], g, Wt)
+    return g @ B.transpose(0, 1)
+
+
+def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
+    """F_rnn(x; W_0, A_0) + F(x; dW, dA): the first-order Taylor expansion, (batch, d_out)."""
+    W, A, B = init.W.detach(), init.A.detach(), init.B
+    h_prev, D, h = _states(W, A, x)
+    with torch.no_grad():
+        return h[:, -1] @ B.transpose(0, 1) + _tangent(W, B, h_prev, D, x, dW, dA)
+
+
+# --- validation shared by the loops ---------------------------------------------------------------
+
+
+def _check_data(model: ElmanRNN, x: object, y: object, loss: str, names=("x", "y")) -> tuple[torch.Tensor, torch.Tensor]:
+    x = model._check_input(x, names[0])
+    y = check_tensor(y, names[1], shape=(x.shape[0], model.output_dim))
+    if y.dtype != x.dtype:
+        raise TypeError(f"{names[1]} has dtype {y.dtype} but {names[0]} has {x.dtype}")
+    if loss == "logistic":
+        _check_signs(y, names[1])
+    return x, y
+
+
+def _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every):
+    model = _check_model(model)
+    loss = _check_loss(loss)
+    x, y = _check_data(model, x, y, loss)
+    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    lr = check_real(lr, "lr", low=0.0, low_open=True)
+    steps = check_int(steps, "steps", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=x.shape[0])
+    if (x_eval is None) != (y_eval is None):
+        raise ValueError("x_eval and y_eval must be given together (or neither)")
+    if x_eval is not None:
+        x_eval, y_eval = _check_data(model, x_eval, y_eval, loss, ("x_eval", "y_eval"))
+    if log_every is None:
+        log_every = max(1, steps // 10)
+    log_every = check_int(log_every, "log_every", minimum=1)
+    return model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every
+
+
+def _sample_order(n: int, steps: int, batch_size: int, generator) -> torch.Tensor:
+    """The indices drawn at each step, (steps, batch_size): uniform with replacement (P&G's SGD)."""
+    return torch.randint(0, n, (steps, batch_size), generator=as_generator(generator))
+
+
+def _diverged(step: int, lr: float, value: float, what: str = "the loss") -> DivergenceError:
+    return DivergenceError(
+        f"training diverged at step {step}: {what} became {value} (lr = {lr:g}); "
+        f"lower the learning rate lr or the output scale"
+    )
+
+
+def _spec(t: torch.Tensor, gen: torch.Generator) -> float:
+    """Spectral norm by power iteration (the differences are close to low rank: fast convergence)."""
+    if not bool(t.any()):
+        return 0.0
+    return spectral_norm(t, exact_up_to=64, n_iter=30, generator=gen)
+
+
+class _Logger:
+    """Collects the logged quantities of :class:`TrainHistory`."""
+
+    def __init__(self, init: ElmanRNN, x, y, x_eval, y_eval, out_scale, loss, kind):
+        self.init, self.x, self.y, self.out_scale, self.loss, self.kind = init, x, y, out_scale, loss, kind
+        self.x_eval, self.y_eval = x_eval, y_eval
+        self.xp = x_eval if x_eval is not None else x  # inputs for flips and coupling
+        W0, A0, B = init.W.detach(), init.A.detach(), init.B
+        self.h_prev_p, self.D_p, h = _states(W0, A0, self.xp)
+        self.active0 = h > 0
+        self.f0_p = h[:, -1] @ B.transpose(0, 1)
+        self.rows: list[tuple] = []
+        self.gen = torch.Generator().manual_seed(0)
+
+    def _pred(self, W, A, dW, dA, x):
+        if self.kind == "rnn":
+            return self.out_scale * _output(W, A, self.init.B, x)
+        return self.out_scale * _linearized(self.init, dW, dA, x)
+
+    def log(self, step: int, W, A, lr: float) -> None:
+        init = self.init
+        with torch.no_grad():
+            dW, dA = W - init.W, A - init.A
+            train = float(_loss(self._pred(W, A, dW, dA, self.x), self.y, self.loss).mean())
+            ev = math.nan
+            if self.x_eval is not None:
+                ev = float(_loss(self._pred(W, A, dW, dA, self.x_eval), self.y_eval, self.loss).mean())
+            if not math.isfinite(train):
+                raise _diverged(step, lr, train, "the training loss")
+            if self.kind == "rnn":
+                h = _elman_scan(W, A, self.xp, keep_all=True)
+                flips = float(((h > 0) != self.active0).double().mean())
+                pseudo = _tangent(init.W.detach(), init.B, self.h_prev_p, self.D_p, self.xp, dW, dA)
+                change = h[:, -1] @ init.B.transpose(0, 1) - self.f0_p
+                gap = self.out_scale * float((change - pseudo).abs().mean())
+                scale = self.out_scale * float(pseudo.abs().mean())
+                rel = gap / scale if scale > 0 else math.nan
+            else:
+                flips, gap, rel = 0.0, 0.0, 0.0
+            self.rows.append((step, train, ev, float(dW.norm()), float(dA.norm()), _spec(dW, self.gen),
+                              _spec(dA, self.gen), flips, gap, rel))
+
+    def history(self, step_loss: np.ndarray) -> TrainHistory:
+        cols = [np.asarray(c) for c in zip(*self.rows)]
+        return TrainHistory(step_loss, cols[0].astype(int), *cols[1:],
+                            W0_fro=float(self.init.W.detach().norm()), A0_fro=float(self.init.A.detach().norm()))
+
+
+def _progress(iterable, progress: bool, desc: str):
+    if not progress:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc=desc, leave=False)
+
+
+# --- the loops --------------------------------------------------------------------------------------
+
+
+class _Run:
+    """One trained predictor (the RNN or its linearization) inside the lockstep loop."""
+
+    def __init__(self, kind, init, x, y, x_eval, y_eval, out_scale, loss):
+        self.kind = kind
+        self.W = init.W.detach().clone().requires_grad_(True)
+        self.A = init.A.detach().clone().requires_grad_(True)
+        self.logger = _Logger(init, x, y, x_eval, y_eval, out_scale, loss, kind)
+
+    def result(self, init, step_loss, out_scale, lr, loss) -> TrainResult:
+        trained = copy.deepcopy(init)
+        with torch.no_grad():
+            trained.W.copy_(self.W)
+            trained.A.copy_(self.A)
+        for p in trained.parameters():
+            p.requires_grad_(True)
+        dW, dA = (self.W - init.W).detach(), (self.A - init.A).detach()
+        return TrainResult(trained, dW, dA, self.logger.history(step_loss), out_scale, lr, loss, self.kind, init)
+
+
+def _sgd(kinds, model, x, y, out_scale, lr, steps, loss, batch_size, generator, x_eval, y_eval, log_every,
+         progress, on_log=None) -> list[TrainResult]:
+    """SGD for each of ``kinds`` ("rnn", "pseudo") in lockstep, on one sample order."""
+    init = copy.deepcopy(model)
+    for p in init.parameters():
+        p.requires_grad_(False)
+    B, W0, A0 = init.B, init.W, init.A
+    order = _sample_order(x.shape[0], steps, batch_size, generator)
+    runs = [_Run(k, init, x, y, x_eval, y_eval, out_scale, loss) for k in kinds]
+    if "pseudo" in kinds:  # h, D and F_rnn(W_0) of every training sequence, computed once
+        h_prev, D, h = _states(W0, A0, x)
+        f0 = h[:, -1] @ B.transpose(0, 1)
+    step_loss = np.empty((len(runs), steps))
+
+    def log(step):
+        for run in runs:
+            run.logger.log(step, run.W.detach(), run.A.detach(), lr)
+        if on_log is not None:
+            on_log(runs)
+
+    log(0)
+    for t in _progress(range(steps), progress, "SGD (" + ", ".join(kinds) + ")"):
+        idx = order[t]
+        xb, yb = x[idx], y[idx]
+        for i, run in enumerate(runs):
+            W, A = run.W, run.A
+            if run.kind == "rnn":
+                z = out_scale * _output(W, A, B, xb)
+            else:
+                z = out_scale * (f0[idx] + _tangent(W0, B, h_prev[idx], D[idx], xb, W - W0, A - A0))
+            value = _loss(z, yb, loss).mean()
+            gW, gA = torch.autograd.grad(value, (W, A))
+            step_loss[i, t] = v = value.item()
+            if not math.isfinite(v):
+                raise _diverged(t, lr, v)
+            with torch.no_grad():
+                W.sub_(gW, alpha=lr)
+                A.sub_(gA, alpha=lr)
+        if (t + 1) % log_every == 0 or t + 1 == steps:
+            log(t + 1)
+    return [run.result(init, step_loss[i], out_scale, lr, loss) for i, run in enumerate(runs)]
+
+
+def train_rnn(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    out_scale: float,
+    lr: float,
+    steps: int,
+    loss: str = "squared",
+    batch_size: int = 1,
+    generator: torch.Generator | int | None = None,
+    x_eval: torch.Tensor | None = None,
+    y_eval: torch.Tensor | None = None,
+    log_every: int | None = None,
+    progress: bool = False,
+) -> TrainResult:
+    """SGD on ``Obj(W', A') = mean G(out_scale * F_rnn(x; W + W', A + A'), y)`` (P&G Sec. 3; chapters 5-7).
+
+    ``steps`` updates ``W <- W - lr * grad_W``, ``A <- A - lr * grad_A`` on the
+    mean loss of ``batch_size`` samples drawn uniformly with replacement from
+    ``(x, y)`` (``batch_size = 1`` is the paper's algorithm). ``B`` stays frozen;
+    no projection. ``model`` is not modified: the trained weights are in a copy,
+    ``TrainResult.model``. ``x`` is (N, L, d) (normalized sequences), ``y`` is
+    (N, d_out) (labels in {-1, +1} for ``loss="logistic"``). The sample order
+    depends only on ``(generator, N, steps, batch_size)``, so
+    :func:`train_pseudo` with the same generator sees the same samples in the
+    same order. The history (:class:`TrainHistory`) is logged every
+    ``log_every`` steps (default ``steps // 10``) on the training set and on
+    ``(x_eval, y_eval)`` if given. Raises :class:`DivergenceError` (naming the
+    step and ``lr``) when the loss stops being finite. ``progress`` shows a
+    ``tqdm.auto`` bar.
+    """
+    args = _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every)
+    return _sgd(["rnn"], *args[:8], generator, *args[8:], progress)[0]
+
+
+def train_pseudo(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    out_scale: float,
+    lr: float,
+    steps: int,
+    loss: str = "squared",
+    batch_size: int = 1,
+    generator: torch.Generator | int | None = None,
+    x_eval: torch.Tensor | None = None,
+    y_eval: torch.Tensor | None = None,
+    log_every: int | None = None,
+    progress: bool = False,
+) -> TrainResult:
+    """The same SGD as :func:`train_rnn` for the linearized RNN (P&G eq. (4); chapter 5).
+
+    The predictor is ``out_scale * (F_rnn(x; W_0, A_0) + F(x; W', A'))``, with
+    ``F`` the pseudo-network of eq. (4) at the initialization ``model``: linear
+    in ``(W', A')``, so the objective is convex in them (Lemma D.3's setting).
+    The activation patterns and hidden states are those of the initialization
+    and never change. Same arguments, same sample order for the same
+    ``generator``; the history has ``flip_fraction = coupling_gap = 0``.
+    ``TrainResult.predict`` evaluates the trained linearized predictor.
+    """
+    args = _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every)
+    return _sgd(["pseudo"], *args[:8], generator, *args[8:], progress)[0]
+
+
+@dataclass
+class PairResult:
+    """:func:`train_pair`: the RNN and its linearization trained on the same samples (chapter 5).
+
+    ``rnn``, ``pseudo``: the two :class:`TrainResult`; at the logged steps
+    ``steps_logged``: ``output_gap = mean |z_rnn(x) - z_pseudo(x)|`` over the
+    evaluation inputs, where ``z`` are the two predictors being trained (scaled
+    outputs), and ``output_change = mean |z_pseudo(x) - z_0(x)|``, the size of
+    what the training changed, for a relative gap ``output_gap / output_change``.
+    """
+
+    rnn: TrainResult
+    pseudo: TrainResult
+    steps_logged: np.ndarray
+    output_gap: np.ndarray
+    output_change: np.ndarray
+
+    @property
+    def relative_gap(self) -> np.ndarray:
+        """``output_gap / output_change`` (NaN at step 0, where nothing has changed)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.output_change > 0, self.output_gap / self.output_change, np.nan)
+
+
+def train_pair(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    out_scale: float,
+    lr: float,
+    steps: int,
+    loss: str = "squared",
+    batch_size: int = 1,
+    generator: torch.Generator | int | None = None,
+    x_eval: torch.Tensor | None = None,
+    y_eval: torch.Tensor | None = None,
+    log_every: int | None = None,
+    progress: bool = False,
+) -> PairResult:
+    """:func:`train_rnn` and :func:`train_pseudo` under identical SGD (same samples, same order; chapter 5).
+
+    Both runs advance in lockstep; at each logged step the gap between the two
+    predictors is measured on the evaluation inputs (``x_eval`` if given, else
+    ``x``). Same arguments as :func:`train_rnn`; returns a :class:`PairResult`
+    whose ``rnn`` and ``pseudo`` equal what the two functions return alone.
+    """
+    args = _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every)
+    out_scale, xp = args[3], (args[8] if args[8] is not None else args[1])
+    init = args[0]
+    with torch.no_grad():
+        z0 = out_scale * _output(init.W, init.A, init.B, xp)
+    gaps, changes = [], []
+
+    def on_log(runs):
+        rnn, pseudo = runs
+        with torch.no_grad():
+            zr = out_scale * _output(rnn.W, rnn.A, init.B, xp)
+            zp = out_scale * _linearized(init, pseudo.W - init.W, pseudo.A - init.A, xp)
+        gaps.append(float((zr - zp).abs().mean()))
+        changes.append(float((zp - z0).abs().mean()))
+
+    rnn, pseudo = _sgd(["rnn", "pseudo"], *args[:8], generator, *args[8:], progress, on_log=on_log)
+    return PairResult(rnn, pseudo, rnn.history.steps_logged, np.asarray(gaps), np.asarray(changes))
+
+
+# --- Part I: the tangent kernel and its kernel regression ----------------------------------------------
+
+
+def tangent_kernel(model: ElmanRNN, x: torch.Tensor, x2: torch.Tensor | None = None) -> torch.Tensor:
+    """The tangent kernel ``K(x, x') = <grad_{W,A} F(x), grad_{W,A} F(x')>`` at initialization (chapters 5-6).
+
+    Built from chapter 3's pieces: with ``u_l = D^(l) Back_{l->L}^T`` (m) and
+    ``z_l = [h^(l-1), x^(l)]`` (m + d), the gradient of ``F`` (d_out = 1) is
+    ``grad_W F = sum_l u_l h^(l-1)^T``, ``grad_A F = sum_l u_l x^(l)^T``, so
+
+        K(x, x') = sum_{l, l'} <u_l, u'_l'> (<h^(l-1), h'^(l'-1)> + <x^(l), x'^(l')>).
+
+    The pseudo-network is ``F(x; W', A') = <grad F(x), (W', A')>``, so the
+    linearized RNN is a kernel model with this kernel. ``x`` is (N, L, d),
+    ``x2`` (N2, L, d) (default ``x``); returns (N, N2). Needs ``d_out = 1``.
+    Cost ~ N N2 L^2 m: keep N L to a few thousand.
+    """
+    model = _check_model(model)
+    if model.output_dim != 1:
+        raise ValueError(f"model must have output_dim 1 for tangent_kernel, got {model.output_dim}")
+    x = model._check_input(x)
+    x2 = x if x2 is None else model._check_input(x2, "x2")
+    if x2.shape[1] != x.shape[1]:
+        raise ValueError(f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}")
+
+    def pieces(xx):
+        h_prev, D, _ = _states(model.W.detach(), model.A.detach(), xx)
+        with torch.no_grad():
+            u = back_matrices(model, xx)[:, :, 0, :] * D  # (N, L, m)
+        return u, h_prev
+
+    u1, h1 = pieces(x)
+    u2, h2 = (u1, h1) if x2 is x else pieces(x2)
+    with torch.no_grad():
+        uu = torch.einsum("alm,bkm->ablk", u1, u2)
+        zz = torch.einsum("alm,bkm->ablk", h1, h2) + torch.einsum("ald,bkd->ablk", x, x2)
+        return (uu * zz).sum(dim=(2, 3))
+
+
+def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> tuple[torch.Tensor, float]:
+    """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
+
+    Minimizes ``(1/N) sum_n (f(x_n) - y_n)^2 / 2 + (ridge / 2) ||theta||^2`` over
+    ``f = <theta, phi(x)>`` with ``K = Phi Phi^T``; the minimizer is
+    ``f(.) = K(., X) alpha``. ``K`` is (N, N) symmetric positive semi-definite,
+    ``y`` (N,) or (N, k), ``ridge > 0``. Returns ``(alpha, norm)`` where
+    ``norm`` is the RKHS norm of the solution (for several columns, the
+    Frobenius norm over them). Predictions at new points: ``K(X_new, X) @ alpha``.
+    """
+    K = check_tensor(K, "K", ndim=2)
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
+    y = check_tensor(y, "y")
+    if y.dim() not in (1, 2) or y.shape[0] != K.shape[0]:
+        raise ValueError(f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}")
+    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    n = K.shape[0]
+    Kd = K.to(torch.float64)
+    yd = y.to(torch.float64)
+    alpha = torch.linalg.solve(Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd)
+    a2 = alpha if alpha.dim() == 2 else alpha[:, None]
+    norm = float(torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt())
+    return alpha.to(K.dtype), norm
+
+
+# --- Part II: next-step models (chapter 11) ---

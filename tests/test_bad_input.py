@@ -675,6 +675,48 @@ row(T, "type", "args", lambda: homework.Case("c", 3))
 row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))
 
 
+# --- rnnlib.train -------------------------------------------------------------------------------
+
+from rnnlib import train  # noqa: E402
+
+Y1 = torch.randn(B, 1, generator=torch.Generator().manual_seed(11))
+for T, fn in (("rnnlib.train.train_rnn", train.train_rnn), ("rnnlib.train.train_pseudo", train.train_pseudo),
+              ("rnnlib.train.train_pair", train.train_pair)):
+    kw = dict(out_scale=0.5, lr=0.01, steps=2)
+    row(T, "type", "model", lambda fn=fn: fn("model", X, Y1, **kw))
+    tensor_rows(T, "x", X, lambda v, fn=fn: fn(ELMAN, v, Y1, **kw), skip=("empty",))
+    tensor_rows(T, "y", Y1, lambda v, fn=fn: fn(ELMAN, X, v, **kw), skip=("empty",))
+    real_rows(T, "out_scale", lambda v, fn=fn: fn(ELMAN, X, Y1, **{**kw, "out_scale": v}), bad=(0.0, -1.0))
+    real_rows(T, "lr", lambda v, fn=fn: fn(ELMAN, X, Y1, **{**kw, "lr": v}), bad=(0.0,))
+    int_rows(T, "steps", lambda v, fn=fn: fn(ELMAN, X, Y1, **{**kw, "steps": v}), low=1)
+    row(T, "range", "batch_size", lambda fn=fn: fn(ELMAN, X, Y1, **kw, batch_size=B + 1))
+    row(T, "malformed", "loss", lambda fn=fn: fn(ELMAN, X, Y1, **kw, loss="hinge"))
+    row(T, "malformed", "y", lambda fn=fn: fn(ELMAN, X, Y1, **kw, loss="logistic"), note="signs")
+    row(T, "malformed", "y_eval", lambda fn=fn: fn(ELMAN, X, Y1, **kw, x_eval=X), note="alone")
+    row(T, "shape", "y_eval", lambda fn=fn: fn(ELMAN, X, Y1, **kw, x_eval=X, y_eval=Y1[:1]))
+    row(T, "dtype", "x", lambda fn=fn: fn(ELMAN, X.double(), Y1, **kw), note="float64")
+    int_rows(T, "log_every", lambda v, fn=fn: fn(ELMAN, X, Y1, **kw, log_every=v), low=1)
+T = "rnnlib.train.predict"
+row(T, "type", "model", lambda: train.predict(None, X, 1.0))
+tensor_rows(T, "x", X, lambda v: train.predict(ELMAN, v, 1.0))
+real_rows(T, "out_scale", lambda v: train.predict(ELMAN, X, v), bad=(0.0,))
+T = "rnnlib.train.objective"
+tensor_rows(T, "z", Y1, lambda v: train.objective(v, Y1))
+tensor_rows(T, "y", Y1, lambda v: train.objective(Y1, v))
+row(T, "malformed", "loss", lambda: train.objective(Y1, Y1, "hinge"))
+T = "rnnlib.train.tangent_kernel"
+row(T, "type", "model", lambda: train.tangent_kernel("m", X))
+tensor_rows(T, "x", X, lambda v: train.tangent_kernel(ELMAN, v))
+tensor_rows(T, "x2", X, lambda v: train.tangent_kernel(ELMAN, X, v))
+row(T, "malformed", "output_dim", lambda: train.tangent_kernel(elman.ElmanRNN(D, M, 2), X))
+T = "rnnlib.train.kernel_ridge"
+KT = torch.eye(B)
+tensor_rows(T, "K", KT, lambda v: train.kernel_ridge(v, Y1, 0.1))
+tensor_rows(T, "y", Y1, lambda v: train.kernel_ridge(KT, v, 0.1), skip=("shape",))
+row(T, "shape", "y", lambda: train.kernel_ridge(KT, Y1[:1], 0.1))
+real_rows(T, "ridge", lambda v: train.kernel_ridge(KT, Y1, v), bad=(0.0, -1.0))
+
+
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
 from rnnlib import claims  # noqa: E402
@@ -719,6 +761,10 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.stability.StabilityCertificate": "a result record built by certify",
     "rnnlib.stability.LDSFit": "a result record built by fit_lds_canonical",
     "rnnlib.truncation.TrainingPair": "a result record built by train_full_and_truncated",
+    "rnnlib.train.LOSSES": "a constant",
+    "rnnlib.train.TrainHistory": "a result record built by train_rnn / train_pseudo",
+    "rnnlib.train.TrainResult": "a result record built by train_rnn / train_pseudo",
+    "rnnlib.train.PairResult": "a result record built by train_pair",
 }
 
 
