@@ -146,9 +146,14 @@ def sample_binary_strings(
 
 
 def sample_dl1_balanced(
-    batch_size: int, n: int, *, max_ones: int = 2, generator: torch.Generator | int | None = None
+    batch_size: int,
+    n: int,
+    *,
+    max_ones: int = 2,
+    min_length: int | None = None,
+    generator: torch.Generator | int | None = None,
 ) -> torch.Tensor:
-    """Binary strings whose number of 1s is uniform on {0, 1, ..., max_ones} (chapter 2).
+    """Binary strings whose number of 1s is uniform on {0, 1, ..., max_ones} (chapters 2 and 7).
 
     Under uniform random bits a string of length n is in D_L1 with
     probability n / 2^n, so "always say no" is nearly perfect for long
@@ -156,14 +161,27 @@ def sample_dl1_balanced(
     ``{0, ..., max_ones}`` and the s positions uniformly without replacement,
     so that the language stays balanced (a third of the strings in D_L1 for
     ``max_ones = 2``) at every length. Returns int64 (batch_size, n).
+
+    With ``min_length`` (chapter 7) each string's length is uniform on
+    ``[min_length, n]`` (with ``min_length >= max_ones``), and shorter strings
+    are left-padded with :data:`PAD`. This is the distribution on which the best
+    additive predictor does no better than the majority answer (chapter 2).
     """
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n = check_int(n, "n", minimum=1)
     max_ones = check_int(max_ones, "max_ones", minimum=1, maximum=n)
     gen = as_generator(generator)
+    if min_length is not None:
+        min_length = check_int(min_length, "min_length", minimum=max_ones, maximum=n)
     counts = torch.randint(0, max_ones + 1, (batch_size,), generator=gen)
     ranks = torch.rand(batch_size, n, generator=gen).argsort(dim=1).argsort(dim=1)  # a random permutation per row
-    return (ranks < counts[:, None]).to(torch.int64)
+    if min_length is None:
+        return (ranks < counts[:, None]).to(torch.int64)
+    lengths = torch.randint(min_length, n + 1, (batch_size,), generator=gen)
+    pad = torch.arange(n)[None, :] < (n - lengths)[:, None]
+    ranks = torch.rand(batch_size, n, generator=gen).masked_fill(pad, 2.0).argsort(dim=1).argsort(dim=1)
+    z = (ranks < counts[:, None]).to(torch.int64)
+    return z.masked_fill(pad, PAD)
 
 
 # --- membership functions, independent of the automata (the tests compare the two) -----------------
@@ -770,9 +788,35 @@ def concept_representation(name: str, n: int):
 
 
 def representation_complexity(name: str, n: int, R: float) -> float:
-    """``log10 C_s(Phi, R)`` of :func:`concept_representation` ``(name, n)``: the largest over its neurons (chapter 7)."""
-    from .concepts import complexity_s
+    """``log10 C_s(phi, R)`` of the neuron(s) of :func:`concept_representation` ``(name, n)`` (chapter 7).
+
+    All neurons of a representation share one ``phi``. The pattern and PARITY
+    neurons are rescaled functions ``phi(t) = f g(a t)`` with ``g`` = ``expm1``
+    or ``(1 - cos) / 2``, and ``C_s(phi, R) = f C_s(g, a R)`` (exercise 2.2):
+    computed so, because :func:`rnnlib.concepts.complexity_s` sums as many
+    Taylor terms as coefficients like ``1/i!`` need at the radius it is given.
+    """
+    from .concepts import SmoothFunction, complexity_s, get_function
 
     R = check_real(R, "R", low=0.0, low_open=True)
-    target, _ = concept_representation(name, n)
-    return max(complexity_s(f, R, log10=True) for row in target.phis for f in row[:1])
+    lang = get_language(name)
+    n = check_int(n, "n", minimum=1)
+    if lang.name == "parity":
+        a = math.pi / (math.sqrt(3.0) / (2.0 * math.sqrt(n)))
+
+        def log_abs_coef(k: int) -> np.ndarray:
+            out = math.log(0.5) - np.array([math.lgamma(v + 1.0) for v in range(k)])
+            out[(np.arange(k) % 2 == 1) | (np.arange(k) == 0)] = -np.inf
+            return out
+
+        g = SmoothFunction("(1 - cos)/2", lambda u: 0.5 * (1 - torch.cos(u)), log_abs_coef)
+        return complexity_s(g, a * R, log10=True)
+    if lang.name.startswith("pattern:"):
+        k = len(lang.name) - len("pattern:")
+        if k > n:
+            raise ValueError(f"name: the pattern must not be longer than n = {n}")
+        beta = math.log(2 * n)
+        c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
+        return -beta * k / math.log(10) + complexity_s(get_function("expm1"), beta / c * R, log10=True)
+    target, _ = concept_representation(lang.name, n)
+    return complexity_s(target.phis[0][0], R, log10=True)

@@ -717,6 +717,67 @@ row(T, "shape", "y", lambda: train.kernel_ridge(KT, Y1[:1], 0.1))
 real_rows(T, "ridge", lambda v: train.kernel_ridge(KT, Y1, v), bad=(0.0, -1.0))
 
 
+# --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
+
+from rnnlib import recognizers  # noqa: E402
+
+SPLIT = languages.language_dataset("dl1", 40, 4, min_length=1, generator=0)
+T = "rnnlib.recognizers.train_wide_rnn"
+row(T, "type", "split", lambda: recognizers.train_wide_rnn((ZP, ZP), 8))
+int_rows(T, "width", lambda v: recognizers.train_wide_rnn(SPLIT, v, steps=1), low=1)
+real_rows(T, "eps_x", lambda v: recognizers.train_wide_rnn(SPLIT, 8, eps_x=v, steps=1), bad=(0.0, 1.5))
+real_rows(T, "out_scale", lambda v: recognizers.train_wide_rnn(SPLIT, 8, out_scale=v, steps=1), bad=(0.0,))
+real_rows(T, "lr", lambda v: recognizers.train_wide_rnn(SPLIT, 8, lr=v, steps=1), bad=(0.0, -1.0))
+int_rows(T, "steps", lambda v: recognizers.train_wide_rnn(SPLIT, 8, steps=v), low=1)
+int_rows(T, "batch_size", lambda v: recognizers.train_wide_rnn(SPLIT, 8, batch_size=v, steps=1), low=1)
+T = "rnnlib.recognizers.PracticalRNN"
+int_rows(T, "hidden", recognizers.PracticalRNN, low=1)
+row(T, "malformed", "z", lambda: recognizers.PracticalRNN(4)(torch.tensor([[0, 2]])))
+row(T, "dtype", "z", lambda: recognizers.PracticalRNN(4)(ZP.float()))
+T = "rnnlib.recognizers.train_practical_rnn"
+row(T, "type", "split", lambda: recognizers.train_practical_rnn(None))
+int_rows(T, "hidden", lambda v: recognizers.train_practical_rnn(SPLIT, v, steps=1), low=1)
+real_rows(T, "lr", lambda v: recognizers.train_practical_rnn(SPLIT, 4, lr=v, steps=1), bad=(0.0,))
+int_rows(T, "steps", lambda v: recognizers.train_practical_rnn(SPLIT, 4, steps=v), low=1)
+int_rows(T, "batch_size", lambda v: recognizers.train_practical_rnn(SPLIT, 4, batch_size=v, steps=1), low=1)
+row("rnnlib.recognizers.additive_baseline", "type", "split", lambda: recognizers.additive_baseline(ZP))
+row("rnnlib.recognizers.Recognition", "malformed", "z",
+    lambda: recognizers.additive_baseline(SPLIT).accuracy(torch.tensor([[0, 3, 1, 1]]), torch.ones(1)))
+T = "rnnlib.recognizers.run_learners"
+row(T, "malformed", "name", lambda: recognizers.run_learners("dyck", 4, widths=[]))
+int_rows(T, "n", lambda v: recognizers.run_learners("dl1", v, widths=[], hidden=None), low=1)
+row(T, "type", "widths", lambda: recognizers.run_learners("dl1", 4, widths=8, hidden=None))
+row(T, "range", "widths", lambda: recognizers.run_learners("dl1", 4, widths=[0], hidden=None))
+row(T, "range", "hidden", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=0))
+row(T, "type", "wide_kwargs", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))
+int_rows(T, "min_length", lambda v: recognizers.run_learners("dl1", 4, widths=[], hidden=None, min_length=v), low=1)
+T = "rnnlib.recognizers.accuracy_table"
+row(T, "empty", "languages", lambda: recognizers.accuracy_table([], [4]))
+row(T, "empty", "lengths", lambda: recognizers.accuracy_table(["dl1"], []))
+row(T, "range", "lengths", lambda: recognizers.accuracy_table(["dl1"], [0]))
+row(T, "malformed", "name", lambda: recognizers.accuracy_table(["tomita0"], [4]))
+T = "rnnlib.recognizers.length_generalization"
+row(T, "type", "runs", lambda: recognizers.length_generalization(SPLIT, 8))
+RUNS = recognizers.run_learners("dl1", 4, widths=[], hidden=None, n_samples=40)
+int_rows(T, "n_test", lambda v: recognizers.length_generalization(RUNS, v), low=1)
+
+for name, call, arg, kind in (
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({}, 0.5), "accuracies", "empty"),
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({"a": math.nan}, 0.5), "accuracies", "nan"),
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy([0.5], 0.5), "accuracies", "type"),
+    ("plot_eps_effect", lambda: plotting.plot_eps_effect([0.1, 1.0], np.ones((2, 3)), 0.5), "accuracies", "shape"),
+    ("plot_eps_effect", lambda: plotting.plot_eps_effect([0.1], np.ones(1), 0.5), "accuracies", "malformed"),
+    ("plot_length_sweep", lambda: plotting.plot_length_sweep([4, 8], {"a": [1.0]}, [0.5, 0.5]), "accuracies", "shape"),
+    ("plot_length_sweep", lambda: plotting.plot_length_sweep([4, 8], {"a": [1.0, 1.0]}, [0.5]), "baselines", "shape"),
+    ("plot_representation_complexity", lambda: plotting.plot_representation_complexity([4, 8], {"a": [1.0, NAN]}, 1.0),
+     "log10_cs", "nan"),
+    ("plot_representation_complexity", lambda: plotting.plot_representation_complexity([4, 8], {}, 1.0), "log10_cs", "empty"),
+    ("plot_accuracy_grid", lambda: plotting.plot_accuracy_grid(["a"], ["b"], {"t": np.ones((2, 1))}), "tables", "shape"),
+    ("plot_accuracy_grid", lambda: plotting.plot_accuracy_grid(["a"], ["b"], []), "tables", "type"),
+):
+    row(f"rnnlib.plotting.{name}", kind, arg, call)
+
+
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
 from rnnlib import claims  # noqa: E402
@@ -747,6 +808,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
     "rnnlib.languages.language_names": "takes no arguments",
     "rnnlib.languages.HeldOutSplit": "a result record built by held_out_split from validated inputs",
+    "rnnlib.recognizers.LanguageRuns": "a result record built by run_learners",
     "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
     "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
     "rnnlib.plotting.use_book_style": "takes no arguments",

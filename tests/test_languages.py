@@ -215,6 +215,19 @@ def test_pattern_neuron_margins_and_complexity_growth():
     assert np.all(np.abs(per_sqrt[1:] - c) < 0.1 * c)  # log10 C ~ (2 pi R / sqrt 3) sqrt(n) / ln 10
 
 
+@pytest.mark.parametrize("name, n, R", [("parity", 256, 10.0), ("pattern:101", 128, 10.0), ("parity", 4, 0.3)])
+def test_complexity_matches_a_long_direct_sum(name, n, R):
+    from rnnlib.concepts import C_STAR
+
+    target, _ = concept_representation(name, n)
+    logc = target.phis[0][0].log_abs_coef(6000)  # the scaled function's own coefficients
+    i = np.arange(6000, dtype=float)
+    terms = math.log(C_STAR) + 1.75 * np.log1p(i) + i * math.log(R) + logc
+    top = terms.max()
+    direct = (top + math.log(np.exp(terms - top).sum())) / math.log(10)
+    assert abs(representation_complexity(name, n, R) - direct) < 1e-8
+
+
 def test_complexity_of_parity_matches_closed_form_sum():
     from rnnlib.concepts import C_STAR
 

@@ -16,6 +16,13 @@ from ._style import STYLE, loglog_slope, new_figure, use_book_style
 from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
 from .chapter02 import plot_complexity, plot_dl1, plot_targets
 from .chapter03 import plot_linearization, plot_pseudo_gap
+from .chapter07 import (
+    plot_accuracy_grid,
+    plot_eps_effect,
+    plot_learner_accuracy,
+    plot_length_sweep,
+    plot_representation_complexity,
+)
 from .chapter08 import (
     plot_init_norms,
     plot_jacobian_hist,
@@ -38,6 +45,11 @@ __all__ = [
     "plot_targets",
     "plot_linearization",
     "plot_pseudo_gap",
+    "plot_accuracy_grid",
+    "plot_eps_effect",
+    "plot_learner_accuracy",
+    "plot_length_sweep",
+    "plot_representation_complexity",
     "plot_init_norms",
     "plot_jacobian_hist",
     "plot_lds_fit",
