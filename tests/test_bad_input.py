@@ -219,6 +219,7 @@ int_rows(T, "batch_size", lambda v: languages.sample_dl1_balanced(v, 4), low=1)
 int_rows(T, "n", lambda v: languages.sample_dl1_balanced(2, v), low=1)
 int_rows(T, "max_ones", lambda v: languages.sample_dl1_balanced(2, 4, max_ones=v), low=1)
 row(T, "range", "max_ones", lambda: languages.sample_dl1_balanced(2, 4, max_ones=5), note="above n")
+int_rows(T, "min_length", lambda v: languages.sample_dl1_balanced(2, 4, min_length=v), low=2)
 
 # chapter 7: strings may be left-padded with -1
 ZP = torch.tensor([[-1, 1, 0], [0, 1, 1]])

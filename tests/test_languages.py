@@ -249,3 +249,30 @@ def test_language_registry_errors():
         get_language("dl1")(torch.tensor([[1, PAD, 0]]))
     with pytest.raises(ValueError, match="no accepted string"):
         sample_language("tomita2", 10, 3)
+
+
+def test_dl1_balanced_with_lengths():
+    z = sample_dl1_balanced(3000, 12, min_length=2, generator=0)
+    lengths = string_lengths(z)
+    assert int(lengths.min()) == 2 and int(lengths.max()) == 12
+    ones = (z == 1).sum(dim=1)
+    for s in range(3):
+        assert abs((ones == s).float().mean().item() - 1 / 3) < 0.04
+    assert torch.equal(z, sample_dl1_balanced(3000, 12, min_length=2, generator=0))
+    # the 1s are spread over the real symbols only, never on the padding
+    assert bool(((z == 1).sum(dim=1) == ones).all()) and bool(((z == PAD) | (z >= 0)).all())
+    with pytest.raises(ValueError, match="min_length"):
+        sample_dl1_balanced(4, 5, min_length=1)  # below max_ones = 2
+
+
+def test_exercise_7_1_checker():
+    from rnnlib import homework
+    from rnnlib.languages import dfa_from_table
+
+    homework.check_exercise_7_1(lambda: dfa_from_table([[0, 1], [0, 2], [2, 2]], [0]))
+    with pytest.raises(homework.ExerciseCheckFailed, match="accepts the string 1 "):
+        homework.check_exercise_7_1(lambda: dfa_from_table([[0, 1], [0, 2], [2, 2]], [0, 1]))
+    with pytest.raises(homework.ExerciseCheckFailed, match="expected an rnnlib.languages.DFA"):
+        homework.check_exercise_7_1(lambda: [[0, 1]])
+    with pytest.raises(NotImplementedError):
+        homework.check_exercise_7_1(lambda: (_ for _ in ()).throw(NotImplementedError("Exercise 7.1")))
