@@ -20,13 +20,14 @@ def plot_learner_accuracy(accuracies: dict, baseline: float, *, title: str = "")
     values = _values(list(accuracies.values()), "accuracies", ndim=1)
     base = float(_values([baseline], "baseline")[0])
     fig, (ax,) = new_figure(1, width=5.4, height=3.4)
-    bars = ax.bar(list(accuracies), values, color=["C7", "C0", "C1", "C2", "C3"][: len(values)])
+    labels = [str(k).replace(", ", ",\n") for k in accuracies]
+    bars = ax.bar(labels, values, color=["C7", "C0", "C1", "C2", "C3"][: len(values)])
     for bar, v in zip(bars, values):
         ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, f"{v:.2f}", ha="center", fontsize=9)
     ax.axhline(base, color="k", ls="--", lw=1.2, label=f"majority baseline {base:.2f}")
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(0, 1.2)
     ax.set_ylabel("accuracy on held-out strings")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)
     if title:
         ax.set_title(title)
     return fig
@@ -111,7 +112,7 @@ def plot_accuracy_grid(row_labels, col_labels, tables: dict) -> Figure:
         for i in range(acc.shape[0]):
             for j in range(acc.shape[1]):
                 ax.text(j, i, f"{acc[i, j]:.2f}", ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(len(col_labels)), labels=col_labels, fontsize=8)
+        ax.set_xticks(range(len(col_labels)), labels=[str(c).replace(", ", "\n") for c in col_labels], fontsize=8)
         ax.set_yticks(range(len(row_labels)), labels=row_labels, fontsize=8)
         ax.grid(False)
         ax.set_title(title, fontsize=10)
