@@ -51,8 +51,9 @@ import numpy as np
 import torch
 
 from ._linalg import spectral_norm
+from ._rng import derive
 from ._validation import DivergenceError, as_generator, check_int, check_real, check_tensor
-from .elman import ElmanRNN, _elman_scan
+from .elman import ElmanRNN
 from .pseudo import back_matrices
 
 __all__ = [
@@ -67,7 +68,13 @@ __all__ = [
     "PairResult",
     "train_pair",
     "tangent_kernel",
+    "tangent_kernel_diag",
     "kernel_ridge",
+    "theorem_3_1_constants",
+    "regression_task",
+    "kernel_reference",
+    "LazyGrid",
+    "lazy_grid",
 ]
 
 #: The losses G(z, y) the Part I loops know.
@@ -116,6 +123,24 @@ def _check_model(model: object) -> ElmanRNN:
     if not isinstance(model, ElmanRNN):
         raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
     return model
+
+
+def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: bool) -> torch.Tensor:
+    """The recurrence of :func:`rnnlib.elman.elman_hidden_states`, no validation.
+
+    Same computation as ``rnnlib.elman._elman_scan``, but with one small product
+    ``x^(l) A^T`` per step instead of one product for all steps followed by a split:
+    for the batch of one sample of an SGD step, the backward pass of the split
+    version was several times slower on the CPU (``benchmarks/bench_train.py``).
+    """
+    At, Wt = A.transpose(0, 1), W.transpose(0, 1)
+    h = torch.relu(x[:, 0] @ At)
+    states = [h] if keep_all else None
+    for step in range(1, x.shape[1]):
+        h = torch.relu(torch.addmm(x[:, step] @ At, h, Wt))
+        if keep_all:
+            states.append(h)
+    return torch.stack(states, dim=1) if keep_all else h
 
 
 def _output(W: torch.Tensor, A: torch.Tensor, B: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -578,6 +603,24 @@ def tangent_kernel(model: ElmanRNN, x: torch.Tensor, x2: torch.Tensor | None = N
         return (uu * zz).sum(dim=(2, 3))
 
 
+def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+    """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
+
+    The diagonal of :func:`tangent_kernel` at cost ~ N L^2 m instead of N^2 L^2 m:
+    ``sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence.
+    """
+    model = _check_model(model)
+    if model.output_dim != 1:
+        raise ValueError(f"model must have output_dim 1 for tangent_kernel_diag, got {model.output_dim}")
+    x = model._check_input(x)
+    h_prev, D, _ = _states(model.W.detach(), model.A.detach(), x)
+    with torch.no_grad():
+        u = back_matrices(model, x)[:, :, 0, :] * D
+        uu = torch.einsum("nlm,nkm->nlk", u, u)
+        zz = torch.einsum("nlm,nkm->nlk", h_prev, h_prev) + torch.einsum("nld,nkd->nlk", x, x)
+        return (uu * zz).sum(dim=(1, 2))
+
+
 def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> tuple[torch.Tensor, float]:
     """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
 
@@ -602,6 +645,169 @@ def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> tuple[torch.
     a2 = alpha if alpha.dim() == 2 else alpha[:, None]
     norm = float(torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt())
     return alpha.to(K.dtype), norm
+
+
+def theorem_3_1_constants(L: int, d_out: int, width: int, eps: float) -> dict[str, float]:
+    """The quantities Theorem 3.1 of P&G prescribes, with every hidden constant set to 1 (chapter 5).
+
+    ``rho = 100 L d_out log m``; ``out_scale = eps / (10 L rho)`` (the paper's lambda);
+    ``lr = 1 / (eps rho^2 m)`` (the paper's ``eta = Theta(1 / (eps rho^2 m))``);
+    ``T_min = rho^2 / eps^2``, a *lower* estimate of ``T = Theta(p^2 C^2 poly(rho) / eps^2)``
+    with ``p = C = 1`` and ``poly(rho) = rho^2`` (the degree is not given in the paper);
+    ``failure`` ``= exp(-rho^2)``, the failure probability without its constant.
+    """
+    L = check_int(L, "L", minimum=3)
+    d_out = check_int(d_out, "d_out", minimum=1)
+    m = check_int(width, "width", minimum=2)
+    eps = check_real(eps, "eps", low=0.0, high=1.0, low_open=True)
+    rho = 100 * L * d_out * math.log(m)
+    return dict(rho=rho, out_scale=eps / (10 * L * rho), lr=1 / (eps * rho**2 * m), T_min=rho**2 / eps**2,
+                failure=math.exp(-min(rho**2, 745.0)))
+
+
+# --- Part I: chapter 5's experiments (laziness against width and output scale) -------------------------
+
+
+@dataclass
+class LazyGrid:
+    """:func:`lazy_grid` results (chapter 5). Arrays have shape (seeds, out_scales, widths).
+
+    ``rel_move``: ``||W_T - W_0||_F / ||W_0||_F``; ``spec_move``: ``sqrt(m) ||W_T - W_0||_2``;
+    ``flip_fraction``, ``coupling_relative``: the RNN's final history entries (activation
+    flips, and the gap to its own pseudo-network at its final weights, relative);
+    ``pair_relative``: ``mean |z_rnn - z_pseudo| / mean |z_pseudo - z_0|`` between the RNN and
+    its linearization trained on the same samples (held-out inputs); ``train_*``, ``eval_*``:
+    final losses of the RNN, of the linearized RNN and of the kernel ridge reference;
+    ``init_eval``: the held-out loss at initialization; ``lr``: the learning rates used;
+    ``diverged``: runs stopped by :class:`DivergenceError` (their entries are NaN).
+    ``pairs[s][k][j]``: the :class:`PairResult` of each run (None if it diverged).
+    """
+
+    widths: np.ndarray
+    out_scales: np.ndarray
+    seeds: np.ndarray
+    rel_move: np.ndarray
+    spec_move: np.ndarray
+    flip_fraction: np.ndarray
+    coupling_relative: np.ndarray
+    pair_relative: np.ndarray
+    train_rnn: np.ndarray
+    train_pseudo: np.ndarray
+    train_kernel: np.ndarray
+    eval_rnn: np.ndarray
+    eval_pseudo: np.ndarray
+    eval_kernel: np.ndarray
+    init_eval: np.ndarray
+    lr: np.ndarray
+    diverged: np.ndarray
+    pairs: list = field(default_factory=list, repr=False)
+
+
+def regression_task(
+    L: int, d: int, eps_x: float, n_train: int, n_eval: int, *, p: int = 4,
+    generator: torch.Generator | int | None = None, dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A regression task of chapter 5: ``y = F*(x_bar)``, standardized, for a random concept-class target.
+
+    ``F*`` is :func:`rnnlib.concepts.sample_target` (``p`` neurons); the labels are
+    centred and scaled to unit variance over train and eval together; the inputs are
+    the normalized sequences of Definition 3.1. Returns ``(x, y, x_eval, y_eval)``.
+    """
+    from .concepts import sample_target
+    from .elman import normalize_sequence, sample_true_sequence
+
+    L, d = check_int(L, "L", minimum=3), check_int(d, "d", minimum=3)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    n_train, n_eval = check_int(n_train, "n_train", minimum=2), check_int(n_eval, "n_eval", minimum=1)
+    x_bar = sample_true_sequence(n_train + n_eval, L, d, generator=derive(generator, "data"), dtype=dtype)
+    target = sample_target(L, d, p=p, generator=derive(generator, "target"), dtype=dtype)
+    y = target(x_bar)
+    y = (y - y.mean()) / y.std()
+    x = normalize_sequence(x_bar, eps_x)
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+def kernel_reference(
+    model: ElmanRNN, x: torch.Tensor, y: torch.Tensor, x_eval: torch.Tensor, *, out_scale: float, ridge: float
+) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
+
+    The linearized RNN is ``z(x) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``;
+    fitting ``y - out_scale F_rnn(x; W_0, A_0)`` by kernel ridge (:func:`kernel_ridge`)
+    gives the best such predictor for squared loss plus ``ridge/2 ||out_scale theta||^2``.
+    Returns its predictions on ``x`` and ``x_eval`` and the norm ``||theta||``
+    (the norm of the weight change, ``(W', A')`` stacked).
+    """
+    model = _check_model(model)
+    x, y = _check_data(model, x, y, "squared")
+    x_eval = model._check_input(x_eval, "x_eval")
+    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    with torch.no_grad():
+        f0, f0e = (out_scale * _output(model.W, model.A, model.B, xx) for xx in (x, x_eval))
+    K = out_scale**2 * tangent_kernel(model, x)
+    alpha, norm = kernel_ridge(K, y - f0, ridge)
+    Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
+    return f0 + K @ alpha, f0e + Ke @ alpha, norm / out_scale
+
+
+def lazy_grid(
+    widths, out_scales, seeds, *, L: int, d: int, eps_x: float, n_train: int, n_eval: int, steps: int,
+    lr_scale: float = 0.3, log_every: int | None = None, progress: bool = False,
+) -> LazyGrid:
+    """Train the RNN and its linearization (:func:`train_pair`) for every seed, output scale and width (chapter 5).
+
+    Per seed, one regression task (:func:`regression_task`, streams derived from the
+    seed); per (seed, width) one network (``derive(seed, "weights", m)``). The
+    learning rate is ``lr = lr_scale / (out_scale^2 mean_n K(x_n, x_n))`` with ``K`` the
+    tangent kernel at initialization: the step in *function space* is then the same
+    for every width and output scale (P&G's ``eta`` is also ``~ 1/m``, since
+    ``K ~ m``). The kernel reference is :func:`kernel_reference` with the
+    early-stopping ridge ``mean(out_scale^2 K(x_n, x_n)) / (lr_scale * steps)`` (our
+    heuristic: ``steps`` SGD steps filter the kernel's eigenvalues like this ridge).
+    Returns a :class:`LazyGrid`.
+    """
+    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
+    out_scales = [check_real(s, "out_scales[i]", low=0.0, low_open=True) for s in out_scales]
+    seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
+    if not widths or not out_scales or not seeds:
+        raise ValueError("widths, out_scales and seeds must be non-empty")
+    steps = check_int(steps, "steps", minimum=1)
+    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
+    shape = (len(seeds), len(out_scales), len(widths))
+    names = ("rel_move", "spec_move", "flip_fraction", "coupling_relative", "pair_relative", "train_rnn",
+             "train_pseudo", "train_kernel", "eval_rnn", "eval_pseudo", "eval_kernel", "init_eval", "lr")
+    out = {k: np.full(shape, np.nan) for k in names}
+    diverged = np.zeros(shape, dtype=bool)
+    pairs = [[[None] * len(widths) for _ in out_scales] for _ in seeds]
+    cells = [(i, k, j) for i in range(len(seeds)) for k in range(len(out_scales)) for j in range(len(widths))]
+    for i, k, j in _progress(cells, progress, "runs"):
+        seed, lam, m = seeds[i], out_scales[k], widths[j]
+        x, y, xe, ye = regression_task(L, d, eps_x, n_train, n_eval, generator=seed)
+        model = ElmanRNN(d, m, generator=derive(seed, "weights", m))
+        kbar = float(tangent_kernel_diag(model, x).mean())
+        lr = lr_scale / (lam**2 * kbar)
+        out["lr"][i, k, j] = lr
+        out["init_eval"][i, k, j] = float(_loss(predict(model, xe, lam), ye, "squared").mean())
+        try:
+            pair = train_pair(model, x, y, out_scale=lam, lr=lr, steps=steps, generator=derive(seed, "order", m),
+                              x_eval=xe, y_eval=ye, log_every=log_every)
+        except DivergenceError:
+            diverged[i, k, j] = True
+            continue
+        pairs[i][k][j] = pair
+        h, hp = pair.rnn.history, pair.pseudo.history
+        ridge = lam**2 * kbar / (lr_scale * steps)
+        ftr, fev, _ = kernel_reference(model, x, y, xe, out_scale=lam, ridge=ridge)
+        vals = dict(rel_move=h.dist_W_fro[-1] / h.W0_fro, spec_move=math.sqrt(m) * h.dist_W_spec[-1],
+                    flip_fraction=h.flip_fraction[-1], coupling_relative=h.coupling_relative[-1],
+                    pair_relative=pair.relative_gap[-1], train_rnn=h.train_loss[-1], train_pseudo=hp.train_loss[-1],
+                    train_kernel=float(_loss(ftr, y, "squared").mean()), eval_rnn=h.eval_loss[-1],
+                    eval_pseudo=hp.eval_loss[-1], eval_kernel=float(_loss(fev, ye, "squared").mean()))
+        for key, v in vals.items():
+            out[key][i, k, j] = v
+    return LazyGrid(np.asarray(widths), np.asarray(out_scales, dtype=float), np.asarray(seeds), **out,
+                    diverged=diverged, pairs=pairs)
 
 
 # --- Part II: next-step models (chapter 11) ---

@@ -718,6 +718,74 @@ row(T, "shape", "y", lambda: train.kernel_ridge(KT, Y1[:1], 0.1))
 real_rows(T, "ridge", lambda v: train.kernel_ridge(KT, Y1, v), bad=(0.0, -1.0))
 
 
+T = "rnnlib.train.tangent_kernel_diag"
+row(T, "type", "model", lambda: train.tangent_kernel_diag("m", X))
+tensor_rows(T, "x", X, lambda v: train.tangent_kernel_diag(ELMAN, v))
+row(T, "malformed", "output_dim", lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X))
+T = "rnnlib.train.theorem_3_1_constants"
+int_rows(T, "L", lambda v: train.theorem_3_1_constants(v, 1, 64, 0.1), low=3)
+int_rows(T, "d_out", lambda v: train.theorem_3_1_constants(5, v, 64, 0.1), low=1)
+int_rows(T, "width", lambda v: train.theorem_3_1_constants(5, 1, v, 0.1), low=2)
+real_rows(T, "eps", lambda v: train.theorem_3_1_constants(5, 1, 64, v), bad=(0.0, 2.0))
+int_rows("rnnlib.generalization.generalization_run", "steps",
+         lambda v: generalization.generalization_run(4, 8, 0, L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5,
+                                                     steps=v), low=1)
+T = "rnnlib.train.regression_task"
+int_rows(T, "L", lambda v: train.regression_task(v, 4, 0.5, 4, 2), low=3)
+int_rows(T, "d", lambda v: train.regression_task(5, v, 0.5, 4, 2), low=3)
+real_rows(T, "eps_x", lambda v: train.regression_task(5, 4, v, 4, 2), bad=(0.0, 1.5))
+int_rows(T, "n_train", lambda v: train.regression_task(5, 4, 0.5, v, 2), low=2)
+int_rows(T, "n_eval", lambda v: train.regression_task(5, 4, 0.5, 4, v), low=1)
+T = "rnnlib.train.kernel_reference"
+row(T, "type", "model", lambda: train.kernel_reference(None, X, Y1, X, out_scale=1.0, ridge=0.1))
+tensor_rows(T, "x", X, lambda v: train.kernel_reference(ELMAN, v, Y1, X, out_scale=1.0, ridge=0.1), skip=("empty",))
+tensor_rows(T, "x_eval", X, lambda v: train.kernel_reference(ELMAN, X, Y1, v, out_scale=1.0, ridge=0.1))
+real_rows(T, "out_scale", lambda v: train.kernel_reference(ELMAN, X, Y1, X, out_scale=v, ridge=0.1), bad=(0.0,))
+real_rows(T, "ridge", lambda v: train.kernel_reference(ELMAN, X, Y1, X, out_scale=1.0, ridge=v), bad=(0.0,))
+T = "rnnlib.train.lazy_grid"
+LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
+int_rows(T, "widths[i]", lambda v: train.lazy_grid([v], [1.0], [0], **LG), low=1)
+real_rows(T, "out_scales[i]", lambda v: train.lazy_grid([8], [v], [0], **LG), bad=(0.0,))
+int_rows(T, "seeds[i]", lambda v: train.lazy_grid([8], [1.0], [v], **LG), low=0)
+int_rows(T, "steps", lambda v: train.lazy_grid([8], [1.0], [0], **{**LG, "steps": v}), low=1)
+real_rows(T, "lr_scale", lambda v: train.lazy_grid([8], [1.0], [0], **LG, lr_scale=v), bad=(0.0,))
+
+
+# --- rnnlib.generalization ----------------------------------------------------------------------
+
+from rnnlib import generalization  # noqa: E402
+
+T = "rnnlib.generalization.rademacher_bound"
+KD = torch.ones(B)
+tensor_rows(T, "K_diag", KD, lambda v: generalization.rademacher_bound(v, out_scale=1.0, norm=1.0))
+row(T, "range", "K_diag", lambda: generalization.rademacher_bound(-KD, out_scale=1.0, norm=1.0))
+real_rows(T, "out_scale", lambda v: generalization.rademacher_bound(KD, out_scale=v, norm=1.0), bad=(0.0,))
+real_rows(T, "norm", lambda v: generalization.rademacher_bound(KD, out_scale=1.0, norm=v), bad=(-1.0,))
+T = "rnnlib.generalization.empirical_rademacher"
+tensor_rows(T, "K", torch.eye(B), lambda v: generalization.empirical_rademacher(v, out_scale=1.0, norm=1.0))
+real_rows(T, "norm", lambda v: generalization.empirical_rademacher(torch.eye(B), out_scale=1.0, norm=v), bad=(-1.0,))
+int_rows(T, "n_signs", lambda v: generalization.empirical_rademacher(torch.eye(B), out_scale=1.0, norm=1.0,
+                                                                     n_signs=v), low=2)
+T = "rnnlib.generalization.uniform_bound"
+real_rows(T, "rademacher", lambda v: generalization.uniform_bound(v, n=10, loss_bound=1.0), bad=(-0.1,))
+int_rows(T, "n", lambda v: generalization.uniform_bound(0.1, n=v, loss_bound=1.0), low=1)
+real_rows(T, "loss_bound", lambda v: generalization.uniform_bound(0.1, n=10, loss_bound=v), bad=(-1.0,))
+real_rows(T, "delta", lambda v: generalization.uniform_bound(0.1, n=10, loss_bound=1.0, delta=v), bad=(0.0, 1.0))
+T = "rnnlib.generalization.logistic_loss_bound"
+real_rows(T, "max_abs_output", generalization.logistic_loss_bound, bad=(-1.0,))
+T = "rnnlib.generalization.classification_task"
+int_rows(T, "L", lambda v: generalization.classification_task(v, 4, 0.5, 4, 2), low=3)
+real_rows(T, "eps_x", lambda v: generalization.classification_task(5, 4, v, 4, 2), bad=(0.0,))
+int_rows(T, "n_test", lambda v: generalization.classification_task(5, 4, 0.5, 4, v), low=1)
+T = "rnnlib.generalization.generalization_run"
+GR = dict(L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5, epochs=1)
+int_rows(T, "n", lambda v: generalization.generalization_run(v, 8, 0, **GR), low=1)
+int_rows(T, "width", lambda v: generalization.generalization_run(4, v, 0, **GR), low=1)
+int_rows(T, "n_pool", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "n_pool": v}), low=4)
+real_rows(T, "out_scale", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "out_scale": v}), bad=(0.0,))
+real_rows(T, "epochs", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "epochs": v}), bad=(0.0,))
+
+
 # --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
 
 from rnnlib import recognizers  # noqa: E402
@@ -828,6 +896,8 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.train.TrainHistory": "a result record built by train_rnn / train_pseudo",
     "rnnlib.train.TrainResult": "a result record built by train_rnn / train_pseudo",
     "rnnlib.train.PairResult": "a result record built by train_pair",
+    "rnnlib.train.LazyGrid": "a result record built by lazy_grid",
+    "rnnlib.generalization.GeneralizationRun": "a result record built by generalization_run",
 }
 
 

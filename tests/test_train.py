@@ -177,3 +177,28 @@ def test_logistic_needs_sign_labels():
     with pytest.raises(ValueError, match="y must hold labels"):
         train_rnn(model, x, y, out_scale=1.0, lr=0.1, steps=1, loss="logistic")
     assert torch.allclose(objective(torch.zeros(2, 1), torch.ones(2, 1), "logistic"), torch.full((2,), math.log(2)))
+
+
+def test_tangent_kernel_diag_is_the_diagonal():
+    model, x, _ = _data(n=6, L=5, d=4, m=20)
+    from rnnlib.train import tangent_kernel_diag
+
+    assert torch.allclose(tangent_kernel_diag(model, x), tangent_kernel(model, x).diagonal(), atol=1e-10)
+
+
+def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(capsys):
+    from rnnlib import homework
+
+    def autograd_kernel(W, A, B, x):
+        rows = []
+        for n in range(x.shape[0]):
+            Wg, Ag = W.clone().requires_grad_(True), A.clone().requires_grad_(True)
+            out = elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1] @ B[0]
+            rows.append(torch.cat([g.flatten() for g in torch.autograd.grad(out, (Wg, Ag))]))
+        g = torch.stack(rows)
+        return g @ g.T
+
+    homework.check_exercise_5_2(autograd_kernel)
+    assert "Exercise 5.2: all 3 checks passed." in capsys.readouterr().out
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
+        homework.check_exercise_5_2(lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x))

@@ -16,6 +16,8 @@ from ._style import STYLE, loglog_slope, new_figure, use_book_style
 from .chapter01 import plot_flip_fraction, plot_norm_profile, plot_sequence_norms
 from .chapter02 import plot_complexity, plot_dl1, plot_targets
 from .chapter03 import plot_linearization, plot_pseudo_gap
+from .chapter05 import plot_laziness, plot_out_scale, plot_pair
+from .chapter06 import plot_complexity_vs_width, plot_gap_vs_n
 from .chapter07 import (
     plot_accuracy_grid,
     plot_eps_effect,
@@ -45,6 +47,11 @@ __all__ = [
     "plot_targets",
     "plot_linearization",
     "plot_pseudo_gap",
+    "plot_laziness",
+    "plot_out_scale",
+    "plot_pair",
+    "plot_gap_vs_n",
+    "plot_complexity_vs_width",
     "plot_accuracy_grid",
     "plot_eps_effect",
     "plot_learner_accuracy",

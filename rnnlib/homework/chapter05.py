@@ -1,0 +1,38 @@
+"""Checkers for the exercises of chapter 5 (SGD in the lazy regime)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from ..elman import ElmanRNN, sample_normalized_sequence
+from ..train import tangent_kernel
+from ._core import Case, compare_with_reference, register
+
+__all__ = ["check_exercise_5_2"]
+
+
+def _reference_kernel(W, A, B, x) -> torch.Tensor:
+    model = ElmanRNN(A.shape[1], W.shape[0], 1, dtype=W.dtype)
+    with torch.no_grad():
+        model.W.copy_(W)
+        model.A.copy_(A)
+        model.B.copy_(B)
+    return tangent_kernel(model, x)
+
+
+@register("5.2")
+def check_exercise_5_2(student_kernel: Callable[..., torch.Tensor]) -> int:
+    """Exercise 5.2: ``student_kernel(W, A, B, x)`` must return the tangent kernel (N, N).
+
+    ``K[n, n'] = <grad_{W,A} F(x_n), grad_{W,A} F(x_n')>`` with ``F = B h^(L)``
+    (``d_out = 1``) at the weights ``W, A, B``; ``x`` is (N, L, d); all float64.
+    """
+    cases = []
+    for n, L, d, m, seed in [(2, 3, 3, 4, 0), (4, 5, 4, 12, 1), (6, 6, 5, 32, 2)]:
+        model = ElmanRNN(d, m, 1, generator=510 + seed, dtype=torch.float64)
+        x = sample_normalized_sequence(n, L, d, 0.5, generator=520 + seed, dtype=torch.float64)
+        args = (model.W.detach().clone(), model.A.detach().clone(), model.B.clone(), x)
+        cases.append(Case(f"m = {m}, d = {d}, x of shape {tuple(x.shape)} (N, L, d)", args))
+    return compare_with_reference("5.2", student_kernel, _reference_kernel, cases, atol=1e-9, rtol=1e-7)

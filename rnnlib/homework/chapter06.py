@@ -1,0 +1,36 @@
+"""Checkers for the exercises of chapter 6 (generalization)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import torch
+
+from ._core import Case, compare_with_reference, register
+
+__all__ = ["check_exercise_6_2"]
+
+
+def _reference_rademacher(K, out_scale, norm) -> torch.Tensor:
+    n = K.shape[0]
+    signs = torch.tensor(list(itertools.product([-1.0, 1.0], repeat=n)), dtype=K.dtype)
+    quad = torch.einsum("sn,nm,sm->s", signs, K, signs).clamp_min(0)
+    return out_scale * norm * quad.sqrt().mean() / n
+
+
+@register("6.2")
+def check_exercise_6_2(student_rademacher: Callable[..., torch.Tensor]) -> int:
+    """Exercise 6.2: ``student_rademacher(K, out_scale, norm)`` must return the exact empirical
+    Rademacher complexity of ``{x -> out_scale <theta, phi(x)> : ||theta|| <= norm}`` (a 0-d tensor).
+
+    ``K`` is the (N, N) kernel ``<phi(x_n), phi(x_n')>`` of the sample (N <= 10, float64); the
+    expectation is over all ``2^N`` sign vectors.
+    """
+    cases = []
+    for n, k, seed in [(1, 2, 0), (4, 3, 1), (7, 5, 2), (10, 4, 3)]:
+        gen = torch.Generator().manual_seed(610 + seed)
+        phi = torch.randn(n, k, generator=gen, dtype=torch.float64)
+        K = phi @ phi.T
+        cases.append(Case(f"N = {n}, K of rank {min(n, k)}, out_scale = 0.5, norm = 2", (K, 0.5, 2.0)))
+    return compare_with_reference("6.2", student_rademacher, _reference_rademacher, cases, atol=1e-10, rtol=1e-8)
