@@ -306,6 +306,80 @@ int_rows(T, "batch_size", lambda v: languages.sample_dl1_balanced(v, 4), low=1)
 int_rows(T, "n", lambda v: languages.sample_dl1_balanced(2, v), low=1)
 int_rows(T, "max_ones", lambda v: languages.sample_dl1_balanced(2, 4, max_ones=v), low=1)
 row(T, "range", "max_ones", lambda: languages.sample_dl1_balanced(2, 4, max_ones=5), note="above n")
+int_rows(T, "min_length", lambda v: languages.sample_dl1_balanced(2, 4, min_length=v), low=2)
+
+# chapter 7: strings may be left-padded with -1
+ZP = torch.tensor([[-1, 1, 0], [0, 1, 1]])
+for name, fn in (("string_lengths", languages.string_lengths), ("parity_indicator", languages.parity_indicator),
+                 ("contains_pattern", lambda z: languages.contains_pattern(z, "10")),
+                 ("tomita_indicator", lambda z: languages.tomita_indicator(z, 3)),
+                 ("held_out_split", lambda z: languages.held_out_split(z, torch.ones(len(z)))),
+                 ("encode_strings", lambda z: languages.encode_strings(z, 0.5))):
+    T = f"rnnlib.languages.{name}"
+    row(T, "type", "z", lambda fn=fn: fn([[0, 1]]))
+    row(T, "shape", "z", lambda fn=fn: fn(ZP[0]))
+    row(T, "empty", "z", lambda fn=fn: fn(ZP[:0]))
+    row(T, "malformed", "z", lambda fn=fn: fn(2 * ZP), note="not binary")
+    row(T, "malformed", "z", lambda fn=fn: fn(torch.tensor([[1, -1, 0]])), note="pad inside")
+    row(T, "malformed", "z", lambda fn=fn: fn(torch.tensor([[1, 0, -1]])), note="pad last")
+    row(T, "dtype", "z", lambda fn=fn: fn(ZP.float()), note="float")
+row("rnnlib.languages.contains_pattern", "malformed", "pattern", lambda: languages.contains_pattern(ZP, "1a"))
+row("rnnlib.languages.contains_pattern", "empty", "pattern", lambda: languages.contains_pattern(ZP, ""))
+int_rows("rnnlib.languages.tomita_indicator", "k", lambda v: languages.tomita_indicator(ZP, v), low=1)
+row("rnnlib.languages.tomita_indicator", "range", "k", lambda: languages.tomita_indicator(ZP, 8), note="8")
+T = "rnnlib.languages.held_out_split"
+row(T, "shape", "y", lambda: languages.held_out_split(ZP, torch.ones(3)))
+row(T, "malformed", "y", lambda: languages.held_out_split(ZP, torch.tensor([0.5, 1.0])))
+real_rows(T, "test_fraction", lambda v: languages.held_out_split(ZP, torch.ones(2), test_fraction=v), bad=(0.0, 1.0))
+real_rows("rnnlib.languages.encode_strings", "eps_x", lambda v: languages.encode_strings(ZP, v), bad=(0.0, 1.5))
+row("rnnlib.languages.encode_strings", "dtype", "dtype", lambda: languages.encode_strings(ZP, 0.5, dtype=torch.int64))
+
+T = "rnnlib.languages.DFA"
+row(T, "type", "transitions", lambda: languages.DFA([[0, 1]], torch.tensor([True])))
+row(T, "range", "transitions", lambda: languages.DFA(torch.tensor([[0, 2]]), torch.tensor([True])))
+row(T, "shape", "accepting", lambda: languages.DFA(torch.tensor([[0, 0]]), torch.tensor([True, False])))
+row(T, "dtype", "accepting", lambda: languages.DFA(torch.tensor([[0, 0]]), torch.tensor([1])))
+row(T, "range", "start", lambda: languages.DFA(torch.tensor([[0, 0]]), torch.tensor([True]), 1))
+row(T, "malformed", "z", lambda: languages.get_language("dl1").dfa.run(torch.tensor([[2]])))
+row(T, "range", "lengths", lambda: languages.get_language("dl1").dfa.sample(torch.tensor([0])))
+row(T, "malformed", "lengths", lambda: languages.get_language("tomita2").dfa.sample(torch.tensor([3])), note="none")
+T = "rnnlib.languages.dfa_from_table"
+row(T, "type", "transitions", lambda: languages.dfa_from_table("01", [0]))
+row(T, "malformed", "transitions", lambda: languages.dfa_from_table([[0, 1, 1]], [0]))
+row(T, "range", "transitions", lambda: languages.dfa_from_table([[0, 3]], [0]))
+row(T, "range", "accepting", lambda: languages.dfa_from_table([[0, 0]], [1]))
+row(T, "type", "accepting", lambda: languages.dfa_from_table([[0, 0]], 0))
+T = "rnnlib.languages.Language"
+row(T, "malformed", "z", lambda: languages.get_language("parity")(torch.tensor([[3, 1]])))
+row(T, "type", "n", lambda: languages.get_language("parity").count(2.0))
+T = "rnnlib.languages.get_language"
+row(T, "type", "name", lambda: languages.get_language(3))
+row(T, "malformed", "name", lambda: languages.get_language("tomita9"))
+row(T, "malformed", "name", lambda: languages.get_language("pattern:"), note="empty pattern")
+int_rows("rnnlib.languages.all_strings", "n", languages.all_strings, low=1)
+row("rnnlib.languages.all_strings", "range", "n", lambda: languages.all_strings(21), note="21")
+T = "rnnlib.languages.sample_language"
+row(T, "malformed", "name", lambda: languages.sample_language("dyck", 4, 3))
+int_rows(T, "batch_size", lambda v: languages.sample_language("dl1", v, 3), low=2)
+int_rows(T, "n", lambda v: languages.sample_language("dl1", 4, v), low=1)
+int_rows(T, "min_length", lambda v: languages.sample_language("dl1", 4, 3, min_length=v), low=1)
+row(T, "range", "min_length", lambda: languages.sample_language("dl1", 4, 3, min_length=4), note="above n")
+real_rows(T, "near_fraction", lambda v: languages.sample_language("dl1", 4, 3, near_fraction=v), bad=(-0.1, 1.1))
+row(T, "malformed", "n", lambda: languages.sample_language("tomita2", 4, 3), note="no positive")
+row(T, "type", "generator", lambda: languages.sample_language("dl1", 4, 3, generator=1.5))
+T = "rnnlib.languages.language_dataset"
+int_rows(T, "n_samples", lambda v: languages.language_dataset("dl1", v, 3), low=2)
+real_rows(T, "test_fraction", lambda v: languages.language_dataset("dl1", 8, 3, test_fraction=v), bad=(0.0, 1.0))
+for name in ("pattern_neurons", "parity_neuron", "concept_representation"):
+    fn = {"pattern_neurons": lambda v: languages.pattern_neurons(v, "11"), "parity_neuron": languages.parity_neuron,
+          "concept_representation": lambda v: languages.concept_representation("dl1", v)}[name]
+    int_rows(f"rnnlib.languages.{name}", "n", fn, low=1)
+row("rnnlib.languages.pattern_neurons", "malformed", "pattern", lambda: languages.pattern_neurons(5, "0x"))
+row("rnnlib.languages.pattern_neurons", "range", "pattern", lambda: languages.pattern_neurons(2, "010"))
+row("rnnlib.languages.concept_representation", "malformed", "name", lambda: languages.concept_representation("tomita1", 4))
+T = "rnnlib.languages.representation_complexity"
+real_rows(T, "R", lambda v: languages.representation_complexity("parity", 4, v), bad=(0.0, -1.0))
+row(T, "malformed", "name", lambda: languages.representation_complexity("tomita1", 4, 1.0))
 
 # --- rnnlib.concepts -------------------------------------------------------------------------------
 
@@ -1101,6 +1175,67 @@ real_rows(T, "out_scale", lambda v: generalization.generalization_run(4, 8, 0, *
 real_rows(T, "epochs", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "epochs": v}), bad=(0.0,))
 
 
+# --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
+
+from rnnlib import recognizers  # noqa: E402
+
+SPLIT = languages.language_dataset("dl1", 40, 4, min_length=1, generator=0)
+T = "rnnlib.recognizers.train_wide_rnn"
+row(T, "type", "split", lambda: recognizers.train_wide_rnn((ZP, ZP), 8))
+int_rows(T, "width", lambda v: recognizers.train_wide_rnn(SPLIT, v, steps=1), low=1)
+real_rows(T, "eps_x", lambda v: recognizers.train_wide_rnn(SPLIT, 8, eps_x=v, steps=1), bad=(0.0, 1.5))
+real_rows(T, "out_scale", lambda v: recognizers.train_wide_rnn(SPLIT, 8, out_scale=v, steps=1), bad=(0.0,))
+real_rows(T, "lr", lambda v: recognizers.train_wide_rnn(SPLIT, 8, lr=v, steps=1), bad=(0.0, -1.0))
+int_rows(T, "steps", lambda v: recognizers.train_wide_rnn(SPLIT, 8, steps=v), low=1)
+int_rows(T, "batch_size", lambda v: recognizers.train_wide_rnn(SPLIT, 8, batch_size=v, steps=1), low=1)
+T = "rnnlib.recognizers.PracticalRNN"
+int_rows(T, "hidden", recognizers.PracticalRNN, low=1)
+row(T, "malformed", "z", lambda: recognizers.PracticalRNN(4)(torch.tensor([[0, 2]])))
+row(T, "dtype", "z", lambda: recognizers.PracticalRNN(4)(ZP.float()))
+T = "rnnlib.recognizers.train_practical_rnn"
+row(T, "type", "split", lambda: recognizers.train_practical_rnn(None))
+int_rows(T, "hidden", lambda v: recognizers.train_practical_rnn(SPLIT, v, steps=1), low=1)
+real_rows(T, "lr", lambda v: recognizers.train_practical_rnn(SPLIT, 4, lr=v, steps=1), bad=(0.0,))
+int_rows(T, "steps", lambda v: recognizers.train_practical_rnn(SPLIT, 4, steps=v), low=1)
+int_rows(T, "batch_size", lambda v: recognizers.train_practical_rnn(SPLIT, 4, batch_size=v, steps=1), low=1)
+row("rnnlib.recognizers.additive_baseline", "type", "split", lambda: recognizers.additive_baseline(ZP))
+row("rnnlib.recognizers.Recognition", "malformed", "z",
+    lambda: recognizers.additive_baseline(SPLIT).accuracy(torch.tensor([[0, 3, 1, 1]]), torch.ones(1)))
+T = "rnnlib.recognizers.run_learners"
+row(T, "malformed", "name", lambda: recognizers.run_learners("dyck", 4, widths=[]))
+int_rows(T, "n", lambda v: recognizers.run_learners("dl1", v, widths=[], hidden=None), low=1)
+row(T, "type", "widths", lambda: recognizers.run_learners("dl1", 4, widths=8, hidden=None))
+row(T, "range", "widths", lambda: recognizers.run_learners("dl1", 4, widths=[0], hidden=None))
+row(T, "range", "hidden", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=0))
+row(T, "type", "wide_kwargs", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))
+int_rows(T, "min_length", lambda v: recognizers.run_learners("dl1", 4, widths=[], hidden=None, min_length=v), low=1)
+T = "rnnlib.recognizers.accuracy_table"
+row(T, "empty", "languages", lambda: recognizers.accuracy_table([], [4]))
+row(T, "empty", "lengths", lambda: recognizers.accuracy_table(["dl1"], []))
+row(T, "range", "lengths", lambda: recognizers.accuracy_table(["dl1"], [0]))
+row(T, "malformed", "name", lambda: recognizers.accuracy_table(["tomita0"], [4]))
+T = "rnnlib.recognizers.length_generalization"
+row(T, "type", "runs", lambda: recognizers.length_generalization(SPLIT, 8))
+RUNS = recognizers.run_learners("dl1", 4, widths=[], hidden=None, n_samples=40)
+int_rows(T, "n_test", lambda v: recognizers.length_generalization(RUNS, v), low=1)
+
+for name, call, arg, kind in (
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({}, 0.5), "accuracies", "empty"),
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({"a": math.nan}, 0.5), "accuracies", "nan"),
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy([0.5], 0.5), "accuracies", "type"),
+    ("plot_eps_effect", lambda: plotting.plot_eps_effect([0.1, 1.0], np.ones((2, 3)), 0.5), "accuracies", "shape"),
+    ("plot_eps_effect", lambda: plotting.plot_eps_effect([0.1], np.ones(1), 0.5), "accuracies", "malformed"),
+    ("plot_length_sweep", lambda: plotting.plot_length_sweep([4, 8], {"a": [1.0]}, [0.5, 0.5]), "accuracies", "shape"),
+    ("plot_length_sweep", lambda: plotting.plot_length_sweep([4, 8], {"a": [1.0, 1.0]}, [0.5]), "baselines", "shape"),
+    ("plot_representation_complexity", lambda: plotting.plot_representation_complexity([4, 8], {"a": [1.0, NAN]}, 1.0),
+     "log10_cs", "nan"),
+    ("plot_representation_complexity", lambda: plotting.plot_representation_complexity([4, 8], {}, 1.0), "log10_cs", "empty"),
+    ("plot_accuracy_grid", lambda: plotting.plot_accuracy_grid(["a"], ["b"], {"t": np.ones((2, 1))}), "tables", "shape"),
+    ("plot_accuracy_grid", lambda: plotting.plot_accuracy_grid(["a"], ["b"], []), "tables", "type"),
+):
+    row(f"rnnlib.plotting.{name}", kind, arg, call)
+
+
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
 from rnnlib import claims  # noqa: E402
@@ -1128,6 +1263,11 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.VERDICTS": "a constant",
     "rnnlib.claims.MIME": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
+    "rnnlib.languages.PAD": "a constant",
+    "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
+    "rnnlib.languages.language_names": "takes no arguments",
+    "rnnlib.languages.HeldOutSplit": "a result record built by held_out_split from validated inputs",
+    "rnnlib.recognizers.LanguageRuns": "a result record built by run_learners",
     "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
     "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
     "rnnlib.plotting.use_book_style": "takes no arguments",

@@ -34,6 +34,13 @@ from .chapter04 import (
 )
 from .chapter05 import plot_laziness, plot_out_scale, plot_pair
 from .chapter06 import plot_complexity_vs_width, plot_gap_vs_n
+from .chapter07 import (
+    plot_accuracy_grid,
+    plot_eps_effect,
+    plot_learner_accuracy,
+    plot_length_sweep,
+    plot_representation_complexity,
+)
 from .chapter08 import (
     plot_init_norms,
     plot_jacobian_hist,
@@ -75,6 +82,11 @@ __all__ = [
     "plot_pair",
     "plot_gap_vs_n",
     "plot_complexity_vs_width",
+    "plot_accuracy_grid",
+    "plot_eps_effect",
+    "plot_learner_accuracy",
+    "plot_length_sweep",
+    "plot_representation_complexity",
     "plot_init_norms",
     "plot_jacobian_hist",
     "plot_lds_fit",

@@ -1,0 +1,364 @@
+"""RNNs that recognize regular languages, and the baselines they are compared with (chapter 7).
+
+Three learners read the same held-out splits (:func:`rnnlib.languages.language_dataset`):
+
+* the **wide RNN** of Part I (:class:`rnnlib.elman.ElmanRNN`, B frozen), trained
+  by SGD on only W and A with chapter 5's objective
+  ``E G(out_scale * F_rnn(x), y)``, ``G(t, y) = log(1 + e^(-y t))`` (the
+  logistic loss, convex and 1-Lipschitz in t, ``G(0, y) = log 2``), labels
+  ``y = +-1`` and inputs :func:`rnnlib.languages.encode_strings`
+  (:func:`train_wide_rnn`);
+* a **practical RNN**: a small GRU with a linear read-out, trained by Adam on
+  the cross-entropy, reading one-hot symbols (:class:`PracticalRNN`,
+  :func:`train_practical_rnn`); nothing of the theory applies to it;
+* the **best additive predictor** ``c + sum_l f_l(x^(l))`` of Allen-Zhu & Li's
+  class over the tokens of the normalized input (zero padding, start, bit 0,
+  bit 1, end), fitted by least squares (:func:`rnnlib.concepts.fit_additive`)
+  and thresholded at 1/2 (:func:`additive_baseline`).
+
+Each returns a :class:`Recognition` with train and held-out accuracies, the
+majority baseline of the split and a ``predict`` function for other strings
+(length generalization). :func:`accuracy_table` runs a grid (Tomita table).
+
+The wide RNN is trained by :func:`rnnlib.train.train_rnn` (chapters 5-6), the
+same loop as chapter 5, with ``loss="logistic"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._rng import derive
+from ._validation import DivergenceError, as_generator, check_int, check_real
+from .concepts import fit_additive
+from .elman import ElmanRNN
+from .train import train_rnn
+from .languages import (
+    PAD,
+    HeldOutSplit,
+    _check_strings,
+    encode_strings,
+    get_language,
+    language_dataset,
+    sample_language,
+)
+
+__all__ = [
+    "Recognition",
+    "train_wide_rnn",
+    "PracticalRNN",
+    "train_practical_rnn",
+    "additive_baseline",
+    "LanguageRuns",
+    "run_learners",
+    "accuracy_table",
+    "length_generalization",
+]
+
+
+@dataclass
+class Recognition:
+    """What one learner achieved on one split (chapter 7).
+
+    ``learner``: ``"wide RNN"``, ``"practical RNN"`` or ``"additive"``;
+    ``train_accuracy``, ``test_accuracy``: fractions of correct labels on the
+    training strings and on the held-out ones; ``majority_baseline``: the
+    held-out accuracy of the constant majority answer; ``losses``: the
+    training loss per step (empty for the additive fit); ``predict``: maps
+    strings (int64, left-padded) to 0/1 labels.
+    """
+
+    learner: str
+    train_accuracy: float
+    test_accuracy: float
+    majority_baseline: float
+    losses: np.ndarray
+    predict: Callable[[torch.Tensor], torch.Tensor] = field(repr=False)
+
+    def accuracy(self, z: torch.Tensor, y: torch.Tensor) -> float:
+        """The fraction of strings of ``z`` whose predicted label equals ``y``."""
+        z = _check_strings(z)
+        return float((self.predict(z) == y.to(torch.float32)).to(torch.float64).mean())
+
+
+def _check_split(split: object) -> HeldOutSplit:
+    if not isinstance(split, HeldOutSplit):
+        raise TypeError(f"split must be an rnnlib.languages.HeldOutSplit (from language_dataset), got {type(split).__name__}")
+    return split
+
+
+def _finish(learner: str, split: HeldOutSplit, losses: list[float], predict) -> Recognition:
+    r = Recognition(learner, 0.0, 0.0, split.majority_baseline, np.asarray(losses, dtype=float), predict)
+    r.train_accuracy = r.accuracy(split.z_train, split.y_train)
+    r.test_accuracy = r.accuracy(split.z_test, split.y_test)
+    return r
+
+
+def train_wide_rnn(
+    split: HeldOutSplit,
+    width: int,
+    *,
+    eps_x: float = 0.5,
+    out_scale: float = 1.0,
+    lr: float = 0.03,
+    steps: int = 300,
+    batch_size: int = 32,
+    generator: torch.Generator | int | None = None,
+) -> Recognition:
+    """Train the Part I RNN (B frozen, SGD on W and A) on ``split`` and measure it (chapter 7).
+
+    The objective is chapter 5's ``E G(out_scale F_rnn(x), y)`` with the
+    logistic loss ``G(t, y) = log(1 + e^(-y t))``, ``y = 2 label - 1``, over
+    minibatches of ``batch_size`` strings (a deviation from the theorem's one
+    sample per step), ``steps`` steps of size ``lr``. Strings are encoded by
+    :func:`rnnlib.languages.encode_strings` with ``eps_x``; the prediction is
+    ``1[F_rnn > 0]``. Raises :class:`rnnlib.train.DivergenceError` when the loss
+    stops being finite.
+    """
+    split = _check_split(split)
+    width = check_int(width, "width", minimum=1)
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    lr = check_real(lr, "lr", low=0.0, low_open=True)
+    steps = check_int(steps, "steps", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    model = ElmanRNN(4, width, 1, generator=derive(generator, "weights"))
+    x = encode_strings(split.z_train, eps_x)
+    y = 2 * split.y_train.to(torch.float32)[:, None] - 1
+    result = train_rnn(model, x, y, out_scale=out_scale, lr=lr, steps=steps, loss="logistic",
+                       batch_size=min(batch_size, len(x)), generator=derive(generator, "batches"), log_every=steps)
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return (result.predict(encode_strings(z, eps_x))[:, 0] > 0).to(torch.float32)
+
+    return _finish("wide RNN", split, result.history.step_loss, predict)
+
+
+class PracticalRNN(nn.Module):
+    """A small GRU recognizer with a linear read-out of its last state (chapter 7).
+
+    Symbols are one-hot vectors of {0, 1, padding}; ``forward(z)`` takes
+    strings (batch, n_max), int64 left-padded with -1, and returns one logit
+    per string. Initialized by torch's defaults from ``generator``.
+    """
+
+    def __init__(self, hidden: int = 16, *, generator: torch.Generator | int | None = None) -> None:
+        super().__init__()
+        hidden = check_int(hidden, "hidden", minimum=1)
+        gen = as_generator(generator)
+        # built without touching the global generator, then filled from ours
+        meta = {"device": "meta"}
+        self.gru = nn.GRU(3, hidden, batch_first=True, **meta).to_empty(device="cpu")  # rng-ok: meta, no draw
+        self.readout = nn.Linear(hidden, 1, **meta).to_empty(device="cpu")  # rng-ok: meta, no draw
+        with torch.no_grad():
+            for p in self.parameters():  # torch's default U(-1/sqrt(h), 1/sqrt(h)), from our generator
+                p.copy_((2 * torch.rand(p.shape, generator=gen) - 1) / hidden**0.5)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        z = _check_strings(z)
+        onehot = nn.functional.one_hot(torch.where(z == PAD, 2, z), 3).to(torch.float32)
+        out, _ = self.gru(onehot)
+        return self.readout(out[:, -1])[:, 0]
+
+
+def train_practical_rnn(
+    split: HeldOutSplit,
+    hidden: int = 16,
+    *,
+    lr: float = 0.01,
+    steps: int = 300,
+    batch_size: int = 64,
+    generator: torch.Generator | int | None = None,
+) -> Recognition:
+    """Train a :class:`PracticalRNN` with Adam on the cross-entropy and measure it (chapter 7).
+
+    The usual practice (small GRU, adaptive steps, all weights trained), beside
+    the wide RNN of the theory. The prediction is ``1[logit > 0]``.
+    """
+    split = _check_split(split)
+    hidden = check_int(hidden, "hidden", minimum=1)
+    lr = check_real(lr, "lr", low=0.0, low_open=True)
+    steps = check_int(steps, "steps", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    model = PracticalRNN(hidden, generator=derive(generator, "weights"))
+    gen = derive(generator, "batches")
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    z, y = split.z_train, split.y_train.to(torch.float32)
+    losses = []
+    for step in range(steps):
+        idx = torch.randint(0, len(z), (batch_size,), generator=gen)
+        loss = nn.functional.binary_cross_entropy_with_logits(model(z[idx]), y[idx])
+        if not torch.isfinite(loss):
+            raise DivergenceError(f"training diverged at step {step} with learning rate lr = {lr:g}")
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+
+    def predict(zz: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return (model(zz) > 0).to(torch.float32)
+
+    return _finish("practical RNN", split, losses, predict)
+
+
+def _token_codes(z: torch.Tensor) -> torch.Tensor:
+    """The tokens of the normalized input as codes: 0 zero padding, 1 start, 2 bit 0, 3 bit 1, 4 end."""
+    batch, n = z.shape
+    codes = torch.zeros(batch, n + 2, dtype=torch.int64)
+    codes[:, 1:-1] = torch.where(z == PAD, 0, z + 2)
+    codes[torch.arange(batch), (z == PAD).sum(dim=1)] = 1
+    codes[:, -1] = 4
+    return codes
+
+
+def additive_baseline(split: HeldOutSplit) -> Recognition:
+    """The best additive predictor of the labels, thresholded at 1/2 (chapter 7).
+
+    Allen-Zhu & Li's class with one output: ``c + sum_l f_l(x^(l))`` over the
+    tokens of the normalized input (codes: zero padding, start, bit 0, bit 1,
+    end; each ``f_l`` an arbitrary table). Fitted on the training strings by
+    least squares (:func:`rnnlib.concepts.fit_additive`); predicts
+    ``1[c + sum_l f_l > 1/2]``.
+    """
+    split = _check_split(split)
+    fit = fit_additive(_token_codes(split.z_train), split.y_train.to(torch.float64), alphabet_size=5)
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        z = _check_strings(z)
+        if z.shape[1] != split.z_train.shape[1]:
+            raise ValueError(f"z must have the training width {split.z_train.shape[1]} (an additive fit has one table per position)")
+        return (fit.predict(_token_codes(z)) > 0.5).to(torch.float32)
+
+    return _finish("additive", split, [], predict)
+
+
+@dataclass
+class LanguageRuns:
+    """The learners of :func:`run_learners` on one split of one language (chapter 7).
+
+    ``language``: its name; ``n``: the maximal string length; ``split``: the
+    :class:`rnnlib.languages.HeldOutSplit`; ``wide``: width m -> the wide RNN's
+    :class:`Recognition`; ``practical`` and ``additive``: the other learners'
+    (``None`` when not run).
+    """
+
+    language: str
+    n: int
+    split: HeldOutSplit
+    wide: dict
+    practical: Recognition | None = None
+    additive: Recognition | None = None
+
+    def learners(self) -> dict:
+        """Every learner that was run, by label: ``"wide RNN, m = 256"``, ``"practical RNN"``, ``"additive"``."""
+        out = {f"wide RNN, m = {m}": r for m, r in self.wide.items()}
+        if self.practical is not None:
+            out["practical RNN"] = self.practical
+        if self.additive is not None:
+            out["additive"] = self.additive
+        return out
+
+
+def _check_widths(widths: object) -> list[int]:
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence):
+        raise TypeError(f"widths must be a list of positive integers, got {type(widths).__name__}")
+    return [check_int(m, "widths[i]", minimum=1) for m in widths]
+
+
+def run_learners(
+    language: str,
+    n: int,
+    *,
+    widths: Sequence[int] = (256,),
+    hidden: int | None = 16,
+    additive: bool = False,
+    n_samples: int = 1000,
+    min_length: int | None = 1,
+    test_fraction: float = 0.25,
+    wide_kwargs: dict | None = None,
+    practical_kwargs: dict | None = None,
+    split: HeldOutSplit | None = None,
+    generator: torch.Generator | int | None = None,
+) -> LanguageRuns:
+    """One held-out split of ``language`` (lengths ``min_length..n``), and the learners on it (chapter 7).
+
+    The split is :func:`rnnlib.languages.language_dataset` with ``n_samples``
+    strings; then a wide RNN per width (:func:`train_wide_rnn` with
+    ``wide_kwargs``), the practical RNN if ``hidden`` is not ``None``
+    (:func:`train_practical_rnn` with ``practical_kwargs``) and the additive
+    baseline if ``additive``. A ``split`` given (of strings of ``language``
+    of length at most ``n``) is used instead of a new one. Streams are derived
+    from ``generator``.
+    """
+    lang = get_language(language)
+    n = check_int(n, "n", minimum=1)
+    widths = _check_widths(widths)
+    if hidden is not None:
+        hidden = check_int(hidden, "hidden", minimum=1)
+    for kw, name in ((wide_kwargs, "wide_kwargs"), (practical_kwargs, "practical_kwargs")):
+        if kw is not None and not isinstance(kw, dict):
+            raise TypeError(f"{name} must be a dict of keyword arguments, got {type(kw).__name__}")
+    lo = None if min_length is None else min(check_int(min_length, "min_length", minimum=1), n)
+    if split is None:
+        split = language_dataset(lang, n_samples, n, min_length=lo, test_fraction=test_fraction,
+                                 generator=derive(generator, "data"))
+    elif not isinstance(split, HeldOutSplit):
+        raise TypeError(f"split must be an rnnlib.languages.HeldOutSplit or None, got {type(split).__name__}")
+    wide = {m: train_wide_rnn(split, m, generator=derive(generator, "wide", m), **(wide_kwargs or {})) for m in widths}
+    prac = None
+    if hidden is not None:
+        prac = train_practical_rnn(split, hidden, generator=derive(generator, "practical"), **(practical_kwargs or {}))
+    return LanguageRuns(lang.name, n, split, wide, prac, additive_baseline(split) if additive else None)
+
+
+def accuracy_table(
+    languages: Sequence[str],
+    lengths: Sequence[int],
+    *,
+    widths: Sequence[int] = (64, 256),
+    generator: torch.Generator | int | None = None,
+    progress: bool = False,
+    **kwargs,
+) -> dict:
+    """:func:`run_learners` for every language and maximal length (the Tomita table of chapter 7).
+
+    Returns ``{(language, n): LanguageRuns}``; ``kwargs`` are passed to
+    :func:`run_learners`; ``progress`` shows a ``tqdm.auto`` bar.
+    """
+    if isinstance(languages, str) or not isinstance(languages, Sequence) or len(languages) == 0:
+        raise ValueError(f"languages must be a non-empty list of language names, got {languages!r}")
+    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence) or len(lengths) == 0:
+        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
+    lengths = [check_int(n, "lengths[i]", minimum=1) for n in lengths]
+    names = [get_language(name).name for name in languages]
+    jobs = [(name, n) for name in names for n in lengths]
+    if progress:
+        from tqdm.auto import tqdm
+
+        jobs = tqdm(jobs, desc="languages x lengths", leave=False)
+    return {(name, n): run_learners(name, n, widths=widths, generator=derive(generator, name, n), **kwargs)
+            for name, n in jobs}
+
+
+def length_generalization(
+    runs: LanguageRuns, n_test: int, *, n_samples: int = 400, generator: torch.Generator | int | None = None
+) -> dict:
+    """Accuracy of each learner of ``runs`` on balanced strings of length exactly ``n_test`` (chapter 7).
+
+    Typically ``n_test = 2 n``: strings longer than any training string, so
+    all of them are unseen. The additive baseline (one table per position)
+    cannot read other lengths and is left out. Returns ``{label: accuracy}``;
+    the majority baseline is 1/2 (balanced sample).
+    """
+    if not isinstance(runs, LanguageRuns):
+        raise TypeError(f"runs must be an rnnlib.recognizers.LanguageRuns, got {type(runs).__name__}")
+    n_test = check_int(n_test, "n_test", minimum=1)
+    z, y = sample_language(runs.language, n_samples, n_test, generator=generator)
+    return {label: r.accuracy(z, y) for label, r in runs.learners().items() if label != "additive"}
