@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the train/valid/test split (default 0)")
     parser.add_argument("--out", default=str(CHORALE_FILE), help="output .npz (default: the shipped file)")
     args = parser.parse_args()
-    path = save_chorales(build_chorales(seed=args.seed), args.out)
+    path = save_chorales(build_chorales(generator=args.seed), args.out)
     data = load_chorales(path)
     sizes = {s: len(data.split(s)) for s in ("train", "valid", "test")}
     print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB): {sizes}")

@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ._rng import as_seed
 from ._validation import check_int, check_tensor
 
 __all__ = [
@@ -162,14 +163,17 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
     return roll, shift, f"{key.tonic.name} {key.mode}"
 
 
-def split_indices(n: int, fractions: Sequence[float] = (0.6, 0.2, 0.2), *, seed: int = 0) -> dict[str, np.ndarray]:
+def split_indices(
+    n: int, fractions: Sequence[float] = (0.6, 0.2, 0.2), *, generator: torch.Generator | int | None = 0
+) -> dict[str, np.ndarray]:
     """A seeded split of ``range(n)`` into train/valid/test index arrays (chapter 11).
 
     Sizes ``round(f_train n)``, ``round(f_valid n)`` and the rest; the order is a
-    permutation by ``numpy.random.default_rng(seed)``, each part sorted.
+    permutation by ``numpy.random.default_rng(as_seed(generator))`` (an int seed is used
+    as it is), each part sorted.
     """
     n = check_int(n, "n", minimum=3)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = as_seed(generator)
     if len(fractions) != 3 or any(not isinstance(f, (int, float)) or not 0 < f < 1 for f in fractions):
         raise ValueError(f"fractions must be three numbers in (0, 1), got {fractions!r}")
     if abs(sum(fractions) - 1) > 1e-9:
@@ -221,7 +225,7 @@ class PianoRollData:
 
 
 def build_chorales(
-    names: Sequence[str] | None = None, *, seed: int = 0, progress: bool = True
+    names: Sequence[str] | None = None, *, generator: torch.Generator | int | None = 0, progress: bool = True
 ) -> dict[str, np.ndarray]:
     """Parse the chorales with music21 and return the arrays of the shipped file (slow: minutes).
 
@@ -235,7 +239,7 @@ def build_chorales(
     from music21.corpus import chorales
     from tqdm.auto import tqdm
 
-    seed = check_int(seed, "seed", minimum=0)
+    seed = as_seed(generator)
     if names is None:
         names = list(chorales.Iterator(returnType="filename"))
     rolls, kept, shifts, keys, seen = [], [], [], [], set()
@@ -249,7 +253,7 @@ def build_chorales(
         kept.append(str(name))
         shifts.append(shift)
         keys.append(key)
-    parts = split_indices(len(rolls), seed=seed)
+    parts = split_indices(len(rolls), generator=seed)
     split = np.zeros(len(rolls), dtype=np.uint8)
     for code, s in enumerate(_SPLITS):
         split[parts[s]] = code
@@ -535,14 +539,14 @@ class TextData:
         return out
 
 
-def load_abc_text(*, seed: int = 0, directory: str | Path | None = None) -> TextData:
+def load_abc_text(*, generator: torch.Generator | int | None = 0, directory: str | Path | None = None) -> TextData:
     """The ABC folk tunes as a character-level data set, split 60/20/20 by tune (chapter 11)."""
-    seed = check_int(seed, "seed", minimum=0)
+    seed = as_seed(generator)
     names, texts = abc_tunes(directory)
     vocab = "".join(sorted(set("".join(texts))))
     index = {c: i for i, c in enumerate(vocab)}
     codes = [np.array([index[c] for c in t], dtype=np.int64) for t in texts]
-    parts = split_indices(len(codes), seed=seed)
+    parts = split_indices(len(codes), generator=seed)
     return TextData(
         vocab,
         *[[codes[i] for i in parts[s]] for s in _SPLITS],

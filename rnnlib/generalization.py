@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._rng import derive
+from ._rng import as_seed, derive
 from ._validation import as_generator, check_int, check_real, check_tensor
 from .elman import ElmanRNN
 from .train import objective, predict, tangent_kernel_diag, train_rnn
@@ -185,7 +185,7 @@ class GeneralizationRun:
 def generalization_run(
     n: int,
     width: int,
-    seed: int,
+    generator: torch.Generator | int | None,
     *,
     L: int,
     d: int,
@@ -202,7 +202,8 @@ def generalization_run(
 
     The task is :func:`classification_task` with ``n_pool`` training and
     ``n_test`` test sequences (so runs with different ``n`` share the test set
-    and nest their training sets); the network is ``derive(seed, "weights", width)``.
+    and nest their training sets); with ``seed = as_seed(generator)`` (an int seed is
+    used as it is), the network is ``derive(seed, "weights", width)``.
     ``steps = epochs * n`` steps (or ``steps`` if given: a number of steps that does not
     grow with ``n``, as in Theorem 3.1 where T depends on epsilon only) of size ``lr_scale / (out_scale^2 mean_n K(x_n, x_n))``.
     ``b`` is the logistic loss at ``M = max |z(x)|`` of the linear class with
@@ -212,7 +213,7 @@ def generalization_run(
     """
     n = check_int(n, "n", minimum=1)
     width = check_int(width, "width", minimum=1)
-    seed = check_int(seed, "seed", minimum=0)
+    seed = as_seed(generator)
     n_pool = check_int(n_pool, "n_pool", minimum=n)
     out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
     lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)

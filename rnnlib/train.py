@@ -64,7 +64,8 @@ from ._linalg import spectral_norm
 from ._rng import derive
 from ._validation import DivergenceError, as_generator, check_int, check_real, check_tensor
 from .elman import ElmanRNN
-from .next_step import NextStepModel, _loss, evaluate, next_step_batch
+from .next_step import NextStepModel, evaluate, next_step_batch
+from .next_step import _loss as _next_step_loss
 from .pseudo import back_matrices
 
 __all__ = [
@@ -955,7 +956,7 @@ def train_next_step(
             raise DivergenceError(
                 f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
             )
-        loss = _loss(model, logits, targets, mask, "mean")
+        loss = _next_step_loss(model, logits, targets, mask, "mean")
         opt.zero_grad()
         loss.backward()
         grads_finite = all(bool(torch.isfinite(p.grad).all()) for p in params if p.grad is not None)

@@ -82,10 +82,65 @@ KIND_PATTERNS = {
 KIND_PATTERNS["inf"] = KIND_PATTERNS["nan"]
 _TYPE_ERRORS = ("type", "dtype")
 
+#: Rows whose message is a sentence of its own (not one of the standard kinds above): the whole
+#: message and the exception type, by row id. ``row`` uses these instead of the kind's pattern.
+EXACT_MESSAGES: dict[str, tuple[str, type[Exception]]] = {
+    'languages.string_lengths-malformed-z-pad inside': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.string_lengths-malformed-z-pad last': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.parity_indicator-malformed-z-pad inside': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.parity_indicator-malformed-z-pad last': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.contains_pattern-malformed-z-pad inside': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.contains_pattern-malformed-z-pad last': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.tomita_indicator-malformed-z-pad inside': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.tomita_indicator-malformed-z-pad last': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.held_out_split-malformed-z-pad inside': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.held_out_split-malformed-z-pad last': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.encode_strings-malformed-z-pad inside': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.encode_strings-malformed-z-pad last': (r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$", ValueError),
+    'languages.DFA-range-transitions': (r"^transitions\ must\ hold\ states\ in\ \{0,\ \.\.\.,\ 0\}$", ValueError),
+    'languages.DFA-dtype-accepting': (r"^accepting\ must\ be\ a\ bool\ tensor,\ got\ torch\.int64$", TypeError),
+    'languages.DFA-malformed-lengths-none': (r"^lengths:\ no\ accepted\ string\ of\ length\ \[3\]$", ValueError),
+    'languages.dfa_from_table-range-transitions': (r"^transitions\ must\ hold\ states\ in\ \{0,\ \.\.\.,\ 0\}$", ValueError),
+    'languages.get_language-malformed-name-empty pattern': (r"^name\ \(the\ bits\ after\ 'pattern:'\)\ must\ be\ a\ non\-empty\ string\ of\ 0s\ and\ 1s,\ got\ ''$", ValueError),
+    'languages.sample_language-malformed-n-no positive': (r"^n:\ tomita2\ has\ no\ accepted\ string\ of\ length\ in\ \[3,\ 3\];\ choose\ other\ lengths$", ValueError),
+    'languages.pattern_neurons-range-pattern': (r"^pattern\ must\ not\ be\ longer\ than\ n\ =\ 2,\ got\ length\ 3$", ValueError),
+    'languages.concept_representation-malformed-name': (r"^name:\ no\ concept\-class\ representation\ of\ 'tomita1'\ in\ the\ book\ \(dl1,\ parity,\ pattern:<bits>\)$", ValueError),
+    'languages.representation_complexity-malformed-name': (r"^name:\ no\ concept\-class\ representation\ of\ 'tomita1'\ in\ the\ book\ \(dl1,\ parity,\ pattern:<bits>\)$", ValueError),
+    'homework.check_exercise_7_1-type-function-7.1': (r"^Exercise\ 7\.1:\ pass\ your\ function\ itself\ \(it\ returns\ a\ DFA\),\ got\ int$", TypeError),
+    'data.notes_to_roll-range-frames': (r"^frames\[0\]\ holds\ MIDI\ note\ 200,\ outside\ the\ piano's\ 21\.\.108$", ValueError),
+    'data.save_chorales-malformed-arrays': (r"^arrays\ is\ missing\ \['frame_ptr',\ 'names',\ 'seq_ptr',\ 'split'\]$", ValueError),
+    'data.load_chorales-malformed-path': (r"^path\ /nonexistent/c\.npz\ does\ not\ exist;\ run\ python\ \-m\ booktools\.make_chorale_data\ to\ build\ it$", ValueError),
+    'data.load_benchmark-malformed-path': (r"^path\ /nonexistent/JSB\.pickle\ does\ not\ exist$", ValueError),
+    'data.split_indices-range-fractions': (r"^fractions\ must\ sum\ to\ 1,\ got\ 1\.5$", ValueError),
+    'data.abc_tunes-malformed-directory': (r"^directory\ /nonexistent\ does\ not\ exist$", ValueError),
+    'data.pad_sequences-shape-seqs': (r"^seqs\ must\ all\ have\ the\ same\ number\ of\ columns$", ValueError),
+    'next_step.frame_nll-empty-mask': (r"^mask\ must\ select\ at\ least\ one\ step$", ValueError),
+    'next_step.bits_per_char-range-targets': (r"^targets\ must\ be\ codes\ in\ \[0,\ 5\)$", ValueError),
+    'next_step.next_step_batch-shape-seqs': (r"^seqs\ must\ have\ at\ least\ 2\ steps\ each\ \(the\ first\ one\ is\ not\ predicted\)$", ValueError),
+    'next_step.fit_baseline-shape-input_dim': (r"^input_dim\ must\ equal\ the\ number\ of\ keys\ 88,\ got\ 12$", ValueError),
+    'next_step.fit_baseline-range-input_dim': (r"^input_dim\ must\ exceed\ every\ code,\ got\ 2$", ValueError),
+    'next_step.contraction_summary-nan-norms': (r"^norms\ must\ be\ a\ non\-empty\ 1\-d\ array\ of\ finite\ non\-negative\ numbers$", ValueError),
+    'next_step.results_table-nan-columns': (r"^columns\['music'\]\['rnn'\]\ must\ be\ finite,\ got\ nan$", ValueError),
+    'train.train_stable_and_unstable-malformed-stable': (r"^train_kwargs\ must\ not\ set\ stable:\ both\ variants\ are\ trained$", ValueError),
+    'train.train_rnn-malformed-y_eval-alone': (r"^x_eval\ and\ y_eval\ must\ be\ given\ together\ \(or\ neither\)$", ValueError),
+    'train.train_pseudo-malformed-y_eval-alone': (r"^x_eval\ and\ y_eval\ must\ be\ given\ together\ \(or\ neither\)$", ValueError),
+    'train.train_pair-malformed-y_eval-alone': (r"^x_eval\ and\ y_eval\ must\ be\ given\ together\ \(or\ neither\)$", ValueError),
+    'train.tangent_kernel-malformed-output_dim': (r"^model\ must\ have\ output_dim\ 1\ for\ tangent_kernel,\ got\ 2$", ValueError),
+    'train.tangent_kernel_diag-malformed-output_dim': (r"^model\ must\ have\ output_dim\ 1\ for\ tangent_kernel_diag,\ got\ 2$", ValueError),
+    'plotting.plot_laziness-nan-grid': (r"^grid\.rel_move\ contains\ NaN\ or\ infinite\ entries:\ refusing\ to\ draw\ a\ figure\ with\ missing\ values$", ValueError),
+    'plotting.plot_gap_vs_n-type-runs': (r"^runs\ must\ hold\ rnnlib\.generalization\.GeneralizationRun\ records,\ got\ str$", TypeError),
+    'generalization.rademacher_bound-range-K_diag': (r"^K_diag\ must\ be\ non\-negative\ \(a\ kernel's\ diagonal\)$", ValueError),
+    'plotting.plot_eps_effect-shape-accuracies': (r"^accuracies\ must\ have\ one\ column\ per\ eps_x\ value\ \(2\),\ got\ shape\ \(2,\ 3\)$", ValueError),
+    'plotting.plot_representation_complexity-nan-log10_cs': (r"^log10_cs\['a'\]\ must\ be\ numbers,\ got\ list$", TypeError),
+}
+
 
 def row(target: str, kind: str, arg: str, call: Callable[[], object], *, xfail: str | None = None, note: str = "",
         match: str | None = None, exc: type[Exception] | None = None) -> None:
     """One bad call; ``match`` (the whole message) defaults to the pattern of ``kind`` for ``arg``."""
+    row_id = f"{target.removeprefix('rnnlib.')}-{kind}-{arg}{'-' + note if note else ''}"
+    if row_id in EXACT_MESSAGES:
+        match, exc = EXACT_MESSAGES[row_id]
     if match is None:
         match = KIND_PATTERNS[kind].format(a=re.escape(arg))
     if exc is None:
@@ -954,7 +1009,7 @@ row("rnnlib.data.roll_to_notes", "shape", "roll", lambda: rdata.roll_to_notes(np
 row("rnnlib.data.roll_to_notes", "type", "roll", lambda: rdata.roll_to_notes([[0] * 88]))
 row("rnnlib.data.roll_to_notes", "malformed", "roll", lambda: rdata.roll_to_notes(np.full((2, 88), 2)))
 row("rnnlib.data.chorale_roll", "type", "score", lambda: rdata.chorale_roll(3.5))
-row("rnnlib.data.build_chorales", "type", "seed", lambda: rdata.build_chorales([], seed="0"))
+row("rnnlib.data.build_chorales", "type", "generator", lambda: rdata.build_chorales([], generator="0"))
 row("rnnlib.data.save_chorales", "malformed", "arrays", lambda: rdata.save_chorales({"notes": np.zeros(1)}, "/tmp/x.npz"))
 row("rnnlib.data.load_chorales", "malformed", "path", lambda: rdata.load_chorales("/nonexistent/c.npz"))
 row("rnnlib.data.load_benchmark", "type", "path", lambda: rdata.load_benchmark(3))
@@ -962,7 +1017,7 @@ row("rnnlib.data.load_benchmark", "malformed", "path", lambda: rdata.load_benchm
 int_rows("rnnlib.data.split_indices", "n", lambda v: rdata.split_indices(v), low=3)
 row("rnnlib.data.split_indices", "range", "fractions", lambda: rdata.split_indices(10, (0.5, 0.5, 0.5)))
 row("rnnlib.data.abc_tunes", "malformed", "directory", lambda: rdata.abc_tunes("/nonexistent"))
-row("rnnlib.data.load_abc_text", "type", "seed", lambda: rdata.load_abc_text(seed=0.5))
+row("rnnlib.data.load_abc_text", "type", "generator", lambda: rdata.load_abc_text(generator=0.5))
 row("rnnlib.data.pad_sequences", "empty", "seqs", lambda: rdata.pad_sequences([]))
 row("rnnlib.data.pad_sequences", "shape", "seqs", lambda: rdata.pad_sequences([np.ones((2, 3)), np.ones((2, 4))]))
 row("rnnlib.data.pad_sequences", "nan", "seqs", lambda: rdata.pad_sequences([np.full((2, 3), math.nan)]))
@@ -1409,3 +1464,10 @@ def test_summary(capsys):
             f"{len(NO_ARGUMENTS_TO_VALIDATE)} names allow-listed; {len(gaps)} names lack validation (xfail)")
     with capsys.disabled():  # shown in every pytest run, not only with -s
         print("\n" + line)
+
+
+def test_exact_messages_belong_to_rows():
+    """Every entry of EXACT_MESSAGES is used by a row (no stale entries)."""
+    ids = {r.id for r in ROWS}
+    stale = sorted(set(EXACT_MESSAGES) - ids)
+    assert not stale, f"EXACT_MESSAGES entries without a row: {stale}"

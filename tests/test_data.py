@@ -42,12 +42,12 @@ def test_chorale_splits_are_disjoint(chorales):
 
 
 def test_split_indices_partition_and_seed():
-    parts = data.split_indices(10, seed=3)
+    parts = data.split_indices(10, generator=3)
     assert [len(parts[s]) for s in ("train", "valid", "test")] == [6, 2, 2]
     assert sorted(np.concatenate(list(parts.values())).tolist()) == list(range(10))
-    again = data.split_indices(10, seed=3)
+    again = data.split_indices(10, generator=3)
     assert all(np.array_equal(parts[s], again[s]) for s in parts)
-    assert any(not np.array_equal(parts[s], data.split_indices(10, seed=4)[s]) for s in parts)
+    assert any(not np.array_equal(parts[s], data.split_indices(10, generator=4)[s]) for s in parts)
 
 
 def test_shipped_file_matches_a_fresh_parse(chorales):
