@@ -25,30 +25,47 @@ import argparse
 import statistics
 
 import torch
-from _timing import interleaved_times, median_time  # benchmarks/_timing.py
+from _timing import (
+    interleaved_times,
+    median_time,
+)  # benchmarks/_timing.py
 
-from rnnlib.elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
-from rnnlib.pseudo import pseudo_network, pseudo_network_sum, random_perturbation
-
-
-
-
+from rnnlib.elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    sample_normalized_sequence,
+)
+from rnnlib.pseudo import (
+    pseudo_network,
+    pseudo_network_sum,
+    random_perturbation,
+)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--widths", type=int, nargs="+", default=[256, 1024, 2048])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--widths", type=int, nargs="+", default=[256, 1024, 2048]
+    )
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--L", type=int, default=16)
     parser.add_argument("--d", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     torch.set_num_threads(2)
-    print(f"batch {args.batch}, L {args.L}, d {args.d}, float32, 2 threads; median seconds")
-    print(f"{'m':>6} {'forward':>9} {'pseudo':>9} {'sum':>9} {'jvp':>9} {'pseudo/fwd':>11} {'pseudo/jvp':>11}")
+    print(
+        f"batch {args.batch}, L {args.L}, d {args.d}, float32, 2 threads; median seconds"
+    )
+    print(
+        f"{'m':>6} {'forward':>9} {'pseudo':>9} {'sum':>9} {'jvp':>9} {'pseudo/fwd':>11} {'pseudo/jvp':>11}"
+    )
     for m in args.widths:
         model = ElmanRNN(args.d, m, generator=0)
-        x = sample_normalized_sequence(args.batch, args.L, args.d, 0.1, generator=1)
+        x = sample_normalized_sequence(
+            args.batch, args.L, args.d, 0.1, generator=1
+        )
         dW, dA = random_perturbation(args.d, m, 1.0, generator=2)
         W, A, B = model.W.detach(), model.A.detach(), model.B
 
@@ -60,13 +77,32 @@ def main() -> None:
                 return pseudo_network(model, dW, dA, x)
 
         with torch.no_grad():
-            t_fwd = median_time(lambda: elman_hidden_states(W, A, x), args.repeats)
-            t_sum = median_time(lambda: pseudo_network_sum(model, dW, dA, x), max(1, args.repeats // 3))
+            t_fwd = median_time(
+                lambda: elman_hidden_states(W, A, x), args.repeats
+            )
+            t_sum = median_time(
+                lambda: pseudo_network_sum(model, dW, dA, x),
+                max(1, args.repeats // 3),
+            )
         pseudo_times, jvp_times = interleaved_times(
-            [pseudo, lambda: torch.func.jvp(rnn_output, (W, A), (dW, dA))], args.repeats)
-        t_pseudo, t_jvp = statistics.median(pseudo_times), statistics.median(jvp_times)
-        ratio = statistics.median(a / b for a, b in zip(pseudo_times, jvp_times))
-        print(f"{m:>6} {t_fwd:9.4f} {t_pseudo:9.4f} {t_sum:9.4f} {t_jvp:9.4f} {t_pseudo / t_fwd:11.2f} {ratio:11.2f}")
+            [
+                pseudo,
+                lambda: torch.func.jvp(
+                    rnn_output, (W, A), (dW, dA)
+                ),
+            ],
+            args.repeats,
+        )
+        t_pseudo, t_jvp = (
+            statistics.median(pseudo_times),
+            statistics.median(jvp_times),
+        )
+        ratio = statistics.median(
+            a / b for a, b in zip(pseudo_times, jvp_times)
+        )
+        print(
+            f"{m:>6} {t_fwd:9.4f} {t_pseudo:9.4f} {t_sum:9.4f} {t_jvp:9.4f} {t_pseudo / t_fwd:11.2f} {ratio:11.2f}"
+        )
 
 
 if __name__ == "__main__":

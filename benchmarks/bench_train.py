@@ -26,19 +26,35 @@ from rnnlib.elman import ElmanRNN, sample_normalized_sequence
 from rnnlib.train import train_rnn
 
 
-def hand_loop(model: ElmanRNN, x: torch.Tensor, y: torch.Tensor, out_scale: float, lr: float, steps: int, seed: int):
+def hand_loop(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    out_scale: float,
+    lr: float,
+    steps: int,
+    seed: int,
+):
     """SGD written out in plain torch (the reference)."""
     W = model.W.detach().clone().requires_grad_(True)
     A = model.A.detach().clone().requires_grad_(True)
     B = model.B
-    order = torch.randint(0, x.shape[0], (steps, 1), generator=torch.Generator().manual_seed(seed))
+    order = torch.randint(
+        0,
+        x.shape[0],
+        (steps, 1),
+        generator=torch.Generator().manual_seed(seed),
+    )
     losses = []
     for t in range(steps):
         xb = x[order[t]]
         h = torch.relu(xb[:, 0] @ A.T)
         for step in range(1, x.shape[1]):
             h = torch.relu(h @ W.T + xb[:, step] @ A.T)
-        loss = 0.5 * (out_scale * h @ B.T - y[order[t]]).square().mean()
+        loss = (
+            0.5
+            * (out_scale * h @ B.T - y[order[t]]).square().mean()
+        )
         loss.backward()
         with torch.no_grad():
             W -= lr * W.grad
@@ -50,9 +66,15 @@ def hand_loop(model: ElmanRNN, x: torch.Tensor, y: torch.Tensor, out_scale: floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--widths", type=int, nargs="+", default=[128, 512, 1024])
-    parser.add_argument("--n", type=int, default=64, help="training sequences")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--widths", type=int, nargs="+", default=[128, 512, 1024]
+    )
+    parser.add_argument(
+        "--n", type=int, default=64, help="training sequences"
+    )
     parser.add_argument("--L", type=int, default=6)
     parser.add_argument("--d", type=int, default=6)
     parser.add_argument("--steps", type=int, default=200)
@@ -60,23 +82,62 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"SGD, batch 1, {args.steps} steps, N {args.n}, L {args.L}, d {args.d}, float32, {args.threads} threads; median seconds")
+    print(
+        f"SGD, batch 1, {args.steps} steps, N {args.n}, L {args.L}, d {args.d}, float32, {args.threads} threads; median seconds"
+    )
     print(f"{'m':>6} {'hand':>9} {'train_rnn':>10} {'ratio':>7}")
     for m in args.widths:
         model = ElmanRNN(args.d, m, generator=0)
-        x = sample_normalized_sequence(args.n, args.L, args.d, 0.5, generator=1)
-        y = torch.randn(args.n, 1, generator=torch.Generator().manual_seed(2))
+        x = sample_normalized_sequence(
+            args.n, args.L, args.d, 0.5, generator=1
+        )
+        y = torch.randn(
+            args.n, 1, generator=torch.Generator().manual_seed(2)
+        )
         lr = 0.1 / m
-        W_ref, _, _ = hand_loop(model, x, y, 1.0, lr, args.steps, 3)
-        res = train_rnn(model, x, y, out_scale=1.0, lr=lr, steps=args.steps, generator=3, log_every=args.steps)
-        assert torch.allclose(res.model.W.detach(), W_ref, atol=1e-5), "the two loops must compute the same SGD"
+        W_ref, _, _ = hand_loop(
+            model, x, y, 1.0, lr, args.steps, 3
+        )
+        res = train_rnn(
+            model,
+            x,
+            y,
+            out_scale=1.0,
+            lr=lr,
+            steps=args.steps,
+            generator=3,
+            log_every=args.steps,
+        )
+        assert torch.allclose(
+            res.model.W.detach(), W_ref, atol=1e-5
+        ), "the two loops must compute the same SGD"
         hand_times, lib_times = interleaved_times(
-            [lambda: hand_loop(model, x, y, 1.0, lr, args.steps, 3),
-             lambda: train_rnn(model, x, y, out_scale=1.0, lr=lr, steps=args.steps, generator=3,
-                               x_eval=x[:16], y_eval=y[:16], log_every=args.steps)],
-            args.repeats, warmup=1)
-        ratio = statistics.median(b / a for a, b in zip(hand_times, lib_times))
-        print(f"{m:>6} {statistics.median(hand_times):9.4f} {statistics.median(lib_times):10.4f} {ratio:7.2f}")
+            [
+                lambda: hand_loop(
+                    model, x, y, 1.0, lr, args.steps, 3
+                ),
+                lambda: train_rnn(
+                    model,
+                    x,
+                    y,
+                    out_scale=1.0,
+                    lr=lr,
+                    steps=args.steps,
+                    generator=3,
+                    x_eval=x[:16],
+                    y_eval=y[:16],
+                    log_every=args.steps,
+                ),
+            ],
+            args.repeats,
+            warmup=1,
+        )
+        ratio = statistics.median(
+            b / a for a, b in zip(hand_times, lib_times)
+        )
+        print(
+            f"{m:>6} {statistics.median(hand_times):9.4f} {statistics.median(lib_times):10.4f} {ratio:7.2f}"
+        )
 
 
 if __name__ == "__main__":

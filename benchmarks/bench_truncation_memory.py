@@ -52,19 +52,29 @@ import torch
 from rnnlib.dynamical import SimpleRNN
 from rnnlib.truncation import sequence_loss
 
-VARIANTS = ("last_full", "last_truncated", "all_full", "all_tbptt", "all_windows")
+VARIANTS = (
+    "last_full",
+    "last_truncated",
+    "all_full",
+    "all_tbptt",
+    "all_windows",
+)
 
 
 def setup(args) -> tuple[SimpleRNN, torch.Tensor, torch.Tensor]:
     torch.set_num_threads(2)
     gen = torch.Generator().manual_seed(0)
     model = SimpleRNN(args.input_dim, args.hidden, generator=0)
-    x = torch.randn(args.batch, args.T, args.input_dim, generator=gen)
+    x = torch.randn(
+        args.batch, args.T, args.input_dim, generator=gen
+    )
     y = torch.randn(args.batch, args.T, 1, generator=gen)
     return model, x, y
 
 
-def tbptt_chunks(model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: int):
+def tbptt_chunks(
+    model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: int
+):
     """Yield one loss per chunk of k steps; the state entering a chunk is detached (truncated BPTT)."""
     T = x.shape[1]
     s = model.initial_state(x.shape[0])
@@ -75,13 +85,33 @@ def tbptt_chunks(model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: int):
             s = model.step(s, x[:, t])
             states.append(s)
         h = torch.stack(states, dim=1)
-        yield 0.5 * ((model.output(h) - y[:, start : start + len(states)]) ** 2).sum(dim=2).sum() / (x.shape[0] * T)
+        yield (
+            0.5
+            * (
+                (
+                    model.output(h)
+                    - y[:, start : start + len(states)]
+                )
+                ** 2
+            )
+            .sum(dim=2)
+            .sum()
+            / (x.shape[0] * T)
+        )
 
 
-def losses(variant: str, model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: int):
+def losses(
+    variant: str,
+    model: SimpleRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    k: int,
+):
     """The loss(es) of one training step; each is backpropagated before the next is built."""
     if variant == "last_full":
-        yield lambda: sequence_loss(model, x, y, None, last_only=True)
+        yield lambda: sequence_loss(
+            model, x, y, None, last_only=True
+        )
     elif variant == "last_truncated":
         yield lambda: sequence_loss(model, x, y, k, last_only=True)
     elif variant == "all_full":
@@ -93,7 +123,9 @@ def losses(variant: str, model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: 
         for _ in range(0, x.shape[1], k):
             yield lambda: next(chunks)
     else:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        raise ValueError(
+            f"variant must be one of {VARIANTS}, got {variant!r}"
+        )
 
 
 def saved_bytes(variant: str, model, x, y, k) -> int:
@@ -107,7 +139,9 @@ def saved_bytes(variant: str, model, x, y, k) -> int:
             storages[storage.data_ptr()] = storage.nbytes()
             return t
 
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with torch.autograd.graph.saved_tensors_hooks(
+            pack, lambda t: t
+        ):
             loss = make_loss()
         peak = max(peak, sum(storages.values()))
         loss.backward()
@@ -117,13 +151,17 @@ def saved_bytes(variant: str, model, x, y, k) -> int:
 
 def _rss() -> int:
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        return int(f.read().split()[1]) * os.sysconf(
+            "SC_PAGE_SIZE"
+        )
 
 
 def rss_growth_child(args) -> None:
     """Run in a subprocess: the largest growth of resident memory over one training step, in bytes."""
     model, x, y = setup(args)
-    sequence_loss(model, x[:, :4], y[:, :4]).backward()  # warm up torch's lazily loaded kernels
+    sequence_loss(
+        model, x[:, :4], y[:, :4]
+    ).backward()  # warm up torch's lazily loaded kernels
     model.zero_grad(set_to_none=True)
     before = _rss()
     peak, running = [before], [True]
@@ -143,28 +181,54 @@ def rss_growth_child(args) -> None:
 
 
 def rss_growth(variant: str, args) -> int:
-    cmd = [sys.executable, __file__, "--child", variant, "--T", str(args.T), "--k", str(args.k),
-           "--hidden", str(args.hidden), "--batch", str(args.batch), "--input-dim", str(args.input_dim)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        variant,
+        "--T",
+        str(args.T),
+        "--k",
+        str(args.k),
+        "--hidden",
+        str(args.hidden),
+        "--batch",
+        str(args.batch),
+        "--input-dim",
+        str(args.input_dim),
+    ]
+    out = subprocess.run(
+        cmd, check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])["rss"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--T", type=int, default=2000)
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--input-dim", type=int, default=8)
-    parser.add_argument("--with-windows", action="store_true", help="also measure the batched k-step model (slow, 2 GB)")
-    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--with-windows",
+        action="store_true",
+        help="also measure the batched k-step model (slow, 2 GB)",
+    )
+    parser.add_argument(
+        "--child", choices=VARIANTS, help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
         rss_growth_child(args)
         return
     model, x, y = setup(args)
-    print(f"one training step of SimpleRNN(hidden {args.hidden}), batch {args.batch}, T {args.T}, k {args.k}; "
-          "MB = 2^20 bytes")
+    print(
+        f"one training step of SimpleRNN(hidden {args.hidden}), batch {args.batch}, T {args.T}, k {args.k}; "
+        "MB = 2^20 bytes"
+    )
     print(f"{'variant':<62} {'saved MB':>9} {'RSS MB':>8}")
     results = {}
     labels = {
@@ -174,15 +238,38 @@ def main() -> None:
         "all_tbptt": f"every-step loss, truncated BPTT in chunks of k={args.k}",
         "all_windows": f"(reference) every-step loss, batched k-step model, k={args.k}",
     }
-    for variant in VARIANTS if args.with_windows else VARIANTS[:-1]:
-        results[variant] = (saved_bytes(variant, model, x, y, args.k), rss_growth(variant, args))
+    for variant in (
+        VARIANTS if args.with_windows else VARIANTS[:-1]
+    ):
+        results[variant] = (
+            saved_bytes(variant, model, x, y, args.k),
+            rss_growth(variant, args),
+        )
         saved, rss = results[variant]
-        print(f"{labels[variant]:<62} {saved / 2**20:9.2f} {rss / 2**20:8.1f}")
+        print(
+            f"{labels[variant]:<62} {saved / 2**20:9.2f} {rss / 2**20:8.1f}"
+        )
     print()
-    print(f"{'ratio (truncated / full; target <= 0.1)':<62} {'saved':>9} {'RSS':>8}")
-    for num, den, label in (("last_truncated", "last_full", "last-step loss (chapter 10)"),
-                            ("all_tbptt", "all_full", "every-step loss, truncated BPTT"),
-                            ("all_windows", "all_full", "(reference) batched k-step model")):
+    print(
+        f"{'ratio (truncated / full; target <= 0.1)':<62} {'saved':>9} {'RSS':>8}"
+    )
+    for num, den, label in (
+        (
+            "last_truncated",
+            "last_full",
+            "last-step loss (chapter 10)",
+        ),
+        (
+            "all_tbptt",
+            "all_full",
+            "every-step loss, truncated BPTT",
+        ),
+        (
+            "all_windows",
+            "all_full",
+            "(reference) batched k-step model",
+        ),
+    ):
         if num not in results:
             continue
         saved = results[num][0] / results[den][0]

@@ -84,7 +84,10 @@ _RECORD_LINE = re.compile(
     + r")\): (?P<figure>.*)$",
     re.S,
 )
-PAPERS = {"P&G 2021": "Panigrahi & Goyal (2021)", "M&H 2019": "Miller & Hardt (2019)"}
+PAPERS = {
+    "P&G 2021": "Panigrahi & Goyal (2021)",
+    "M&H 2019": "Miller & Hardt (2019)",
+}
 KIND_WORDS = {
     "paper": "the paper's claim",
     "reconstruction": "our reconstruction",
@@ -118,7 +121,11 @@ def claim_records(nb: Mapping) -> list[dict]:
             raw = data[MIME]
             try:
                 record = (
-                    json.loads("".join(raw) if isinstance(raw, list) else raw)
+                    json.loads(
+                        "".join(raw)
+                        if isinstance(raw, list)
+                        else raw
+                    )
                     if not isinstance(raw, dict)
                     else dict(raw)
                 )
@@ -128,7 +135,9 @@ def claim_records(nb: Mapping) -> list[dict]:
                 ) from None
             missing = {"id", "verdict", "figure"} - set(record)
             if missing:
-                raise ValueError(f"cell {i}: a claim record without {sorted(missing)}")
+                raise ValueError(
+                    f"cell {i}: a claim record without {sorted(missing)}"
+                )
             records.append({**record, "cell": i})
     return records
 
@@ -137,7 +146,10 @@ def was_executed(nb: Mapping) -> bool:
     """Whether the notebook holds the results of an execution (some code cell has a count or outputs)."""
     return any(
         cell.get("cell_type") == "code"
-        and (cell.get("execution_count") is not None or cell.get("outputs"))
+        and (
+            cell.get("execution_count") is not None
+            or cell.get("outputs")
+        )
         for cell in nb.get("cells", [])
     )
 
@@ -155,7 +167,10 @@ def chapter_docnames(docnames: Iterable[str]) -> dict[int, str]:
 def _assert_spans(code: str) -> list[tuple[int, int]] | None:
     """(first, last) line of every ``assert`` statement, or None if the cell does not parse."""
     # IPython magics and shell escapes are not Python: blank them (same line numbers)
-    lines = ["" if re.match(r"\s*[%!]", line) else line for line in code.split("\n")]
+    lines = [
+        "" if re.match(r"\s*[%!]", line) else line
+        for line in code.split("\n")
+    ]
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
@@ -181,14 +196,19 @@ def unmarked_asserts(nb: Mapping) -> list[tuple[int, int, str]]:
         code = _source(cell)
         lines = code.split("\n")
         spans = _assert_spans(code)
-        if spans is None:  # not Python: fall back to the lines that start with assert
+        if (
+            spans is None
+        ):  # not Python: fall back to the lines that start with assert
             spans = [
                 (k + 1, k + 1)
                 for k, line in enumerate(lines)
                 if re.match(r"\s*assert\b", line)
             ]
         for first, last in sorted(spans):
-            if not any(IMPLEMENTATION_MARK in line for line in lines[first - 1 : last]):
+            if not any(
+                IMPLEMENTATION_MARK in line
+                for line in lines[first - 1 : last]
+            ):
                 found.append((i, first, lines[first - 1].strip()))
     return found
 
@@ -212,12 +232,17 @@ class Row:
     claim: Claim
     verdict: str
     figures: list[str] = field(default_factory=list)
-    docname: str | None = None  # the chapter that tests it, when it is in the book
+    docname: str | None = (
+        None  # the chapter that tests it, when it is in the book
+    )
     problems: list[str] = field(default_factory=list)
 
 
 def _statement_key(text: str) -> tuple:
-    return tuple(int(x) if x.isdigit() else x for x in re.findall(r"\d+|\D+", text))
+    return tuple(
+        int(x) if x.isdigit() else x
+        for x in re.findall(r"\d+|\D+", text)
+    )
 
 
 def _sorted(claims: Iterable[Claim]) -> list[Claim]:
@@ -226,13 +251,23 @@ def _sorted(claims: Iterable[Claim]) -> list[Claim]:
     def key(item: tuple[int, Claim]) -> tuple:
         index, claim = item
         paper = (
-            list(PAPERS).index(claim.paper) if claim.paper in PAPERS else len(PAPERS)
+            list(PAPERS).index(claim.paper)
+            if claim.paper in PAPERS
+            else len(PAPERS)
         )
         if claim.chapter == 0:
             return (paper, 1, 0, (), index)
-        return (paper, 0, claim.chapter, _statement_key(claim.statement), index)
+        return (
+            paper,
+            0,
+            claim.chapter,
+            _statement_key(claim.statement),
+            index,
+        )
 
-    return [claim for _, claim in sorted(enumerate(claims), key=key)]
+    return [
+        claim for _, claim in sorted(enumerate(claims), key=key)
+    ]
 
 
 def ledger_rows(
@@ -252,11 +287,15 @@ def ledger_rows(
     by_claim: dict[str, list[tuple[str, dict]]] = {}
     for docname, recs in records.items():
         for record in recs:
-            by_claim.setdefault(record["id"], []).append((docname, record))
+            by_claim.setdefault(record["id"], []).append(
+                (docname, record)
+            )
     rows = []
     for claim in _sorted(claims.values()):
         found = by_claim.get(claim.id, [])
-        docname = chapters.get(claim.chapter) if claim.chapter else None
+        docname = (
+            chapters.get(claim.chapter) if claim.chapter else None
+        )
         if claim.untestable:
             row = Row(claim, CANNOT_TEST, [claim.untestable], None)
             if found:
@@ -275,8 +314,16 @@ def ledger_rows(
             rows.append(row)
             continue
         verdicts = {record["verdict"] for _, record in found}
-        verdict = next((v for v in _CAUTION if v in verdicts), sorted(verdicts)[0])
-        row = Row(claim, verdict, [record["figure"] for _, record in found], docname)
+        verdict = next(
+            (v for v in _CAUTION if v in verdicts),
+            sorted(verdicts)[0],
+        )
+        row = Row(
+            claim,
+            verdict,
+            [record["figure"] for _, record in found],
+            docname,
+        )
         if len(verdicts) > 1:
             row.problems.append(
                 f"claim {claim.id} is checked with different verdicts: {sorted(verdicts)}"
@@ -290,9 +337,13 @@ def ledger_rows(
     return rows
 
 
-def verdict_counts(rows: Iterable[Row]) -> dict[str, dict[str, int]]:
+def verdict_counts(
+    rows: Iterable[Row],
+) -> dict[str, dict[str, int]]:
     """verdict -> {paper: count, ..., "all": count}, for every verdict of :data:`ORDER`."""
-    counts = {v: {**{p: 0 for p in PAPERS}, "all": 0} for v in ORDER}
+    counts = {
+        v: {**{p: 0 for p in PAPERS}, "all": 0} for v in ORDER
+    }
     for row in rows:
         counts[row.verdict][row.claim.paper] = (
             counts[row.verdict].get(row.claim.paper, 0) + 1
@@ -329,7 +380,11 @@ def _logger():
 
 def _state(env) -> dict:
     if not hasattr(env, "rnnlib_ledger"):
-        env.rnnlib_ledger = {"records": {}, "executed": set(), "pages": set()}
+        env.rnnlib_ledger = {
+            "records": {},
+            "executed": set(),
+            "pages": set(),
+        }
     return env.rnnlib_ledger
 
 
@@ -357,7 +412,9 @@ if nodes is not None:
             std = env.get_domain("std")
             out: list = [ledger_cell("", kind="summary")]
             for paper, title in PAPERS.items():
-                mine = _sorted(c for c in claims.values() if c.paper == paper)
+                mine = _sorted(
+                    c for c in claims.values() if c.paper == paper
+                )
                 if not mine:
                     continue
                 out.append(nodes.rubric("", title))
@@ -365,16 +422,23 @@ if nodes is not None:
             return out
 
         def _table(
-            self, claims: list[Claim], chapters: dict[int, str], std
+            self,
+            claims: list[Claim],
+            chapters: dict[int, str],
+            std,
         ) -> nodes.table:
             headers = ("Claim", "Measured", "Verdict")
             widths = (50, 33, 17)
-            table = nodes.table(classes=["claims-ledger", "colwidths-given"])
+            table = nodes.table(
+                classes=["claims-ledger", "colwidths-given"]
+            )
             group = nodes.tgroup(cols=len(headers))
             table += group
             group.extend(nodes.colspec(colwidth=w) for w in widths)
             head = nodes.thead()
-            head += self._row([nodes.paragraph("", h) for h in headers])
+            head += self._row(
+                [nodes.paragraph("", h) for h in headers]
+            )
             group += head
             body = nodes.tbody()
             group += body
@@ -383,14 +447,23 @@ if nodes is not None:
                 node_id = nodes.make_id(label)
                 statement = nodes.paragraph()
                 statement += nodes.strong(
-                    "", f"{claim.paper.split()[0]} {claim.statement}"
+                    "",
+                    f"{claim.paper.split()[0]} {claim.statement}",
                 )
                 statement += nodes.Text(f": {claim.text}")
-                about = nodes.paragraph(classes=["claims-ledger-about"])
-                about += nodes.emphasis("", f"{KIND_WORDS[claim.kind]} \u00b7 ")
+                about = nodes.paragraph(
+                    classes=["claims-ledger-about"]
+                )
+                about += nodes.emphasis(
+                    "", f"{KIND_WORDS[claim.kind]} \u00b7 "
+                )
                 if claim.untestable:
-                    about += nodes.emphasis("", "no chapter tests it")
-                    measured = nodes.paragraph("", claim.untestable)
+                    about += nodes.emphasis(
+                        "", "no chapter tests it"
+                    )
+                    measured = nodes.paragraph(
+                        "", claim.untestable
+                    )
                     verdict = _badge(CANNOT_TEST)
                 else:
                     doc = chapters.get(claim.chapter)
@@ -404,19 +477,31 @@ if nodes is not None:
                             refwarn=True,
                             refdoc=self.env.docname,
                         )
-                        ref += nodes.inline("", f"chapter {claim.chapter}")
+                        ref += nodes.inline(
+                            "", f"chapter {claim.chapter}"
+                        )
                         about += nodes.emphasis("", "tested in ")
                         about += ref
                     else:
                         about += nodes.emphasis(
-                            "", f"chapter {claim.chapter} (not in this build)"
+                            "",
+                            f"chapter {claim.chapter} (not in this build)",
                         )
-                    measured = ledger_cell("", kind="figure", claim=claim.id)
-                    verdict = ledger_cell("", kind="verdict", claim=claim.id)
-                row = self._row([[statement, about], measured, verdict])
+                    measured = ledger_cell(
+                        "", kind="figure", claim=claim.id
+                    )
+                    verdict = ledger_cell(
+                        "", kind="verdict", claim=claim.id
+                    )
+                row = self._row(
+                    [[statement, about], measured, verdict]
+                )
                 row["ids"].append(node_id)
                 std.note_hyperlink_target(
-                    label, self.env.docname, node_id, f"{claim.paper} {claim.statement}"
+                    label,
+                    self.env.docname,
+                    node_id,
+                    f"{claim.paper} {claim.statement}",
                 )
                 body += row
             return table
@@ -441,9 +526,11 @@ if nodes is not None:
                     f"{{claim}} role: {claim_id!r} is not a registered claim (rnnlib.claims)",
                     line=self.lineno,
                 )
-                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [
-                    msg
-                ]
+                return [
+                    self.inliner.problematic(
+                        self.rawtext, self.rawtext, msg
+                    )
+                ], [msg]
             claim = claims[claim_id]
             _state(self.env)["pages"].add(
                 self.env.docname
@@ -457,8 +544,15 @@ if nodes is not None:
                 refwarn=True,
                 refdoc=self.env.docname,
             )
-            ref += nodes.inline("", f"{claim.paper.split()[0]} {claim.statement}")
-            return [ref, ledger_cell("", kind="inline-verdict", claim=claim_id)], []
+            ref += nodes.inline(
+                "", f"{claim.paper.split()[0]} {claim.statement}"
+            )
+            return [
+                ref,
+                ledger_cell(
+                    "", kind="inline-verdict", claim=claim_id
+                ),
+            ], []
 
     class ChapterRole(SphinxRole):
         """``{chapter}`N```: "chapter N", a link when the book has that chapter."""
@@ -470,10 +564,14 @@ if nodes is not None:
                     f"{{chapter}} role: {text!r} is not a chapter number",
                     line=self.lineno,
                 )
-                return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [
-                    msg
-                ]
-            doc = chapter_docnames(self.env.found_docs).get(int(text))
+                return [
+                    self.inliner.problematic(
+                        self.rawtext, self.rawtext, msg
+                    )
+                ], [msg]
+            doc = chapter_docnames(self.env.found_docs).get(
+                int(text)
+            )
             label = f"chapter {int(text)}"
             if doc is None:
                 return [nodes.Text(label)], []
@@ -520,15 +618,21 @@ def _rows(app) -> list[Row]:
 def _summary_table(rows: list[Row]):
     counts = verdict_counts(rows)
     headers = ("Verdict", *(p.split()[0] for p in PAPERS), "All")
-    table = nodes.table(classes=["claims-ledger-summary", "colwidths-given"])
+    table = nodes.table(
+        classes=["claims-ledger-summary", "colwidths-given"]
+    )
     group = nodes.tgroup(cols=len(headers))
     table += group
-    group.extend(nodes.colspec(colwidth=w) for w in (40, 15, 15, 15))
+    group.extend(
+        nodes.colspec(colwidth=w) for w in (40, 15, 15, 15)
+    )
     head = nodes.thead()
     body = nodes.tbody()
     group += head
     group += body
-    head += ClaimsLedger._row([nodes.paragraph("", h) for h in headers])
+    head += ClaimsLedger._row(
+        [nodes.paragraph("", h) for h in headers]
+    )
     for verdict in ORDER:
         c = counts[verdict]
         body += ClaimsLedger._row(
@@ -538,12 +642,19 @@ def _summary_table(rows: list[Row]):
                 nodes.paragraph("", str(c["all"])),
             ]
         )
-    total = {p: sum(counts[v][p] for v in ORDER) for p in (*PAPERS, "all")}
+    total = {
+        p: sum(counts[v][p] for v in ORDER)
+        for p in (*PAPERS, "all")
+    }
     body += ClaimsLedger._row(
         [
-            nodes.paragraph("", "", nodes.strong("", "all claims")),
+            nodes.paragraph(
+                "", "", nodes.strong("", "all claims")
+            ),
             *(
-                nodes.paragraph("", "", nodes.strong("", str(total[p])))
+                nodes.paragraph(
+                    "", "", nodes.strong("", str(total[p]))
+                )
                 for p in (*PAPERS, "all")
             ),
         ]
@@ -579,7 +690,12 @@ def _fill(app, doctree, docname: str) -> None:
         if kind == "verdict":
             cell.replace_self(_badge(row.verdict))
         elif row.figures:
-            cell.replace_self([nodes.paragraph("", figure) for figure in row.figures])
+            cell.replace_self(
+                [
+                    nodes.paragraph("", figure)
+                    for figure in row.figures
+                ]
+            )
         else:
             cell.replace_self(nodes.paragraph("", "\u2014"))
 
@@ -620,12 +736,17 @@ def records_from_doctree(doctree) -> list[dict]:
         if not match:
             continue
         cell = node
-        while cell is not None and cell.get("nb_element") != "cell_code":
+        while (
+            cell is not None
+            and cell.get("nb_element") != "cell_code"
+        ):
             cell = cell.parent
         records.append(
             {
                 **match.groupdict(),
-                "cell": None if cell is None else cell.get("cell_index"),
+                "cell": None
+                if cell is None
+                else cell.get("cell_index"),
             }
         )
     return records
@@ -633,9 +754,17 @@ def records_from_doctree(doctree) -> list[dict]:
 
 def _report(app, docname: str, message: str, subtype: str) -> None:
     if docname in set(app.config.ledger_unconverted_chapters):
-        _logger().info(f"[ledger, unconverted chapter] {message}", location=docname)
+        _logger().info(
+            f"[ledger, unconverted chapter] {message}",
+            location=docname,
+        )
     else:
-        _logger().warning(message, location=docname, type="rnnlib", subtype=subtype)
+        _logger().warning(
+            message,
+            location=docname,
+            type="rnnlib",
+            subtype=subtype,
+        )
 
 
 def _read_chapter(app, doctree) -> None:
@@ -649,7 +778,9 @@ def _read_chapter(app, doctree) -> None:
     state = _state(env)
     state["records"][docname] = records_from_doctree(doctree)
     state["executed"].discard(docname)
-    if _exec_data(env, docname) is not None or _has_outputs(doctree):
+    if _exec_data(env, docname) is not None or _has_outputs(
+        doctree
+    ):
         state["executed"].add(docname)
     if not chapter_docnames([docname]):
         return  # the checks of prose and asserts are for chapters
@@ -675,12 +806,17 @@ def _read_chapter(app, doctree) -> None:
 def _check_consistency(app, env) -> None:
     for row in _rows(app):
         for problem in row.problems:
-            doc = row.docname or next(iter(sorted(_state(env)["pages"])), None)
+            doc = row.docname or next(
+                iter(sorted(_state(env)["pages"])), None
+            )
             if row.docname:
                 _report(app, row.docname, problem, "ledger")
             else:
                 _logger().warning(
-                    problem, location=doc, type="rnnlib", subtype="ledger"
+                    problem,
+                    location=doc,
+                    type="rnnlib",
+                    subtype="ledger",
                 )
 
 
@@ -704,7 +840,11 @@ def _merge(app, env, docnames, other) -> None:
 
 def _always_reread(app, env, added, changed, removed) -> list[str]:
     # the ledger reads the registry (Python) and every chapter: re-read it at every build
-    return sorted(doc for doc in _state(env)["pages"] if doc in env.found_docs)
+    return sorted(
+        doc
+        for doc in _state(env)["pages"]
+        if doc in env.found_docs
+    )
 
 
 def setup(app) -> dict[str, Any]:
@@ -720,4 +860,8 @@ def setup(app) -> dict[str, Any]:
     app.connect("env-get-outdated", _always_reread)
     app.connect("env-check-consistency", _check_consistency)
     app.connect("doctree-resolved", _fill)
-    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
+    return {
+        "parallel_read_safe": True,
+        "parallel_write_safe": True,
+        "env_version": 2,
+    }

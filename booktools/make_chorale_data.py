@@ -13,18 +13,40 @@ from __future__ import annotations
 
 import argparse
 
-from rnnlib.data import CHORALE_FILE, build_chorales, load_chorales, save_chorales
+from rnnlib.data import (
+    CHORALE_FILE,
+    build_chorales,
+    load_chorales,
+    save_chorales,
+)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0, help="seed of the train/valid/test split (default 0)")
-    parser.add_argument("--out", default=str(CHORALE_FILE), help="output .npz (default: the shipped file)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the train/valid/test split (default 0)",
+    )
+    parser.add_argument(
+        "--out",
+        default=str(CHORALE_FILE),
+        help="output .npz (default: the shipped file)",
+    )
     args = parser.parse_args()
-    path = save_chorales(build_chorales(generator=args.seed), args.out)
+    path = save_chorales(
+        build_chorales(generator=args.seed), args.out
+    )
     data = load_chorales(path)
-    sizes = {s: len(data.split(s)) for s in ("train", "valid", "test")}
-    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB): {sizes}")
+    sizes = {
+        s: len(data.split(s)) for s in ("train", "valid", "test")
+    }
+    print(
+        f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB): {sizes}"
+    )
 
 
 if __name__ == "__main__":

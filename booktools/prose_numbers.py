@@ -94,9 +94,19 @@ _CANDIDATES = [
         True,
     ),
     # a percentage: 15%, 15 %, 15\%, 15 percent
-    (re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*(?:\\?%|percent\b)"), True),
+    (
+        re.compile(
+            r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*(?:\\?%|percent\b)"
+        ),
+        True,
+    ),
     # a power of ten with a negative exponent: 10^{-12}, 10^-3
-    (re.compile(r"(?<![\w.])(?P<num>10\s*\^\s*\{?\s*[-−]\s*\d+\s*\}?)"), False),
+    (
+        re.compile(
+            r"(?<![\w.])(?P<num>10\s*\^\s*\{?\s*[-−]\s*\d+\s*\}?)"
+        ),
+        False,
+    ),
     # a decimal or a number in scientific notation: 0.27, 1.5e-3, 3e-4
     (
         re.compile(
@@ -106,7 +116,8 @@ _CANDIDATES = [
     ),
 ]
 _DECLARED = re.compile(
-    r"^%\s*typed numbers\s*\((?P<reason>[^)]*)\)\s*:\s*(?P<nums>.*)$", re.M | re.I
+    r"^%\s*typed numbers\s*\((?P<reason>[^)]*)\)\s*:\s*(?P<nums>.*)$",
+    re.M | re.I,
 )
 
 
@@ -124,7 +135,12 @@ class TypedNumber:
 
 
 def _value(text: str) -> float | None:
-    text = text.replace("−", "-").replace(" ", "").replace("{", "").replace("}", "")
+    text = (
+        text.replace("−", "-")
+        .replace(" ", "")
+        .replace("{", "")
+        .replace("}", "")
+    )
     if "^" in text:
         base, _, exponent = text.partition("^")
         try:
@@ -138,14 +154,19 @@ def _value(text: str) -> float | None:
 
 
 def _is_in(value: float, allowed) -> bool:
-    return any(math.isclose(value, abs(a), rel_tol=1e-9, abs_tol=0.0) for a in allowed)
+    return any(
+        math.isclose(value, abs(a), rel_tol=1e-9, abs_tol=0.0)
+        for a in allowed
+    )
 
 
 def parameter_values(nb: dict) -> set[float]:
     """Every number literal (absolute value) in the code cells tagged ``parameters``."""
     values: set[float] = set()
     for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code" or "parameters" not in cell.get(
+        if cell.get(
+            "cell_type"
+        ) != "code" or "parameters" not in cell.get(
             "metadata", {}
         ).get("tags", []):
             continue
@@ -176,7 +197,9 @@ def declared_numbers(nb: dict) -> tuple[set[float], list[str]]:
                     f"cell {i}: a `% typed numbers (...)` comment must give its reason"
                 )
                 continue
-            for item in re.split(r"[,;\s]+", match["nums"].strip()):
+            for item in re.split(
+                r"[,;\s]+", match["nums"].strip()
+            ):
                 value = _value(item) if item else None
                 if item and value is None:
                     problems.append(
@@ -199,7 +222,9 @@ def _blank(match: re.Match) -> str:
 def _mask(text: str) -> str:
     """The prose of one markdown cell with everything that is not prose blanked (same offsets)."""
     out: list[str] = []
-    stack: list[tuple[str, str]] = []  # open fences: (fence, "code" | "directive")
+    stack: list[
+        tuple[str, str]
+    ] = []  # open fences: (fence, "code" | "directive")
     in_options = False
     for line in text.split("\n"):
         stripped = line.strip()
@@ -217,7 +242,9 @@ def _mask(text: str) -> str:
         if stack and stack[-1][1] == "code":
             out.append(blank)
             continue
-        opener = re.match(r"(`{3,}|~{3,}|:{3,})\s*(\{[^}]*\})?", stripped)
+        opener = re.match(
+            r"(`{3,}|~{3,}|:{3,})\s*(\{[^}]*\})?", stripped
+        )
         if opener:
             if opener.group(
                 2
@@ -240,7 +267,9 @@ def _mask(text: str) -> str:
     masked = "\n".join(out)
     for pattern in _MASKS:
         masked = pattern.sub(_blank, masked)
-    masked = _HEADING_NUMBER.sub(lambda m: m.group(1) + " " * len(m.group(2)), masked)
+    masked = _HEADING_NUMBER.sub(
+        lambda m: m.group(1) + " " * len(m.group(2)), masked
+    )
     return _STRUCTURE.sub(_blank, masked)
 
 
@@ -256,7 +285,10 @@ def typed_numbers(
     declared, problems = declared_numbers(nb)
     excused_marked = constants | declared
     excused = excused_marked | parameter_values(nb)
-    found = [TypedNumber(-1, 0, p, "malformed typed-numbers comment") for p in problems]
+    found = [
+        TypedNumber(-1, 0, p, "malformed typed-numbers comment")
+        for p in problems
+    ]
     for i, cell in enumerate(nb.get("cells", [])):
         if cell.get("cell_type") != "markdown":
             continue
@@ -275,7 +307,11 @@ def typed_numbers(
                     value, excused_marked if marked else excused
                 ):
                     continue
-                if marked and value in (0.0, 1.0) and "%" not in masked[end : end + 3]:
+                if (
+                    marked
+                    and value in (0.0, 1.0)
+                    and "%" not in masked[end : end + 3]
+                ):
                     continue
                 hits[start] = (match["num"], end)
         for start in sorted(hits):
@@ -283,8 +319,14 @@ def typed_numbers(
             line = text.count("\n", 0, start) + 1
             line_start = text.rfind("\n", 0, start) + 1
             line_end = text.find("\n", end)
-            line_text = text[line_start : line_end if line_end != -1 else len(text)]
+            line_text = text[
+                line_start : line_end
+                if line_end != -1
+                else len(text)
+            ]
             col = start - line_start
-            context = line_text[max(0, col - 40) : col + len(number) + 40].strip()
+            context = line_text[
+                max(0, col - 40) : col + len(number) + 40
+            ].strip()
             found.append(TypedNumber(i, line, number, context))
     return found

@@ -37,7 +37,12 @@ import numpy as np
 import torch
 
 from ._validation import check_int
-from .elman import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
+from .elman import (
+    ElmanRNN,
+    normalize_sequence,
+    sample_normalized_sequence,
+    sample_true_sequence,
+)
 
 __version__ = "0.1.0"
 
@@ -67,7 +72,11 @@ def seed_everything(seed: int) -> torch.Generator:
 
 # Every public submodule, imported on first attribute access (``rnnlib.stability``); read from
 # the package directory, so a module added later (chapters 4-7, 11) is found without editing this.
-_SUBMODULES = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+_SUBMODULES = {
+    m.name
+    for m in pkgutil.iter_modules(__path__)
+    if not m.name.startswith("_")
+}
 
 
 def __getattr__(name: str):
@@ -76,4 +85,6 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module 'rnnlib' has no attribute {name!r}")
+    raise AttributeError(
+        f"module 'rnnlib' has no attribute {name!r}"
+    )

@@ -13,7 +13,11 @@ _EPS64 = float(torch.finfo(torch.float64).eps)
 
 
 def spectral_norm(
-    W: torch.Tensor, *, n_iter: int = 30, exact_up_to: int = 512, generator: torch.Generator | int | None = None
+    W: torch.Tensor,
+    *,
+    n_iter: int = 30,
+    exact_up_to: int = 512,
+    generator: torch.Generator | int | None = None,
 ) -> float:
     """``||W||_2``, the largest singular value of a matrix, or an *estimate* of it (chapter 3).
 
@@ -30,7 +34,11 @@ def spectral_norm(
     exact_up_to = check_int(exact_up_to, "exact_up_to", minimum=0)
     if min(W.shape) <= exact_up_to:
         return float(torch.linalg.matrix_norm(W, ord=2))
-    v = torch.randn(W.shape[1], generator=as_generator(generator), dtype=W.dtype)
+    v = torch.randn(
+        W.shape[1],
+        generator=as_generator(generator),
+        dtype=W.dtype,
+    )
     for _ in range(n_iter):
         v = W.transpose(0, 1) @ (W @ v)
         v = v / v.norm()

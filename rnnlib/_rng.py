@@ -28,7 +28,10 @@ __all__ = ["as_generator", "as_seed", "derive", "derive_seed"]
 _MAX_SEED = 2**63 - 1
 
 
-def as_generator(generator: torch.Generator | int | None, name: str = "generator") -> torch.Generator:
+def as_generator(
+    generator: torch.Generator | int | None,
+    name: str = "generator",
+) -> torch.Generator:
     """Turn a seed, a generator or ``None`` into a ``torch.Generator``.
 
     ``None`` means seed 0, so that every draw in rnnlib is reproducible by
@@ -38,14 +41,23 @@ def as_generator(generator: torch.Generator | int | None, name: str = "generator
         return torch.Generator().manual_seed(0)
     if isinstance(generator, torch.Generator):
         return generator
-    if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
+    if isinstance(generator, numbers.Integral) and not isinstance(
+        generator, bool
+    ):
         if not 0 <= int(generator) <= _MAX_SEED:
-            raise ValueError(f"{name} must be a seed in [0, 2**63 - 1], got {int(generator)}")
+            raise ValueError(
+                f"{name} must be a seed in [0, 2**63 - 1], got {int(generator)}"
+            )
         return torch.Generator().manual_seed(int(generator))
-    raise TypeError(f"{name} must be a torch.Generator, an int seed or None, got {type(generator).__name__}")
+    raise TypeError(
+        f"{name} must be a torch.Generator, an int seed or None, got {type(generator).__name__}"
+    )
 
 
-def as_seed(generator: torch.Generator | int | None, name: str = "generator") -> int:
+def as_seed(
+    generator: torch.Generator | int | None,
+    name: str = "generator",
+) -> int:
     """The integer root of a family of derived streams.
 
     An int seed is returned as it is (``None`` is 0); a ``torch.Generator``
@@ -54,19 +66,33 @@ def as_seed(generator: torch.Generator | int | None, name: str = "generator") ->
     streams do not depend on the order in which they are drawn.
     """
     if isinstance(generator, torch.Generator):
-        return int(torch.randint(0, _MAX_SEED, (1,), generator=generator).item())
+        return int(
+            torch.randint(
+                0, _MAX_SEED, (1,), generator=generator
+            ).item()
+        )
     return as_generator(generator, name).initial_seed()
 
 
 def _key(part: object, name: str) -> int:
     if isinstance(part, str):
         return zlib.crc32(part.encode("utf-8"))
-    if isinstance(part, numbers.Integral) and not isinstance(part, bool) and int(part) >= 0:
+    if (
+        isinstance(part, numbers.Integral)
+        and not isinstance(part, bool)
+        and int(part) >= 0
+    ):
         return int(part)
-    raise TypeError(f"{name}: stream names must be strings or non-negative ints, got {part!r}")
+    raise TypeError(
+        f"{name}: stream names must be strings or non-negative ints, got {part!r}"
+    )
 
 
-def derive_seed(generator: torch.Generator | int | None, *stream: str | int, name: str = "generator") -> int:
+def derive_seed(
+    generator: torch.Generator | int | None,
+    *stream: str | int,
+    name: str = "generator",
+) -> int:
     """The 63-bit seed of sub-stream ``stream`` of ``generator``.
 
     For an int seed ``s`` (``None`` is 0) this is a pure function of
@@ -75,21 +101,33 @@ def derive_seed(generator: torch.Generator | int | None, *stream: str | int, nam
     the entropy, so the generator advances by one draw.
     """
     if isinstance(generator, torch.Generator):
-        entropy = int(torch.randint(0, _MAX_SEED, (1,), generator=generator).item())
+        entropy = int(
+            torch.randint(
+                0, _MAX_SEED, (1,), generator=generator
+            ).item()
+        )
     elif generator is None:
         entropy = 0
     else:
         entropy = as_generator(generator, name).initial_seed()
     key = tuple(_key(p, name) for p in stream)
-    state = np.random.SeedSequence(entropy, spawn_key=key).generate_state(2, dtype=np.uint32)
+    state = np.random.SeedSequence(
+        entropy, spawn_key=key
+    ).generate_state(2, dtype=np.uint32)
     return (int(state[0]) << 31 | int(state[1]) >> 1) & _MAX_SEED
 
 
-def derive(generator: torch.Generator | int | None, *stream: str | int, name: str = "generator") -> torch.Generator:
+def derive(
+    generator: torch.Generator | int | None,
+    *stream: str | int,
+    name: str = "generator",
+) -> torch.Generator:
     """A fresh ``torch.Generator`` for sub-stream ``stream`` of ``generator`` (see :func:`derive_seed`).
 
     Example: ``derive(seed, "weights", k)`` for the k-th network of a sweep and
     ``derive(seed, "data")`` for its inputs; the two never overlap, and seed 1's
     streams are unrelated to seed 2's.
     """
-    return torch.Generator().manual_seed(derive_seed(generator, *stream, name=name))
+    return torch.Generator().manual_seed(
+        derive_seed(generator, *stream, name=name)
+    )

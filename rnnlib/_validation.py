@@ -15,7 +15,9 @@ from collections.abc import Sequence
 
 import torch
 
-from ._rng import as_generator  # re-exported: the one definition is in _rng
+from ._rng import (
+    as_generator,
+)  # re-exported: the one definition is in _rng
 
 __all__ = [
     "DivergenceError",
@@ -31,7 +33,11 @@ __all__ = [
 
 
 def _shape_str(shape: Sequence[int | str | None]) -> str:
-    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+    return (
+        "("
+        + ", ".join("*" if s is None else str(s) for s in shape)
+        + ")"
+    )
 
 
 def check_tensor(
@@ -58,12 +64,18 @@ def check_tensor(
     nonempty : reject tensors with zero elements.
     """
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.Tensor, got {type(x).__name__}"
+        )
     if shape is not None:
         ndim = len(shape)
     if ndim is not None and x.dim() != ndim:
-        expected = f" {_shape_str(shape)}" if shape is not None else ""
-        raise ValueError(f"{name} must have {ndim} dimensions{expected}, got shape {tuple(x.shape)}")
+        expected = (
+            f" {_shape_str(shape)}" if shape is not None else ""
+        )
+        raise ValueError(
+            f"{name} must have {ndim} dimensions{expected}, got shape {tuple(x.shape)}"
+        )
     if shape is not None:
         for axis, (want, got) in enumerate(zip(shape, x.shape)):
             if isinstance(want, int) and want != got:
@@ -72,30 +84,56 @@ def check_tensor(
                     f"(dimension {axis} should be {want})"
                 )
     if floating and not x.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype, got {x.dtype}")
+        raise TypeError(
+            f"{name} must have a floating-point dtype, got {x.dtype}"
+        )
     if nonempty and x.numel() == 0:
-        raise ValueError(f"{name} must not be empty, got shape {tuple(x.shape)}")
-    if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{name} contains NaN or infinite entries")
+        raise ValueError(
+            f"{name} must not be empty, got shape {tuple(x.shape)}"
+        )
+    if (
+        finite
+        and x.is_floating_point()
+        and not bool(torch.isfinite(x).all())
+    ):
+        raise ValueError(
+            f"{name} contains NaN or infinite entries"
+        )
     return x
 
 
-def check_finite_tensor(x: torch.Tensor, name: str) -> torch.Tensor:
+def check_finite_tensor(
+    x: torch.Tensor, name: str
+) -> torch.Tensor:
     """Raise ``ValueError`` if ``x`` holds NaN or inf (used on computed results)."""
     if not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} became NaN or infinite")
     return x
 
 
-def check_int(value: object, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def check_int(
+    value: object,
+    name: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int:
     """Validate an integer argument (bools are rejected) and return it as ``int``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if isinstance(value, bool) or not isinstance(
+        value, numbers.Integral
+    ):
+        raise TypeError(
+            f"{name} must be an integer, got {type(value).__name__} {value!r}"
+        )
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ValueError(
+            f"{name} must be >= {minimum}, got {value}"
+        )
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be <= {maximum}, got {value}")
+        raise ValueError(
+            f"{name} must be <= {maximum}, got {value}"
+        )
     return value
 
 
@@ -113,29 +151,49 @@ def check_real(
     The interval is ``[low, high]``, with either end open when ``low_open`` /
     ``high_open`` is set; ``None`` means unbounded on that side.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    if isinstance(value, bool) or not isinstance(
+        value, numbers.Real
+    ):
+        raise TypeError(
+            f"{name} must be a real number, got {type(value).__name__} {value!r}"
+        )
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     lo_br = "(" if low_open else "["
     hi_br = ")" if high_open else "]"
     interval = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name} must lie in {interval}, got {value}")
-    if high is not None and (value > high or (high_open and value == high)):
-        raise ValueError(f"{name} must lie in {interval}, got {value}")
+    if low is not None and (
+        value < low or (low_open and value == low)
+    ):
+        raise ValueError(
+            f"{name} must lie in {interval}, got {value}"
+        )
+    if high is not None and (
+        value > high or (high_open and value == high)
+    ):
+        raise ValueError(
+            f"{name} must lie in {interval}, got {value}"
+        )
     return value
 
 
 def check_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
     """Validate a model dtype: ``torch.float32`` or ``torch.float64`` (the one dtype check of rnnlib)."""
     if dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"{name} must be torch.float32 or torch.float64, got {dtype}")
+        raise TypeError(
+            f"{name} must be torch.float32 or torch.float64, got {dtype}"
+        )
     return dtype
 
 
-def check_model(model: object, kinds: type | tuple[type, ...], *, finite: bool = False, name: str = "model"):
+def check_model(
+    model: object,
+    kinds: type | tuple[type, ...],
+    *,
+    finite: bool = False,
+    name: str = "model",
+):
     """Validate that ``model`` is an instance of one of ``kinds``; return it.
 
     With ``finite=True`` every parameter must also be finite (a NaN or inf
@@ -144,22 +202,37 @@ def check_model(model: object, kinds: type | tuple[type, ...], *, finite: bool =
     """
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if not isinstance(model, kinds):
-        names = " or ".join(f"{k.__module__}.{k.__name__}" for k in kinds)
-        raise TypeError(f"{name} must be an {names}, got {type(model).__name__}")
+        names = " or ".join(
+            f"{k.__module__}.{k.__name__}" for k in kinds
+        )
+        raise TypeError(
+            f"{name} must be an {names}, got {type(model).__name__}"
+        )
     if finite:
         for pname, p in model.named_parameters():
             if not bool(torch.isfinite(p.detach()).all()):
-                raise ValueError(f"{name}.{pname} contains NaN or infinite entries")
+                raise ValueError(
+                    f"{name}.{pname} contains NaN or infinite entries"
+                )
     return model
 
 
-def check_lam(lam: object, name: str = "lam", *, open_high: bool = False) -> float:
+def check_lam(
+    lam: object, name: str = "lam", *, open_high: bool = False
+) -> float:
     """A contraction constant ``lambda``: in (0, 1], or in (0, 1) with ``open_high=True``.
 
     Projections accept ``lambda = 1`` (the closed ball ``||W||_2 <= 1``); the
     truncation bounds need ``lambda < 1`` (they divide by ``1 - lambda``).
     """
-    return check_real(lam, name, low=0.0, high=1.0, low_open=True, high_open=open_high)
+    return check_real(
+        lam,
+        name,
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=open_high,
+    )
 
 
 class DivergenceError(RuntimeError):

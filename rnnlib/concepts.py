@@ -36,9 +36,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ._validation import as_generator, check_int, check_real, check_tensor
-from .languages import sample_dl1_balanced, count_ones
+from ._validation import (
+    as_generator,
+    check_int,
+    check_real,
+    check_tensor,
+)
 from .elman import _check_true_sequence
+from .languages import count_ones, sample_dl1_balanced
 
 __all__ = [
     "C_STAR",
@@ -83,12 +88,22 @@ class SmoothFunction:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
+            raise TypeError(
+                f"name must be a string, got {type(self.name).__name__}"
+            )
         for attr in ("fn", "log_abs_coef"):
             if not callable(getattr(self, attr)):
-                raise TypeError(f"{attr} must be callable, got {type(getattr(self, attr)).__name__}")
-        if isinstance(self.radius, bool) or not isinstance(self.radius, (int, float)) or not self.radius > 0:
-            raise ValueError(f"radius must be a positive number (math.inf for entire functions), got {self.radius!r}")
+                raise TypeError(
+                    f"{attr} must be callable, got {type(getattr(self, attr)).__name__}"
+                )
+        if (
+            isinstance(self.radius, bool)
+            or not isinstance(self.radius, (int, float))
+            or not self.radius > 0
+        ):
+            raise ValueError(
+                f"radius must be a positive number (math.inf for entire functions), got {self.radius!r}"
+            )
         if self.degree is not None:
             check_int(self.degree, "degree", minimum=0)
 
@@ -99,7 +114,9 @@ class SmoothFunction:
         return f"SmoothFunction({self.name!r})"
 
 
-def _log_factorial_series(n: int, parity: int | None) -> np.ndarray:
+def _log_factorial_series(
+    n: int, parity: int | None
+) -> np.ndarray:
     """log(1/i!) for i < n, -inf where i has the wrong parity (None: all i)."""
     out = -_lgamma_vec(np.arange(n, dtype=float) + 1.0)
     if parity is not None:
@@ -113,7 +130,13 @@ def _lgamma_vec(x: np.ndarray) -> np.ndarray:
     small = x < 10
     out[small] = [math.lgamma(v) for v in x[small]]
     y = x[~small]
-    out[~small] = (y - 0.5) * np.log(y) - y + 0.5 * math.log(2 * math.pi) + 1 / (12 * y) - 1 / (360 * y**3)
+    out[~small] = (
+        (y - 0.5) * np.log(y)
+        - y
+        + 0.5 * math.log(2 * math.pi)
+        + 1 / (12 * y)
+        - 1 / (360 * y**3)
+    )
     return out
 
 
@@ -124,7 +147,9 @@ def _zeta_even(n: np.ndarray) -> np.ndarray:
     out = np.empty(len(n))
     for j, nn in enumerate(n):
         s = 2.0 * nn
-        out[j] = np.sum(k**-s) + K ** (1 - s) / (s - 1) - 0.5 * K**-s
+        out[j] = (
+            np.sum(k**-s) + K ** (1 - s) / (s - 1) - 0.5 * K**-s
+        )
     return out
 
 
@@ -133,13 +158,18 @@ def _tanh_log_coef(n: int) -> np.ndarray:
     out = np.full(n, -np.inf)
     odd = np.arange(1, n, 2)
     k = (odd + 1) // 2
-    out[odd] = math.log(2.0) + 2 * k * math.log(2 / math.pi) + np.log1p(-(4.0 ** (-k.astype(float)))) + np.log(
-        _zeta_even(k)
+    out[odd] = (
+        math.log(2.0)
+        + 2 * k * math.log(2 / math.pi)
+        + np.log1p(-(4.0 ** (-k.astype(float))))
+        + np.log(_zeta_even(k))
     )
     return out
 
 
-def _with_zero_constant(f: Callable[[int], np.ndarray]) -> Callable[[int], np.ndarray]:
+def _with_zero_constant(
+    f: Callable[[int], np.ndarray],
+) -> Callable[[int], np.ndarray]:
     def g(n: int) -> np.ndarray:
         out = f(n)
         if n > 0:
@@ -152,28 +182,72 @@ def _with_zero_constant(f: Callable[[int], np.ndarray]) -> Callable[[int], np.nd
 #: The standard smooth functions of the chapters, by name. ``phi(0) = 0`` for
 #: all but ``exp`` and ``cos`` (listed for the paper's complexity table only).
 STANDARD_FUNCTIONS: dict[str, SmoothFunction] = {
-    "sin": SmoothFunction("sin", torch.sin, lambda n: _log_factorial_series(n, 1), latex=r"\sin z"),
-    "sinh": SmoothFunction("sinh", torch.sinh, lambda n: _log_factorial_series(n, 1), latex=r"\sinh z"),
-    "expm1": SmoothFunction(
-        "expm1", torch.expm1, _with_zero_constant(lambda n: _log_factorial_series(n, None)), latex=r"e^z - 1"
+    "sin": SmoothFunction(
+        "sin",
+        torch.sin,
+        lambda n: _log_factorial_series(n, 1),
+        latex=r"\sin z",
     ),
-    "exp": SmoothFunction("exp", torch.exp, lambda n: _log_factorial_series(n, None), latex=r"e^z"),
-    "cos": SmoothFunction("cos", torch.cos, lambda n: _log_factorial_series(n, 0), latex=r"\cos z"),
-    "tanh": SmoothFunction("tanh", torch.tanh, _tanh_log_coef, radius=math.pi / 2, latex=r"\tanh z"),
+    "sinh": SmoothFunction(
+        "sinh",
+        torch.sinh,
+        lambda n: _log_factorial_series(n, 1),
+        latex=r"\sinh z",
+    ),
+    "expm1": SmoothFunction(
+        "expm1",
+        torch.expm1,
+        _with_zero_constant(
+            lambda n: _log_factorial_series(n, None)
+        ),
+        latex=r"e^z - 1",
+    ),
+    "exp": SmoothFunction(
+        "exp",
+        torch.exp,
+        lambda n: _log_factorial_series(n, None),
+        latex=r"e^z",
+    ),
+    "cos": SmoothFunction(
+        "cos",
+        torch.cos,
+        lambda n: _log_factorial_series(n, 0),
+        latex=r"\cos z",
+    ),
+    "tanh": SmoothFunction(
+        "tanh",
+        torch.tanh,
+        _tanh_log_coef,
+        radius=math.pi / 2,
+        latex=r"\tanh z",
+    ),
 }
 
 
-def polynomial(coefficients: Sequence[float], name: str | None = None) -> SmoothFunction:
+def polynomial(
+    coefficients: Sequence[float], name: str | None = None
+) -> SmoothFunction:
     """The polynomial ``phi(z) = sum_i c_i z^i`` with ``coefficients = (c_0, c_1, ...)`` (chapter 2)."""
-    if isinstance(coefficients, (str, bytes)) or not isinstance(coefficients, (Sequence, np.ndarray)):
-        raise TypeError(f"coefficients must be a sequence of real numbers, got {type(coefficients).__name__}")
-    coefs = [check_real(c, f"coefficients[{i}]") for i, c in enumerate(coefficients)]
+    if isinstance(coefficients, (str, bytes)) or not isinstance(
+        coefficients, (Sequence, np.ndarray)
+    ):
+        raise TypeError(
+            f"coefficients must be a sequence of real numbers, got {type(coefficients).__name__}"
+        )
+    coefs = [
+        check_real(c, f"coefficients[{i}]")
+        for i, c in enumerate(coefficients)
+    ]
     if len(coefs) == 0:
-        raise ValueError("coefficients must contain at least one number")
+        raise ValueError(
+            "coefficients must contain at least one number"
+        )
     while len(coefs) > 1 and coefs[-1] == 0.0:
         coefs.pop()
     degree = len(coefs) - 1
-    log_abs = np.array([math.log(abs(c)) if c != 0 else -np.inf for c in coefs])
+    log_abs = np.array(
+        [math.log(abs(c)) if c != 0 else -np.inf for c in coefs]
+    )
 
     def fn(z: torch.Tensor) -> torch.Tensor:
         out = torch.zeros_like(z) + coefs[-1]
@@ -188,17 +262,34 @@ def polynomial(coefficients: Sequence[float], name: str | None = None) -> Smooth
         return out
 
     if name is None:
-        terms = [f"{c:g} z^{i}" for i, c in enumerate(coefs) if c != 0]
+        terms = [
+            f"{c:g} z^{i}" for i, c in enumerate(coefs) if c != 0
+        ]
         name = " + ".join(terms) if terms else "0"
-    latex = " + ".join(f"{c:g} z^{{{i}}}" for i, c in enumerate(coefs) if c != 0) or "0"
-    return SmoothFunction(name, fn, log_abs_coef, degree=degree, latex=latex)
+    latex = (
+        " + ".join(
+            f"{c:g} z^{{{i}}}"
+            for i, c in enumerate(coefs)
+            if c != 0
+        )
+        or "0"
+    )
+    return SmoothFunction(
+        name, fn, log_abs_coef, degree=degree, latex=latex
+    )
 
 
 def monomial(k: int) -> SmoothFunction:
     """``phi(z) = z^k`` (chapter 2); ``k >= 1`` so that ``phi(0) = 0``."""
     k = check_int(k, "k", minimum=1)
     f = polynomial([0.0] * k + [1.0], name=f"z^{k}")
-    return SmoothFunction(f"z^{k}", f.fn, f.log_abs_coef, degree=k, latex=f"z^{{{k}}}")
+    return SmoothFunction(
+        f"z^{k}",
+        f.fn,
+        f.log_abs_coef,
+        degree=k,
+        latex=f"z^{{{k}}}",
+    )
 
 
 def get_function(phi: SmoothFunction | str) -> SmoothFunction:
@@ -211,11 +302,17 @@ def get_function(phi: SmoothFunction | str) -> SmoothFunction:
         if phi.startswith("z^") and phi[2:].isdigit():
             return monomial(int(phi[2:]))
         known = ", ".join(list(STANDARD_FUNCTIONS) + ["z^k"])
-        raise ValueError(f"phi: unknown function name {phi!r}; known names are {known}")
-    raise TypeError(f"phi must be a SmoothFunction or a function name, got {type(phi).__name__}")
+        raise ValueError(
+            f"phi: unknown function name {phi!r}; known names are {known}"
+        )
+    raise TypeError(
+        f"phi must be a SmoothFunction or a function name, got {type(phi).__name__}"
+    )
 
 
-def taylor_coefficients(phi: SmoothFunction | str, n: int) -> np.ndarray:
+def taylor_coefficients(
+    phi: SmoothFunction | str, n: int
+) -> np.ndarray:
     """The first ``n`` Taylor coefficients ``|c_0|, ..., |c_{n-1}|`` of ``phi`` at 0, in absolute value."""
     phi = get_function(phi)
     n = check_int(n, "n", minimum=1)
@@ -226,9 +323,15 @@ def _n_terms(phi: SmoothFunction, scale: float) -> int:
     """Enough terms for a series whose i-th term is at most scale^i |c_i| (scale < radius)."""
     if phi.degree is not None:
         return phi.degree + 1
-    if math.isfinite(phi.radius):  # geometric decay with ratio scale / radius
+    if math.isfinite(
+        phi.radius
+    ):  # geometric decay with ratio scale / radius
         q = scale / phi.radius
-        return int(min(200_000, 60 + 60 / max(1e-12, -math.log(q)))) if scale > 0 else 1
+        return (
+            int(min(200_000, 60 + 60 / max(1e-12, -math.log(q))))
+            if scale > 0
+            else 1
+        )
     return int(2 * scale + 12 * math.sqrt(scale) + 80)
 
 
@@ -246,7 +349,9 @@ def _result(log_value: float, log10: bool) -> float:
     return math.inf if value10 > 308 else 10.0**value10
 
 
-def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) -> float:
+def complexity_s(
+    phi: SmoothFunction | str, R: float, *, log10: bool = False
+) -> float:
     """The sample complexity ``C_s(phi, R) = C* sum_i (i+1)^1.75 R^i |c_i|`` (Definition 2.1; chapter 2).
 
     Returns ``inf`` when the series diverges (``R >= radius``, e.g. ``R >= pi/2``
@@ -260,12 +365,25 @@ def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) ->
     n = _n_terms(phi, R)
     i = np.arange(n, dtype=float)
     with np.errstate(invalid="ignore"):
-        log_r = np.where(i == 0, 0.0, i * (math.log(R) if R > 0 else -np.inf))
-    terms = math.log(C_STAR) + 1.75 * np.log1p(i) + log_r + phi.log_abs_coef(n)
+        log_r = np.where(
+            i == 0, 0.0, i * (math.log(R) if R > 0 else -np.inf)
+        )
+    terms = (
+        math.log(C_STAR)
+        + 1.75 * np.log1p(i)
+        + log_r
+        + phi.log_abs_coef(n)
+    )
     return _result(_logsumexp(terms), log10)
 
 
-def complexity_eps(phi: SmoothFunction | str, R: float, eps: float, *, log10: bool = False) -> float:
+def complexity_eps(
+    phi: SmoothFunction | str,
+    R: float,
+    eps: float,
+    *,
+    log10: bool = False,
+) -> float:
     """The network-size complexity ``C_eps(phi, R)`` of Definition 2.1 (chapter 2).
 
     ``C_eps = sum_i ((C* R)^i + (sqrt(log(1/eps)/i) C* R)^i) |c_i|``, with the
@@ -275,10 +393,19 @@ def complexity_eps(phi: SmoothFunction | str, R: float, eps: float, *, log10: bo
     """
     phi = get_function(phi)
     R = check_real(R, "R", low=0.0)
-    eps = check_real(eps, "eps", low=0.0, high=1.0, low_open=True, high_open=True)
+    eps = check_real(
+        eps,
+        "eps",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
     a = C_STAR * R
     lg = math.sqrt(math.log(1.0 / eps))
-    if a >= phi.radius:  # the (C* R)^i |c_i| series diverges; the other one always converges
+    if (
+        a >= phi.radius
+    ):  # the (C* R)^i |c_i| series diverges; the other one always converges
         return math.inf
     if math.isfinite(phi.radius):
         n = _n_terms(phi, a) + int((lg * a / phi.radius) ** 2)
@@ -288,7 +415,18 @@ def complexity_eps(phi: SmoothFunction | str, R: float, eps: float, *, log10: bo
     with np.errstate(divide="ignore", invalid="ignore"):
         log_a = math.log(a) if a > 0 else -np.inf
         first = np.where(i == 0, 0.0, i * log_a)
-        second = np.where(i == 0, 0.0, i * (math.log(lg) - 0.5 * np.log(np.maximum(i, 1.0)) + log_a) if lg > 0 else -np.inf)
+        second = np.where(
+            i == 0,
+            0.0,
+            i
+            * (
+                math.log(lg)
+                - 0.5 * np.log(np.maximum(i, 1.0))
+                + log_a
+            )
+            if lg > 0
+            else -np.inf,
+        )
     terms = np.logaddexp(first, second) + phi.log_abs_coef(n)
     return _result(_logsumexp(terms), log10)
 
@@ -318,24 +456,51 @@ class ConceptTarget:
     _tol: float = field(default=1e-5, repr=False)
 
     def __post_init__(self) -> None:
-        self.n_tokens = check_int(self.n_tokens, "n_tokens", minimum=1)
-        self.token_dim = check_int(self.token_dim, "token_dim", minimum=2)
+        self.n_tokens = check_int(
+            self.n_tokens, "n_tokens", minimum=1
+        )
+        self.token_dim = check_int(
+            self.token_dim, "token_dim", minimum=2
+        )
         self.w = check_tensor(self.w, "w", ndim=3)
         d_out, p, dim = self.w.shape
         if dim != self.n_tokens * self.token_dim:
-            raise ValueError(f"w must have shape (d_out, p, {self.n_tokens * self.token_dim}), got {tuple(self.w.shape)}")
+            raise ValueError(
+                f"w must have shape (d_out, p, {self.n_tokens * self.token_dim}), got {tuple(self.w.shape)}"
+            )
         self.b = check_tensor(self.b, "b", shape=(d_out, p))
-        if not bool(((self.w.norm(dim=2) - 1).abs() <= self._tol).all()):
-            raise ValueError("w must have unit rows: every w_{r,s} lies on the unit sphere (Definition 3.3)")
+        if not bool(
+            ((self.w.norm(dim=2) - 1).abs() <= self._tol).all()
+        ):
+            raise ValueError(
+                "w must have unit rows: every w_{r,s} lies on the unit sphere (Definition 3.3)"
+            )
         if not bool((self.b.abs() <= 1 + self._tol).all()):
-            raise ValueError("b must have entries in [-1, 1] (Definition 3.3)")
-        if len(self.phis) != d_out or any(len(row) != p for row in self.phis):
-            raise ValueError(f"phis must be {d_out} lists of {p} functions, matching w and b")
-        self.phis = [[get_function(f) for f in row] for row in self.phis]
+            raise ValueError(
+                "b must have entries in [-1, 1] (Definition 3.3)"
+            )
+        if len(self.phis) != d_out or any(
+            len(row) != p for row in self.phis
+        ):
+            raise ValueError(
+                f"phis must be {d_out} lists of {p} functions, matching w and b"
+            )
+        self.phis = [
+            [get_function(f) for f in row] for row in self.phis
+        ]
         for row in self.phis:
             for f in row:
-                if abs(float(f(torch.zeros(1, dtype=torch.float64)))) > 1e-12:
-                    raise ValueError(f"phis: every function must satisfy phi(0) = 0 (Definition 3.3); {f.name} does not")
+                if (
+                    abs(
+                        float(
+                            f(torch.zeros(1, dtype=torch.float64))
+                        )
+                    )
+                    > 1e-12
+                ):
+                    raise ValueError(
+                        f"phis: every function must satisfy phi(0) = 0 (Definition 3.3); {f.name} does not"
+                    )
 
     @property
     def output_dim(self) -> int:
@@ -350,30 +515,55 @@ class ConceptTarget:
     def preactivations(self, x_bar: torch.Tensor) -> torch.Tensor:
         """``<w_{r,s}, xbar>`` for each sequence; returns (batch, d_out, p)."""
         x_bar = _check_true_sequence(x_bar)
-        if tuple(x_bar.shape[1:]) != (self.n_tokens, self.token_dim):
+        if tuple(x_bar.shape[1:]) != (
+            self.n_tokens,
+            self.token_dim,
+        ):
             raise ValueError(
                 f"x_bar must have shape (batch, {self.n_tokens}, {self.token_dim}) for this target, "
                 f"got {tuple(x_bar.shape)}"
             )
         flat = x_bar.reshape(x_bar.shape[0], -1)
-        return torch.einsum("bk,spk->bsp", flat, self.w.to(x_bar.dtype))
+        return torch.einsum(
+            "bk,spk->bsp", flat, self.w.to(x_bar.dtype)
+        )
 
     def __call__(self, x_bar: torch.Tensor) -> torch.Tensor:
         """``F(xbar)`` for true sequences ``x_bar`` (batch, n_tokens, token_dim); returns (batch, d_out)."""
         z = self.preactivations(x_bar)
         cols = []
         for s in range(self.output_dim):
-            vals = torch.stack([self.phis[s][r](z[:, s, r]) for r in range(self.width)], dim=1)
-            cols.append((vals * self.b[s].to(x_bar.dtype)).sum(dim=1))
+            vals = torch.stack(
+                [
+                    self.phis[s][r](z[:, s, r])
+                    for r in range(self.width)
+                ],
+                dim=1,
+            )
+            cols.append(
+                (vals * self.b[s].to(x_bar.dtype)).sum(dim=1)
+            )
         return torch.stack(cols, dim=1)
 
-    def complexity_s(self, R: float, *, log10: bool = False) -> float:
+    def complexity_s(
+        self, R: float, *, log10: bool = False
+    ) -> float:
         """``C_s(Phi, R) = max_phi C_s(phi, R)`` over the functions of the target (``log10``: its log10)."""
-        return max(complexity_s(f, R, log10=log10) for row in self.phis for f in row)
+        return max(
+            complexity_s(f, R, log10=log10)
+            for row in self.phis
+            for f in row
+        )
 
-    def complexity_eps(self, R: float, eps: float, *, log10: bool = False) -> float:
+    def complexity_eps(
+        self, R: float, eps: float, *, log10: bool = False
+    ) -> float:
         """``C_eps(Phi, R) = max_phi C_eps(phi, R)`` over the functions of the target (``log10``: its log10)."""
-        return max(complexity_eps(f, R, eps, log10=log10) for row in self.phis for f in row)
+        return max(
+            complexity_eps(f, R, eps, log10=log10)
+            for row in self.phis
+            for f in row
+        )
 
 
 def sample_target(
@@ -382,7 +572,12 @@ def sample_target(
     *,
     p: int = 4,
     output_dim: int = 1,
-    functions: Sequence[SmoothFunction | str] = ("sin", "expm1", "z^2", "z^3"),
+    functions: Sequence[SmoothFunction | str] = (
+        "sin",
+        "expm1",
+        "z^2",
+        "z^3",
+    ),
     radius: float = math.inf,
     generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
@@ -406,12 +601,18 @@ def sample_target(
     p = check_int(p, "p", minimum=1)
     output_dim = check_int(output_dim, "output_dim", minimum=1)
     if not (isinstance(radius, float) and radius == math.inf):
-        radius = check_real(radius, "radius", low=0.0, low_open=True)
+        radius = check_real(
+            radius, "radius", low=0.0, low_open=True
+        )
     if isinstance(functions, (str, bytes)) or len(functions) == 0:
-        raise ValueError(f"functions must be a non-empty sequence of functions or names, got {functions!r}")
+        raise ValueError(
+            f"functions must be a non-empty sequence of functions or names, got {functions!r}"
+        )
     funcs = [get_function(f) for f in functions]
     for f in funcs:
-        if not (f.radius == math.inf or C_STAR * radius < f.radius):
+        if not (
+            f.radius == math.inf or C_STAR * radius < f.radius
+        ):
             raise ValueError(
                 f"functions: {f.name} is not in the concept class at radius {radius:g}: its Taylor series "
                 f"converges only for |z| < {f.radius:.4g}, so C_eps({f.name}, {radius:g}) is infinite "
@@ -421,13 +622,23 @@ def sample_target(
     dim = (L - 2) * (d - 1)
     w = torch.randn(output_dim, p, dim, generator=gen, dtype=dtype)
     w = w / w.norm(dim=2, keepdim=True)
-    b = 2 * torch.rand(output_dim, p, generator=gen, dtype=dtype) - 1
-    idx = torch.randint(0, len(funcs), (output_dim, p), generator=gen)
-    phis = [[funcs[int(idx[s, r])] for r in range(p)] for s in range(output_dim)]
+    b = (
+        2 * torch.rand(output_dim, p, generator=gen, dtype=dtype)
+        - 1
+    )
+    idx = torch.randint(
+        0, len(funcs), (output_dim, p), generator=gen
+    )
+    phis = [
+        [funcs[int(idx[s, r])] for r in range(p)]
+        for s in range(output_dim)
+    ]
     return ConceptTarget(phis, w, b, L - 2, d - 1)
 
 
-def token_circle(x_bar: torch.Tensor, position: int, thetas: torch.Tensor) -> torch.Tensor:
+def token_circle(
+    x_bar: torch.Tensor, position: int, thetas: torch.Tensor
+) -> torch.Tensor:
     """Copies of one true sequence with the token at ``position`` moved along a circle (chapter 2).
 
     ``x_bar`` is one true sequence (n_tokens, token_dim); token ``position``
@@ -437,12 +648,21 @@ def token_circle(x_bar: torch.Tensor, position: int, thetas: torch.Tensor) -> to
     """
     x_bar = check_tensor(x_bar, "x_bar", ndim=2)
     if x_bar.shape[1] < 3:
-        raise ValueError(f"x_bar tokens need token_dim >= 3 to move on a circle, got shape {tuple(x_bar.shape)}")
-    position = check_int(position, "position", minimum=-x_bar.shape[0], maximum=x_bar.shape[0] - 1)
+        raise ValueError(
+            f"x_bar tokens need token_dim >= 3 to move on a circle, got shape {tuple(x_bar.shape)}"
+        )
+    position = check_int(
+        position,
+        "position",
+        minimum=-x_bar.shape[0],
+        maximum=x_bar.shape[0] - 1,
+    )
     thetas = check_tensor(thetas, "thetas", ndim=1)
     out = x_bar.expand(len(thetas), -1, -1).clone()
     c = math.sqrt(3.0) / 2.0
-    tok = torch.zeros(len(thetas), x_bar.shape[1], dtype=x_bar.dtype)
+    tok = torch.zeros(
+        len(thetas), x_bar.shape[1], dtype=x_bar.dtype
+    )
     tok[:, 0] = c * torch.cos(thetas.to(x_bar.dtype))
     tok[:, 1] = c * torch.sin(thetas.to(x_bar.dtype))
     tok[:, -1] = 0.5
@@ -451,7 +671,10 @@ def token_circle(x_bar: torch.Tensor, position: int, thetas: torch.Tensor) -> to
 
 
 def mixed_difference(
-    f: Callable[[torch.Tensor], torch.Tensor], x_bar: torch.Tensor, thetas: torch.Tensor, positions: tuple[int, int] = (0, -1)
+    f: Callable[[torch.Tensor], torch.Tensor],
+    x_bar: torch.Tensor,
+    thetas: torch.Tensor,
+    positions: tuple[int, int] = (0, -1),
 ) -> torch.Tensor:
     """The interaction ``f(t1, t2) - f(t1, 0) - f(0, t2) + f(0, 0)`` of two tokens on a grid (chapter 2).
 
@@ -463,10 +686,14 @@ def mixed_difference(
     ``g_1(t1) + g_2(t2)``; ``[i, j]`` is the value at ``(thetas[i], thetas[j])``.
     """
     if not callable(f):
-        raise TypeError(f"f must be callable (a model or a target), got {type(f).__name__}")
+        raise TypeError(
+            f"f must be callable (a model or a target), got {type(f).__name__}"
+        )
     thetas = check_tensor(thetas, "thetas", ndim=1)
     if len(positions) != 2:
-        raise ValueError(f"positions must be two token indices, got {positions!r}")
+        raise ValueError(
+            f"positions must be two token indices, got {positions!r}"
+        )
     k = len(thetas)
     grid = []
     for t1 in thetas:
@@ -491,16 +718,39 @@ class AdditiveFit:
 
     def predict(self, tokens: torch.Tensor) -> torch.Tensor:
         """``c + sum_i f_i(tokens[:, i])`` for integer tokens (batch, n); returns (batch,)."""
-        tokens = check_tensor(tokens, "tokens", shape=("batch", self.table.shape[0]), floating=False)
-        if tokens.is_floating_point() or tokens.dtype == torch.bool:
-            raise TypeError(f"tokens must be an integer tensor, got {tokens.dtype}")
-        if bool((tokens < 0).any()) or bool((tokens >= self.table.shape[1]).any()):
-            raise ValueError(f"tokens must lie in {{0, ..., {self.table.shape[1] - 1}}} (the fitted alphabet)")
-        gathered = torch.gather(self.table.expand(tokens.shape[0], -1, -1), 2, tokens.long()[:, :, None])
+        tokens = check_tensor(
+            tokens,
+            "tokens",
+            shape=("batch", self.table.shape[0]),
+            floating=False,
+        )
+        if (
+            tokens.is_floating_point()
+            or tokens.dtype == torch.bool
+        ):
+            raise TypeError(
+                f"tokens must be an integer tensor, got {tokens.dtype}"
+            )
+        if bool((tokens < 0).any()) or bool(
+            (tokens >= self.table.shape[1]).any()
+        ):
+            raise ValueError(
+                f"tokens must lie in {{0, ..., {self.table.shape[1] - 1}}} (the fitted alphabet)"
+            )
+        gathered = torch.gather(
+            self.table.expand(tokens.shape[0], -1, -1),
+            2,
+            tokens.long()[:, :, None],
+        )
         return self.intercept + gathered[:, :, 0].sum(dim=1)
 
 
-def fit_additive(tokens: torch.Tensor, y: torch.Tensor, *, alphabet_size: int | None = None) -> AdditiveFit:
+def fit_additive(
+    tokens: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    alphabet_size: int | None = None,
+) -> AdditiveFit:
     """Least-squares fit of ``y`` by ``c + sum_i f_i(tokens_i)`` over all functions ``f_i`` (chapter 2).
 
     ``tokens`` is an integer tensor (batch, n) with values in
@@ -513,24 +763,43 @@ def fit_additive(tokens: torch.Tensor, y: torch.Tensor, *, alphabet_size: int | 
     """
     tokens = check_tensor(tokens, "tokens", ndim=2, floating=False)
     if tokens.is_floating_point() or tokens.dtype == torch.bool:
-        raise TypeError(f"tokens must be an integer tensor, got {tokens.dtype}")
+        raise TypeError(
+            f"tokens must be an integer tensor, got {tokens.dtype}"
+        )
     batch, n = tokens.shape
     y = check_tensor(y, "y", shape=(batch,))
     if bool((tokens < 0).any()):
         raise ValueError("tokens must be non-negative integers")
-    k = int(tokens.max()) + 1 if alphabet_size is None else check_int(alphabet_size, "alphabet_size", minimum=1)
+    k = (
+        int(tokens.max()) + 1
+        if alphabet_size is None
+        else check_int(alphabet_size, "alphabet_size", minimum=1)
+    )
     if bool((tokens >= k).any()):
-        raise ValueError(f"tokens must lie in {{0, ..., {k - 1}}} (alphabet_size = {k})")
-    onehot = torch.nn.functional.one_hot(tokens.long(), k).to(torch.float64).reshape(batch, n * k)
-    X = torch.cat([torch.ones(batch, 1, dtype=torch.float64), onehot], dim=1)
+        raise ValueError(
+            f"tokens must lie in {{0, ..., {k - 1}}} (alphabet_size = {k})"
+        )
+    onehot = (
+        torch.nn.functional.one_hot(tokens.long(), k)
+        .to(torch.float64)
+        .reshape(batch, n * k)
+    )
+    X = torch.cat(
+        [torch.ones(batch, 1, dtype=torch.float64), onehot], dim=1
+    )
     yy = y.to(torch.float64)
-    sol = torch.linalg.lstsq(X, yy[:, None], driver="gelsd").solution[:, 0]
+    sol = torch.linalg.lstsq(
+        X, yy[:, None], driver="gelsd"
+    ).solution[:, 0]
     mse = float(((X @ sol - yy) ** 2).mean())
     return AdditiveFit(sol[1:].reshape(n, k), float(sol[0]), mse)
 
 
 def additive_dl1_loss(
-    lengths: Sequence[int], *, samples_per_token: int = 60, generator: torch.Generator | int | None = None
+    lengths: Sequence[int],
+    *,
+    samples_per_token: int = 60,
+    generator: torch.Generator | int | None = None,
 ) -> np.ndarray:
     """Best additive least-squares loss on ``D_L1`` for each string length n in ``lengths`` (chapter 2).
 
@@ -542,19 +811,29 @@ def additive_dl1_loss(
     constant 1/3, loss 2/9 at every length (the chapter derives this).
     """
     if isinstance(lengths, (str, bytes)) or len(lengths) == 0:
-        raise ValueError(f"lengths must be a non-empty sequence of string lengths, got {lengths!r}")
-    lengths = [check_int(n, "lengths[i]", minimum=2) for n in lengths]
-    samples_per_token = check_int(samples_per_token, "samples_per_token", minimum=2)
+        raise ValueError(
+            f"lengths must be a non-empty sequence of string lengths, got {lengths!r}"
+        )
+    lengths = [
+        check_int(n, "lengths[i]", minimum=2) for n in lengths
+    ]
+    samples_per_token = check_int(
+        samples_per_token, "samples_per_token", minimum=2
+    )
     gen = as_generator(generator)
     out = []
     for n in lengths:
-        z = sample_dl1_balanced(max(200, samples_per_token * n), n, generator=gen)
+        z = sample_dl1_balanced(
+            max(200, samples_per_token * n), n, generator=gen
+        )
         y = (count_ones(z) == 1).to(torch.float64)
         out.append(fit_additive(z, y, alphabet_size=2).mse)
     return np.asarray(out)
 
 
-def dl1_neuron(n: int, *, dtype: torch.dtype = torch.float64) -> ConceptTarget:
+def dl1_neuron(
+    n: int, *, dtype: torch.dtype = torch.float64
+) -> ConceptTarget:
     """One quadratic neuron of the concept class that computes ``s(2 - s)`` on embedded strings (chapter 2).
 
     With the embedding of :func:`rnnlib.languages.embed_binary` and
@@ -570,4 +849,10 @@ def dl1_neuron(n: int, *, dtype: torch.dtype = torch.float64) -> ConceptTarget:
     phi = polynomial([0.0, 2.0 / c, -1.0 / c**2], name="s(2-s)")
     w = torch.zeros(1, 1, n, 3, dtype=dtype)
     w[..., 0] = 1.0 / math.sqrt(n)
-    return ConceptTarget([[phi]], w.reshape(1, 1, 3 * n), torch.ones(1, 1, dtype=dtype), n, 3)
+    return ConceptTarget(
+        [[phi]],
+        w.reshape(1, 1, 3 * n),
+        torch.ones(1, 1, dtype=dtype),
+        n,
+        3,
+    )

@@ -81,7 +81,9 @@ MIDI_LOW, MIDI_HIGH = 21, 108
 #: Number of binary keys in a frame.
 N_KEYS = MIDI_HIGH - MIDI_LOW + 1
 #: The shipped derived file of the music21 chorales.
-CHORALE_FILE = Path(__file__).parent / "_data" / "chorales_music21.npz"
+CHORALE_FILE = (
+    Path(__file__).parent / "_data" / "chorales_music21.npz"
+)
 
 _SPLITS = ("train", "valid", "test")
 
@@ -89,26 +91,46 @@ _SPLITS = ("train", "valid", "test")
 # --- piano rolls -------------------------------------------------------------------------------
 
 
-def notes_to_roll(frames: Sequence[Sequence[int]], name: str = "frames") -> np.ndarray:
+def notes_to_roll(
+    frames: Sequence[Sequence[int]], name: str = "frames"
+) -> np.ndarray:
     """A (T, 88) binary piano roll from a sequence of frames of active MIDI notes (chapter 11).
 
     ``frames[t]`` lists the MIDI numbers (integers in 21..108) sounding in frame
     ``t``; column ``p - 21`` of row ``t`` is 1 for each of them. Raises
     ``ValueError`` naming ``name`` for a note outside the piano or a non-integer.
     """
-    if isinstance(frames, (str, bytes)) or not isinstance(frames, Sequence):
-        raise TypeError(f"{name} must be a sequence of frames (lists of MIDI numbers), got {type(frames).__name__}")
+    if isinstance(frames, (str, bytes)) or not isinstance(
+        frames, Sequence
+    ):
+        raise TypeError(
+            f"{name} must be a sequence of frames (lists of MIDI numbers), got {type(frames).__name__}"
+        )
     if len(frames) == 0:
         raise ValueError(f"{name} must contain at least one frame")
     roll = np.zeros((len(frames), N_KEYS), dtype=np.uint8)
     for t, frame in enumerate(frames):
-        if isinstance(frame, (str, bytes)) or not isinstance(frame, (Sequence, np.ndarray)):
-            raise TypeError(f"{name}[{t}] must be a list of MIDI numbers, got {type(frame).__name__}")
+        if isinstance(frame, (str, bytes)) or not isinstance(
+            frame, (Sequence, np.ndarray)
+        ):
+            raise TypeError(
+                f"{name}[{t}] must be a list of MIDI numbers, got {type(frame).__name__}"
+            )
         for p in frame:
-            if isinstance(p, bool) or not isinstance(p, (int, np.integer, float, np.floating)) or p != int(p):
-                raise ValueError(f"{name}[{t}] must hold integer MIDI numbers, got {p!r}")
+            if (
+                isinstance(p, bool)
+                or not isinstance(
+                    p, (int, np.integer, float, np.floating)
+                )
+                or p != int(p)
+            ):
+                raise ValueError(
+                    f"{name}[{t}] must hold integer MIDI numbers, got {p!r}"
+                )
             if not MIDI_LOW <= int(p) <= MIDI_HIGH:
-                raise ValueError(f"{name}[{t}] holds MIDI note {int(p)}, outside the piano's {MIDI_LOW}..{MIDI_HIGH}")
+                raise ValueError(
+                    f"{name}[{t}] holds MIDI note {int(p)}, outside the piano's {MIDI_LOW}..{MIDI_HIGH}"
+                )
             roll[t, int(p) - MIDI_LOW] = 1
     return roll
 
@@ -116,16 +138,27 @@ def notes_to_roll(frames: Sequence[Sequence[int]], name: str = "frames") -> np.n
 def roll_to_notes(roll: np.ndarray) -> list[list[int]]:
     """The inverse of :func:`notes_to_roll`: the sorted MIDI numbers active in each frame."""
     roll = _check_roll(roll, "roll")
-    return [[int(j) + MIDI_LOW for j in np.flatnonzero(frame)] for frame in roll]
+    return [
+        [int(j) + MIDI_LOW for j in np.flatnonzero(frame)]
+        for frame in roll
+    ]
 
 
 def _check_roll(roll: object, name: str) -> np.ndarray:
     if isinstance(roll, torch.Tensor):
         roll = roll.detach().cpu().numpy()
     if not isinstance(roll, np.ndarray):
-        raise TypeError(f"{name} must be a numpy array (T, {N_KEYS}), got {type(roll).__name__}")
-    if roll.ndim != 2 or roll.shape[1] != N_KEYS or roll.shape[0] == 0:
-        raise ValueError(f"{name} must have shape (T, {N_KEYS}) with T >= 1, got {roll.shape}")
+        raise TypeError(
+            f"{name} must be a numpy array (T, {N_KEYS}), got {type(roll).__name__}"
+        )
+    if (
+        roll.ndim != 2
+        or roll.shape[1] != N_KEYS
+        or roll.shape[0] == 0
+    ):
+        raise ValueError(
+            f"{name} must have shape (T, {N_KEYS}) with T >= 1, got {roll.shape}"
+        )
     if not np.isin(roll, (0, 1)).all():
         raise ValueError(f"{name} must be binary (0/1 entries)")
     return roll.astype(np.uint8)
@@ -146,7 +179,9 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
     if isinstance(score, (str, Path)):
         score = corpus.parse(str(score))
     if not isinstance(score, stream.Stream):
-        raise TypeError(f"score must be a music21 stream or a corpus path, got {type(score).__name__}")
+        raise TypeError(
+            f"score must be a music21 stream or a corpus path, got {type(score).__name__}"
+        )
     key = score.analyze("key")
     shift = (-key.tonic.pitchClass + 6) % 12 - 6
     T = int(math.ceil(float(score.highestTime)))
@@ -154,8 +189,14 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
         raise ValueError("score has no duration")
     roll = np.zeros((T, N_KEYS), dtype=np.uint8)
     for n in score.flatten().notes:
-        onset, dur = float(n.offset), float(n.duration.quarterLength)
-        first, last = int(math.ceil(onset - 1e-9)), int(math.ceil(onset + dur - 1e-9))  # frames first..last-1
+        onset, dur = (
+            float(n.offset),
+            float(n.duration.quarterLength),
+        )
+        first, last = (
+            int(math.ceil(onset - 1e-9)),
+            int(math.ceil(onset + dur - 1e-9)),
+        )  # frames first..last-1
         for p in n.pitches:
             midi = p.midi + shift
             if first < last and MIDI_LOW <= midi <= MIDI_HIGH:
@@ -164,7 +205,10 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
 
 
 def split_indices(
-    n: int, fractions: Sequence[float] = (0.6, 0.2, 0.2), *, generator: torch.Generator | int | None = 0
+    n: int,
+    fractions: Sequence[float] = (0.6, 0.2, 0.2),
+    *,
+    generator: torch.Generator | int | None = 0,
 ) -> dict[str, np.ndarray]:
     """A seeded split of ``range(n)`` into train/valid/test index arrays (chapter 11).
 
@@ -174,13 +218,27 @@ def split_indices(
     """
     n = check_int(n, "n", minimum=3)
     seed = as_seed(generator)
-    if len(fractions) != 3 or any(not isinstance(f, (int, float)) or not 0 < f < 1 for f in fractions):
-        raise ValueError(f"fractions must be three numbers in (0, 1), got {fractions!r}")
+    if len(fractions) != 3 or any(
+        not isinstance(f, (int, float)) or not 0 < f < 1
+        for f in fractions
+    ):
+        raise ValueError(
+            f"fractions must be three numbers in (0, 1), got {fractions!r}"
+        )
     if abs(sum(fractions) - 1) > 1e-9:
-        raise ValueError(f"fractions must sum to 1, got {sum(fractions)}")
+        raise ValueError(
+            f"fractions must sum to 1, got {sum(fractions)}"
+        )
     perm = np.random.default_rng(seed).permutation(n)
-    n_train, n_valid = round(fractions[0] * n), round(fractions[1] * n)
-    parts = (perm[:n_train], perm[n_train : n_train + n_valid], perm[n_train + n_valid :])
+    n_train, n_valid = (
+        round(fractions[0] * n),
+        round(fractions[1] * n),
+    )
+    parts = (
+        perm[:n_train],
+        perm[n_train : n_train + n_valid],
+        perm[n_train + n_valid :],
+    )
     return {s: np.sort(p) for s, p in zip(_SPLITS, parts)}
 
 
@@ -197,7 +255,9 @@ class PianoRollData:
     def split(self, name: str) -> list[np.ndarray]:
         """The sequences of split ``name`` ('train', 'valid' or 'test')."""
         if name not in _SPLITS:
-            raise ValueError(f"name must be one of {_SPLITS}, got {name!r}")
+            raise ValueError(
+                f"name must be one of {_SPLITS}, got {name!r}"
+            )
         return getattr(self, name)
 
     def statistics(self) -> dict[str, dict[str, float]]:
@@ -217,15 +277,22 @@ class PianoRollData:
                 "min length": int(lengths.min()),
                 "max length": int(lengths.max()),
                 "mean active keys": float(allf.sum(axis=1).mean()),
-                "lowest note": int(used.min()) + MIDI_LOW if used.size else -1,
-                "highest note": int(used.max()) + MIDI_LOW if used.size else -1,
+                "lowest note": int(used.min()) + MIDI_LOW
+                if used.size
+                else -1,
+                "highest note": int(used.max()) + MIDI_LOW
+                if used.size
+                else -1,
                 "distinct keys": int(used.size),
             }
         return out
 
 
 def build_chorales(
-    names: Sequence[str] | None = None, *, generator: torch.Generator | int | None = 0, progress: bool = True
+    names: Sequence[str] | None = None,
+    *,
+    generator: torch.Generator | int | None = 0,
+    progress: bool = True,
 ) -> dict[str, np.ndarray]:
     """Parse the chorales with music21 and return the arrays of the shipped file (slow: minutes).
 
@@ -243,7 +310,9 @@ def build_chorales(
     if names is None:
         names = list(chorales.Iterator(returnType="filename"))
     rolls, kept, shifts, keys, seen = [], [], [], [], set()
-    for name in tqdm(list(names), desc="parsing chorales", disable=not progress):
+    for name in tqdm(
+        list(names), desc="parsing chorales", disable=not progress
+    ):
         roll, shift, key = chorale_roll(name)
         digest = roll.tobytes() + bytes(str(roll.shape), "ascii")
         if digest in seen:
@@ -275,9 +344,17 @@ def build_chorales(
     }
 
 
-def save_chorales(arrays: dict[str, np.ndarray], path: str | Path = CHORALE_FILE) -> Path:
+def save_chorales(
+    arrays: dict[str, np.ndarray], path: str | Path = CHORALE_FILE
+) -> Path:
     """Write the arrays of :func:`build_chorales` to a compressed ``.npz`` (no pickled objects)."""
-    missing = {"notes", "frame_ptr", "seq_ptr", "names", "split"} - set(arrays)
+    missing = {
+        "notes",
+        "frame_ptr",
+        "seq_ptr",
+        "names",
+        "split",
+    } - set(arrays)
     if missing:
         raise ValueError(f"arrays is missing {sorted(missing)}")
     path = Path(path)
@@ -286,25 +363,48 @@ def save_chorales(arrays: dict[str, np.ndarray], path: str | Path = CHORALE_FILE
     return path
 
 
-def _rolls_from_arrays(a: dict[str, np.ndarray], path: object) -> list[np.ndarray]:
-    notes, fptr, sptr = a["notes"].astype(np.int64), a["frame_ptr"].astype(np.int64), a["seq_ptr"].astype(np.int64)
+def _rolls_from_arrays(
+    a: dict[str, np.ndarray], path: object
+) -> list[np.ndarray]:
+    notes, fptr, sptr = (
+        a["notes"].astype(np.int64),
+        a["frame_ptr"].astype(np.int64),
+        a["seq_ptr"].astype(np.int64),
+    )
     ok = (
         fptr.ndim == sptr.ndim == notes.ndim == 1
-        and fptr.size >= 1 and sptr.size >= 2
-        and fptr[0] == 0 and fptr[-1] == notes.size and np.all(np.diff(fptr) >= 0)
-        and sptr[0] == 0 and sptr[-1] == fptr.size - 1 and np.all(np.diff(sptr) >= 1)
-        and (notes.size == 0 or (notes.min() >= MIDI_LOW and notes.max() <= MIDI_HIGH))
+        and fptr.size >= 1
+        and sptr.size >= 2
+        and fptr[0] == 0
+        and fptr[-1] == notes.size
+        and np.all(np.diff(fptr) >= 0)
+        and sptr[0] == 0
+        and sptr[-1] == fptr.size - 1
+        and np.all(np.diff(sptr) >= 1)
+        and (
+            notes.size == 0
+            or (
+                notes.min() >= MIDI_LOW
+                and notes.max() <= MIDI_HIGH
+            )
+        )
     )
     if not ok:
-        raise ValueError(f"path {path}: inconsistent chorale file (pointers or note range); regenerate it")
+        raise ValueError(
+            f"path {path}: inconsistent chorale file (pointers or note range); regenerate it"
+        )
     n_frames = fptr.size - 1
     dense = np.zeros((n_frames, N_KEYS), dtype=np.uint8)
     frame_of_note = np.repeat(np.arange(n_frames), np.diff(fptr))
     dense[frame_of_note, notes - MIDI_LOW] = 1
-    return [dense[sptr[i] : sptr[i + 1]] for i in range(sptr.size - 1)]
+    return [
+        dense[sptr[i] : sptr[i + 1]] for i in range(sptr.size - 1)
+    ]
 
 
-def load_chorales(path: str | Path = CHORALE_FILE) -> PianoRollData:
+def load_chorales(
+    path: str | Path = CHORALE_FILE,
+) -> PianoRollData:
     """The Bach chorales of music21 as piano rolls, from the shipped derived file (chapter 11).
 
     See the module docstring for the protocol. Loading takes milliseconds; the
@@ -312,20 +412,31 @@ def load_chorales(path: str | Path = CHORALE_FILE) -> PianoRollData:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"path {path} does not exist; run python -m booktools.make_chorale_data to build it")
+        raise ValueError(
+            f"path {path} does not exist; run python -m booktools.make_chorale_data to build it"
+        )
     try:
         with np.load(path, allow_pickle=False) as f:
             a = {k: f[k] for k in f.files}
     except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"path {path} is not a readable .npz chorale file: {exc}") from exc
+        raise ValueError(
+            f"path {path} is not a readable .npz chorale file: {exc}"
+        ) from exc
     needed = {"notes", "frame_ptr", "seq_ptr", "names", "split"}
     if not needed <= set(a):
-        raise ValueError(f"path {path} lacks the arrays {sorted(needed - set(a))}")
+        raise ValueError(
+            f"path {path} lacks the arrays {sorted(needed - set(a))}"
+        )
     rolls = _rolls_from_arrays(a, path)
     split, names = a["split"], [str(s) for s in a["names"]]
     if split.shape != (len(rolls),) or len(names) != len(rolls):
-        raise ValueError(f"path {path}: split/names do not match the number of sequences")
-    parts = {s: [i for i in range(len(rolls)) if split[i] == code] for code, s in enumerate(_SPLITS)}
+        raise ValueError(
+            f"path {path}: split/names do not match the number of sequences"
+        )
+    parts = {
+        s: [i for i in range(len(rolls)) if split[i] == code]
+        for code, s in enumerate(_SPLITS)
+    }
     return PianoRollData(
         *[[rolls[i] for i in parts[s]] for s in _SPLITS],
         names={s: [names[i] for i in parts[s]] for s in _SPLITS},
@@ -347,7 +458,9 @@ class _PlainUnpickler(pickle.Unpickler):
 
 def _plain_check(obj: object, depth: int = 0) -> None:
     if depth > 6:
-        raise ValueError("nested too deeply for a list of sequences of frames")
+        raise ValueError(
+            "nested too deeply for a list of sequences of frames"
+        )
     if isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, (str, bytes)):
@@ -356,38 +469,64 @@ def _plain_check(obj: object, depth: int = 0) -> None:
     elif isinstance(obj, (list, tuple, set, frozenset)):
         for v in obj:
             _plain_check(v, depth + 1)
-    elif not isinstance(obj, (int, float, str, bytes)) or isinstance(obj, bool):
-        raise ValueError(f"unexpected object of type {type(obj).__name__}")
+    elif not isinstance(
+        obj, (int, float, str, bytes)
+    ) or isinstance(obj, bool):
+        raise ValueError(
+            f"unexpected object of type {type(obj).__name__}"
+        )
 
 
 def _read_pickle(path: Path) -> dict:
     raw = path.read_bytes()
     try:
-        obj = _PlainUnpickler(io.BytesIO(raw), encoding="latin1").load()
+        obj = _PlainUnpickler(
+            io.BytesIO(raw), encoding="latin1"
+        ).load()
     except pickle.UnpicklingError as exc:
-        raise ValueError(f"path {path}: not a plain benchmark pickle ({exc})") from exc
-    except (EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError, MemoryError) as exc:
-        raise ValueError(f"path {path}: malformed pickle ({type(exc).__name__}: {exc})") from exc
+        raise ValueError(
+            f"path {path}: not a plain benchmark pickle ({exc})"
+        ) from exc
+    except (
+        EOFError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        MemoryError,
+    ) as exc:
+        raise ValueError(
+            f"path {path}: malformed pickle ({type(exc).__name__}: {exc})"
+        ) from exc
     try:
         _plain_check(obj)
     except ValueError as exc:
-        raise ValueError(f"path {path}: not a plain benchmark pickle ({exc})") from exc
+        raise ValueError(
+            f"path {path}: not a plain benchmark pickle ({exc})"
+        ) from exc
     if not isinstance(obj, dict):
-        raise ValueError(f"path {path}: expected a dict with train/valid/test, got {type(obj).__name__}")
+        raise ValueError(
+            f"path {path}: expected a dict with train/valid/test, got {type(obj).__name__}"
+        )
     return obj
 
 
 def _read_mat(path: Path) -> dict:
     try:
         from scipy.io import loadmat
-    except ImportError as exc:  # pragma: no cover - depends on the environment
+    except (
+        ImportError
+    ) as exc:  # pragma: no cover - depends on the environment
         raise ValueError(
             f"path {path}: reading .mat files needs SciPy (pip install scipy), or use the .pickle version"
         ) from exc
     try:
         m = loadmat(str(path))
     except Exception as exc:  # noqa: BLE001 - scipy raises many kinds for a bad file
-        raise ValueError(f"path {path}: not a readable .mat file ({type(exc).__name__}: {exc})") from exc
+        raise ValueError(
+            f"path {path}: not a readable .mat file ({type(exc).__name__}: {exc})"
+        ) from exc
     out = {}
     for key, value in m.items():
         if key.startswith("__"):
@@ -401,17 +540,28 @@ def _read_mat(path: Path) -> dict:
 
 
 def _sequence_to_roll(seq: object, where: str) -> np.ndarray:
-    if isinstance(seq, np.ndarray) and seq.ndim == 2 and seq.shape[1] == N_KEYS:  # a dense roll (.mat files)
+    if (
+        isinstance(seq, np.ndarray)
+        and seq.ndim == 2
+        and seq.shape[1] == N_KEYS
+    ):  # a dense roll (.mat files)
         if not np.isin(seq, (0, 1)).all():
-            raise ValueError(f"{where} is a (T, 88) array but not binary")
+            raise ValueError(
+                f"{where} is a (T, 88) array but not binary"
+            )
         if seq.shape[0] == 0:
             raise ValueError(f"{where} has no frames")
         return seq.astype(np.uint8)
     if isinstance(seq, np.ndarray):
         seq = seq.tolist()
     if not isinstance(seq, (list, tuple)):
-        raise ValueError(f"{where} must be a list of frames, got {type(seq).__name__}")
-    frames = [sorted(f) if isinstance(f, (set, frozenset)) else f for f in seq]
+        raise ValueError(
+            f"{where} must be a list of frames, got {type(seq).__name__}"
+        )
+    frames = [
+        sorted(f) if isinstance(f, (set, frozenset)) else f
+        for f in seq
+    ]
     try:
         return notes_to_roll(frames, where)
     except TypeError as exc:
@@ -431,7 +581,9 @@ def load_benchmark(path: str | Path) -> PianoRollData:
     hostile file cannot run code. Notes outside 21..108 are an error.
     """
     if not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got {type(path).__name__}")
+        raise TypeError(
+            f"path must be a str or pathlib.Path, got {type(path).__name__}"
+        )
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path {path} does not exist")
@@ -441,18 +593,42 @@ def load_benchmark(path: str | Path) -> PianoRollData:
     elif suffix == ".mat":
         obj = _read_mat(path)
     else:
-        raise ValueError(f"path {path}: expected a .pickle, .pkl or .mat file")
+        raise ValueError(
+            f"path {path}: expected a .pickle, .pkl or .mat file"
+        )
     splits = {}
     for s in _SPLITS:
-        key = s if s in obj else f"{s}data" if f"{s}data" in obj else None
+        key = (
+            s
+            if s in obj
+            else f"{s}data"
+            if f"{s}data" in obj
+            else None
+        )
         if key is None:
-            raise ValueError(f"path {path}: no {s!r} or {s + 'data'!r} entry (found {sorted(map(str, obj))})")
+            raise ValueError(
+                f"path {path}: no {s!r} or {s + 'data'!r} entry (found {sorted(map(str, obj))})"
+            )
         seqs = obj[key]
         if not isinstance(seqs, (list, tuple)) or len(seqs) == 0:
-            raise ValueError(f"path {path}: {key!r} must be a non-empty list of sequences")
-        splits[s] = [_sequence_to_roll(q, f"path {path}: {key}[{i}]") for i, q in enumerate(seqs)]
-    names = {s: [f"{s}/{i}" for i in range(len(v))] for s, v in splits.items()}
-    return PianoRollData(splits["train"], splits["valid"], splits["test"], names, source=path.name)
+            raise ValueError(
+                f"path {path}: {key!r} must be a non-empty list of sequences"
+            )
+        splits[s] = [
+            _sequence_to_roll(q, f"path {path}: {key}[{i}]")
+            for i, q in enumerate(seqs)
+        ]
+    names = {
+        s: [f"{s}/{i}" for i in range(len(v))]
+        for s, v in splits.items()
+    }
+    return PianoRollData(
+        splits["train"],
+        splits["valid"],
+        splits["test"],
+        names,
+        source=path.name,
+    )
 
 
 # --- character-level text: ABC folk tunes ---------------------------------------------------------
@@ -460,37 +636,58 @@ def load_benchmark(path: str | Path) -> PianoRollData:
 _ABC_KEEP = ("R:", "M:", "L:", "K:")
 
 
-def abc_tunes(directory: str | Path | None = None) -> tuple[list[str], list[str]]:
+def abc_tunes(
+    directory: str | Path | None = None,
+) -> tuple[list[str], list[str]]:
     """The tunes of Ryan's Mammoth Collection (music21's corpus) as cleaned ABC text (chapter 11).
 
     Returns ``(names, texts)`` sorted by file name. Each text keeps the header
     lines ``R:``, ``M:``, ``L:``, ``K:`` and the body lines, drops other headers
     and ``%`` comments, strips trailing spaces and maps non-ASCII characters to ``?``.
     """
-    if directory is None:  # found without importing music21 (its import takes seconds)
+    if (
+        directory is None
+    ):  # found without importing music21 (its import takes seconds)
         spec = importlib.util.find_spec("music21")
         if spec is None or not spec.submodule_search_locations:
-            raise ValueError("directory: music21 is not installed (pip install music21), so give a directory")
-        directory = Path(spec.submodule_search_locations[0]) / "corpus" / "ryansMammoth"
+            raise ValueError(
+                "directory: music21 is not installed (pip install music21), so give a directory"
+            )
+        directory = (
+            Path(spec.submodule_search_locations[0])
+            / "corpus"
+            / "ryansMammoth"
+        )
     directory = Path(directory)
     if not directory.is_dir():
         raise ValueError(f"directory {directory} does not exist")
     names, texts = [], []
     for f in sorted(directory.glob("*.abc")):
         lines = []
-        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in f.read_text(
+            encoding="utf-8", errors="replace"
+        ).splitlines():
             line = line.rstrip()
             if not line or line.startswith("%"):
                 continue
-            is_header = len(line) >= 2 and line[1] == ":" and line[0].isalpha() and not line.startswith("|")
+            is_header = (
+                len(line) >= 2
+                and line[1] == ":"
+                and line[0].isalpha()
+                and not line.startswith("|")
+            )
             if is_header and not line.startswith(_ABC_KEEP):
                 continue
-            lines.append("".join(c if ord(c) < 128 else "?" for c in line))
+            lines.append(
+                "".join(c if ord(c) < 128 else "?" for c in line)
+            )
         if lines:
             names.append(f.stem)
             texts.append("\n".join(lines) + "\n")
     if not texts:
-        raise ValueError(f"directory {directory} holds no .abc tunes")
+        raise ValueError(
+            f"directory {directory} holds no .abc tunes"
+        )
     return names, texts
 
 
@@ -509,20 +706,29 @@ class TextData:
         index = {c: i for i, c in enumerate(self.vocab)}
         bad = sorted(set(text) - set(index))
         if bad:
-            raise ValueError(f"text holds characters outside the vocabulary: {bad!r}")
+            raise ValueError(
+                f"text holds characters outside the vocabulary: {bad!r}"
+            )
         return np.array([index[c] for c in text], dtype=np.int64)
 
     def decode(self, codes: Sequence[int] | np.ndarray) -> str:
         """The text of a sequence of character codes."""
         codes = np.asarray(codes)
-        if codes.ndim != 1 or (codes.size and (codes.min() < 0 or codes.max() >= len(self.vocab))):
-            raise ValueError(f"codes must be a 1-d sequence of integers in [0, {len(self.vocab)})")
+        if codes.ndim != 1 or (
+            codes.size
+            and (codes.min() < 0 or codes.max() >= len(self.vocab))
+        ):
+            raise ValueError(
+                f"codes must be a 1-d sequence of integers in [0, {len(self.vocab)})"
+            )
         return "".join(self.vocab[int(i)] for i in codes)
 
     def split(self, name: str) -> list[np.ndarray]:
         """The sequences of split ``name`` ('train', 'valid' or 'test')."""
         if name not in _SPLITS:
-            raise ValueError(f"name must be one of {_SPLITS}, got {name!r}")
+            raise ValueError(
+                f"name must be one of {_SPLITS}, got {name!r}"
+            )
         return getattr(self, name)
 
     def statistics(self) -> dict[str, dict[str, float]]:
@@ -539,13 +745,20 @@ class TextData:
         return out
 
 
-def load_abc_text(*, generator: torch.Generator | int | None = 0, directory: str | Path | None = None) -> TextData:
+def load_abc_text(
+    *,
+    generator: torch.Generator | int | None = 0,
+    directory: str | Path | None = None,
+) -> TextData:
     """The ABC folk tunes as a character-level data set, split 60/20/20 by tune (chapter 11)."""
     seed = as_seed(generator)
     names, texts = abc_tunes(directory)
     vocab = "".join(sorted(set("".join(texts))))
     index = {c: i for i, c in enumerate(vocab)}
-    codes = [np.array([index[c] for c in t], dtype=np.int64) for t in texts]
+    codes = [
+        np.array([index[c] for c in t], dtype=np.int64)
+        for t in texts
+    ]
     parts = split_indices(len(codes), generator=seed)
     return TextData(
         vocab,
@@ -558,7 +771,9 @@ def load_abc_text(*, generator: torch.Generator | int | None = 0, directory: str
 
 
 def pad_sequences(
-    seqs: Sequence[np.ndarray], *, dtype: torch.dtype = torch.float32
+    seqs: Sequence[np.ndarray],
+    *,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pad sequences into one batch: ``(x, mask)`` (chapter 11).
 
@@ -566,18 +781,28 @@ def pad_sequences(
     ``x`` of shape (batch, T_max, K) in ``dtype`` (rolls) or (batch, T_max) int64
     (codes), zero-padded, and the boolean ``mask`` (batch, T_max), true on real steps.
     """
-    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Sequence) or len(seqs) == 0:
+    if (
+        isinstance(seqs, (str, bytes))
+        or not isinstance(seqs, Sequence)
+        or len(seqs) == 0
+    ):
         raise ValueError("seqs must be a non-empty list of arrays")
     arrays = [np.asarray(s) for s in seqs]
     ndims = {a.ndim for a in arrays}
-    if ndims not in ({1}, {2}) or any(a.shape[0] == 0 for a in arrays):
-        raise ValueError("seqs must be non-empty (T, K) arrays or non-empty (T,) code arrays, all of one kind")
+    if ndims not in ({1}, {2}) or any(
+        a.shape[0] == 0 for a in arrays
+    ):
+        raise ValueError(
+            "seqs must be non-empty (T, K) arrays or non-empty (T,) code arrays, all of one kind"
+        )
     T = max(a.shape[0] for a in arrays)
     mask = torch.zeros(len(arrays), T, dtype=torch.bool)
     if ndims == {2}:
         K = arrays[0].shape[1]
         if any(a.shape[1] != K for a in arrays):
-            raise ValueError("seqs must all have the same number of columns")
+            raise ValueError(
+                "seqs must all have the same number of columns"
+            )
         x = torch.zeros(len(arrays), T, K, dtype=dtype)
         for i, a in enumerate(arrays):
             x[i, : a.shape[0]] = torch.as_tensor(a, dtype=dtype)
@@ -585,7 +810,9 @@ def pad_sequences(
         check_tensor(x, "seqs")
         return x, mask
     if any(not np.issubdtype(a.dtype, np.integer) for a in arrays):
-        raise ValueError("seqs of shape (T,) must hold integer codes")
+        raise ValueError(
+            "seqs of shape (T,) must hold integer codes"
+        )
     x = torch.zeros(len(arrays), T, dtype=torch.int64)
     for i, a in enumerate(arrays):
         x[i, : a.shape[0]] = torch.as_tensor(a, dtype=torch.int64)

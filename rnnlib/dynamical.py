@@ -28,7 +28,12 @@ import torch
 from torch import nn
 
 from ._rng import as_generator
-from ._validation import check_dtype, check_int, check_real, check_tensor
+from ._validation import (
+    check_dtype,
+    check_int,
+    check_real,
+    check_tensor,
+)
 
 __all__ = [
     "RecurrentModel",
@@ -65,22 +70,38 @@ def recurrent_matrix(
     """
     m = check_int(m, "m", minimum=1)
     if scheme not in INIT_SCHEMES:
-        raise ValueError(f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}")
+        raise ValueError(
+            f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}"
+        )
     check_dtype(dtype)
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)
-        W = (torch.rand(m, m, generator=gen, dtype=dtype) * 2 - 1) * bound
+        W = (
+            torch.rand(m, m, generator=gen, dtype=dtype) * 2 - 1
+        ) * bound
     elif scheme == "orthogonal":
-        q, r = torch.linalg.qr(torch.randn(m, m, generator=gen, dtype=torch.float64))
-        W = (q * torch.sign(torch.diagonal(r))).to(dtype)  # Haar-distributed
+        q, r = torch.linalg.qr(
+            torch.randn(m, m, generator=gen, dtype=torch.float64)
+        )
+        W = (q * torch.sign(torch.diagonal(r))).to(
+            dtype
+        )  # Haar-distributed
     elif scheme == "elman":
-        W = torch.randn(m, m, generator=gen, dtype=dtype) * math.sqrt(2.0 / m)
+        W = torch.randn(
+            m, m, generator=gen, dtype=dtype
+        ) * math.sqrt(2.0 / m)
     else:
-        W = torch.randn(m, m, generator=gen, dtype=dtype) / math.sqrt(m)
+        W = torch.randn(
+            m, m, generator=gen, dtype=dtype
+        ) / math.sqrt(m)
     if spectral_norm is not None:
-        spectral_norm = check_real(spectral_norm, "spectral_norm", low=0.0)
-        W = W * (spectral_norm / torch.linalg.matrix_norm(W, ord=2))
+        spectral_norm = check_real(
+            spectral_norm, "spectral_norm", low=0.0
+        )
+        W = W * (
+            spectral_norm / torch.linalg.matrix_norm(W, ord=2)
+        )
     return W
 
 
@@ -94,7 +115,9 @@ class RecurrentModel(nn.Module):
     state_dim: int
     input_dim: int
 
-    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+    def step(
+        self, s: torch.Tensor, x_t: torch.Tensor
+    ) -> torch.Tensor:  # pragma: no cover - abstract
         """One step ``phi_w(s, x_t)`` for ``s`` (batch, state_dim), ``x_t`` (batch, n)."""
         raise NotImplementedError
 
@@ -110,18 +133,31 @@ class RecurrentModel(nn.Module):
     def output_dim(self) -> int:
         return self.C.shape[0]
 
-    def check_input(self, x: object, name: str = "x") -> torch.Tensor:
+    def check_input(
+        self, x: object, name: str = "x"
+    ) -> torch.Tensor:
         """Validate a batch of sequences ``(batch, T, input_dim)`` of the model's dtype."""
-        x = check_tensor(x, name, shape=("batch", "T", self.input_dim))
+        x = check_tensor(
+            x, name, shape=("batch", "T", self.input_dim)
+        )
         if x.dtype != self.dtype:
-            raise TypeError(f"{name} has dtype {x.dtype} but the model's weights are {self.dtype}")
+            raise TypeError(
+                f"{name} has dtype {x.dtype} but the model's weights are {self.dtype}"
+            )
         return x
 
     def initial_state(self, batch: int) -> torch.Tensor:
         """The zero state ``s_0 = 0``, shape (batch, state_dim)."""
-        return torch.zeros(batch, self.state_dim, dtype=self.dtype, device=self.C.device)
+        return torch.zeros(
+            batch,
+            self.state_dim,
+            dtype=self.dtype,
+            device=self.C.device,
+        )
 
-    def forward(self, x: torch.Tensor, s0: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, s0: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """States ``s_1, ..., s_T`` for inputs ``x`` (batch, T, n); returns (batch, T, state_dim).
 
         ``s0`` (batch, state_dim) is the initial state (default 0, as in the paper).
@@ -130,7 +166,9 @@ class RecurrentModel(nn.Module):
         if s0 is None:
             s = self.initial_state(x.shape[0])
         else:
-            s = check_tensor(s0, "s0", shape=(x.shape[0], self.state_dim))
+            s = check_tensor(
+                s0, "s0", shape=(x.shape[0], self.state_dim)
+            )
         states = []
         for t in range(x.shape[1]):
             s = self.step(s, x[:, t])
@@ -162,12 +200,29 @@ class _MatrixRNN(RecurrentModel):
         d_out = check_int(output_dim, "output_dim", minimum=1)
         check_dtype(dtype)
         if init not in INIT_SCHEMES:
-            raise ValueError(f"init must be one of {INIT_SCHEMES}, got {init!r}")
+            raise ValueError(
+                f"init must be one of {INIT_SCHEMES}, got {init!r}"
+            )
         gen = as_generator(generator)
         self.input_dim, self.state_dim = n, m
-        self.W = nn.Parameter(recurrent_matrix(m, init, spectral_norm=spectral_norm, generator=gen, dtype=dtype))
-        self.U = nn.Parameter(torch.randn(m, n, generator=gen, dtype=dtype) / math.sqrt(n))
-        self.register_buffer("C", torch.randn(d_out, m, generator=gen, dtype=dtype) / math.sqrt(m))
+        self.W = nn.Parameter(
+            recurrent_matrix(
+                m,
+                init,
+                spectral_norm=spectral_norm,
+                generator=gen,
+                dtype=dtype,
+            )
+        )
+        self.U = nn.Parameter(
+            torch.randn(m, n, generator=gen, dtype=dtype)
+            / math.sqrt(n)
+        )
+        self.register_buffer(
+            "C",
+            torch.randn(d_out, m, generator=gen, dtype=dtype)
+            / math.sqrt(m),
+        )
 
     @property
     def hidden_dim(self) -> int:
@@ -199,12 +254,22 @@ class LinearSystem(_MatrixRNN):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__(
-            input_dim, hidden_dim, output_dim, init=init, spectral_norm=spectral_norm, generator=generator, dtype=dtype
+            input_dim,
+            hidden_dim,
+            output_dim,
+            init=init,
+            spectral_norm=spectral_norm,
+            generator=generator,
+            dtype=dtype,
         )
 
-    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+    def step(
+        self, s: torch.Tensor, x_t: torch.Tensor
+    ) -> torch.Tensor:
         """``W s + U x_t``."""
-        return s @ self.W.transpose(0, 1) + x_t @ self.U.transpose(0, 1)
+        return s @ self.W.transpose(0, 1) + x_t @ self.U.transpose(
+            0, 1
+        )
 
 
 class SimpleRNN(_MatrixRNN):
@@ -227,19 +292,37 @@ class SimpleRNN(_MatrixRNN):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         if activation not in ("tanh", "relu"):
-            raise ValueError(f"activation must be 'tanh' or 'relu', got {activation!r}")
+            raise ValueError(
+                f"activation must be 'tanh' or 'relu', got {activation!r}"
+            )
         super().__init__(
-            input_dim, hidden_dim, output_dim, init=init, spectral_norm=spectral_norm, generator=generator, dtype=dtype
+            input_dim,
+            hidden_dim,
+            output_dim,
+            init=init,
+            spectral_norm=spectral_norm,
+            generator=generator,
+            dtype=dtype,
         )
         self.activation = activation
-        self._rho = torch.tanh if activation == "tanh" else torch.relu
+        self._rho = (
+            torch.tanh if activation == "tanh" else torch.relu
+        )
 
-    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+    def step(
+        self, s: torch.Tensor, x_t: torch.Tensor
+    ) -> torch.Tensor:
         """``rho(W s + U x_t)``."""
-        return self._rho(s @ self.W.transpose(0, 1) + x_t @ self.U.transpose(0, 1))
+        return self._rho(
+            s @ self.W.transpose(0, 1)
+            + x_t @ self.U.transpose(0, 1)
+        )
 
     def extra_repr(self) -> str:
-        return super().extra_repr() + f", activation={self.activation!r}"
+        return (
+            super().extra_repr()
+            + f", activation={self.activation!r}"
+        )
 
 
 class LSTM(RecurrentModel):
@@ -277,25 +360,60 @@ class LSTM(RecurrentModel):
         check_dtype(dtype)
         gen = as_generator(generator)
         bound = 1.0 / math.sqrt(H)
-        self.input_dim, self.hidden_dim, self.state_dim = n, H, 2 * H
-        self.W = nn.Parameter((torch.rand(4 * H, H, generator=gen, dtype=dtype) * 2 - 1) * bound)
-        self.U = nn.Parameter((torch.rand(4 * H, n, generator=gen, dtype=dtype) * 2 - 1) * bound)
+        self.input_dim, self.hidden_dim, self.state_dim = (
+            n,
+            H,
+            2 * H,
+        )
+        self.W = nn.Parameter(
+            (
+                torch.rand(4 * H, H, generator=gen, dtype=dtype)
+                * 2
+                - 1
+            )
+            * bound
+        )
+        self.U = nn.Parameter(
+            (
+                torch.rand(4 * H, n, generator=gen, dtype=dtype)
+                * 2
+                - 1
+            )
+            * bound
+        )
         b = torch.zeros(4 * H, dtype=dtype)
         b[H : 2 * H] = forget_bias
         self.b = nn.Parameter(b)
-        self.register_buffer("C", torch.randn(d_out, H, generator=gen, dtype=dtype) / math.sqrt(H))
+        self.register_buffer(
+            "C",
+            torch.randn(d_out, H, generator=gen, dtype=dtype)
+            / math.sqrt(H),
+        )
 
     def extra_repr(self) -> str:
         return f"input_dim={self.input_dim}, hidden_dim={self.hidden_dim}, output_dim={self.output_dim}"
 
-    def gates(self, s: torch.Tensor, x_t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def gates(
+        self, s: torch.Tensor, x_t: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
         """The gate values ``(i, f, z, o)`` at state ``s`` and input ``x_t``, each (batch, H)."""
         h = s[:, self.hidden_dim :]
-        pre = h @ self.W.transpose(0, 1) + x_t @ self.U.transpose(0, 1) + self.b
+        pre = (
+            h @ self.W.transpose(0, 1)
+            + x_t @ self.U.transpose(0, 1)
+            + self.b
+        )
         pi, pf, pz, po = pre.chunk(4, dim=1)
-        return torch.sigmoid(pi), torch.sigmoid(pf), torch.tanh(pz), torch.sigmoid(po)
+        return (
+            torch.sigmoid(pi),
+            torch.sigmoid(pf),
+            torch.tanh(pz),
+            torch.sigmoid(po),
+        )
 
-    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+    def step(
+        self, s: torch.Tensor, x_t: torch.Tensor
+    ) -> torch.Tensor:
         """``(c_t, h_t)`` from ``s = (c_{t-1}, h_{t-1})``."""
         i, f, z, o = self.gates(s, x_t)
         c = i * z + f * s[:, : self.hidden_dim]
@@ -308,7 +426,11 @@ class LSTM(RecurrentModel):
     def gate_matrices(self) -> dict[str, torch.Tensor]:
         """Views ``{"W_i", "W_f", "W_z", "W_o", "U_i", ..., "b_f", ...}`` of the packed weights."""
         out = {}
-        for name, full in (("W", self.W), ("U", self.U), ("b", self.b)):
+        for name, full in (
+            ("W", self.W),
+            ("U", self.U),
+            ("b", self.b),
+        ):
             for gate, block in zip("ifzo", full.chunk(4, dim=0)):
                 out[f"{name}_{gate}"] = block
         return out
@@ -316,7 +438,13 @@ class LSTM(RecurrentModel):
     def to_torch(self) -> nn.LSTM:
         """An equivalent 1-layer ``torch.nn.LSTM(batch_first=True)`` (bias in ``bias_ih``, ``bias_hh = 0``)."""
         # built on the meta device: every weight is overwritten below, so draw nothing from torch's global generator
-        lstm = nn.LSTM(self.input_dim, self.hidden_dim, batch_first=True, dtype=self.dtype, device="meta").to_empty(device="cpu")
+        lstm = nn.LSTM(
+            self.input_dim,
+            self.hidden_dim,
+            batch_first=True,
+            dtype=self.dtype,
+            device="meta",
+        ).to_empty(device="cpu")
         with torch.no_grad():
             lstm.weight_hh_l0.copy_(self.W)
             lstm.weight_ih_l0.copy_(self.U)
@@ -325,14 +453,34 @@ class LSTM(RecurrentModel):
         return lstm
 
     @classmethod
-    def from_torch(cls, lstm: nn.LSTM, output_dim: int = 1, *, generator: torch.Generator | int | None = None) -> "LSTM":
+    def from_torch(
+        cls,
+        lstm: nn.LSTM,
+        output_dim: int = 1,
+        *,
+        generator: torch.Generator | int | None = None,
+    ) -> LSTM:
         """The :class:`LSTM` with the weights of a 1-layer ``nn.LSTM`` (biases summed; new read-out ``C``)."""
         if not isinstance(lstm, nn.LSTM):
-            raise TypeError(f"lstm must be a torch.nn.LSTM, got {type(lstm).__name__}")
-        if lstm.num_layers != 1 or lstm.bidirectional or lstm.proj_size:
-            raise ValueError("lstm must have one layer, one direction and no projection")
+            raise TypeError(
+                f"lstm must be a torch.nn.LSTM, got {type(lstm).__name__}"
+            )
+        if (
+            lstm.num_layers != 1
+            or lstm.bidirectional
+            or lstm.proj_size
+        ):
+            raise ValueError(
+                "lstm must have one layer, one direction and no projection"
+            )
         dtype = lstm.weight_hh_l0.dtype
-        model = cls(lstm.input_size, lstm.hidden_size, output_dim, generator=generator, dtype=dtype)
+        model = cls(
+            lstm.input_size,
+            lstm.hidden_size,
+            output_dim,
+            generator=generator,
+            dtype=dtype,
+        )
         with torch.no_grad():
             model.W.copy_(lstm.weight_hh_l0)
             model.U.copy_(lstm.weight_ih_l0)

@@ -23,7 +23,12 @@ import torch
 from torch import nn
 
 from ._rng import as_generator
-from ._validation import check_dtype, check_int, check_real, check_tensor
+from ._validation import (
+    check_dtype,
+    check_int,
+    check_real,
+    check_tensor,
+)
 
 __all__ = [
     "ElmanRNN",
@@ -36,7 +41,12 @@ __all__ = [
 ]
 
 
-def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: bool) -> torch.Tensor:
+def _elman_scan(
+    W: torch.Tensor,
+    A: torch.Tensor,
+    x: torch.Tensor,
+    keep_all: bool,
+) -> torch.Tensor:
     """The recurrence itself: every h^(l) stacked as (batch, L, m) if ``keep_all``, else h^(L).
 
     The input projections ``A x^(l)`` of all steps are one matrix product, laid
@@ -45,8 +55,12 @@ def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: boo
     projection per step would make autograd allocate a full-size zero tensor
     per step in the backward pass.)
     """
-    ax = torch.matmul(x.transpose(0, 1), A.transpose(0, 1)).unbind(0)  # L blocks of (batch, m)
-    h = torch.relu(ax[0])  # h^(0) = 0, so the first step has no W term
+    ax = torch.matmul(x.transpose(0, 1), A.transpose(0, 1)).unbind(
+        0
+    )  # L blocks of (batch, m)
+    h = torch.relu(
+        ax[0]
+    )  # h^(0) = 0, so the first step has no W term
     states = [h] if keep_all else None
     Wt = W.transpose(0, 1)
     for step in range(1, len(ax)):
@@ -60,14 +74,22 @@ def _check_scan_args(W: object, A: object, x: object) -> None:
     """Types, shapes and dtypes only: no value checks, so that torch.func transforms still apply."""
     W = check_tensor(W, "W", ndim=2, finite=False)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
+        raise ValueError(
+            f"W must be square (m, m), got shape {tuple(W.shape)}"
+        )
     A = check_tensor(A, "A", shape=(W.shape[0], "d"), finite=False)
-    x = check_tensor(x, "x", shape=("batch", "L", A.shape[1]), finite=False)
+    x = check_tensor(
+        x, "x", shape=("batch", "L", A.shape[1]), finite=False
+    )
     if not (W.dtype == A.dtype == x.dtype):
-        raise TypeError(f"W, A and x must share a dtype, got {W.dtype}, {A.dtype} and {x.dtype}")
+        raise TypeError(
+            f"W, A and x must share a dtype, got {W.dtype}, {A.dtype} and {x.dtype}"
+        )
 
 
-def elman_hidden_states(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def elman_hidden_states(
+    W: torch.Tensor, A: torch.Tensor, x: torch.Tensor
+) -> torch.Tensor:
     """Hidden states h^(1..L) of the ReLU Elman recurrence, as a pure function.
 
     Computes ``h^(l) = relu(W h^(l-1) + A x^(l))`` from ``h^(0) = 0`` for
@@ -82,7 +104,9 @@ def elman_hidden_states(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> to
     return _elman_scan(W, A, x, keep_all=True)
 
 
-def elman_last_state(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def elman_last_state(
+    W: torch.Tensor, A: torch.Tensor, x: torch.Tensor
+) -> torch.Tensor:
     """h^(L) alone, (batch, m): the same recurrence as :func:`elman_hidden_states` without the stack."""
     _check_scan_args(W, A, x)
     return _elman_scan(W, A, x, keep_all=False)
@@ -126,9 +150,19 @@ class ElmanRNN(nn.Module):
         gen = as_generator(generator)
         std_hidden = math.sqrt(2.0 / m)
         std_out = math.sqrt(2.0 / d_out)
-        self.W = nn.Parameter(torch.randn(m, m, generator=gen, dtype=dtype) * std_hidden)
-        self.A = nn.Parameter(torch.randn(m, d, generator=gen, dtype=dtype) * std_hidden)
-        self.register_buffer("B", torch.randn(d_out, m, generator=gen, dtype=dtype) * std_out)
+        self.W = nn.Parameter(
+            torch.randn(m, m, generator=gen, dtype=dtype)
+            * std_hidden
+        )
+        self.A = nn.Parameter(
+            torch.randn(m, d, generator=gen, dtype=dtype)
+            * std_hidden
+        )
+        self.register_buffer(
+            "B",
+            torch.randn(d_out, m, generator=gen, dtype=dtype)
+            * std_out,
+        )
 
     @property
     def input_dim(self) -> int:
@@ -148,8 +182,12 @@ class ElmanRNN(nn.Module):
     def extra_repr(self) -> str:
         return f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
 
-    def _check_input(self, x: object, name: str = "x") -> torch.Tensor:
-        x = check_tensor(x, name, shape=("batch", "L", self.input_dim))
+    def _check_input(
+        self, x: object, name: str = "x"
+    ) -> torch.Tensor:
+        x = check_tensor(
+            x, name, shape=("batch", "L", self.input_dim)
+        )
         if x.dtype != self.W.dtype:
             raise TypeError(
                 f"{name} has dtype {x.dtype} but the model's weights are {self.W.dtype}; "
@@ -160,20 +198,28 @@ class ElmanRNN(nn.Module):
     def hidden_states(self, x: torch.Tensor) -> torch.Tensor:
         """h^(1), ..., h^(L) for a batch ``x`` of shape (batch, L, d); returns (batch, L, m)."""
         x = self._check_input(x)
-        return _elman_scan(self.W, self.A, x, keep_all=True)  # validated once, here
+        return _elman_scan(
+            self.W, self.A, x, keep_all=True
+        )  # validated once, here
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
         x = self._check_input(x)
-        return _elman_scan(self.W, self.A, x, keep_all=False) @ self.B.transpose(0, 1)
+        return _elman_scan(
+            self.W, self.A, x, keep_all=False
+        ) @ self.B.transpose(0, 1)
 
     def preactivations(self, x: torch.Tensor) -> torch.Tensor:
         """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
         x = self._check_input(x)
         with torch.no_grad():
             h = _elman_scan(self.W, self.A, x, keep_all=True)
-            h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
-            return h_prev @ self.W.transpose(0, 1) + x @ self.A.transpose(0, 1)
+            h_prev = torch.cat(
+                [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
+            )
+            return h_prev @ self.W.transpose(
+                0, 1
+            ) + x @ self.A.transpose(0, 1)
 
     def activation_patterns(self, x: torch.Tensor) -> torch.Tensor:
         """The diagonals of D^(l): ``1[w_r . h^(l-1) + a_r . x^(l) >= 0]``; bool (batch, L, m)."""
@@ -186,8 +232,12 @@ def true_token_tolerance(dtype: torch.dtype) -> float:
     return 1e-4 if dtype == torch.float32 else 1e-10
 
 
-def _check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
-    x_bar = check_tensor(x_bar, name, shape=("batch", "L-2", "d-1"))
+def _check_true_sequence(
+    x_bar: object, name: str = "x_bar"
+) -> torch.Tensor:
+    x_bar = check_tensor(
+        x_bar, name, shape=("batch", "L-2", "d-1")
+    )
     if x_bar.shape[2] < 2:
         raise ValueError(
             f"{name} tokens must have d-1 >= 2 coordinates (a unit vector with last coordinate 1/2 "
@@ -197,7 +247,9 @@ def _check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
     norms = x_bar.norm(dim=2)
     if not bool(((norms - 1).abs() <= tol).all()):
         worst = float((norms - 1).abs().max())
-        raise ValueError(f"{name} tokens must be unit vectors (Definition 3.1); the largest |norm - 1| is {worst:.3g}")
+        raise ValueError(
+            f"{name} tokens must be unit vectors (Definition 3.1); the largest |norm - 1| is {worst:.3g}"
+        )
     if not bool(((x_bar[..., -1] - 0.5).abs() <= tol).all()):
         worst = float((x_bar[..., -1] - 0.5).abs().max())
         raise ValueError(
@@ -206,7 +258,9 @@ def _check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
     return x_bar
 
 
-def normalize_sequence(x_bar: torch.Tensor, eps_x: float) -> torch.Tensor:
+def normalize_sequence(
+    x_bar: torch.Tensor, eps_x: float
+) -> torch.Tensor:
     """The normalized input sequence of Definition 3.1 (chapter 1).
 
     Maps true sequences ``x_bar`` of shape (batch, L-2, d-1), each token a unit
@@ -219,7 +273,9 @@ def normalize_sequence(x_bar: torch.Tensor, eps_x: float) -> torch.Tensor:
     ``eps_x`` must lie in (0, 1].
     """
     x_bar = _check_true_sequence(x_bar)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     batch, n_tokens, d_minus_1 = x_bar.shape
     x = x_bar.new_zeros(batch, n_tokens + 2, d_minus_1 + 1)
     x[:, 0, -1] = 1.0
@@ -247,7 +303,9 @@ def sample_true_sequence(
     d = check_int(d, "d", minimum=3)
     check_dtype(dtype)
     gen = as_generator(generator)
-    g = torch.randn(batch_size, L - 2, d - 2, generator=gen, dtype=dtype)
+    g = torch.randn(
+        batch_size, L - 2, d - 2, generator=gen, dtype=dtype
+    )
     g = g / g.norm(dim=2, keepdim=True) * (math.sqrt(3.0) / 2.0)
     half = torch.full((batch_size, L - 2, 1), 0.5, dtype=dtype)
     return torch.cat([g, half], dim=2)
@@ -263,5 +321,12 @@ def sample_normalized_sequence(
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """``normalize_sequence(sample_true_sequence(...), eps_x)``: RNN inputs (batch_size, L, d)."""
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
-    return normalize_sequence(sample_true_sequence(batch_size, L, d, generator=generator, dtype=dtype), eps_x)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    return normalize_sequence(
+        sample_true_sequence(
+            batch_size, L, d, generator=generator, dtype=dtype
+        ),
+        eps_x,
+    )

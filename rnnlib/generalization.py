@@ -42,13 +42,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from ._rng import as_seed, derive
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._validation import (
+    as_generator,
+    check_int,
+    check_real,
+    check_tensor,
+)
 from .elman import ElmanRNN
-from .train import objective, predict, tangent_kernel_diag, train_rnn
+from .train import (
+    objective,
+    predict,
+    tangent_kernel_diag,
+    train_rnn,
+)
 
 __all__ = [
     "rademacher_bound",
@@ -61,7 +70,9 @@ __all__ = [
 ]
 
 
-def rademacher_bound(K_diag: torch.Tensor, *, out_scale: float, norm: float) -> float:
+def rademacher_bound(
+    K_diag: torch.Tensor, *, out_scale: float, norm: float
+) -> float:
     """``out_scale * norm * sqrt(sum_n K(x_n, x_n)) / N``: the closed-form bound on R_N (chapter 6).
 
     Bounds the empirical Rademacher complexity of the linear class
@@ -72,11 +83,20 @@ def rademacher_bound(K_diag: torch.Tensor, *, out_scale: float, norm: float) -> 
     """
     K_diag = check_tensor(K_diag, "K_diag", ndim=1)
     if bool((K_diag < 0).any()):
-        raise ValueError("K_diag must be non-negative (a kernel's diagonal)")
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+        raise ValueError(
+            "K_diag must be non-negative (a kernel's diagonal)"
+        )
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
     norm = check_real(norm, "norm", low=0.0)
     n = K_diag.shape[0]
-    return out_scale * norm * math.sqrt(float(K_diag.double().sum())) / n
+    return (
+        out_scale
+        * norm
+        * math.sqrt(float(K_diag.double().sum()))
+        / n
+    )
 
 
 def empirical_rademacher(
@@ -97,19 +117,37 @@ def empirical_rademacher(
     """
     K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+        raise ValueError(
+            f"K must be square (N, N), got shape {tuple(K.shape)}"
+        )
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
     norm = check_real(norm, "norm", low=0.0)
     n_signs = check_int(n_signs, "n_signs", minimum=2)
     gen = as_generator(generator)
     n = K.shape[0]
-    sigma = torch.randint(0, 2, (n_signs, n), generator=gen).double() * 2 - 1
-    quad = torch.einsum("sn,nm,sm->s", sigma, K.double(), sigma).clamp_min(0)
+    sigma = (
+        torch.randint(0, 2, (n_signs, n), generator=gen).double()
+        * 2
+        - 1
+    )
+    quad = torch.einsum(
+        "sn,nm,sm->s", sigma, K.double(), sigma
+    ).clamp_min(0)
     vals = out_scale * norm * quad.sqrt() / n
-    return float(vals.mean()), float(vals.std() / math.sqrt(n_signs))
+    return float(vals.mean()), float(
+        vals.std() / math.sqrt(n_signs)
+    )
 
 
-def uniform_bound(rademacher: float, *, n: int, loss_bound: float, delta: float = 0.05) -> float:
+def uniform_bound(
+    rademacher: float,
+    *,
+    n: int,
+    loss_bound: float,
+    delta: float = 0.05,
+) -> float:
     """``2 R + b sqrt(2 log(2 / delta) / N)``: the bound on E_D - E_Z (SSBD Thm 26.5; chapter 6).
 
     ``rademacher`` bounds the Rademacher complexity of the (1-Lipschitz loss
@@ -119,8 +157,17 @@ def uniform_bound(rademacher: float, *, n: int, loss_bound: float, delta: float 
     rademacher = check_real(rademacher, "rademacher", low=0.0)
     n = check_int(n, "n", minimum=1)
     loss_bound = check_real(loss_bound, "loss_bound", low=0.0)
-    delta = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    return 2 * rademacher + loss_bound * math.sqrt(2 * math.log(2 / delta) / n)
+    delta = check_real(
+        delta,
+        "delta",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
+    return 2 * rademacher + loss_bound * math.sqrt(
+        2 * math.log(2 / delta) / n
+    )
 
 
 def logistic_loss_bound(max_abs_output: float) -> float:
@@ -130,8 +177,15 @@ def logistic_loss_bound(max_abs_output: float) -> float:
 
 
 def classification_task(
-    L: int, d: int, eps_x: float, n_train: int, n_test: int, *, p: int = 4,
-    generator: torch.Generator | int | None = None, dtype: torch.dtype = torch.float32,
+    L: int,
+    d: int,
+    eps_x: float,
+    n_train: int,
+    n_test: int,
+    *,
+    p: int = 4,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """A binary task of chapter 6: labels ``sign(F*(x_bar) - median)`` for a random concept-class target.
 
@@ -143,11 +197,31 @@ def classification_task(
     from .concepts import sample_target
     from .elman import normalize_sequence, sample_true_sequence
 
-    L, d = check_int(L, "L", minimum=3), check_int(d, "d", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
-    n_train, n_test = check_int(n_train, "n_train", minimum=1), check_int(n_test, "n_test", minimum=1)
-    x_bar = sample_true_sequence(n_train + n_test, L, d, generator=derive(generator, "data"), dtype=dtype)
-    target = sample_target(L, d, p=p, generator=derive(generator, "target"), dtype=dtype)
+    L, d = (
+        check_int(L, "L", minimum=3),
+        check_int(d, "d", minimum=3),
+    )
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    n_train, n_test = (
+        check_int(n_train, "n_train", minimum=1),
+        check_int(n_test, "n_test", minimum=1),
+    )
+    x_bar = sample_true_sequence(
+        n_train + n_test,
+        L,
+        d,
+        generator=derive(generator, "data"),
+        dtype=dtype,
+    )
+    target = sample_target(
+        L,
+        d,
+        p=p,
+        generator=derive(generator, "target"),
+        dtype=dtype,
+    )
     f = target(x_bar)
     y = torch.where(f >= f.median(), 1.0, -1.0).to(dtype)
     x = normalize_sequence(x_bar, eps_x)
@@ -215,29 +289,72 @@ def generalization_run(
     width = check_int(width, "width", minimum=1)
     seed = as_seed(generator)
     n_pool = check_int(n_pool, "n_pool", minimum=n)
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
-    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
+    lr_scale = check_real(
+        lr_scale, "lr_scale", low=0.0, low_open=True
+    )
     epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
-    x, y, xt, yt = classification_task(L, d, eps_x, n_pool, n_test, generator=seed)
+    x, y, xt, yt = classification_task(
+        L, d, eps_x, n_pool, n_test, generator=seed
+    )
     x, y = x[:n], y[:n]
-    model = ElmanRNN(d, width, generator=derive(seed, "weights", width))
+    model = ElmanRNN(
+        d, width, generator=derive(seed, "weights", width)
+    )
     k_train = tangent_kernel_diag(model, x)
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
-    steps = max(1, int(round(epochs * n))) if steps is None else check_int(steps, "steps", minimum=1)
-    res = train_rnn(model, x, y, out_scale=out_scale, lr=lr, steps=steps, loss="logistic",
-                    generator=derive(seed, "order", width, n), log_every=steps)
+    steps = (
+        max(1, int(round(epochs * n)))
+        if steps is None
+        else check_int(steps, "steps", minimum=1)
+    )
+    res = train_rnn(
+        model,
+        x,
+        y,
+        out_scale=out_scale,
+        lr=lr,
+        steps=steps,
+        loss="logistic",
+        generator=derive(seed, "order", width, n),
+        log_every=steps,
+    )
     h = res.history  # flips and coupling measured on the training inputs; the test loss once, below
-    norm = math.sqrt(float(res.dW.double().square().sum() + res.dA.double().square().sum()))
+    norm = math.sqrt(
+        float(
+            res.dW.double().square().sum()
+            + res.dA.double().square().sum()
+        )
+    )
     rad = rademacher_bound(k_train, out_scale=out_scale, norm=norm)
     xs = torch.cat([x, xt[:200]])
     ks = torch.cat([k_train, tangent_kernel_diag(model, xt[:200])])
-    M = float((predict(model, xs, out_scale).abs()[:, 0] + out_scale * norm * ks.sqrt()).max())
+    M = float(
+        (
+            predict(model, xs, out_scale).abs()[:, 0]
+            + out_scale * norm * ks.sqrt()
+        ).max()
+    )
     b = logistic_loss_bound(M)
     with torch.no_grad():
         zt = res.predict(xt)
         test_error = float((torch.sign(zt) != yt).double().mean())
         test_loss = float(objective(zt, yt, "logistic").mean())
     train_loss = float(h.train_loss[-1])
-    return GeneralizationRun(n, width, seed, train_loss, test_loss, test_loss - train_loss, test_error, norm, rad, b,
-                             uniform_bound(rad, n=n, loss_bound=b, delta=delta), float(h.flip_fraction[-1]),
-                             float(h.coupling_relative[-1]))
+    return GeneralizationRun(
+        n,
+        width,
+        seed,
+        train_loss,
+        test_loss,
+        test_loss - train_loss,
+        test_error,
+        norm,
+        rad,
+        b,
+        uniform_bound(rad, n=n, loss_bound=b, delta=delta),
+        float(h.flip_fraction[-1]),
+        float(h.coupling_relative[-1]),
+    )

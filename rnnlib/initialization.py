@@ -26,8 +26,18 @@ import numpy as np
 import torch
 
 from ._rng import as_generator, derive, derive_seed
-from ._validation import check_int, check_model, check_real, check_tensor
-from .elman import ElmanRNN, normalize_sequence, sample_normalized_sequence, sample_true_sequence
+from ._validation import (
+    check_int,
+    check_model,
+    check_real,
+    check_tensor,
+)
+from .elman import (
+    ElmanRNN,
+    normalize_sequence,
+    sample_normalized_sequence,
+    sample_true_sequence,
+)
 
 __all__ = [
     "predicted_sq_norms",
@@ -84,7 +94,9 @@ def norm_profile(
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     n_nets = check_int(n_nets, "n_nets", minimum=2)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     means, stds = [], []
@@ -92,18 +104,38 @@ def norm_profile(
     for m in widths:
         norms = []
         for k in range(n_nets):
-            net = ElmanRNN(d, m, generator=derive(generator, "network", m, k))
-            x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data", m, k))
+            net = ElmanRNN(
+                d, m, generator=derive(generator, "network", m, k)
+            )
+            x = sample_normalized_sequence(
+                batch_size,
+                L,
+                d,
+                eps_x,
+                generator=derive(generator, "data", m, k),
+            )
             with torch.no_grad():
-                norms.append(net.hidden_states(x).norm(dim=2).mean(dim=0).numpy())
+                norms.append(
+                    net.hidden_states(x)
+                    .norm(dim=2)
+                    .mean(dim=0)
+                    .numpy()
+                )
         norms = np.stack(norms)
         means.append(norms.mean(axis=0))
         stds.append(norms.std(axis=0, ddof=1))
     predicted = predicted_sq_norms(x)[0].sqrt().numpy()
-    return NormProfile(np.asarray(widths), np.stack(means), np.stack(stds), predicted)
+    return NormProfile(
+        np.asarray(widths),
+        np.stack(means),
+        np.stack(stds),
+        predicted,
+    )
 
 
-def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+def active_fraction(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
     """Fraction of neurons with ``D^(l)_rr = 1`` at each step, averaged over the batch; returns (L,)."""
     model = check_model(model, ElmanRNN)
     return model.activation_patterns(x).float().mean(dim=(0, 2))
@@ -127,13 +159,23 @@ def pattern_flip_fraction(
     """
     model = check_model(model, ElmanRNN)
     x = normalize_sequence(x_bar, eps_x)
-    position = check_int(position, "position", minimum=0, maximum=x_bar.shape[1] - 1)
+    position = check_int(
+        position, "position", minimum=0, maximum=x_bar.shape[1] - 1
+    )
     L, d = x.shape[1], x.shape[2]
-    fresh = sample_true_sequence(x_bar.shape[0], L, d, generator=as_generator(generator), dtype=x_bar.dtype)
+    fresh = sample_true_sequence(
+        x_bar.shape[0],
+        L,
+        d,
+        generator=as_generator(generator),
+        dtype=x_bar.dtype,
+    )
     x_bar2 = x_bar.clone()
     x_bar2[:, position] = fresh[:, position]
     before = model.activation_patterns(x)[:, position + 1 :]
-    after = model.activation_patterns(normalize_sequence(x_bar2, eps_x))[:, position + 1 :]
+    after = model.activation_patterns(
+        normalize_sequence(x_bar2, eps_x)
+    )[:, position + 1 :]
     return float((before != after).float().mean())
 
 
@@ -153,24 +195,50 @@ def flip_fraction_vs_eps(
     """
     model = check_model(model, ElmanRNN)
     if len(eps_values) == 0:
-        raise ValueError("eps_values must contain at least one value")
-    x_bar = sample_true_sequence(batch_size, L, model.input_dim, generator=derive(generator, "sequences"),
-                                 dtype=model.W.dtype)
+        raise ValueError(
+            "eps_values must contain at least one value"
+        )
+    x_bar = sample_true_sequence(
+        batch_size,
+        L,
+        model.input_dim,
+        generator=derive(generator, "sequences"),
+        dtype=model.W.dtype,
+    )
     seed = derive_seed(generator, "replacements")
     return np.array(
-        [pattern_flip_fraction(model, x_bar, eps, position, generator=seed) for eps in eps_values]
+        [
+            pattern_flip_fraction(
+                model, x_bar, eps, position, generator=seed
+            )
+            for eps in eps_values
+        ]
     )
 
 
 def sequence_norms(
-    width: int, L: int, d: int, eps_x: float, *, batch_size: int = 32, generator: torch.Generator | int | None = None
+    width: int,
+    L: int,
+    d: int,
+    eps_x: float,
+    *,
+    batch_size: int = 32,
+    generator: torch.Generator | int | None = None,
 ) -> np.ndarray:
     """``|h^(l)|`` of one network of width ``width`` along ``batch_size`` random sequences; (batch, L).
 
     Used by the explorer of chapter 1. The network comes from
     ``derive(generator, "network")``, the sequences from ``derive(generator, "data")``.
     """
-    net = ElmanRNN(d, width, generator=derive(generator, "network"))
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data"))
+    net = ElmanRNN(
+        d, width, generator=derive(generator, "network")
+    )
+    x = sample_normalized_sequence(
+        batch_size,
+        L,
+        d,
+        eps_x,
+        generator=derive(generator, "data"),
+    )
     with torch.no_grad():
         return net.hidden_states(x).norm(dim=2).numpy()

@@ -56,9 +56,19 @@ import numpy as np
 import torch
 
 from ._rng import as_seed, derive
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._validation import (
+    as_generator,
+    check_int,
+    check_real,
+    check_tensor,
+)
 from .concepts import ConceptTarget, SmoothFunction, get_function
-from .elman import ElmanRNN, elman_hidden_states, normalize_sequence, sample_true_sequence
+from .elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    normalize_sequence,
+    sample_true_sequence,
+)
 from .pseudo import back_matrices, pseudo_network
 
 __all__ = [
@@ -92,14 +102,26 @@ __all__ = [
 
 def _check_model(model: object) -> ElmanRNN:
     if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+        raise TypeError(
+            f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}"
+        )
     return model
 
 
-def _check_widths(widths: object, name: str = "widths", minimum: int = 1) -> list[int]:
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) == 0:
-        raise ValueError(f"{name} must be a non-empty sequence of integers, got {widths!r}")
-    return [check_int(m, f"{name}[i]", minimum=minimum) for m in widths]
+def _check_widths(
+    widths: object, name: str = "widths", minimum: int = 1
+) -> list[int]:
+    if (
+        isinstance(widths, (str, bytes))
+        or not isinstance(widths, Sequence)
+        or len(widths) == 0
+    ):
+        raise ValueError(
+            f"{name} must be a non-empty sequence of integers, got {widths!r}"
+        )
+    return [
+        check_int(m, f"{name}[i]", minimum=minimum) for m in widths
+    ]
 
 
 def _progress(items: list, progress: bool, desc: str) -> list:
@@ -113,7 +135,13 @@ def _progress(items: list, progress: bool, desc: str) -> list:
 # --- Lemma 4.4 ----------------------------------------------------------------------------------
 
 
-def relu_identity(v: torch.Tensor, x: torch.Tensor, T: torch.Tensor, *, scaling: str = "corrected") -> torch.Tensor:
+def relu_identity(
+    v: torch.Tensor,
+    x: torch.Tensor,
+    T: torch.Tensor,
+    *,
+    scaling: str = "corrected",
+) -> torch.Tensor:
     """``p^T relu(T x)`` of Lemma 4.4, an estimate of ``v^T x`` (chapter 4); returns a 0-d tensor.
 
     ``T`` is (m, d) with i.i.d. N(0, 1) entries, ``v`` and ``x`` are (d,).
@@ -126,12 +154,16 @@ def relu_identity(v: torch.Tensor, x: torch.Tensor, T: torch.Tensor, *, scaling:
     v = check_tensor(v, "v", shape=(T.shape[1],))
     x = check_tensor(x, "x", shape=(T.shape[1],))
     if scaling not in ("corrected", "printed"):
-        raise ValueError(f"scaling must be 'corrected' or 'printed', got {scaling!r}")
+        raise ValueError(
+            f"scaling must be 'corrected' or 'printed', got {scaling!r}"
+        )
     factor = 2.0 / T.shape[0] if scaling == "corrected" else 2.0
     return factor * (T @ v) @ torch.relu(T @ x)
 
 
-def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
+def relu_identity_std(
+    v: torch.Tensor, x: torch.Tensor, width: int
+) -> float:
     """Standard deviation of the corrected estimate of Lemma 4.4 over ``T`` (chapter 4).
 
     One term ``2 (w^T v) relu(w^T x)`` has second moment
@@ -144,7 +176,9 @@ def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
     x = check_tensor(x, "x", shape=(v.shape[0],))
     m = check_int(width, "width", minimum=1)
     vx = float(v @ x)
-    return math.sqrt((2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m)
+    return math.sqrt(
+        (2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m
+    )
 
 
 @dataclass(frozen=True)
@@ -167,7 +201,11 @@ class Lemma44Sweep:
 
 
 def lemma44_sweep(
-    widths: Sequence[int], *, d: int = 20, n_trials: int = 40, generator: torch.Generator | int | None = None
+    widths: Sequence[int],
+    *,
+    d: int = 20,
+    n_trials: int = 40,
+    generator: torch.Generator | int | None = None,
 ) -> Lemma44Sweep:
     """Error of Lemma 4.4's estimate against the width, both scalings (chapter 4).
 
@@ -180,11 +218,22 @@ def lemma44_sweep(
     out = np.zeros((5, len(widths)))
     for j, m in enumerate(widths):
         gen = derive(generator, "lemma44", m)
-        v = torch.randn(n_trials, d, generator=gen, dtype=torch.float64)
-        x = torch.randn(n_trials, d, generator=gen, dtype=torch.float64)
-        v, x = v / v.norm(dim=1, keepdim=True), x / x.norm(dim=1, keepdim=True)
-        T = torch.randn(n_trials, m, d, generator=gen, dtype=torch.float64)
-        s = torch.einsum("tmd,td->tm", T, v) * torch.relu(torch.einsum("tmd,td->tm", T, x))
+        v = torch.randn(
+            n_trials, d, generator=gen, dtype=torch.float64
+        )
+        x = torch.randn(
+            n_trials, d, generator=gen, dtype=torch.float64
+        )
+        v, x = (
+            v / v.norm(dim=1, keepdim=True),
+            x / x.norm(dim=1, keepdim=True),
+        )
+        T = torch.randn(
+            n_trials, m, d, generator=gen, dtype=torch.float64
+        )
+        s = torch.einsum("tmd,td->tm", T, v) * torch.relu(
+            torch.einsum("tmd,td->tm", T, x)
+        )
         s = s.sum(dim=1)
         vx = (v * x).sum(dim=1)
         corrected = (vx - 2.0 / m * s).abs()
@@ -192,7 +241,10 @@ def lemma44_sweep(
         std = torch.sqrt((2.0 + 3.0 * vx**2) / m)
         bound = 1.0 / math.sqrt(m)
         out[:, j] = [
-            corrected.mean(), printed.mean(), math.sqrt(2 / math.pi) * std.mean(), bound,
+            corrected.mean(),
+            printed.mean(),
+            math.sqrt(2 / math.pi) * std.mean(),
+            bound,
             (corrected > bound).double().mean(),
         ]
     return Lemma44Sweep(np.asarray(widths), *out)
@@ -201,7 +253,9 @@ def lemma44_sweep(
 # --- Theorem 4.5: decoding tokens from h^(L) ---------------------------------------------------------
 
 
-def naive_decode(W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int) -> torch.Tensor:
+def naive_decode(
+    W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int
+) -> torch.Tensor:
     """The naive inverse ``xhat^(L-k) = A^T (W^T)^k h^(L)``, k = 0..L-1 (chapter 4, Theorem 4.5).
 
     Unrolls Lemma 4.4 through the cell ``h^(l) = relu(W h^(l-1) + A x^(l))``
@@ -211,7 +265,9 @@ def naive_decode(W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int) -> t
     """
     W = check_tensor(W, "W", ndim=2)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
+        raise ValueError(
+            f"W must be square (m, m), got shape {tuple(W.shape)}"
+        )
     A = check_tensor(A, "A", shape=(W.shape[0], "d"))
     h = check_tensor(h, "h", shape=("batch", W.shape[0]))
     L = check_int(L, "L", minimum=1)
@@ -232,11 +288,15 @@ class LinearDecoder:
 
     def __call__(self, h: torch.Tensor) -> torch.Tensor:
         """Decode hidden states ``h`` (batch, m); returns (batch, n_out)."""
-        h = check_tensor(h, "h", shape=("batch", self.matrix.shape[0]))
+        h = check_tensor(
+            h, "h", shape=("batch", self.matrix.shape[0])
+        )
         return (h.to(self.matrix.dtype) @ self.matrix).to(h.dtype)
 
 
-def fit_linear_decoder(h: torch.Tensor, targets: torch.Tensor, *, ridge: float = 1e-3) -> LinearDecoder:
+def fit_linear_decoder(
+    h: torch.Tensor, targets: torch.Tensor, *, ridge: float = 1e-3
+) -> LinearDecoder:
     """Ridge least squares ``argmin_D |h D - targets|^2 + ridge |D|^2`` (chapter 4).
 
     ``h`` is (n, m) (hidden states of n sampled sequences), ``targets`` (n, k).
@@ -246,14 +306,20 @@ def fit_linear_decoder(h: torch.Tensor, targets: torch.Tensor, *, ridge: float =
     the primal form ``(h^T h + ridge I)^(-1) h^T targets`` otherwise (equal).
     """
     h = check_tensor(h, "h", ndim=2)
-    targets = check_tensor(targets, "targets", shape=(h.shape[0], "k"))
+    targets = check_tensor(
+        targets, "targets", shape=(h.shape[0], "k")
+    )
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     H, Y = h.double(), targets.double()
     n, m = H.shape
     if n < m:
-        matrix = H.T @ torch.linalg.solve(H @ H.T + ridge * torch.eye(n, dtype=H.dtype), Y)
+        matrix = H.T @ torch.linalg.solve(
+            H @ H.T + ridge * torch.eye(n, dtype=H.dtype), Y
+        )
     else:
-        matrix = torch.linalg.solve(H.T @ H + ridge * torch.eye(m, dtype=H.dtype), H.T @ Y)
+        matrix = torch.linalg.solve(
+            H.T @ H + ridge * torch.eye(m, dtype=H.dtype), H.T @ Y
+        )
     return LinearDecoder(matrix, ridge)
 
 
@@ -275,8 +341,14 @@ class DecodingErrors:
     fitted: np.ndarray
 
 
-def _token_errors(xhat: torch.Tensor, x: torch.Tensor, eps_x: float) -> np.ndarray:
-    return ((xhat - x)[:, 1:-1].abs().amax(dim=2).mean(dim=0) / eps_x).double().numpy()
+def _token_errors(
+    xhat: torch.Tensor, x: torch.Tensor, eps_x: float
+) -> np.ndarray:
+    return (
+        ((xhat - x)[:, 1:-1].abs().amax(dim=2).mean(dim=0) / eps_x)
+        .double()
+        .numpy()
+    )
 
 
 def decoding_errors(
@@ -297,25 +369,42 @@ def decoding_errors(
     """
     model = _check_model(model)
     L = check_int(L, "L", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     n_train = check_int(n_train, "n_train", minimum=1)
     n_test = check_int(n_test, "n_test", minimum=1)
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     d, dtype = model.input_dim, model.W.dtype
     if d < 3:
-        raise ValueError(f"model.input_dim must be >= 3 for normalized sequences, got {d}")
+        raise ValueError(
+            f"model.input_dim must be >= 3 for normalized sequences, got {d}"
+        )
     W, A = model.W.detach(), model.A.detach()
-    x_bar = sample_true_sequence(n_train + n_test, L, d, generator=derive(generator, "decode-data"), dtype=dtype)
+    x_bar = sample_true_sequence(
+        n_train + n_test,
+        L,
+        d,
+        generator=derive(generator, "decode-data"),
+        dtype=dtype,
+    )
     x = normalize_sequence(x_bar, eps_x)
     with torch.no_grad():
         h = elman_hidden_states(W, A, x)[:, -1]
-    decoder = fit_linear_decoder(h[:n_train], x[:n_train].reshape(n_train, -1), ridge=ridge)
+    decoder = fit_linear_decoder(
+        h[:n_train], x[:n_train].reshape(n_train, -1), ridge=ridge
+    )
     x_test, h_test = x[n_train:], h[n_train:]
     fitted = decoder(h_test).reshape(n_test, L, d)
     with torch.no_grad():
         naive = naive_decode(W, A, h_test, L)
     return DecodingErrors(
-        model.width, L, eps_x, np.arange(2, L), _token_errors(naive, x_test, eps_x), _token_errors(fitted, x_test, eps_x)
+        model.width,
+        L,
+        eps_x,
+        np.arange(2, L),
+        _token_errors(naive, x_test, eps_x),
+        _token_errors(fitted, x_test, eps_x),
     )
 
 
@@ -361,9 +450,20 @@ def decoding_sweep(
     seed = as_seed(generator)
     widths = _check_widths(widths)
     lengths = _check_widths(lengths, "lengths", minimum=3)
-    if isinstance(eps_values, (str, bytes)) or not isinstance(eps_values, Sequence) or len(eps_values) == 0:
-        raise ValueError(f"eps_values must be a non-empty sequence of numbers in (0, 1], got {eps_values!r}")
-    eps_values = [check_real(e, "eps_values[i]", low=0.0, high=1.0, low_open=True) for e in eps_values]
+    if (
+        isinstance(eps_values, (str, bytes))
+        or not isinstance(eps_values, Sequence)
+        or len(eps_values) == 0
+    ):
+        raise ValueError(
+            f"eps_values must be a non-empty sequence of numbers in (0, 1], got {eps_values!r}"
+        )
+    eps_values = [
+        check_real(
+            e, "eps_values[i]", low=0.0, high=1.0, low_open=True
+        )
+        for e in eps_values
+    ]
     d = check_int(d, "d", minimum=3)
     n_networks = check_int(n_networks, "n_networks", minimum=1)
     shape = (len(widths), len(lengths), len(eps_values))
@@ -373,15 +473,40 @@ def decoding_sweep(
             for k, eps in enumerate(eps_values):
                 runs = []
                 for net in range(n_networks):
-                    model = ElmanRNN(d, m, generator=derive(seed, "net", m, net), dtype=dtype)
-                    runs.append(decoding_errors(model, L, eps, n_train=n_train, n_test=n_test, ridge=ridge,
-                                                generator=derive(seed, "data", m, L, net)))
+                    model = ElmanRNN(
+                        d,
+                        m,
+                        generator=derive(seed, "net", m, net),
+                        dtype=dtype,
+                    )
+                    runs.append(
+                        decoding_errors(
+                            model,
+                            L,
+                            eps,
+                            n_train=n_train,
+                            n_test=n_test,
+                            ridge=ridge,
+                            generator=derive(
+                                seed, "data", m, L, net
+                            ),
+                        )
+                    )
                 prof_n = np.mean([r.naive for r in runs], axis=0)
                 prof_f = np.mean([r.fitted for r in runs], axis=0)
                 profiles[(m, L, eps)] = (prof_n, prof_f)
-                naive[i, j, k], fitted[i, j, k] = prof_n.mean(), prof_f.mean()
-    return DecodingSweep(np.asarray(widths), np.asarray(lengths), np.asarray(eps_values, dtype=float),
-                         naive, fitted, profiles)
+                naive[i, j, k], fitted[i, j, k] = (
+                    prof_n.mean(),
+                    prof_f.mean(),
+                )
+    return DecodingSweep(
+        np.asarray(widths),
+        np.asarray(lengths),
+        np.asarray(eps_values, dtype=float),
+        naive,
+        fitted,
+        profiles,
+    )
 
 
 # --- Lemma 4.1: random step features --------------------------------------------------------------
@@ -393,14 +518,24 @@ def _hermite(t: torch.Tensor, degree: int) -> torch.Tensor:
     for j in range(2, degree + 1):
         out.append(t * out[-1] - (j - 1) * out[-2])
     out = torch.stack(out[: degree + 1], dim=-1)
-    norms = torch.tensor([math.sqrt(math.factorial(j)) for j in range(degree + 1)], dtype=t.dtype)
+    norms = torch.tensor(
+        [math.sqrt(math.factorial(j)) for j in range(degree + 1)],
+        dtype=t.dtype,
+    )
     return out / norms
 
 
-def _indicator_mean(u: torch.Tensor, alpha: torch.Tensor, b0: torch.Tensor, radius: float) -> torch.Tensor:
+def _indicator_mean(
+    u: torch.Tensor,
+    alpha: torch.Tensor,
+    b0: torch.Tensor,
+    radius: float,
+) -> torch.Tensor:
     """``P_beta[radius (alpha u + beta sqrt(1-u^2)) + b0 >= 0] = Phi((radius alpha u + b0) / (radius sqrt(1-u^2)))``."""
     s = torch.sqrt(torch.clamp(1 - u * u, min=1e-24))
-    return torch.special.ndtr((radius * alpha * u + b0) / (radius * s))
+    return torch.special.ndtr(
+        (radius * alpha * u + b0) / (radius * s)
+    )
 
 
 @dataclass(frozen=True)
@@ -425,47 +560,81 @@ class StepFeatureFit:
         """``sqrt(E[H(alpha, b0)^2])`` for alpha, b0 ~ N(0, 1)."""
         return float(self.theta.norm())
 
-    def H(self, alpha: torch.Tensor, b0: torch.Tensor) -> torch.Tensor:
+    def H(
+        self, alpha: torch.Tensor, b0: torch.Tensor
+    ) -> torch.Tensor:
         """``H`` at points ``(alpha, b0)`` of equal shape; float64."""
         alpha = check_tensor(alpha, "alpha", finite=True).double()
-        b0 = check_tensor(b0, "b0", shape=tuple(alpha.shape)).double()
+        b0 = check_tensor(
+            b0, "b0", shape=tuple(alpha.shape)
+        ).double()
         J, K = self.theta.shape[0] - 1, self.theta.shape[1] - 1
-        return torch.einsum("...j,jk,...k->...", _hermite(alpha, J), self.theta, _hermite(b0, K))
+        return torch.einsum(
+            "...j,jk,...k->...",
+            _hermite(alpha, J),
+            self.theta,
+            _hermite(b0, K),
+        )
 
     def expectation(self, u: torch.Tensor) -> torch.Tensor:
         """``g(u)``, the infinite-width limit, by Gauss-Hermite quadrature; ``u`` in [-1, 1], float64."""
         u = _check_u(u)
-        return _design(u, self.theta.shape[0] - 1, self.theta.shape[1] - 1, self.radius, self.n_quad) @ self.theta.reshape(-1)
+        return _design(
+            u,
+            self.theta.shape[0] - 1,
+            self.theta.shape[1] - 1,
+            self.radius,
+            self.n_quad,
+        ) @ self.theta.reshape(-1)
 
 
 def _check_u(u: object) -> torch.Tensor:
     u = check_tensor(u, "u", ndim=1).double()
     if bool((u.abs() > 1).any()):
-        raise ValueError(f"u must lie in [-1, 1], got values up to {float(u.abs().max()):.3g}")
+        raise ValueError(
+            f"u must lie in [-1, 1], got values up to {float(u.abs().max()):.3g}"
+        )
     return u
 
 
-def _design(u: torch.Tensor, J: int, K: int, radius: float, n_quad: int) -> torch.Tensor:
+def _design(
+    u: torch.Tensor, J: int, K: int, radius: float, n_quad: int
+) -> torch.Tensor:
     """``E[He_j(alpha) He_k(b0) 1[...]]`` for each u: (len(u), (J+1)(K+1)), by n_quad^2-point quadrature."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(n_quad)
     nodes = torch.tensor(nodes, dtype=torch.float64)
-    weights = torch.tensor(weights / math.sqrt(2 * math.pi), dtype=torch.float64)
+    weights = torch.tensor(
+        weights / math.sqrt(2 * math.pi), dtype=torch.float64
+    )
     pa = _hermite(nodes, J) * weights[:, None]  # (n, J+1)
     pb = _hermite(nodes, K) * weights[:, None]  # (n, K+1)
-    P = _indicator_mean(u[None, None, :], nodes[:, None, None], nodes[None, :, None], radius)  # (n, n, U)
-    return torch.einsum("aj,bk,abu->ujk", pa, pb, P).reshape(len(u), -1)
+    P = _indicator_mean(
+        u[None, None, :],
+        nodes[:, None, None],
+        nodes[None, :, None],
+        radius,
+    )  # (n, n, U)
+    return torch.einsum("aj,bk,abu->ujk", pa, pb, P).reshape(
+        len(u), -1
+    )
 
 
-def _as_callable(phi: object) -> Callable[[torch.Tensor], torch.Tensor]:
+def _as_callable(
+    phi: object,
+) -> Callable[[torch.Tensor], torch.Tensor]:
     if isinstance(phi, (str, SmoothFunction)):
         return get_function(phi)
     if not callable(phi):
-        raise TypeError(f"phi must be callable (a function of a tensor), a SmoothFunction or a name, got {type(phi).__name__}")
+        raise TypeError(
+            f"phi must be callable (a function of a tensor), a SmoothFunction or a name, got {type(phi).__name__}"
+        )
     return phi
 
 
 def fit_step_features(
-    phi: Callable[[torch.Tensor], torch.Tensor] | SmoothFunction | str,
+    phi: Callable[[torch.Tensor], torch.Tensor]
+    | SmoothFunction
+    | str,
     *,
     interval: tuple[float, float] = (-1.0, 1.0),
     radius: float = 1.0,
@@ -488,31 +657,59 @@ def fit_step_features(
     ``E[H^2] / m``).
     """
     f = _as_callable(phi)
-    if not isinstance(interval, (tuple, list)) or len(interval) != 2:
-        raise ValueError(f"interval must be a pair (low, high), got {interval!r}")
+    if (
+        not isinstance(interval, (tuple, list))
+        or len(interval) != 2
+    ):
+        raise ValueError(
+            f"interval must be a pair (low, high), got {interval!r}"
+        )
     lo = check_real(interval[0], "interval[0]", low=-1.0, high=1.0)
     hi = check_real(interval[1], "interval[1]", low=-1.0, high=1.0)
     if not lo < hi:
-        raise ValueError(f"interval must have low < high, got {interval!r}")
+        raise ValueError(
+            f"interval must have low < high, got {interval!r}"
+        )
     radius = check_real(radius, "radius", low=0.0, low_open=True)
     if not isinstance(degree, (tuple, list)) or len(degree) != 2:
-        raise ValueError(f"degree must be a pair (J, K) of Hermite degrees, got {degree!r}")
-    J, K = check_int(degree[0], "degree[0]", minimum=0), check_int(degree[1], "degree[1]", minimum=0)
+        raise ValueError(
+            f"degree must be a pair (J, K) of Hermite degrees, got {degree!r}"
+        )
+    J, K = (
+        check_int(degree[0], "degree[0]", minimum=0),
+        check_int(degree[1], "degree[1]", minimum=0),
+    )
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     n_grid = check_int(n_grid, "n_grid", minimum=2)
     n_quad = check_int(n_quad, "n_quad", minimum=2)
     u = torch.linspace(lo, hi, n_grid, dtype=torch.float64)
     y = f(u).double()
     if y.shape != u.shape or not bool(torch.isfinite(y).all()):
-        raise ValueError("phi must map a 1-d tensor of u values to finite values of the same shape")
+        raise ValueError(
+            "phi must map a 1-d tensor of u values to finite values of the same shape"
+        )
     G = _design(u, J, K, radius, n_quad)
-    theta = torch.linalg.solve(G.T @ G / n_grid + ridge * torch.eye(G.shape[1], dtype=G.dtype), G.T @ y / n_grid)
+    theta = torch.linalg.solve(
+        G.T @ G / n_grid
+        + ridge * torch.eye(G.shape[1], dtype=G.dtype),
+        G.T @ y / n_grid,
+    )
     fit_error = float((G @ theta - y).abs().max())
-    return StepFeatureFit(theta.reshape(J + 1, K + 1), radius, (lo, hi), fit_error, n_quad)
+    return StepFeatureFit(
+        theta.reshape(J + 1, K + 1),
+        radius,
+        (lo, hi),
+        fit_error,
+        n_quad,
+    )
 
 
 def step_feature_average(
-    fit: StepFeatureFit, u: torch.Tensor, width: int, *, generator: torch.Generator | int | None = None
+    fit: StepFeatureFit,
+    u: torch.Tensor,
+    width: int,
+    *,
+    generator: torch.Generator | int | None = None,
 ) -> torch.Tensor:
     """``(1/m) sum_r H(alpha_r, b0_r) 1[r (alpha_r u + beta_r sqrt(1-u^2)) + b0_r >= 0]`` (chapter 4, Lemma 4.1).
 
@@ -521,13 +718,21 @@ def step_feature_average(
     ``fit.expectation(u)``.
     """
     if not isinstance(fit, StepFeatureFit):
-        raise TypeError(f"fit must be a StepFeatureFit, got {type(fit).__name__}")
+        raise TypeError(
+            f"fit must be a StepFeatureFit, got {type(fit).__name__}"
+        )
     u = _check_u(u)
     m = check_int(width, "width", minimum=1)
     gen = as_generator(generator)
-    alpha, beta, b0 = torch.randn(3, m, generator=gen, dtype=torch.float64)
+    alpha, beta, b0 = torch.randn(
+        3, m, generator=gen, dtype=torch.float64
+    )
     s = torch.sqrt(torch.clamp(1 - u * u, min=0.0))
-    active = fit.radius * (alpha[:, None] * u + beta[:, None] * s) + b0[:, None] >= 0
+    active = (
+        fit.radius * (alpha[:, None] * u + beta[:, None] * s)
+        + b0[:, None]
+        >= 0
+    )
     return fit.H(alpha, b0) @ active.double() / m
 
 
@@ -565,7 +770,9 @@ def step_feature_sweep(
     in [-1, 1]; it is averaged over ``n_draws`` draws per width.
     """
     if not isinstance(functions, dict) or not functions:
-        raise ValueError("functions must be a non-empty dict {name: function}")
+        raise ValueError(
+            "functions must be a non-empty dict {name: function}"
+        )
     widths = _check_widths(widths)
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     n_points = check_int(n_points, "n_points", minimum=2)
@@ -580,17 +787,35 @@ def step_feature_sweep(
         target = phi(u).double()
         for j, m in enumerate(widths):
             errs = [
-                float((step_feature_average(fit, u, m, generator=derive(generator, "features", f, m, k)) - target).abs().max())
+                float(
+                    (
+                        step_feature_average(
+                            fit,
+                            u,
+                            m,
+                            generator=derive(
+                                generator, "features", f, m, k
+                            ),
+                        )
+                        - target
+                    )
+                    .abs()
+                    .max()
+                )
                 for k in range(n_draws)
             ]
             errors[f, j] = np.mean(errs)
-    return StepFeatureSweep(np.asarray(widths), names, errors, norms, fit_errors)
+    return StepFeatureSweep(
+        np.asarray(widths), names, errors, norms, fit_errors
+    )
 
 
 # --- Lemma F.11 ----------------------------------------------------------------------------------------
 
 
-def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+def backprop_correlations(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
     """``c_i = (1/m) sum_r B_{s,r} (Back_{i->L})_{s,r}`` for i = 1..L (chapter 4, Lemma F.11).
 
     ``Back_{L->L} = B``, so ``c_L = (1/m) sum_r b_r^2 -> Var(b) = 2/d_out``;
@@ -600,7 +825,9 @@ def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     model = _check_model(model)
     x = model._check_input(x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
-    return torch.einsum("blsm,sm->bls", back, model.B) / model.width
+    return (
+        torch.einsum("blsm,sm->bls", back, model.B) / model.width
+    )
 
 
 @dataclass(frozen=True)
@@ -633,21 +860,45 @@ def correlation_sweep(
     widths = _check_widths(widths)
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n_networks = check_int(n_networks, "n_networks", minimum=1)
     last, max_earlier, profile = [], [], []
     for m in widths:
         cs = []
         for k in range(n_networks):
-            model = ElmanRNN(d, m, generator=derive(seed, "net", m, k), dtype=dtype)
-            x_bar = sample_true_sequence(batch_size, L, d, generator=derive(seed, "data", m, k), dtype=dtype)
-            cs.append(backprop_correlations(model, normalize_sequence(x_bar, eps_x))[..., 0].double())
+            model = ElmanRNN(
+                d,
+                m,
+                generator=derive(seed, "net", m, k),
+                dtype=dtype,
+            )
+            x_bar = sample_true_sequence(
+                batch_size,
+                L,
+                d,
+                generator=derive(seed, "data", m, k),
+                dtype=dtype,
+            )
+            cs.append(
+                backprop_correlations(
+                    model, normalize_sequence(x_bar, eps_x)
+                )[..., 0].double()
+            )
         c = torch.cat(cs)  # (n_networks * batch, L)
         last.append(float(c[:, -1].mean()))
-        max_earlier.append(float(c[:, :-1].abs().amax(dim=1).mean()))
+        max_earlier.append(
+            float(c[:, :-1].abs().amax(dim=1).mean())
+        )
         profile.append(c.abs().mean(dim=0).numpy())
-    return CorrelationSweep(np.asarray(widths), np.asarray(last), np.asarray(max_earlier), np.stack(profile))
+    return CorrelationSweep(
+        np.asarray(widths),
+        np.asarray(last),
+        np.asarray(max_earlier),
+        np.stack(profile),
+    )
 
 
 # --- Lemma 4.2 and Theorem 4.3: the construction ------------------------------------------------------
@@ -673,9 +924,13 @@ class Construction:
 
 def _check_target(target: object, L: int, d: int) -> ConceptTarget:
     if not isinstance(target, ConceptTarget):
-        raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")
+        raise TypeError(
+            f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"
+        )
     if target.output_dim != 1 or target.width != 1:
-        raise ValueError(f"target must have one output and one neuron (d_out = p = 1), got {target.output_dim} and {target.width}")
+        raise ValueError(
+            f"target must have one output and one neuron (d_out = p = 1), got {target.output_dim} and {target.width}"
+        )
     if (target.n_tokens, target.token_dim) != (L - 2, d - 1):
         raise ValueError(
             f"target must read sequences of {L - 2} tokens of dimension {d - 1} (L = {L}, d = {d}), "
@@ -686,7 +941,9 @@ def _check_target(target: object, L: int, d: int) -> ConceptTarget:
 
 def _last_states(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
-        return elman_hidden_states(model.W.detach(), model.A.detach(), x)
+        return elman_hidden_states(
+            model.W.detach(), model.A.detach(), x
+        )
 
 
 def construct_existence(
@@ -717,31 +974,61 @@ def construct_existence(
     """
     model = _check_model(model)
     if model.output_dim != 1:
-        raise ValueError(f"model must have one output (d_out = 1), got output_dim = {model.output_dim}")
+        raise ValueError(
+            f"model must have one output (d_out = 1), got output_dim = {model.output_dim}"
+        )
     d, m, dtype = model.input_dim, model.width, model.W.dtype
     if not isinstance(target, ConceptTarget):
-        raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")
+        raise TypeError(
+            f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"
+        )
     L = _check_target(target, target.n_tokens + 2, d).n_tokens + 2
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     n_fit = check_int(n_fit, "n_fit", minimum=2)
-    decoder_ridge = check_real(decoder_ridge, "decoder_ridge", low=0.0, low_open=True)
+    decoder_ridge = check_real(
+        decoder_ridge, "decoder_ridge", low=0.0, low_open=True
+    )
     margin = check_real(margin, "margin", low=0.0)
-    x_bar = sample_true_sequence(n_fit, L, d, generator=derive(generator, "construction-data"), dtype=dtype)
-    h = _last_states(model, normalize_sequence(x_bar, eps_x))[:, -2].double()  # h^(L-1)
+    x_bar = sample_true_sequence(
+        n_fit,
+        L,
+        d,
+        generator=derive(generator, "construction-data"),
+        dtype=dtype,
+    )
+    h = _last_states(model, normalize_sequence(x_bar, eps_x))[
+        :, -2
+    ].double()  # h^(L-1)
     z = target.preactivations(x_bar)[:, 0, 0].double()
-    v = fit_linear_decoder(h, z[:, None], ridge=decoder_ridge).matrix[:, 0]
+    v = fit_linear_decoder(
+        h, z[:, None], ridge=decoder_ridge
+    ).matrix[:, 0]
     radius = float(h.norm(dim=1).mean())
     v_hat = v / v.norm()
     R = float(v.norm()) * radius
     u = (h @ v_hat) / h.norm(dim=1)
     lo, hi = float(u.min()), float(u.max())
-    lo, hi = max(-1.0, lo - margin * (hi - lo)), min(1.0, hi + margin * (hi - lo))
+    lo, hi = (
+        max(-1.0, lo - margin * (hi - lo)),
+        min(1.0, hi + margin * (hi - lo)),
+    )
     phi = target.phis[0][0]
     var_b = 2.0 / model.output_dim
     b_dagger = float(target.b[0, 0])
-    fit = fit_step_features(lambda t: b_dagger * phi(R * t) / var_b, interval=(lo, hi), radius=radius,
-                            degree=degree, ridge=fit_ridge)
-    W, A, B = model.W.detach().double(), model.A.detach().double(), model.B.double()
+    fit = fit_step_features(
+        lambda t: b_dagger * phi(R * t) / var_b,
+        interval=(lo, hi),
+        radius=radius,
+        degree=degree,
+        ridge=fit_ridge,
+    )
+    W, A, B = (
+        model.W.detach().double(),
+        model.A.detach().double(),
+        model.B.double(),
+    )
     scale = math.sqrt(m / 2)
     coef = B[0] * fit.H(scale * (W @ v_hat), scale * A[:, -1]) / m
     dA = torch.zeros(m, d, dtype=torch.float64)
@@ -774,29 +1061,60 @@ class ConstructionErrors:
 
 
 def evaluate_construction(
-    model: ElmanRNN, construction: Construction, target: ConceptTarget, x_bar: torch.Tensor, eps_x: float
+    model: ElmanRNN,
+    construction: Construction,
+    target: ConceptTarget,
+    x_bar: torch.Tensor,
+    eps_x: float,
 ) -> ConstructionErrors:
     """Evaluate the constructed pseudo-network ``F(x; 0, A*)`` against ``F*(xbar)`` (chapter 4, Theorem 4.3)."""
     model = _check_model(model)
     if not isinstance(construction, Construction):
-        raise TypeError(f"construction must be an rnnlib.inversion.Construction, got {type(construction).__name__}")
+        raise TypeError(
+            f"construction must be an rnnlib.inversion.Construction, got {type(construction).__name__}"
+        )
     m, d = model.width, model.input_dim
     if construction.dA.shape != (m, d):
-        raise ValueError(f"construction has A* of shape {tuple(construction.dA.shape)}, the model needs {(m, d)}")
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+        raise ValueError(
+            f"construction has A* of shape {tuple(construction.dA.shape)}, the model needs {(m, d)}"
+        )
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     x = normalize_sequence(x_bar, eps_x)
     target = _check_target(target, x.shape[1], d)
     dA = construction.dA.to(model.W.dtype)
-    F = pseudo_network(model, torch.zeros(m, m, dtype=model.W.dtype), dA, x)[:, 0].double()
+    F = pseudo_network(
+        model, torch.zeros(m, m, dtype=model.W.dtype), dA, x
+    )[:, 0].double()
     F_star = target(x_bar)[:, 0].double()
     h = _last_states(model, x)
     back = back_matrices(model, x)[:, :, 0]  # (batch, L, m)
-    terms = ((back * (h > 0).to(x.dtype) * (x @ dA.T)).sum(dim=2)).double().abs().mean(dim=0)
+    terms = (
+        ((back * (h > 0).to(x.dtype) * (x @ dA.T)).sum(dim=2))
+        .double()
+        .abs()
+        .mean(dim=0)
+    )
     z = target.preactivations(x_bar)[:, 0, 0].double()
-    decoding = float((h[:, -2].double() @ construction.v.double() - z).abs().mean())
+    decoding = float(
+        (h[:, -2].double() @ construction.v.double() - z)
+        .abs()
+        .mean()
+    )
     return ConstructionErrors(
-        float((F - F_star).abs().mean()), float(((F - F.mean()) - (F_star - F_star.mean())).abs().mean()), terms.numpy(), decoding, float(construction.dA.double().norm()),
-        float(F_star.std()), F.numpy(), F_star.numpy(),
+        float((F - F_star).abs().mean()),
+        float(
+            ((F - F.mean()) - (F_star - F_star.mean()))
+            .abs()
+            .mean()
+        ),
+        terms.numpy(),
+        decoding,
+        float(construction.dA.double().norm()),
+        float(F_star.std()),
+        F.numpy(),
+        F_star.numpy(),
     )
 
 
@@ -846,24 +1164,60 @@ def construction_sweep(
     seed = as_seed(generator)
     widths = _check_widths(widths)
     if not isinstance(target, ConceptTarget):
-        raise TypeError(f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}")
+        raise TypeError(
+            f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"
+        )
     L, d = target.n_tokens + 2, target.token_dim + 1
     _check_target(target, L, d)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     n_networks = check_int(n_networks, "n_networks", minimum=1)
     n_test = check_int(n_test, "n_test", minimum=1)
-    x_bar = sample_true_sequence(n_test, L, d, generator=derive(seed, "test"), dtype=dtype)
+    x_bar = sample_true_sequence(
+        n_test, L, d, generator=derive(seed, "test"), dtype=dtype
+    )
     rows, sample = [], None
     for m in _progress(widths, progress, "widths"):
         per_net = []
         for k in range(n_networks):
-            model = ElmanRNN(d, m, generator=derive(seed, "net", m, k), dtype=dtype)
-            c = construct_existence(model, target, eps_x, n_fit=n_fit, generator=derive(seed, "fit", m, k),
-                                    **construct_kwargs)
-            e = evaluate_construction(model, c, target, x_bar, eps_x)
-            per_net.append([e.error, e.centred, e.terms[0], e.terms[-1], e.decoding, e.norm_A, c.R, c.fit.norm])
+            model = ElmanRNN(
+                d,
+                m,
+                generator=derive(seed, "net", m, k),
+                dtype=dtype,
+            )
+            c = construct_existence(
+                model,
+                target,
+                eps_x,
+                n_fit=n_fit,
+                generator=derive(seed, "fit", m, k),
+                **construct_kwargs,
+            )
+            e = evaluate_construction(
+                model, c, target, x_bar, eps_x
+            )
+            per_net.append(
+                [
+                    e.error,
+                    e.centred,
+                    e.terms[0],
+                    e.terms[-1],
+                    e.decoding,
+                    e.norm_A,
+                    c.R,
+                    c.fit.norm,
+                ]
+            )
             if k == 0:
                 sample = e
         rows.append(np.mean(per_net, axis=0))
     cols = np.asarray(rows).T
-    return ConstructionSweep(np.asarray(widths), eps_x, *cols, float(sample.target_std), sample)
+    return ConstructionSweep(
+        np.asarray(widths),
+        eps_x,
+        *cols,
+        float(sample.target_std),
+        sample,
+    )

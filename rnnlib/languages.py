@@ -52,7 +52,12 @@ import numpy as np
 import torch
 
 from ._rng import as_generator, derive
-from ._validation import check_dtype, check_int, check_real, check_tensor
+from ._validation import (
+    check_dtype,
+    check_int,
+    check_real,
+    check_tensor,
+)
 
 __all__ = [
     "PAD",
@@ -90,7 +95,9 @@ PAD: int = -1
 def _check_binary(z: object, name: str = "z") -> torch.Tensor:
     z = check_tensor(z, name, ndim=2, floating=False)
     if bool((~((z == 0) | (z == 1))).any()):
-        raise ValueError(f"{name} must hold only 0s and 1s (binary strings, shape (batch, n))")
+        raise ValueError(
+            f"{name} must hold only 0s and 1s (binary strings, shape (batch, n))"
+        )
     return z
 
 
@@ -98,18 +105,28 @@ def _check_strings(z: object, name: str = "z") -> torch.Tensor:
     """Binary strings (batch, n_max), possibly left-padded with PAD = -1; at least one symbol per row."""
     z = check_tensor(z, name, ndim=2, floating=False)
     if z.dtype == torch.bool or z.is_floating_point():
-        raise TypeError(f"{name} must be an integer tensor of 0s and 1s (left-padded with -1), got {z.dtype}")
+        raise TypeError(
+            f"{name} must be an integer tensor of 0s and 1s (left-padded with -1), got {z.dtype}"
+        )
     if bool((~((z == 0) | (z == 1) | (z == PAD))).any()):
-        raise ValueError(f"{name} must hold only 0s and 1s, left-padded with -1 (shape (batch, n_max))")
+        raise ValueError(
+            f"{name} must hold only 0s and 1s, left-padded with -1 (shape (batch, n_max))"
+        )
     pad = z == PAD
     if bool((pad[:, 1:] & ~pad[:, :-1]).any()):
-        raise ValueError(f"{name}: padding (-1) must come before the symbols of a string (left padding)")
+        raise ValueError(
+            f"{name}: padding (-1) must come before the symbols of a string (left padding)"
+        )
     if bool(pad[:, -1].any()):
-        raise ValueError(f"{name}: every string must have at least one symbol (a row is all padding)")
+        raise ValueError(
+            f"{name}: every string must have at least one symbol (a row is all padding)"
+        )
     return z.to(torch.int64)
 
 
-def embed_binary(z: torch.Tensor, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def embed_binary(
+    z: torch.Tensor, *, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """Embed binary strings ``z`` (batch, n) as true sequences (batch, n, 3) (chapters 2 and 7).
 
     Token ``z_i`` becomes ``(sqrt(3)/2 z_i, sqrt(3)/2 (1 - z_i), 1/2)``: a unit
@@ -119,7 +136,9 @@ def embed_binary(z: torch.Tensor, *, dtype: torch.dtype = torch.float32) -> torc
     check_dtype(dtype)
     z = _check_binary(z).to(dtype)
     c = math.sqrt(3.0) / 2.0
-    return torch.stack([c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2)
+    return torch.stack(
+        [c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2
+    )
 
 
 def count_ones(z: torch.Tensor) -> torch.Tensor:
@@ -133,14 +152,20 @@ def dl1_indicator(z: torch.Tensor) -> torch.Tensor:
 
 
 def sample_binary_strings(
-    batch_size: int, n: int, *, p: float = 0.5, generator: torch.Generator | int | None = None
+    batch_size: int,
+    n: int,
+    *,
+    p: float = 0.5,
+    generator: torch.Generator | int | None = None,
 ) -> torch.Tensor:
     """``batch_size`` strings of ``n`` i.i.d. Bernoulli(p) bits; returns int64 (batch_size, n)."""
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n = check_int(n, "n", minimum=1)
     p = check_real(p, "p", low=0.0, high=1.0)
     gen = as_generator(generator)
-    return (torch.rand(batch_size, n, generator=gen) < p).to(torch.int64)
+    return (torch.rand(batch_size, n, generator=gen) < p).to(
+        torch.int64
+    )
 
 
 def sample_dl1_balanced(
@@ -167,17 +192,34 @@ def sample_dl1_balanced(
     """
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n = check_int(n, "n", minimum=1)
-    max_ones = check_int(max_ones, "max_ones", minimum=1, maximum=n)
+    max_ones = check_int(
+        max_ones, "max_ones", minimum=1, maximum=n
+    )
     gen = as_generator(generator)
     if min_length is not None:
-        min_length = check_int(min_length, "min_length", minimum=max_ones, maximum=n)
-    counts = torch.randint(0, max_ones + 1, (batch_size,), generator=gen)
-    ranks = torch.rand(batch_size, n, generator=gen).argsort(dim=1).argsort(dim=1)  # a random permutation per row
+        min_length = check_int(
+            min_length, "min_length", minimum=max_ones, maximum=n
+        )
+    counts = torch.randint(
+        0, max_ones + 1, (batch_size,), generator=gen
+    )
+    ranks = (
+        torch.rand(batch_size, n, generator=gen)
+        .argsort(dim=1)
+        .argsort(dim=1)
+    )  # a random permutation per row
     if min_length is None:
         return (ranks < counts[:, None]).to(torch.int64)
-    lengths = torch.randint(min_length, n + 1, (batch_size,), generator=gen)
+    lengths = torch.randint(
+        min_length, n + 1, (batch_size,), generator=gen
+    )
     pad = torch.arange(n)[None, :] < (n - lengths)[:, None]
-    ranks = torch.rand(batch_size, n, generator=gen).masked_fill(pad, 2.0).argsort(dim=1).argsort(dim=1)
+    ranks = (
+        torch.rand(batch_size, n, generator=gen)
+        .masked_fill(pad, 2.0)
+        .argsort(dim=1)
+        .argsort(dim=1)
+    )
     z = (ranks < counts[:, None]).to(torch.int64)
     return z.masked_fill(pad, PAD)
 
@@ -208,19 +250,34 @@ def parity_indicator(z: torch.Tensor) -> torch.Tensor:
     return _as_label(_ones(z) % 2 == 1)
 
 
-def _check_pattern(pattern: object, name: str = "pattern") -> tuple[int, ...]:
+def _check_pattern(
+    pattern: object, name: str = "pattern"
+) -> tuple[int, ...]:
     if isinstance(pattern, str):
         if not pattern or set(pattern) - {"0", "1"}:
-            raise ValueError(f"{name} must be a non-empty string of 0s and 1s, got {pattern!r}")
+            raise ValueError(
+                f"{name} must be a non-empty string of 0s and 1s, got {pattern!r}"
+            )
         return tuple(int(c) for c in pattern)
-    if isinstance(pattern, (tuple, list)) and pattern and all(
-        not isinstance(b, bool) and isinstance(b, int) and b in (0, 1) for b in pattern
+    if (
+        isinstance(pattern, (tuple, list))
+        and pattern
+        and all(
+            not isinstance(b, bool)
+            and isinstance(b, int)
+            and b in (0, 1)
+            for b in pattern
+        )
     ):
         return tuple(int(b) for b in pattern)
-    raise ValueError(f"{name} must be a non-empty string or sequence of 0s and 1s, got {pattern!r}")
+    raise ValueError(
+        f"{name} must be a non-empty string or sequence of 0s and 1s, got {pattern!r}"
+    )
 
 
-def contains_pattern(z: torch.Tensor, pattern: str | tuple[int, ...]) -> torch.Tensor:
+def contains_pattern(
+    z: torch.Tensor, pattern: str | tuple[int, ...]
+) -> torch.Tensor:
     """``1[pattern occurs as a contiguous substring of z]`` for (left-padded) strings ``z``; (batch,) float (chapter 7).
 
     ``pattern`` is a string such as ``"101"`` or a tuple of bits. Computed by
@@ -230,8 +287,12 @@ def contains_pattern(z: torch.Tensor, pattern: str | tuple[int, ...]) -> torch.T
     q = torch.tensor(_check_pattern(pattern), dtype=torch.int64)
     k = len(q)
     if k > z.shape[1]:
-        return torch.zeros(z.shape[0], dtype=torch.get_default_dtype())
-    windows = z.unfold(1, k, 1)  # (batch, n - k + 1, k); a PAD never equals a bit
+        return torch.zeros(
+            z.shape[0], dtype=torch.get_default_dtype()
+        )
+    windows = z.unfold(
+        1, k, 1
+    )  # (batch, n - k + 1, k); a PAD never equals a bit
     return _as_label((windows == q).all(dim=2).any(dim=1))
 
 
@@ -249,7 +310,8 @@ def _runs(row: list[int]) -> list[tuple[int, int]]:
 def _tomita3_row(row: list[int]) -> bool:
     runs = _runs(row)
     return not any(
-        a == 1 and la % 2 == 1 and b == 0 and lb % 2 == 1 for (a, la), (b, lb) in zip(runs, runs[1:])
+        a == 1 and la % 2 == 1 and b == 0 and lb % 2 == 1
+        for (a, la), (b, lb) in zip(runs, runs[1:])
     )
 
 
@@ -275,22 +337,36 @@ def tomita_indicator(z: torch.Tensor, k: int) -> torch.Tensor:
     k = check_int(k, "k", minimum=1, maximum=7)
     n = string_lengths(z)
     valid = z != PAD
-    pos = torch.cumsum(valid.to(torch.int64), dim=1) - 1  # index within the string (-1 on padding)
+    pos = (
+        torch.cumsum(valid.to(torch.int64), dim=1) - 1
+    )  # index within the string (-1 on padding)
     if k == 1:
         return _as_label(((z == 1) | ~valid).all(dim=1))
     if k == 2:
         expected = 1 - pos % 2
-        return _as_label((n % 2 == 0) & ((z == expected) | ~valid).all(dim=1))
+        return _as_label(
+            (n % 2 == 0) & ((z == expected) | ~valid).all(dim=1)
+        )
     if k == 3:
-        rows = [[int(b) for b in r if b != PAD] for r in z.tolist()]
-        return _as_label(torch.tensor([_tomita3_row(r) for r in rows], dtype=torch.bool))
+        rows = [
+            [int(b) for b in r if b != PAD] for r in z.tolist()
+        ]
+        return _as_label(
+            torch.tensor(
+                [_tomita3_row(r) for r in rows], dtype=torch.bool
+            )
+        )
     if k == 4:
         return 1 - contains_pattern(z, "000")
     if k == 5:
-        return _as_label((_zeros(z) % 2 == 0) & (_ones(z) % 2 == 0))
+        return _as_label(
+            (_zeros(z) % 2 == 0) & (_ones(z) % 2 == 0)
+        )
     if k == 6:
         return _as_label((_zeros(z) - _ones(z)) % 3 == 0)
-    ten = (z[:, :-1] == 1) & (z[:, 1:] == 0)  # k == 7: 0*1*0*1* = at most one "10"
+    ten = (z[:, :-1] == 1) & (
+        z[:, 1:] == 0
+    )  # k == 7: 0*1*0*1* = at most one "10"
     return _as_label(ten.sum(dim=1) <= 1)
 
 
@@ -312,16 +388,34 @@ class DFA:
     start: int = 0
 
     def __post_init__(self) -> None:
-        t = check_tensor(self.transitions, "transitions", shape=("n_states", 2), floating=False)
+        t = check_tensor(
+            self.transitions,
+            "transitions",
+            shape=("n_states", 2),
+            floating=False,
+        )
         if t.dtype == torch.bool:
-            raise TypeError("transitions must be an integer tensor of states, got torch.bool")
+            raise TypeError(
+                "transitions must be an integer tensor of states, got torch.bool"
+            )
         n_states = t.shape[0]
         if bool((t < 0).any()) or bool((t >= n_states).any()):
-            raise ValueError(f"transitions must hold states in {{0, ..., {n_states - 1}}}")
-        a = check_tensor(self.accepting, "accepting", shape=(n_states,), floating=False)
+            raise ValueError(
+                f"transitions must hold states in {{0, ..., {n_states - 1}}}"
+            )
+        a = check_tensor(
+            self.accepting,
+            "accepting",
+            shape=(n_states,),
+            floating=False,
+        )
         if a.dtype != torch.bool:
-            raise TypeError(f"accepting must be a bool tensor, got {a.dtype}")
-        check_int(self.start, "start", minimum=0, maximum=n_states - 1)
+            raise TypeError(
+                f"accepting must be a bool tensor, got {a.dtype}"
+            )
+        check_int(
+            self.start, "start", minimum=0, maximum=n_states - 1
+        )
         object.__setattr__(self, "transitions", t.to(torch.int64))
 
     @property
@@ -332,17 +426,21 @@ class DFA:
     def run(self, z: torch.Tensor) -> torch.Tensor:
         """The final state after reading each (left-padded) string of ``z`` (batch, n_max); (batch,) int64."""
         z = _check_strings(z)
-        q = torch.full((z.shape[0],), self.start, dtype=torch.int64)
+        q = torch.full(
+            (z.shape[0],), self.start, dtype=torch.int64
+        )
         for t in range(z.shape[1]):
             a = z[:, t]
-            q = torch.where(a == PAD, q, self.transitions[q, a.clamp(min=0)])
+            q = torch.where(
+                a == PAD, q, self.transitions[q, a.clamp(min=0)]
+            )
         return q
 
     def accepts(self, z: torch.Tensor) -> torch.Tensor:
         """``1[the automaton accepts z]`` for each string of ``z``; (batch,) float."""
         return _as_label(self.accepting[self.run(z)])
 
-    def complement(self) -> "DFA":
+    def complement(self) -> DFA:
         """The automaton of the complement language (same states, accepting states swapped)."""
         return DFA(self.transitions, ~self.accepting, self.start)
 
@@ -357,11 +455,17 @@ class DFA:
         c = torch.zeros(n + 1, self.n_states, dtype=torch.float64)
         c[0] = self.accepting.to(torch.float64)
         for r in range(1, n + 1):
-            c[r] = c[r - 1, self.transitions[:, 0]] + c[r - 1, self.transitions[:, 1]]
+            c[r] = (
+                c[r - 1, self.transitions[:, 0]]
+                + c[r - 1, self.transitions[:, 1]]
+            )
         return c
 
     def sample(
-        self, lengths: torch.Tensor, *, generator: torch.Generator | int | None = None
+        self,
+        lengths: torch.Tensor,
+        *,
+        generator: torch.Generator | int | None = None,
     ) -> torch.Tensor:
         """One accepted string of each length in ``lengths`` (batch,), uniform among the accepted strings of that length.
 
@@ -371,21 +475,34 @@ class DFA:
         left-padded with -1; raises ``ValueError`` when some length has no
         accepted string.
         """
-        lengths = check_tensor(lengths, "lengths", ndim=1, floating=False).to(torch.int64)
+        lengths = check_tensor(
+            lengths, "lengths", ndim=1, floating=False
+        ).to(torch.int64)
         if bool((lengths < 1).any()):
             raise ValueError("lengths must be >= 1")
         gen = as_generator(generator)
         n = int(lengths.max())
         c = self.count_accepted(n)
         if bool((c[lengths, self.start] == 0).any()):
-            bad = sorted({int(k) for k in lengths[c[lengths, self.start] == 0]})
-            raise ValueError(f"lengths: no accepted string of length {bad}")
+            bad = sorted(
+                {
+                    int(k)
+                    for k in lengths[c[lengths, self.start] == 0]
+                }
+            )
+            raise ValueError(
+                f"lengths: no accepted string of length {bad}"
+            )
         batch = lengths.shape[0]
         z = torch.full((batch, n), PAD, dtype=torch.int64)
         q = torch.full((batch,), self.start, dtype=torch.int64)
-        u = torch.rand(batch, n, generator=gen, dtype=torch.float64)
+        u = torch.rand(
+            batch, n, generator=gen, dtype=torch.float64
+        )
         for t in range(n):
-            remaining = n - t  # symbols still to write, this one included
+            remaining = (
+                n - t
+            )  # symbols still to write, this one included
             active = lengths >= remaining
             r = remaining - 1
             c0 = c[r, self.transitions[q, 0]]
@@ -396,22 +513,45 @@ class DFA:
         return z
 
 
-def dfa_from_table(transitions: list[list[int]], accepting: list[int], start: int = 0) -> DFA:
+def dfa_from_table(
+    transitions: list[list[int]],
+    accepting: list[int],
+    start: int = 0,
+) -> DFA:
     """A :class:`DFA` from plain lists: ``transitions[q] = [T(q, 0), T(q, 1)]`` and the accepting states (chapter 7)."""
-    if not isinstance(transitions, (list, tuple)) or not transitions:
-        raise TypeError(f"transitions must be a non-empty list of [next state on 0, next state on 1], got {transitions!r}")
-    if any(not isinstance(row, (list, tuple)) or len(row) != 2 for row in transitions):
-        raise ValueError("transitions must be a list of pairs [next state on 0, next state on 1], one per state")
+    if (
+        not isinstance(transitions, (list, tuple))
+        or not transitions
+    ):
+        raise TypeError(
+            f"transitions must be a non-empty list of [next state on 0, next state on 1], got {transitions!r}"
+        )
+    if any(
+        not isinstance(row, (list, tuple)) or len(row) != 2
+        for row in transitions
+    ):
+        raise ValueError(
+            "transitions must be a list of pairs [next state on 0, next state on 1], one per state"
+        )
     if not isinstance(accepting, (list, tuple, set)):
-        raise TypeError(f"accepting must be a list of accepting states, got {type(accepting).__name__}")
+        raise TypeError(
+            f"accepting must be a list of accepting states, got {type(accepting).__name__}"
+        )
     n_states = len(transitions)
     try:
-        t = torch.tensor([[int(a), int(b)] for a, b in transitions], dtype=torch.int64)
+        t = torch.tensor(
+            [[int(a), int(b)] for a, b in transitions],
+            dtype=torch.int64,
+        )
     except (TypeError, ValueError) as exc:
-        raise TypeError("transitions must hold integer states") from exc
+        raise TypeError(
+            "transitions must hold integer states"
+        ) from exc
     acc = torch.zeros(n_states, dtype=torch.bool)
     for q in accepting:
-        q = check_int(q, "accepting[i]", minimum=0, maximum=n_states - 1)
+        q = check_int(
+            q, "accepting[i]", minimum=0, maximum=n_states - 1
+        )
         acc[q] = True
     return DFA(t, acc, start)
 
@@ -424,7 +564,11 @@ def _pattern_dfa(q: tuple[int, ...]) -> DFA:
         row = []
         for a in (0, 1):
             seen = list(q[:j]) + [a]
-            nxt = max(l for l in range(0, j + 2) if l <= k and list(q[:l]) == seen[len(seen) - l:])
+            nxt = max(
+                l
+                for l in range(0, j + 2)
+                if l <= k and list(q[:l]) == seen[len(seen) - l :]
+            )
             row.append(nxt)
         table.append(row)
     table.append([k, k])
@@ -433,14 +577,29 @@ def _pattern_dfa(q: tuple[int, ...]) -> DFA:
 
 _TOMITA_TABLES: dict[int, tuple[list[list[int]], list[int]]] = {
     1: ([[1, 0], [1, 1]], [0]),  # 0: only 1s so far; 1: dead
-    2: ([[2, 1], [0, 2], [2, 2]], [0]),  # 0: complete (10)*; 1: after a 1; 2: dead
+    2: (
+        [[2, 1], [0, 2], [2, 2]],
+        [0],
+    ),  # 0: complete (10)*; 1: after a 1; 2: dead
     # 0: start, or in 0s not after an odd run of 1s; 1: odd run of 1s; 2: even run of 1s;
     # 3: odd run of 0s after an odd run of 1s; 4: even run of 0s after one; 5: dead
-    3: ([[0, 1], [3, 2], [0, 1], [4, 5], [3, 1], [5, 5]], [0, 1, 2, 4]),
-    4: ([[1, 0], [2, 0], [3, 0], [3, 3]], [0, 1, 2]),  # trailing zeros 0, 1, 2; 3: dead (000 seen)
-    5: ([[1, 2], [0, 3], [3, 0], [2, 1]], [0]),  # (parity of 0s, parity of 1s) = 0:(e,e) 1:(o,e) 2:(e,o) 3:(o,o)
+    3: (
+        [[0, 1], [3, 2], [0, 1], [4, 5], [3, 1], [5, 5]],
+        [0, 1, 2, 4],
+    ),
+    4: (
+        [[1, 0], [2, 0], [3, 0], [3, 3]],
+        [0, 1, 2],
+    ),  # trailing zeros 0, 1, 2; 3: dead (000 seen)
+    5: (
+        [[1, 2], [0, 3], [3, 0], [2, 1]],
+        [0],
+    ),  # (parity of 0s, parity of 1s) = 0:(e,e) 1:(o,e) 2:(e,o) 3:(o,o)
     6: ([[1, 2], [2, 0], [0, 1]], [0]),  # (#0 - #1) mod 3
-    7: ([[0, 1], [2, 1], [2, 3], [4, 3], [4, 4]], [0, 1, 2, 3]),  # 0*, 1*, 0*, 1*, dead
+    7: (
+        [[0, 1], [2, 1], [2, 3], [4, 3], [4, 4]],
+        [0, 1, 2, 3],
+    ),  # 0*, 1*, 0*, 1*, dead
 }
 
 
@@ -466,7 +625,11 @@ class Language:
 
     def count(self, n: int) -> int:
         """The number of strings of length exactly ``n`` in the language."""
-        return int(self.dfa.count_accepted(check_int(n, "n", minimum=0))[n, self.dfa.start])
+        return int(
+            self.dfa.count_accepted(check_int(n, "n", minimum=0))[
+                n, self.dfa.start
+            ]
+        )
 
     def __repr__(self) -> str:
         return f"Language({self.name!r}: {self.description})"
@@ -474,7 +637,9 @@ class Language:
 
 def language_names() -> list[str]:
     """The names :func:`get_language` knows (a pattern language is ``"pattern:<bits>"``, e.g. ``"pattern:101"``)."""
-    return ["dl1", "parity", "pattern:<bits>"] + [f"tomita{k}" for k in range(1, 8)]
+    return ["dl1", "parity", "pattern:<bits>"] + [
+        f"tomita{k}" for k in range(1, 8)
+    ]
 
 
 def get_language(name: str | Language) -> Language:
@@ -487,20 +652,53 @@ def get_language(name: str | Language) -> Language:
     if isinstance(name, Language):
         return name
     if not isinstance(name, str):
-        raise TypeError(f"name must be a language name (str), got {type(name).__name__}")
+        raise TypeError(
+            f"name must be a language name (str), got {type(name).__name__}"
+        )
     if name == "dl1":
-        dfa = dfa_from_table([[0, 1], [1, 2], [2, 2]], [1])  # states: no 1 yet, one 1, two or more
-        return Language("dl1", dfa, lambda z: _as_label(_ones(_check_strings(z)) == 1), "exactly one 1 (D_L1)")
+        dfa = dfa_from_table(
+            [[0, 1], [1, 2], [2, 2]], [1]
+        )  # states: no 1 yet, one 1, two or more
+        return Language(
+            "dl1",
+            dfa,
+            lambda z: _as_label(_ones(_check_strings(z)) == 1),
+            "exactly one 1 (D_L1)",
+        )
     if name == "parity":
-        return Language("parity", dfa_from_table([[0, 1], [1, 0]], [1]), parity_indicator, "an odd number of 1s")
+        return Language(
+            "parity",
+            dfa_from_table([[0, 1], [1, 0]], [1]),
+            parity_indicator,
+            "an odd number of 1s",
+        )
     if name.startswith("pattern:"):
-        q = _check_pattern(name.removeprefix("pattern:"), "name (the bits after 'pattern:')")
+        q = _check_pattern(
+            name.removeprefix("pattern:"),
+            "name (the bits after 'pattern:')",
+        )
         bits = "".join(map(str, q))
-        return Language(name, _pattern_dfa(q), lambda z: contains_pattern(z, q), f"contains {bits}")
-    if name.startswith("tomita") and name[6:].isdigit() and 1 <= int(name[6:]) <= 7:
+        return Language(
+            name,
+            _pattern_dfa(q),
+            lambda z: contains_pattern(z, q),
+            f"contains {bits}",
+        )
+    if (
+        name.startswith("tomita")
+        and name[6:].isdigit()
+        and 1 <= int(name[6:]) <= 7
+    ):
         k = int(name[6:])
-        return Language(name, dfa_from_table(*_TOMITA_TABLES[k]), lambda z: tomita_indicator(z, k), TOMITA_DESCRIPTIONS[k])
-    raise ValueError(f"name: unknown language {name!r}; known: {', '.join(language_names())}")
+        return Language(
+            name,
+            dfa_from_table(*_TOMITA_TABLES[k]),
+            lambda z: tomita_indicator(z, k),
+            TOMITA_DESCRIPTIONS[k],
+        )
+    raise ValueError(
+        f"name: unknown language {name!r}; known: {', '.join(language_names())}"
+    )
 
 
 def all_strings(n: int) -> torch.Tensor:
@@ -519,16 +717,26 @@ def _lengths_with(dfa: DFA, lo: int, hi: int) -> torch.Tensor:
     return torch.tensor(ok, dtype=torch.int64)
 
 
-def _near_negatives(lang: Language, pos: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def _near_negatives(
+    lang: Language, pos: torch.Tensor, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """For each positive, a uniformly chosen one-bit flip that leaves the language; and whether one exists."""
     batch, n = pos.shape
-    flips = pos[:, None, :].repeat(1, n, 1)  # (batch, n, n): flip bit j in copy j
-    eye = torch.eye(n, dtype=torch.bool)[None].expand(batch, -1, -1)
-    valid = (pos != PAD)[:, :, None].expand(-1, -1, n).transpose(1, 2) & eye  # only real symbols flip
+    flips = pos[:, None, :].repeat(
+        1, n, 1
+    )  # (batch, n, n): flip bit j in copy j
+    eye = torch.eye(n, dtype=torch.bool)[None].expand(
+        batch, -1, -1
+    )
+    valid = (pos != PAD)[:, :, None].expand(-1, -1, n).transpose(
+        1, 2
+    ) & eye  # only real symbols flip
     flips = torch.where(valid, 1 - flips, flips)
     labels = lang(flips.reshape(batch * n, n)).reshape(batch, n)
     ok = (labels == 0) & (pos != PAD)
-    scores = torch.rand(batch, n, generator=gen).masked_fill(~ok, -1.0)
+    scores = torch.rand(batch, n, generator=gen).masked_fill(
+        ~ok, -1.0
+    )
     j = scores.argmax(dim=1)
     return flips[torch.arange(batch), j], ok.any(dim=1)
 
@@ -557,8 +765,16 @@ def sample_language(
     lang = get_language(language)
     batch_size = check_int(batch_size, "batch_size", minimum=2)
     n = check_int(n, "n", minimum=1)
-    lo = n if min_length is None else check_int(min_length, "min_length", minimum=1, maximum=n)
-    near_fraction = check_real(near_fraction, "near_fraction", low=0.0, high=1.0)
+    lo = (
+        n
+        if min_length is None
+        else check_int(
+            min_length, "min_length", minimum=1, maximum=n
+        )
+    )
+    near_fraction = check_real(
+        near_fraction, "near_fraction", low=0.0, high=1.0
+    )
     n_pos = batch_size // 2
     n_neg = batch_size - n_pos
     n_near = int(round(near_fraction * n_neg))
@@ -566,25 +782,57 @@ def sample_language(
     neg_lengths = _lengths_with(lang.dfa.complement(), lo, n)
     if len(pos_lengths) == 0 or len(neg_lengths) == 0:
         kind = "accepted" if len(pos_lengths) == 0 else "rejected"
-        raise ValueError(f"n: {lang.name} has no {kind} string of length in [{lo}, {n}]; choose other lengths")
+        raise ValueError(
+            f"n: {lang.name} has no {kind} string of length in [{lo}, {n}]; choose other lengths"
+        )
 
-    def draw(dfa: DFA, choices: torch.Tensor, count: int, stream: str) -> torch.Tensor:
+    def draw(
+        dfa: DFA, choices: torch.Tensor, count: int, stream: str
+    ) -> torch.Tensor:
         g = derive(generator, stream)
-        lengths = choices[torch.randint(0, len(choices), (count,), generator=g)]
+        lengths = choices[
+            torch.randint(0, len(choices), (count,), generator=g)
+        ]
         z = dfa.sample(lengths, generator=g)
-        return torch.cat([torch.full((count, n - z.shape[1]), PAD, dtype=torch.int64), z], dim=1)
+        return torch.cat(
+            [
+                torch.full(
+                    (count, n - z.shape[1]), PAD, dtype=torch.int64
+                ),
+                z,
+            ],
+            dim=1,
+        )
 
     parts = [draw(lang.dfa, pos_lengths, n_pos, "positives")]
     if n_neg - n_near > 0:
-        parts.append(draw(lang.dfa.complement(), neg_lengths, n_neg - n_near, "negatives"))
+        parts.append(
+            draw(
+                lang.dfa.complement(),
+                neg_lengths,
+                n_neg - n_near,
+                "negatives",
+            )
+        )
     if n_near > 0:
         seeds = draw(lang.dfa, pos_lengths, n_near, "near-seeds")
-        near, ok = _near_negatives(lang, seeds, derive(generator, "near-flips"))
+        near, ok = _near_negatives(
+            lang, seeds, derive(generator, "near-flips")
+        )
         if not bool(ok.all()):
-            near[~ok] = draw(lang.dfa.complement(), neg_lengths, int((~ok).sum()), "near-fallback")
+            near[~ok] = draw(
+                lang.dfa.complement(),
+                neg_lengths,
+                int((~ok).sum()),
+                "near-fallback",
+            )
         parts.append(near)
     z = torch.cat(parts)
-    z = z[torch.randperm(batch_size, generator=derive(generator, "order"))]
+    z = z[
+        torch.randperm(
+            batch_size, generator=derive(generator, "order")
+        )
+    ]
     return z, lang(z)
 
 
@@ -608,11 +856,17 @@ class HeldOutSplit:
     def majority_baseline(self) -> float:
         """Test accuracy of the constant prediction that is most frequent in the training labels."""
         guess = float(self.y_train.mean() >= 0.5)
-        return float((self.y_test == guess).to(torch.float64).mean())
+        return float(
+            (self.y_test == guess).to(torch.float64).mean()
+        )
 
 
 def held_out_split(
-    z: torch.Tensor, y: torch.Tensor, *, test_fraction: float = 0.25, generator: torch.Generator | int | None = None
+    z: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    test_fraction: float = 0.25,
+    generator: torch.Generator | int | None = None,
 ) -> HeldOutSplit:
     """Split labelled strings so that no string is on both sides (chapter 7).
 
@@ -627,7 +881,14 @@ def held_out_split(
     y = check_tensor(y, "y", shape=(z.shape[0],))
     if bool((~((y == 0) | (y == 1))).any()):
         raise ValueError("y must hold labels 0 and 1")
-    test_fraction = check_real(test_fraction, "test_fraction", low=0.0, high=1.0, low_open=True, high_open=True)
+    test_fraction = check_real(
+        test_fraction,
+        "test_fraction",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
     gen = as_generator(generator)
     uniq, inverse = torch.unique(z, dim=0, return_inverse=True)
     u_label = torch.zeros(len(uniq), dtype=y.dtype)
@@ -636,10 +897,25 @@ def held_out_split(
     for label in (0.0, 1.0):
         idx = torch.nonzero(u_label == label)[:, 0]
         if len(idx) >= 2:
-            k = max(1, min(len(idx) - 1, int(round(test_fraction * len(idx)))))
-            to_test[idx[torch.randperm(len(idx), generator=gen)[:k]]] = True
+            k = max(
+                1,
+                min(
+                    len(idx) - 1,
+                    int(round(test_fraction * len(idx))),
+                ),
+            )
+            to_test[
+                idx[torch.randperm(len(idx), generator=gen)[:k]]
+            ] = True
     test = to_test[inverse]
-    return HeldOutSplit(z[~test], y[~test], z[test], y[test], int((~to_test).sum()), int(to_test.sum()))
+    return HeldOutSplit(
+        z[~test],
+        y[~test],
+        z[test],
+        y[test],
+        int((~to_test).sum()),
+        int(to_test.sum()),
+    )
 
 
 def language_dataset(
@@ -655,12 +931,27 @@ def language_dataset(
     """``n_samples`` balanced strings of ``language`` (:func:`sample_language`), split by :func:`held_out_split`."""
     n_samples = check_int(n_samples, "n_samples", minimum=2)
     z, y = sample_language(
-        language, n_samples, n, min_length=min_length, near_fraction=near_fraction, generator=derive(generator, "sample")
+        language,
+        n_samples,
+        n,
+        min_length=min_length,
+        near_fraction=near_fraction,
+        generator=derive(generator, "sample"),
     )
-    return held_out_split(z, y, test_fraction=test_fraction, generator=derive(generator, "split"))
+    return held_out_split(
+        z,
+        y,
+        test_fraction=test_fraction,
+        generator=derive(generator, "split"),
+    )
 
 
-def encode_strings(z: torch.Tensor, eps_x: float, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def encode_strings(
+    z: torch.Tensor,
+    eps_x: float,
+    *,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
     """The normalized RNN inputs (Definition 3.1) of (left-padded) strings ``z`` (batch, n_max); (batch, n_max + 2, 4).
 
     Each string becomes start token, its tokens ``eps_x * (embed_binary(z_i), 0)``,
@@ -669,17 +960,33 @@ def encode_strings(z: torch.Tensor, eps_x: float, *, dtype: torch.dtype = torch.
     the ReLU RNN's output is exactly that of the unpadded input (chapter 7).
     """
     z = _check_strings(z)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    if (
+        not isinstance(dtype, torch.dtype)
+        or not dtype.is_floating_point
+    ):
+        raise TypeError(
+            f"dtype must be a floating-point torch.dtype, got {dtype}"
+        )
     batch, n = z.shape
     x = torch.zeros(batch, n + 2, 4, dtype=dtype)
     pad = z == PAD
     zf = z.clamp(min=0).to(dtype)
     c = math.sqrt(3.0) / 2.0
-    tokens = torch.stack([c * zf, c * (1 - zf), torch.full_like(zf, 0.5)], dim=2) * eps_x
-    x[:, 1:-1, :3] = tokens.masked_fill(pad[:, :, None], 0.0)  # symbol j at position j + 1
-    x[torch.arange(batch), pad.sum(dim=1), 3] = 1.0  # the start token, right after the padding
+    tokens = (
+        torch.stack(
+            [c * zf, c * (1 - zf), torch.full_like(zf, 0.5)], dim=2
+        )
+        * eps_x
+    )
+    x[:, 1:-1, :3] = tokens.masked_fill(
+        pad[:, :, None], 0.0
+    )  # symbol j at position j + 1
+    x[torch.arange(batch), pad.sum(dim=1), 3] = (
+        1.0  # the start token, right after the padding
+    )
     x[:, -1, 3] = 1.0  # the end token
     return x
 
@@ -693,15 +1000,29 @@ def _scaled_expm1(scale: float, factor: float, name: str):
 
     def log_abs_coef(k: int) -> np.ndarray:
         i = np.arange(k, dtype=float)
-        out = math.log(factor) + i * math.log(scale) - np.array([math.lgamma(v + 1) for v in i])
+        out = (
+            math.log(factor)
+            + i * math.log(scale)
+            - np.array([math.lgamma(v + 1) for v in i])
+        )
         if k > 0:
             out[0] = -np.inf
         return out
 
-    return SmoothFunction(name, lambda t: factor * torch.expm1(scale * t), log_abs_coef, latex=name)
+    return SmoothFunction(
+        name,
+        lambda t: factor * torch.expm1(scale * t),
+        log_abs_coef,
+        latex=name,
+    )
 
 
-def pattern_neurons(n: int, pattern: str | tuple[int, ...], *, dtype: torch.dtype = torch.float64):
+def pattern_neurons(
+    n: int,
+    pattern: str | tuple[int, ...],
+    *,
+    dtype: torch.dtype = torch.float64,
+):
     """One neuron per offset that recognizes "contains ``pattern``" on strings of length ``n`` (chapter 7).
 
     Our construction (the paper's Sec. H is not available). For offset i the
@@ -723,16 +1044,30 @@ def pattern_neurons(n: int, pattern: str | tuple[int, ...], *, dtype: torch.dtyp
     q = _check_pattern(pattern)
     k = len(q)
     if k > n:
-        raise ValueError(f"pattern must not be longer than n = {n}, got length {k}")
+        raise ValueError(
+            f"pattern must not be longer than n = {n}, got length {k}"
+        )
     c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
     beta = math.log(2 * n)
-    phi = _scaled_expm1(beta / c, math.exp(-beta * k), f"match{''.join(map(str, q))}")
+    phi = _scaled_expm1(
+        beta / c,
+        math.exp(-beta * k),
+        f"match{''.join(map(str, q))}",
+    )
     offsets = n - k + 1
     w = torch.zeros(1, offsets, n, 3, dtype=dtype)
     for i in range(offsets):
         for j, bit in enumerate(q):
-            w[0, i, i + j, 0 if bit == 1 else 1] = 1.0 / math.sqrt(k)
-    return ConceptTarget([[phi] * offsets], w.reshape(1, offsets, 3 * n), torch.ones(1, offsets, dtype=dtype), n, 3)
+            w[0, i, i + j, 0 if bit == 1 else 1] = 1.0 / math.sqrt(
+                k
+            )
+    return ConceptTarget(
+        [[phi] * offsets],
+        w.reshape(1, offsets, 3 * n),
+        torch.ones(1, offsets, dtype=dtype),
+        n,
+        3,
+    )
 
 
 def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
@@ -754,14 +1089,31 @@ def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
 
     def log_abs_coef(k: int) -> np.ndarray:
         i = np.arange(k, dtype=float)
-        out = math.log(0.5) + i * math.log(a) - np.array([math.lgamma(v + 1) for v in i])
-        out[(np.arange(k) % 2 == 1) | (np.arange(k) == 0)] = -np.inf
+        out = (
+            math.log(0.5)
+            + i * math.log(a)
+            - np.array([math.lgamma(v + 1) for v in i])
+        )
+        out[
+            (np.arange(k) % 2 == 1) | (np.arange(k) == 0)
+        ] = -np.inf
         return out
 
-    phi = SmoothFunction("parity", lambda t: 0.5 * (1 - torch.cos(a * t)), log_abs_coef, latex=r"\frac{1-\cos(\pi t/c)}{2}")
+    phi = SmoothFunction(
+        "parity",
+        lambda t: 0.5 * (1 - torch.cos(a * t)),
+        log_abs_coef,
+        latex=r"\frac{1-\cos(\pi t/c)}{2}",
+    )
     w = torch.zeros(1, 1, n, 3, dtype=dtype)
     w[..., 0] = 1.0 / math.sqrt(n)
-    return ConceptTarget([[phi]], w.reshape(1, 1, 3 * n), torch.ones(1, 1, dtype=dtype), n, 3)
+    return ConceptTarget(
+        [[phi]],
+        w.reshape(1, 1, 3 * n),
+        torch.ones(1, 1, dtype=dtype),
+        n,
+        3,
+    )
 
 
 def concept_representation(name: str, n: int):
@@ -781,11 +1133,17 @@ def concept_representation(name: str, n: int):
     if lang.name == "parity":
         return parity_neuron(n), 0.5
     if lang.name.startswith("pattern:"):
-        return pattern_neurons(n, lang.name.removeprefix("pattern:")), 0.625
-    raise ValueError(f"name: no concept-class representation of {lang.name!r} in the book (dl1, parity, pattern:<bits>)")
+        return pattern_neurons(
+            n, lang.name.removeprefix("pattern:")
+        ), 0.625
+    raise ValueError(
+        f"name: no concept-class representation of {lang.name!r} in the book (dl1, parity, pattern:<bits>)"
+    )
 
 
-def representation_complexity(name: str, n: int, R: float) -> float:
+def representation_complexity(
+    name: str, n: int, R: float
+) -> float:
     """``log10 C_s(phi, R)`` of the neuron(s) of :func:`concept_representation` ``(name, n)`` (chapter 7).
 
     All neurons of a representation share one ``phi``. The pattern and PARITY
@@ -794,7 +1152,11 @@ def representation_complexity(name: str, n: int, R: float) -> float:
     computed so, because :func:`rnnlib.concepts.complexity_s` sums as many
     Taylor terms as coefficients like ``1/i!`` need at the radius it is given.
     """
-    from .concepts import SmoothFunction, complexity_s, get_function
+    from .concepts import (
+        SmoothFunction,
+        complexity_s,
+        get_function,
+    )
 
     R = check_real(R, "R", low=0.0, low_open=True)
     lang = get_language(name)
@@ -803,18 +1165,30 @@ def representation_complexity(name: str, n: int, R: float) -> float:
         a = math.pi / (math.sqrt(3.0) / (2.0 * math.sqrt(n)))
 
         def log_abs_coef(k: int) -> np.ndarray:
-            out = math.log(0.5) - np.array([math.lgamma(v + 1.0) for v in range(k)])
-            out[(np.arange(k) % 2 == 1) | (np.arange(k) == 0)] = -np.inf
+            out = math.log(0.5) - np.array(
+                [math.lgamma(v + 1.0) for v in range(k)]
+            )
+            out[
+                (np.arange(k) % 2 == 1) | (np.arange(k) == 0)
+            ] = -np.inf
             return out
 
-        g = SmoothFunction("(1 - cos)/2", lambda u: 0.5 * (1 - torch.cos(u)), log_abs_coef)
+        g = SmoothFunction(
+            "(1 - cos)/2",
+            lambda u: 0.5 * (1 - torch.cos(u)),
+            log_abs_coef,
+        )
         return complexity_s(g, a * R, log10=True)
     if lang.name.startswith("pattern:"):
         k = len(lang.name) - len("pattern:")
         if k > n:
-            raise ValueError(f"name: the pattern must not be longer than n = {n}")
+            raise ValueError(
+                f"name: the pattern must not be longer than n = {n}"
+            )
         beta = math.log(2 * n)
         c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
-        return -beta * k / math.log(10) + complexity_s(get_function("expm1"), beta / c * R, log10=True)
+        return -beta * k / math.log(10) + complexity_s(
+            get_function("expm1"), beta / c * R, log10=True
+        )
     target, _ = concept_representation(lang.name, n)
     return complexity_s(target.phis[0][0], R, log10=True)

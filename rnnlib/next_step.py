@@ -38,10 +38,21 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._rng import derive
-from ._validation import as_generator, check_int, check_real, check_tensor
+from ._validation import (
+    as_generator,
+    check_int,
+    check_real,
+    check_tensor,
+)
 from .data import pad_sequences
 from .dynamical import LSTM, SimpleRNN
-from .stability import certify, jacobian_norms, project_lstm_, project_spectral_, state_jacobians
+from .stability import (
+    certify,
+    jacobian_norms,
+    project_lstm_,
+    project_spectral_,
+    state_jacobians,
+)
 from .truncation import truncated_states
 
 __all__ = [
@@ -94,20 +105,50 @@ class NextStepModel(nn.Module):
     ) -> None:
         super().__init__()
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+            raise ValueError(
+                f"kind must be one of {KINDS}, got {kind!r}"
+            )
         if readout not in READOUTS:
-            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
+            raise ValueError(
+                f"readout must be one of {READOUTS}, got {readout!r}"
+            )
         n = check_int(input_dim, "input_dim", minimum=2)
         H = check_int(hidden_dim, "hidden_dim", minimum=1)
         forget_bias = check_real(forget_bias, "forget_bias")
         gen = as_generator(generator)
         g_core, g_out = derive(gen, "core"), derive(gen, "readout")
         if kind == "rnn":
-            self.core = SimpleRNN(n, H, 1, activation="tanh", init="torch", generator=g_core, dtype=dtype)
+            self.core = SimpleRNN(
+                n,
+                H,
+                1,
+                activation="tanh",
+                init="torch",
+                generator=g_core,
+                dtype=dtype,
+            )
         else:
-            self.core = LSTM(n, H, 1, forget_bias=forget_bias, generator=g_core, dtype=dtype)
-        self.kind, self.readout, self.input_dim, self.hidden_dim = kind, readout, n, H
-        self.V = nn.Parameter((torch.rand(n, H, generator=g_out, dtype=dtype) * 2 - 1) * 0.1)
+            self.core = LSTM(
+                n,
+                H,
+                1,
+                forget_bias=forget_bias,
+                generator=g_core,
+                dtype=dtype,
+            )
+        (
+            self.kind,
+            self.readout,
+            self.input_dim,
+            self.hidden_dim,
+        ) = kind, readout, n, H
+        self.V = nn.Parameter(
+            (
+                torch.rand(n, H, generator=g_out, dtype=dtype) * 2
+                - 1
+            )
+            * 0.1
+        )
         self.c = nn.Parameter(torch.zeros(n, dtype=dtype))
 
     @property
@@ -121,17 +162,32 @@ class NextStepModel(nn.Module):
         """Inputs as float vectors (batch, T, input_dim): frames as they are, codes one-hot."""
         if self.readout == "categorical":
             x = check_tensor(x, "x", ndim=2, floating=False)
-            if x.dtype not in (torch.int64, torch.int32) or bool((x < 0).any()) or bool((x >= self.input_dim).any()):
-                raise ValueError(f"x must hold integer codes in [0, {self.input_dim}) for a categorical model")
-            return F.one_hot(x.long(), self.input_dim).to(self.dtype)
-        x = check_tensor(x, "x", shape=("batch", "T", self.input_dim))
+            if (
+                x.dtype not in (torch.int64, torch.int32)
+                or bool((x < 0).any())
+                or bool((x >= self.input_dim).any())
+            ):
+                raise ValueError(
+                    f"x must hold integer codes in [0, {self.input_dim}) for a categorical model"
+                )
+            return F.one_hot(x.long(), self.input_dim).to(
+                self.dtype
+            )
+        x = check_tensor(
+            x, "x", shape=("batch", "T", self.input_dim)
+        )
         return x.to(self.dtype)
 
     def logits(self, states: torch.Tensor) -> torch.Tensor:
         """``V h_t + c`` for states (..., state_dim)."""
-        return self.core.hidden(states) @ self.V.transpose(0, 1) + self.c
+        return (
+            self.core.hidden(states) @ self.V.transpose(0, 1)
+            + self.c
+        )
 
-    def forward(self, x: torch.Tensor, k: int | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, k: int | None = None
+    ) -> torch.Tensor:
         """Logits (batch, T, output_dim) predicting ``x_{t+1}`` from ``x_1..x_t``.
 
         With ``k``, the state is that of the k-step truncated model
@@ -139,8 +195,14 @@ class NextStepModel(nn.Module):
         """
         u = self.encode(x)
         if k is not None:
-            return self.logits(truncated_states(self.core, u, check_int(k, "k", minimum=1)))
-        return self.hidden_states(u) @ self.V.transpose(0, 1) + self.c
+            return self.logits(
+                truncated_states(
+                    self.core, u, check_int(k, "k", minimum=1)
+                )
+            )
+        return (
+            self.hidden_states(u) @ self.V.transpose(0, 1) + self.c
+        )
 
     def hidden_states(self, u: torch.Tensor) -> torch.Tensor:
         """``h_1, ..., h_T`` (batch, T, H) of the full model on encoded inputs ``u`` (batch, T, input_dim).
@@ -149,19 +211,40 @@ class NextStepModel(nn.Module):
         weights (``torch.func.functional_call``; same map as ``core.step``, checked
         in the tests), which is faster than a Python loop over ``core.step``.
         """
-        u = check_tensor(u, "u", shape=("batch", "T", self.input_dim))
+        u = check_tensor(
+            u, "u", shape=("batch", "T", self.input_dim)
+        )
         core, H = self.core, self.hidden_dim
         if self.kind == "rnn":
-            module = nn.RNN(self.input_dim, H, bias=False, batch_first=True, device="meta")
-            params = {"weight_ih_l0": core.U, "weight_hh_l0": core.W}
+            module = nn.RNN(
+                self.input_dim,
+                H,
+                bias=False,
+                batch_first=True,
+                device="meta",
+            )
+            params = {
+                "weight_ih_l0": core.U,
+                "weight_hh_l0": core.W,
+            }
         else:
-            module = nn.LSTM(self.input_dim, H, batch_first=True, device="meta")
-            params = {"weight_ih_l0": core.U, "weight_hh_l0": core.W, "bias_ih_l0": core.b,
-                      "bias_hh_l0": torch.zeros_like(core.b)}
-        h, _ = torch.func.functional_call(module, params, (u.to(self.dtype),))
+            module = nn.LSTM(
+                self.input_dim, H, batch_first=True, device="meta"
+            )
+            params = {
+                "weight_ih_l0": core.U,
+                "weight_hh_l0": core.W,
+                "bias_ih_l0": core.b,
+                "bias_hh_l0": torch.zeros_like(core.b),
+            }
+        h, _ = torch.func.functional_call(
+            module, params, (u.to(self.dtype),)
+        )
         return h
 
-    def project_(self, *, lam: float = 0.99, f_max: float = 0.605) -> "NextStepModel":
+    def project_(
+        self, *, lam: float = 0.99, f_max: float = 0.605
+    ) -> NextStepModel:
         """Project the recurrence onto chapter 8's stable set, in place.
 
         RNN: ``||W||_2 <= lam`` (spectral clipping); LSTM: the row-wise projection
@@ -174,13 +257,20 @@ class NextStepModel(nn.Module):
             project_lstm_(self.core, f_max, x_bound=1.0)
         return self
 
-    def init_output_bias_(self, seqs: Sequence[np.ndarray]) -> "NextStepModel":
+    def init_output_bias_(
+        self, seqs: Sequence[np.ndarray]
+    ) -> NextStepModel:
         """Start the read-out bias ``c`` at the marginal baseline (log-odds per key / log-frequencies per character).
 
         The marginal fit of :func:`fit_baseline`; saves the first steps of training
         from learning what the marginals already say. Returns the model.
         """
-        base = fit_baseline(seqs, readout=self.readout, input_dim=self.input_dim, previous=False)
+        base = fit_baseline(
+            seqs,
+            readout=self.readout,
+            input_dim=self.input_dim,
+            previous=False,
+        )
         with torch.no_grad():
             self.c.copy_(base.c.to(self.dtype))
         return self
@@ -198,14 +288,32 @@ class Baseline(nn.Module):
     (for characters, a smoothed bigram model). Built by :func:`fit_baseline`.
     """
 
-    def __init__(self, input_dim: int, *, readout: str, previous: bool, dtype: torch.dtype = torch.float32) -> None:
+    def __init__(
+        self,
+        input_dim: int,
+        *,
+        readout: str,
+        previous: bool,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
         super().__init__()
         if readout not in READOUTS:
-            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
-        self.input_dim = check_int(input_dim, "input_dim", minimum=2)
+            raise ValueError(
+                f"readout must be one of {READOUTS}, got {readout!r}"
+            )
+        self.input_dim = check_int(
+            input_dim, "input_dim", minimum=2
+        )
         self.readout, self.previous = readout, bool(previous)
-        self.A = nn.Parameter(torch.zeros(self.input_dim, self.input_dim, dtype=dtype), requires_grad=self.previous)
-        self.c = nn.Parameter(torch.zeros(self.input_dim, dtype=dtype))
+        self.A = nn.Parameter(
+            torch.zeros(
+                self.input_dim, self.input_dim, dtype=dtype
+            ),
+            requires_grad=self.previous,
+        )
+        self.c = nn.Parameter(
+            torch.zeros(self.input_dim, dtype=dtype)
+        )
 
     @property
     def dtype(self) -> torch.dtype:
@@ -213,7 +321,9 @@ class Baseline(nn.Module):
 
     encode = NextStepModel.encode
 
-    def forward(self, x: torch.Tensor, k: int | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, k: int | None = None
+    ) -> torch.Tensor:
         """Logits (batch, T, output_dim); ``k`` is ignored (the model sees one step)."""
         return self.encode(x) @ self.A.transpose(0, 1) + self.c
 
@@ -221,19 +331,27 @@ class Baseline(nn.Module):
 # --- metrics ------------------------------------------------------------------------------------------
 
 
-def _check_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
+def _check_mask(
+    mask: object, shape: tuple[int, ...]
+) -> torch.Tensor | None:
     if mask is None:
         return None
     mask = check_tensor(mask, "mask", shape=shape, floating=False)
     if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a bool tensor, got {mask.dtype}")
+        raise TypeError(
+            f"mask must be a bool tensor, got {mask.dtype}"
+        )
     if not bool(mask.any()):
         raise ValueError("mask must select at least one step")
     return mask
 
 
 def frame_nll(
-    logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None = None, *, reduction: str = "mean"
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    reduction: str = "mean",
 ) -> torch.Tensor:
     """Bernoulli NLL summed over keys, in nats, per frame (chapter 11; Boulanger-Lewandowski et al. 2012).
 
@@ -243,16 +361,24 @@ def frame_nll(
     weighted equally); ``"none"``: the (batch, T) per-frame NLLs (0 where masked).
     """
     logits = check_tensor(logits, "logits", ndim=3)
-    targets = check_tensor(targets, "targets", shape=tuple(logits.shape))
+    targets = check_tensor(
+        targets, "targets", shape=tuple(logits.shape)
+    )
     if not bool(((targets == 0) | (targets == 1)).all()):
         raise ValueError("targets must be binary (0/1 entries)")
     mask = _check_mask(mask, tuple(logits.shape[:2]))
-    per_frame = F.binary_cross_entropy_with_logits(logits, targets.to(logits.dtype), reduction="none").sum(dim=2)
+    per_frame = F.binary_cross_entropy_with_logits(
+        logits, targets.to(logits.dtype), reduction="none"
+    ).sum(dim=2)
     return _reduce(per_frame, mask, reduction)
 
 
 def bits_per_char(
-    logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None = None, *, reduction: str = "mean"
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    reduction: str = "mean",
 ) -> torch.Tensor:
     """Cross-entropy of a softmax read-out in bits: ``-log_2 p(target)`` per character (chapter 11).
 
@@ -260,19 +386,38 @@ def bits_per_char(
     ``reduction`` as in :func:`frame_nll`.
     """
     logits = check_tensor(logits, "logits", ndim=3)
-    targets = check_tensor(targets, "targets", shape=tuple(logits.shape[:2]), floating=False)
+    targets = check_tensor(
+        targets,
+        "targets",
+        shape=tuple(logits.shape[:2]),
+        floating=False,
+    )
     if targets.is_floating_point() or targets.dtype == torch.bool:
-        raise TypeError(f"targets must be an integer tensor of codes, got {targets.dtype}")
-    if bool((targets < 0).any()) or bool((targets >= logits.shape[2]).any()):
-        raise ValueError(f"targets must be codes in [0, {logits.shape[2]})")
+        raise TypeError(
+            f"targets must be an integer tensor of codes, got {targets.dtype}"
+        )
+    if bool((targets < 0).any()) or bool(
+        (targets >= logits.shape[2]).any()
+    ):
+        raise ValueError(
+            f"targets must be codes in [0, {logits.shape[2]})"
+        )
     mask = _check_mask(mask, tuple(logits.shape[:2]))
-    nats = F.cross_entropy(logits.transpose(1, 2), targets.long(), reduction="none")
+    nats = F.cross_entropy(
+        logits.transpose(1, 2), targets.long(), reduction="none"
+    )
     return _reduce(nats / math.log(2), mask, reduction)
 
 
-def _reduce(per_step: torch.Tensor, mask: torch.Tensor | None, reduction: str) -> torch.Tensor:
+def _reduce(
+    per_step: torch.Tensor,
+    mask: torch.Tensor | None,
+    reduction: str,
+) -> torch.Tensor:
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        raise ValueError(
+            f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}"
+        )
     if mask is not None:
         per_step = per_step * mask.to(per_step.dtype)
     if reduction == "none":
@@ -280,7 +425,9 @@ def _reduce(per_step: torch.Tensor, mask: torch.Tensor | None, reduction: str) -
     total = per_step.sum()
     if reduction == "sum":
         return total
-    return total / (mask.sum() if mask is not None else per_step.numel())
+    return total / (
+        mask.sum() if mask is not None else per_step.numel()
+    )
 
 
 # --- evaluation -----------------------------------------------------------------------------------------
@@ -288,21 +435,33 @@ def _reduce(per_step: torch.Tensor, mask: torch.Tensor | None, reduction: str) -
 
 def _check_predictor(model: object) -> NextStepModel | Baseline:
     if not isinstance(model, (NextStepModel, Baseline)):
-        raise TypeError(f"model must be a NextStepModel or a Baseline, got {type(model).__name__}")
+        raise TypeError(
+            f"model must be a NextStepModel or a Baseline, got {type(model).__name__}"
+        )
     return model
 
 
 def _check_seqs(seqs: object) -> list[np.ndarray]:
-    if isinstance(seqs, (str, bytes)) or not isinstance(seqs, Sequence) or len(seqs) == 0:
-        raise ValueError("seqs must be a non-empty list of sequences")
+    if (
+        isinstance(seqs, (str, bytes))
+        or not isinstance(seqs, Sequence)
+        or len(seqs) == 0
+    ):
+        raise ValueError(
+            "seqs must be a non-empty list of sequences"
+        )
     seqs = [np.asarray(s) for s in seqs]
     if any(s.shape[0] < 2 for s in seqs):
-        raise ValueError("seqs must have at least 2 steps each (the first one is not predicted)")
+        raise ValueError(
+            "seqs must have at least 2 steps each (the first one is not predicted)"
+        )
     return seqs
 
 
 def next_step_batch(
-    seqs: Sequence[np.ndarray], *, dtype: torch.dtype = torch.float32
+    seqs: Sequence[np.ndarray],
+    *,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(inputs, targets, mask)`` for predicting ``x_{t+1}`` from ``x_{<=t}`` on padded sequences (chapter 11).
 
@@ -313,14 +472,28 @@ def next_step_batch(
     return x[:, :-1], x[:, 1:], mask[:, 1:]
 
 
-def _loss(model: NextStepModel | Baseline, logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, reduction: str):
+def _loss(
+    model: NextStepModel | Baseline,
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    mask: torch.Tensor,
+    reduction: str,
+):
     if model.readout == "bernoulli":
-        return frame_nll(logits, targets, mask, reduction=reduction)
-    return bits_per_char(logits, targets, mask, reduction=reduction)
+        return frame_nll(
+            logits, targets, mask, reduction=reduction
+        )
+    return bits_per_char(
+        logits, targets, mask, reduction=reduction
+    )
 
 
 def evaluate(
-    model: NextStepModel | Baseline, seqs: Sequence[np.ndarray], *, k: int | None = None, batch_size: int = 64
+    model: NextStepModel | Baseline,
+    seqs: Sequence[np.ndarray],
+    *,
+    k: int | None = None,
+    batch_size: int = 64,
 ) -> float:
     """The metric of ``model`` on a split: NLL per predicted frame (nats) or bits per character (chapter 11).
 
@@ -333,22 +506,43 @@ def evaluate(
     if k is not None:
         k = check_int(k, "k", minimum=1)
     total, count = 0.0, 0
-    order = list(np.argsort([s.shape[0] for s in seqs]))  # batches of similar lengths pad less
+    order = list(
+        np.argsort([s.shape[0] for s in seqs])
+    )  # batches of similar lengths pad less
     with torch.no_grad():
         while order:
             size = batch_size
-            if k is not None:  # the truncated model runs batch * T windows of k steps: bound that memory
+            if (
+                k is not None
+            ):  # the truncated model runs batch * T windows of k steps: bound that memory
                 T = seqs[order[min(len(order), size) - 1]].shape[0]
-                size = max(1, min(size, _WINDOW_BUDGET // (T * min(k, T) * model.input_dim)))
+                size = max(
+                    1,
+                    min(
+                        size,
+                        _WINDOW_BUDGET
+                        // (T * min(k, T) * model.input_dim),
+                    ),
+                )
             chunk, order = order[:size], order[size:]
-            inputs, targets, mask = next_step_batch([seqs[i] for i in chunk], dtype=model.dtype)
-            total += float(_loss(model, model(inputs, k), targets, mask, "sum"))
+            inputs, targets, mask = next_step_batch(
+                [seqs[i] for i in chunk], dtype=model.dtype
+            )
+            total += float(
+                _loss(
+                    model, model(inputs, k), targets, mask, "sum"
+                )
+            )
             count += int(mask.sum())
     return total / count
 
 
 def truncated_curve(
-    model: NextStepModel, seqs: Sequence[np.ndarray], ks: Sequence[int], *, batch_size: int = 64
+    model: NextStepModel,
+    seqs: Sequence[np.ndarray],
+    ks: Sequence[int],
+    *,
+    batch_size: int = 64,
 ) -> np.ndarray:
     """The metric of the k-step truncated model for each k of ``ks`` (``None`` = full context) (chapter 11).
 
@@ -357,10 +551,23 @@ def truncated_curve(
     curve flattens at small k.
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
-    if isinstance(ks, (str, bytes)) or not isinstance(ks, Sequence) or len(ks) == 0:
-        raise ValueError("ks must be a non-empty list of truncation lengths (ints, or None for full context)")
-    return np.array([evaluate(model, seqs, k=k, batch_size=batch_size) for k in ks])
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
+    if (
+        isinstance(ks, (str, bytes))
+        or not isinstance(ks, Sequence)
+        or len(ks) == 0
+    ):
+        raise ValueError(
+            "ks must be a non-empty list of truncation lengths (ints, or None for full context)"
+        )
+    return np.array(
+        [
+            evaluate(model, seqs, k=k, batch_size=batch_size)
+            for k in ks
+        ]
+    )
 
 
 def fit_baseline(
@@ -384,44 +591,88 @@ def fit_baseline(
     """
     seqs = _check_seqs(seqs)
     if readout not in READOUTS:
-        raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
+        raise ValueError(
+            f"readout must be one of {READOUTS}, got {readout!r}"
+        )
     input_dim = check_int(input_dim, "input_dim", minimum=2)
     l2 = check_real(l2, "l2", low=0.0)
     iterations = check_int(iterations, "iterations", minimum=1)
     base = Baseline(input_dim, readout=readout, previous=previous)
     # all (x_t, x_{t+1}) pairs of the split as one sequence-free batch (1, N, ...): no padding
-    inputs = torch.as_tensor(np.concatenate([q[:-1] for q in seqs])).unsqueeze(0)
-    targets = torch.as_tensor(np.concatenate([q[1:] for q in seqs])).unsqueeze(0)
+    inputs = torch.as_tensor(
+        np.concatenate([q[:-1] for q in seqs])
+    ).unsqueeze(0)
+    targets = torch.as_tensor(
+        np.concatenate([q[1:] for q in seqs])
+    ).unsqueeze(0)
     if readout == "bernoulli":
-        inputs, targets = inputs.to(base.dtype), targets.to(base.dtype)
+        inputs, targets = (
+            inputs.to(base.dtype),
+            targets.to(base.dtype),
+        )
     mask = torch.ones(targets.shape[:2], dtype=torch.bool)
     with torch.no_grad():
         if readout == "bernoulli":
             if targets.shape[2] != input_dim:
-                raise ValueError(f"input_dim must equal the number of keys {targets.shape[2]}, got {input_dim}")
+                raise ValueError(
+                    f"input_dim must equal the number of keys {targets.shape[2]}, got {input_dim}"
+                )
             on = (targets * mask.unsqueeze(2)).sum(dim=(0, 1))
             p = (on + 0.5) / (mask.sum() + 1.0)
             base.c.copy_(torch.log(p) - torch.log1p(-p))
         else:
             if int(targets.max()) >= input_dim:
-                raise ValueError(f"input_dim must exceed every code, got {input_dim}")
-            counts = torch.bincount(targets[mask], minlength=input_dim).to(base.dtype)
-            base.c.copy_(torch.log((counts + 0.5) / (counts.sum() + 0.5 * input_dim)))
+                raise ValueError(
+                    f"input_dim must exceed every code, got {input_dim}"
+                )
+            counts = torch.bincount(
+                targets[mask], minlength=input_dim
+            ).to(base.dtype)
+            base.c.copy_(
+                torch.log(
+                    (counts + 0.5)
+                    / (counts.sum() + 0.5 * input_dim)
+                )
+            )
     if not previous:
         return base
-    if readout == "categorical":  # the logistic regression on a one-hot previous step is the bigram model:
+    if (
+        readout == "categorical"
+    ):  # the logistic regression on a one-hot previous step is the bigram model:
         with torch.no_grad():  # its maximum-likelihood fit is closed-form (add-1/2 smoothing; l2 unused)
-            pairs = torch.zeros(input_dim, input_dim, dtype=base.dtype)
-            pairs.index_put_((targets[mask], inputs[mask]), torch.ones(int(mask.sum()), dtype=base.dtype), accumulate=True)
-            base.A.copy_(torch.log((pairs + 0.5) / (pairs.sum(dim=0, keepdim=True) + 0.5 * input_dim)))
+            pairs = torch.zeros(
+                input_dim, input_dim, dtype=base.dtype
+            )
+            pairs.index_put_(
+                (targets[mask], inputs[mask]),
+                torch.ones(int(mask.sum()), dtype=base.dtype),
+                accumulate=True,
+            )
+            base.A.copy_(
+                torch.log(
+                    (pairs + 0.5)
+                    / (
+                        pairs.sum(dim=0, keepdim=True)
+                        + 0.5 * input_dim
+                    )
+                )
+            )
             base.c.zero_()
         return base
-    opt = torch.optim.LBFGS(base.parameters(), lr=1.0, max_iter=iterations, history_size=20,
-                            line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        base.parameters(),
+        lr=1.0,
+        max_iter=iterations,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
-        loss = _loss(base, base(inputs), targets, mask, "mean") + l2 * (base.A**2).sum()
+        loss = (
+            _loss(base, base(inputs), targets, mask, "mean")
+            + l2 * (base.A**2).sum()
+        )
         loss.backward()
         return loss
 
@@ -432,7 +683,12 @@ def fit_baseline(
 # --- data-dependent stability --------------------------------------------------------------------------------
 
 
-def local_jacobian_norms(model: NextStepModel, seqs: Sequence[np.ndarray], *, batch_size: int = 32) -> np.ndarray:
+def local_jacobian_norms(
+    model: NextStepModel,
+    seqs: Sequence[np.ndarray],
+    *,
+    batch_size: int = 32,
+) -> np.ndarray:
     """``||d s_t / d s_{t-1}||_2`` at every step of every sequence of ``seqs`` (chapter 11).
 
     The local contraction of the trained recurrence along real data, at the
@@ -443,16 +699,22 @@ def local_jacobian_norms(model: NextStepModel, seqs: Sequence[np.ndarray], *, ba
     The worst case over all states is ``||W||_2`` for the RNN (``|tanh'| <= 1``).
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
     seqs = _check_seqs(seqs)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     out = []
     with torch.no_grad():
         for start in range(0, len(seqs), batch_size):
-            inputs, _, mask = next_step_batch(seqs[start : start + batch_size], dtype=model.dtype)
+            inputs, _, mask = next_step_batch(
+                seqs[start : start + batch_size], dtype=model.dtype
+            )
             u = model.encode(inputs)
             if model.kind == "rnn":
-                h = model.hidden_states(u)  # h_t for t = 1..T-1; J_t = diag(1 - h_t^2) W
+                h = model.hidden_states(
+                    u
+                )  # h_t for t = 1..T-1; J_t = diag(1 - h_t^2) W
                 J = (1 - h[mask] ** 2).unsqueeze(2) * model.core.W
                 norms = torch.linalg.matrix_norm(J, ord=2)
             else:
@@ -462,7 +724,11 @@ def local_jacobian_norms(model: NextStepModel, seqs: Sequence[np.ndarray], *, ba
 
 
 def multi_step_jacobian_norms(
-    model: NextStepModel, seqs: Sequence[np.ndarray], r: int, *, batch_size: int = 32
+    model: NextStepModel,
+    seqs: Sequence[np.ndarray],
+    r: int,
+    *,
+    batch_size: int = 32,
 ) -> np.ndarray:
     """``||d s_t / d s_{t-r}||_2 = ||J_t J_{t-1} ... J_{t-r+1}||_2`` along real sequences (chapter 11).
 
@@ -474,33 +740,54 @@ def multi_step_jacobian_norms(
     has ``r`` predicting steps).
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
     seqs = _check_seqs(seqs)
     r = check_int(r, "r", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     out = []
     with torch.no_grad():
         for start in range(0, len(seqs), batch_size):
-            inputs, _, mask = next_step_batch(seqs[start : start + batch_size], dtype=model.dtype)
+            inputs, _, mask = next_step_batch(
+                seqs[start : start + batch_size], dtype=model.dtype
+            )
             T = inputs.shape[1]
             if T < r:
                 continue
-            J = state_jacobians(model.core, model.encode(inputs))  # (batch, T, S, S)
+            J = state_jacobians(
+                model.core, model.encode(inputs)
+            )  # (batch, T, S, S)
             P = J[:, r - 1 :]
             for j in range(1, r):
                 P = P @ J[:, r - 1 - j : T - j]
-            out.append(torch.linalg.matrix_norm(P[mask[:, r - 1 :]], ord=2).double().numpy())
+            out.append(
+                torch.linalg.matrix_norm(
+                    P[mask[:, r - 1 :]], ord=2
+                )
+                .double()
+                .numpy()
+            )
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def contraction_summary(norms: np.ndarray, worst_case: float | None = None) -> dict[str, float]:
+def contraction_summary(
+    norms: np.ndarray, worst_case: float | None = None
+) -> dict[str, float]:
     """Summary of local Jacobian norms: fraction of contractive steps (< 1), quantiles, max (chapter 11).
 
     With ``worst_case`` (e.g. ``||W||_2``), also the ratio of the median to it.
     """
     norms = np.asarray(norms, dtype=float)
-    if norms.ndim != 1 or norms.size == 0 or not np.all(np.isfinite(norms)) or np.any(norms < 0):
-        raise ValueError("norms must be a non-empty 1-d array of finite non-negative numbers")
+    if (
+        norms.ndim != 1
+        or norms.size == 0
+        or not np.all(np.isfinite(norms))
+        or np.any(norms < 0)
+    ):
+        raise ValueError(
+            "norms must be a non-empty 1-d array of finite non-negative numbers"
+        )
     out = {
         "fraction contractive": float(np.mean(norms < 1)),
         "median": float(np.median(norms)),
@@ -509,14 +796,20 @@ def contraction_summary(norms: np.ndarray, worst_case: float | None = None) -> d
         "max": float(norms.max()),
     }
     if worst_case is not None:
-        worst_case = check_real(worst_case, "worst_case", low=0.0, low_open=True)
+        worst_case = check_real(
+            worst_case, "worst_case", low=0.0, low_open=True
+        )
         out["worst case"] = worst_case
         out["median / worst case"] = out["median"] / worst_case
     return out
 
 
 def results_table(
-    columns: dict[str, dict[str, float]], notes: dict[str, str] | None = None, *, digits: int = 3, fmt: str = "markdown"
+    columns: dict[str, dict[str, float]],
+    notes: dict[str, str] | None = None,
+    *,
+    digits: int = 3,
+    fmt: str = "markdown",
 ) -> str:
     """A table of measured metrics: one column per task, one row per model (chapter 11).
 
@@ -526,33 +819,74 @@ def results_table(
     (for ``IPython.display.HTML``, which the book renders as a table).
     """
     if fmt not in ("markdown", "html"):
-        raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
+        raise ValueError(
+            f"fmt must be 'markdown' or 'html', got {fmt!r}"
+        )
     if not isinstance(columns, dict) or not columns:
-        raise ValueError("columns must be a non-empty dict title -> {row: value}")
+        raise ValueError(
+            "columns must be a non-empty dict title -> {row: value}"
+        )
     digits = check_int(digits, "digits", minimum=0)
     rows: list[str] = []
     for title, col in columns.items():
         if not isinstance(col, dict):
-            raise TypeError(f"columns[{title!r}] must be a dict row -> value, got {type(col).__name__}")
+            raise TypeError(
+                f"columns[{title!r}] must be a dict row -> value, got {type(col).__name__}"
+            )
         for label, value in col.items():
             check_real(value, f"columns[{title!r}][{label!r}]")
             if label not in rows:
                 rows.append(label)
     if fmt == "html":
         esc = html.escape
-        out = ["<table>", "<thead><tr><th>model</th>" + "".join(f"<th>{esc(t)}</th>" for t in columns) + "</tr></thead>",
-               "<tbody>"]
+        out = [
+            "<table>",
+            "<thead><tr><th>model</th>"
+            + "".join(f"<th>{esc(t)}</th>" for t in columns)
+            + "</tr></thead>",
+            "<tbody>",
+        ]
         for label in rows:
-            cells = [f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–" for t in columns]
-            out.append(f"<tr><td>{esc(label)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            cells = [
+                f"{columns[t][label]:.{digits}f}"
+                if label in columns[t]
+                else "–"
+                for t in columns
+            ]
+            out.append(
+                f"<tr><td>{esc(label)}</td>"
+                + "".join(f"<td>{c}</td>" for c in cells)
+                + "</tr>"
+            )
         if notes:
-            out.append("<tr><td><em>the paper's claim</em></td>"
-                       + "".join(f"<td><em>{esc(notes.get(t, ''))}</em></td>" for t in columns) + "</tr>")
+            out.append(
+                "<tr><td><em>the paper's claim</em></td>"
+                + "".join(
+                    f"<td><em>{esc(notes.get(t, ''))}</em></td>"
+                    for t in columns
+                )
+                + "</tr>"
+            )
         return "\n".join(out + ["</tbody>", "</table>"])
-    lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    lines = [
+        "| model | " + " | ".join(columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
     for label in rows:
-        cells = [f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–" for t in columns]
+        cells = [
+            f"{columns[t][label]:.{digits}f}"
+            if label in columns[t]
+            else "–"
+            for t in columns
+        ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     if notes:
-        lines.append("| *the paper's claim* | " + " | ".join(f"*{notes[t]}*" if notes.get(t) else "" for t in columns) + " |")
+        lines.append(
+            "| *the paper's claim* | "
+            + " | ".join(
+                f"*{notes[t]}*" if notes.get(t) else ""
+                for t in columns
+            )
+            + " |"
+        )
     return "\n".join(lines)

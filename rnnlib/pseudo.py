@@ -42,8 +42,18 @@ import torch
 
 from ._linalg import spectral_norm
 from ._rng import as_generator, derive, derive_seed
-from ._validation import check_dtype, check_int, check_model, check_real, check_tensor
-from .elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+from ._validation import (
+    check_dtype,
+    check_int,
+    check_model,
+    check_real,
+    check_tensor,
+)
+from .elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    sample_normalized_sequence,
+)
 
 __all__ = [
     "pseudo_network",
@@ -64,17 +74,23 @@ __all__ = [
 ]
 
 
-def _check_perturbation(model: ElmanRNN, dW: object, dA: object) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_perturbation(
+    model: ElmanRNN, dW: object, dA: object
+) -> tuple[torch.Tensor, torch.Tensor]:
     m, d = model.width, model.input_dim
     dW = check_tensor(dW, "dW", shape=(m, m))
     dA = check_tensor(dA, "dA", shape=(m, d))
     for name, t in (("dW", dW), ("dA", dA)):
         if t.dtype != model.W.dtype:
-            raise TypeError(f"{name} has dtype {t.dtype} but the model's weights are {model.W.dtype}")
+            raise TypeError(
+                f"{name} has dtype {t.dtype} but the model's weights are {model.W.dtype}"
+            )
     return dW, dA
 
 
-def _states_and_patterns(model: ElmanRNN, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _states_and_patterns(
+    model: ElmanRNN, x: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """h^(0..L-1) (batch, L, m), D^(1..L) as floats (batch, L, m), h^(1..L) (batch, L, m), all at initialization.
 
     ``D^(l)`` is read off the states as ``1[h^(l) > 0]``: this is ``1[pre-activation >= 0]``
@@ -84,13 +100,19 @@ def _states_and_patterns(model: ElmanRNN, x: torch.Tensor) -> tuple[torch.Tensor
     """
     with torch.no_grad():
         h = elman_hidden_states(model.W, model.A, x)
-        h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+        h_prev = torch.cat(
+            [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
+        )
         return h_prev, (h > 0).to(x.dtype), h
 
 
-def _tangent(W: torch.Tensor, B: torch.Tensor, h_prev, D, x, dW, dA) -> torch.Tensor:
+def _tangent(
+    W: torch.Tensor, B: torch.Tensor, h_prev, D, x, dW, dA
+) -> torch.Tensor:
     """B g^(L) with g^(l) = D^(l) (W g^(l-1) + dW h^(l-1) + dA x^(l)); no validation."""
-    drive = h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1)  # dW h^(l-1) + dA x^(l), (batch, L, m)
+    drive = h_prev @ dW.transpose(0, 1) + x @ dA.transpose(
+        0, 1
+    )  # dW h^(l-1) + dA x^(l), (batch, L, m)
     Wt = W.transpose(0, 1)
     g = D[:, 0] * drive[:, 0]
     for step in range(1, x.shape[1]):
@@ -98,7 +120,12 @@ def _tangent(W: torch.Tensor, B: torch.Tensor, h_prev, D, x, dW, dA) -> torch.Te
     return g @ B.transpose(0, 1)
 
 
-def pseudo_network(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def pseudo_network(
+    model: ElmanRNN,
+    dW: torch.Tensor,
+    dA: torch.Tensor,
+    x: torch.Tensor,
+) -> torch.Tensor:
     """The pseudo-network of eq. (4), by tangent propagation (chapter 3); returns (batch, d_out).
 
     ``F(x; dW, dA) = sum_l Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l))`` with ``D``
@@ -115,10 +142,14 @@ def pseudo_network(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     with torch.no_grad():
-        return _tangent(model.W.detach(), model.B, h_prev, D, x, dW, dA)
+        return _tangent(
+            model.W.detach(), model.B, h_prev, D, x, dW, dA
+        )
 
 
-def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+def back_matrices(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
     """``Back_{l->L} = B D^(L) W ... D^(l+1) W`` for l = 1..L; returns (batch, L, d_out, m) (chapter 3).
 
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
@@ -130,13 +161,20 @@ def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     W = model.W.detach()
     back = model.B.expand(batch, -1, -1)  # Back_{L->L}
     out = [back]
-    for step in range(L - 1, 0, -1):  # Back_{step -> L} = Back_{step+1 -> L} D^(step+1) W  (0-based: D[:, step])
+    for step in range(
+        L - 1, 0, -1
+    ):  # Back_{step -> L} = Back_{step+1 -> L} D^(step+1) W  (0-based: D[:, step])
         back = (back * D[:, step, None, :]) @ W
         out.append(back)
     return torch.stack(out[::-1], dim=1)
 
 
-def pseudo_network_sum(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def pseudo_network_sum(
+    model: ElmanRNN,
+    dW: torch.Tensor,
+    dA: torch.Tensor,
+    x: torch.Tensor,
+) -> torch.Tensor:
     """Eq. (4) written as the sum ``sum_l Back_{l->L} D^(l) (dW h^(l-1) + dA x^(l))`` (chapter 3).
 
     Same value as :func:`pseudo_network`, but builds every ``Back_{l->L}``
@@ -147,11 +185,15 @@ def pseudo_network_sum(model: ElmanRNN, dW: torch.Tensor, dA: torch.Tensor, x: t
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
-    drive = D * (h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1))  # D^(l)(dW h^(l-1) + dA x^(l))
+    drive = D * (
+        h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1)
+    )  # D^(l)(dW h^(l-1) + dA x^(l))
     return torch.einsum("blom,blm->bo", back, drive)
 
 
-def _scale_to_spectral_norm(t: torch.Tensor, radius: float, gen: torch.Generator) -> torch.Tensor:
+def _scale_to_spectral_norm(
+    t: torch.Tensor, radius: float, gen: torch.Generator
+) -> torch.Tensor:
     """``t`` rescaled so that ``||t||_2 = radius`` (a zero matrix is returned as is).
 
     The size of a *direction* needs no certificate, only a good estimate, and
@@ -163,8 +205,16 @@ def _scale_to_spectral_norm(t: torch.Tensor, radius: float, gen: torch.Generator
     if not bool(t.any()):
         return t
     if min(t.shape) <= 64:
-        gram = t.transpose(0, 1) @ t if t.shape[0] >= t.shape[1] else t @ t.transpose(0, 1)
-        norm = float(torch.linalg.eigvalsh(gram.double())[-1].clamp_min(0).sqrt())
+        gram = (
+            t.transpose(0, 1) @ t
+            if t.shape[0] >= t.shape[1]
+            else t @ t.transpose(0, 1)
+        )
+        norm = float(
+            torch.linalg.eigvalsh(gram.double())[-1]
+            .clamp_min(0)
+            .sqrt()
+        )
     else:
         v = torch.randn(t.shape[1], generator=gen, dtype=t.dtype)
         for _ in range(50):
@@ -200,7 +250,9 @@ def random_perturbation(
     radius = tau / math.sqrt(m)
     dW = torch.randn(m, m, generator=gen, dtype=dtype)
     dA = torch.randn(m, d, generator=gen, dtype=dtype)
-    return _scale_to_spectral_norm(dW, radius, gen), _scale_to_spectral_norm(dA, radius, gen)
+    return _scale_to_spectral_norm(
+        dW, radius, gen
+    ), _scale_to_spectral_norm(dA, radius, gen)
 
 
 DIRECTION_KINDS = ("random", "gradient", "construction")
@@ -239,7 +291,9 @@ def aligned_perturbation(
     x = model._check_input(x)
     tau = check_real(tau, "tau", low=0.0)
     if kind not in ("gradient", "construction"):
-        raise ValueError(f"kind must be 'gradient' or 'construction', got {kind!r}")
+        raise ValueError(
+            f"kind must be 'gradient' or 'construction', got {kind!r}"
+        )
     gen = as_generator(generator)
     m, d = model.width, model.input_dim
     W, A, B = model.W.detach(), model.A.detach(), model.B
@@ -247,15 +301,22 @@ def aligned_perturbation(
     c = c / c.norm()
     radius = tau / math.sqrt(m)
     if kind == "gradient":
-        Wg, Ag = W.clone().requires_grad_(True), A.clone().requires_grad_(True)
+        Wg, Ag = (
+            W.clone().requires_grad_(True),
+            A.clone().requires_grad_(True),
+        )
         with torch.enable_grad():
-            out = elman_hidden_states(Wg, Ag, x)[:, -1] @ B.transpose(0, 1)
+            out = elman_hidden_states(Wg, Ag, x)[
+                :, -1
+            ] @ B.transpose(0, 1)
             dW, dA = torch.autograd.grad((out @ c).sum(), (Wg, Ag))
     else:
         dW = torch.zeros_like(W)
         dA = torch.zeros_like(A)
         dA[:, -1] = B.transpose(0, 1) @ c
-    return _scale_to_spectral_norm(dW.detach(), radius, gen), _scale_to_spectral_norm(dA.detach(), radius, gen)
+    return _scale_to_spectral_norm(
+        dW.detach(), radius, gen
+    ), _scale_to_spectral_norm(dA.detach(), radius, gen)
 
 
 @dataclass(frozen=True)
@@ -276,26 +337,51 @@ class GapMeasurement:
 
 
 def _gap_measurements(
-    model: ElmanRNN, x: torch.Tensor, taus: Sequence[float], n_perturbations: int, gen: torch.Generator
+    model: ElmanRNN,
+    x: torch.Tensor,
+    taus: Sequence[float],
+    n_perturbations: int,
+    gen: torch.Generator,
 ) -> list[GapMeasurement]:
     """One GapMeasurement per tau; the same random directions are used for every tau (scaled by tau)."""
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
     f0 = h0[:, -1] @ B.transpose(0, 1)
     active0 = h0 > 0
-    sums = torch.zeros(len(taus), 3, dtype=torch.float64)  # gap, |pseudo|, flips
+    sums = torch.zeros(
+        len(taus), 3, dtype=torch.float64
+    )  # gap, |pseudo|, flips
     with torch.no_grad():
         for _ in range(n_perturbations):
-            dW1, dA1 = random_perturbation(model.input_dim, model.width, 1.0, generator=gen, dtype=W.dtype)
-            fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)  # the pseudo-network is linear: F(tau d) = tau F(d)
+            dW1, dA1 = random_perturbation(
+                model.input_dim,
+                model.width,
+                1.0,
+                generator=gen,
+                dtype=W.dtype,
+            )
+            fp1 = _tangent(
+                W, B, h_prev, D, x, dW1, dA1
+            )  # the pseudo-network is linear: F(tau d) = tau F(d)
             for i, tau in enumerate(taus):
-                h1 = elman_hidden_states(W + tau * dW1, A + tau * dA1, x)
+                h1 = elman_hidden_states(
+                    W + tau * dW1, A + tau * dA1, x
+                )
                 fp = tau * fp1
-                sums[i, 0] += float((h1[:, -1] @ B.transpose(0, 1) - f0 - fp).abs().mean())
+                sums[i, 0] += float(
+                    (h1[:, -1] @ B.transpose(0, 1) - f0 - fp)
+                    .abs()
+                    .mean()
+                )
                 sums[i, 1] += float(fp.abs().mean())
-                sums[i, 2] += float(((h1 > 0) != active0).double().mean())
+                sums[i, 2] += float(
+                    ((h1 > 0) != active0).double().mean()
+                )
     sums /= n_perturbations
-    return [GapMeasurement(float(g / p), float(g), float(p), float(f)) for g, p, f in sums]
+    return [
+        GapMeasurement(float(g / p), float(g), float(p), float(f))
+        for g, p, f in sums
+    ]
 
 
 def linearization_gap(
@@ -317,8 +403,12 @@ def linearization_gap(
     model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     tau = check_real(tau, "tau", low=0.0, low_open=True)
-    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
-    return _gap_measurements(model, x, [tau], n_perturbations, as_generator(generator))[0]
+    n_perturbations = check_int(
+        n_perturbations, "n_perturbations", minimum=1
+    )
+    return _gap_measurements(
+        model, x, [tau], n_perturbations, as_generator(generator)
+    )[0]
 
 
 @dataclass(frozen=True)
@@ -361,20 +451,46 @@ def gap_sweep(
     is enough: the gap is at least a few percent of the pseudo-network's
     output at every width the chapter uses. See :func:`linearization_gap`.
     """
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) == 0:
-        raise ValueError(f"widths must be a non-empty sequence of integers, got {widths!r}")
-    if isinstance(taus, (str, bytes)) or not isinstance(taus, Sequence) or len(taus) == 0:
-        raise ValueError(f"taus must be a non-empty sequence of positive numbers, got {taus!r}")
+    if (
+        isinstance(widths, (str, bytes))
+        or not isinstance(widths, Sequence)
+        or len(widths) == 0
+    ):
+        raise ValueError(
+            f"widths must be a non-empty sequence of integers, got {widths!r}"
+        )
+    if (
+        isinstance(taus, (str, bytes))
+        or not isinstance(taus, Sequence)
+        or len(taus) == 0
+    ):
+        raise ValueError(
+            f"taus must be a non-empty sequence of positive numbers, got {taus!r}"
+        )
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    taus = [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
+    taus = [
+        check_real(t, "taus[i]", low=0.0, low_open=True)
+        for t in taus
+    ]
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     output_dim = check_int(output_dim, "output_dim", minimum=1)
     n_networks = check_int(n_networks, "n_networks", minimum=1)
-    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data"), dtype=dtype)
+    n_perturbations = check_int(
+        n_perturbations, "n_perturbations", minimum=1
+    )
+    x = sample_normalized_sequence(
+        batch_size,
+        L,
+        d,
+        eps_x,
+        generator=derive(generator, "data"),
+        dtype=dtype,
+    )
     rel = np.zeros((len(taus), len(widths)))
     flips = np.zeros_like(rel)
     iterator = list(enumerate(widths))
@@ -385,14 +501,29 @@ def gap_sweep(
     for j, m in iterator:
         gaps = np.zeros((n_networks, len(taus), 3))
         for k in range(n_networks):
-            model = ElmanRNN(d, m, output_dim, generator=derive(generator, "network", m, k), dtype=dtype)
+            model = ElmanRNN(
+                d,
+                m,
+                output_dim,
+                generator=derive(generator, "network", m, k),
+                dtype=dtype,
+            )
             directions = derive(generator, "directions", m, k)
-            results = _gap_measurements(model, x, taus, n_perturbations, directions)
-            gaps[k] = [(r.gap, r.pseudo, r.flip_fraction) for r in results]
+            results = _gap_measurements(
+                model, x, taus, n_perturbations, directions
+            )
+            gaps[k] = [
+                (r.gap, r.pseudo, r.flip_fraction) for r in results
+            ]
         mean = gaps.mean(axis=0)
         rel[:, j] = mean[:, 0] / mean[:, 1]
         flips[:, j] = mean[:, 2]
-    return GapSweep(np.asarray(widths), np.asarray(taus, dtype=float), rel, flips)
+    return GapSweep(
+        np.asarray(widths),
+        np.asarray(taus, dtype=float),
+        rel,
+        flips,
+    )
 
 
 @dataclass(frozen=True)
@@ -416,15 +547,35 @@ class DirectionGapSweep:
     def select(self, kind: str) -> GapSweep:
         """The (taus, widths) tables of one kind of direction, as a :class:`GapSweep`."""
         if kind not in self.kinds:
-            raise ValueError(f"kind must be one of {self.kinds}, got {kind!r}")
+            raise ValueError(
+                f"kind must be one of {self.kinds}, got {kind!r}"
+            )
         i = self.kinds.index(kind)
-        return GapSweep(self.widths, self.taus, self.relative_gap[i], self.flip_fraction[i])
+        return GapSweep(
+            self.widths,
+            self.taus,
+            self.relative_gap[i],
+            self.flip_fraction[i],
+        )
 
 
-def _unit_direction(model: ElmanRNN, x: torch.Tensor, kind: str, gen: torch.Generator):
+def _unit_direction(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    kind: str,
+    gen: torch.Generator,
+):
     if kind == "random":
-        return random_perturbation(model.input_dim, model.width, 1.0, generator=gen, dtype=model.W.dtype)
-    return aligned_perturbation(model, x, 1.0, kind=kind, generator=gen)
+        return random_perturbation(
+            model.input_dim,
+            model.width,
+            1.0,
+            generator=gen,
+            dtype=model.W.dtype,
+        )
+    return aligned_perturbation(
+        model, x, 1.0, kind=kind, generator=gen
+    )
 
 
 def direction_gap_sweep(
@@ -457,27 +608,63 @@ def direction_gap_sweep(
     smallest relative gap the chapter meets is a few percent. Returns a
     :class:`DirectionGapSweep`.
     """
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence) or len(widths) == 0:
-        raise ValueError(f"widths must be a non-empty sequence of integers, got {widths!r}")
-    if isinstance(taus, (str, bytes)) or not isinstance(taus, Sequence) or len(taus) == 0:
-        raise ValueError(f"taus must be a non-empty sequence of positive numbers, got {taus!r}")
+    if (
+        isinstance(widths, (str, bytes))
+        or not isinstance(widths, Sequence)
+        or len(widths) == 0
+    ):
+        raise ValueError(
+            f"widths must be a non-empty sequence of integers, got {widths!r}"
+        )
+    if (
+        isinstance(taus, (str, bytes))
+        or not isinstance(taus, Sequence)
+        or len(taus) == 0
+    ):
+        raise ValueError(
+            f"taus must be a non-empty sequence of positive numbers, got {taus!r}"
+        )
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    taus = [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
-    if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Sequence) or len(kinds) == 0:
-        raise ValueError(f"kinds must be a non-empty sequence of names from {DIRECTION_KINDS}, got {kinds!r}")
+    taus = [
+        check_real(t, "taus[i]", low=0.0, low_open=True)
+        for t in taus
+    ]
+    if (
+        isinstance(kinds, (str, bytes))
+        or not isinstance(kinds, Sequence)
+        or len(kinds) == 0
+    ):
+        raise ValueError(
+            f"kinds must be a non-empty sequence of names from {DIRECTION_KINDS}, got {kinds!r}"
+        )
     for kind in kinds:
         if kind not in DIRECTION_KINDS:
-            raise ValueError(f"kinds: unknown kind {kind!r}; known kinds are {DIRECTION_KINDS}")
+            raise ValueError(
+                f"kinds: unknown kind {kind!r}; known kinds are {DIRECTION_KINDS}"
+            )
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
     output_dim = check_int(output_dim, "output_dim", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     n_networks = check_int(n_networks, "n_networks", minimum=1)
-    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
+    n_perturbations = check_int(
+        n_perturbations, "n_perturbations", minimum=1
+    )
     base = derive_seed(generator, "direction_gap_sweep")
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(base, "data"), dtype=dtype)
-    sums = np.zeros((3, len(kinds), len(taus), len(widths)))  # gap, |pseudo|, flips
+    x = sample_normalized_sequence(
+        batch_size,
+        L,
+        d,
+        eps_x,
+        generator=derive(base, "data"),
+        dtype=dtype,
+    )
+    sums = np.zeros(
+        (3, len(kinds), len(taus), len(widths))
+    )  # gap, |pseudo|, flips
     iterator = list(enumerate(widths))
     if progress:
         from tqdm.auto import tqdm
@@ -485,25 +672,60 @@ def direction_gap_sweep(
         iterator = tqdm(iterator, desc="widths")
     for j, m in iterator:
         for k in range(n_networks):
-            model = ElmanRNN(d, m, output_dim, generator=derive(base, "network", m, k), dtype=dtype)
+            model = ElmanRNN(
+                d,
+                m,
+                output_dim,
+                generator=derive(base, "network", m, k),
+                dtype=dtype,
+            )
             W, A, B = model.W.detach(), model.A.detach(), model.B
             h_prev, D, h0 = _states_and_patterns(model, x)
             f0 = h0[:, -1] @ B.transpose(0, 1)
             for i, kind in enumerate(kinds):
                 for q in range(n_perturbations):
-                    dW1, dA1 = _unit_direction(model, x, kind, derive(base, "direction", kind, m, k, q))
+                    dW1, dA1 = _unit_direction(
+                        model,
+                        x,
+                        kind,
+                        derive(base, "direction", kind, m, k, q),
+                    )
                     with torch.no_grad():
-                        fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)  # linear: F(tau d) = tau F(d)
+                        fp1 = _tangent(
+                            W, B, h_prev, D, x, dW1, dA1
+                        )  # linear: F(tau d) = tau F(d)
                         for t, tau in enumerate(taus):
-                            h1 = elman_hidden_states(W + tau * dW1, A + tau * dA1, x)
+                            h1 = elman_hidden_states(
+                                W + tau * dW1, A + tau * dA1, x
+                            )
                             fp = tau * fp1
-                            sums[0, i, t, j] += float((h1[:, -1] @ B.transpose(0, 1) - f0 - fp).abs().mean())
-                            sums[1, i, t, j] += float(fp.abs().mean())
-                            sums[2, i, t, j] += float(((h1 > 0) != (h0 > 0)).double().mean())
+                            sums[0, i, t, j] += float(
+                                (
+                                    h1[:, -1] @ B.transpose(0, 1)
+                                    - f0
+                                    - fp
+                                )
+                                .abs()
+                                .mean()
+                            )
+                            sums[1, i, t, j] += float(
+                                fp.abs().mean()
+                            )
+                            sums[2, i, t, j] += float(
+                                ((h1 > 0) != (h0 > 0))
+                                .double()
+                                .mean()
+                            )
     sums /= n_networks * n_perturbations
     gap, pseudo, flips = sums
     return DirectionGapSweep(
-        np.asarray(widths), np.asarray(taus, dtype=float), tuple(kinds), gap / pseudo, gap, pseudo, flips
+        np.asarray(widths),
+        np.asarray(taus, dtype=float),
+        tuple(kinds),
+        gap / pseudo,
+        gap,
+        pseudo,
+        flips,
     )
 
 
@@ -541,9 +763,23 @@ def linearization_sample(
     L = check_int(L, "L", minimum=3)
     d = check_int(d, "d", minimum=3)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    n_perturbations = check_int(n_perturbations, "n_perturbations", minimum=1)
-    model = ElmanRNN(d, m, generator=derive(generator, "network"), dtype=torch.float64)
-    x = sample_normalized_sequence(batch_size, L, d, eps_x, generator=derive(generator, "data"), dtype=torch.float64)
+    n_perturbations = check_int(
+        n_perturbations, "n_perturbations", minimum=1
+    )
+    model = ElmanRNN(
+        d,
+        m,
+        generator=derive(generator, "network"),
+        dtype=torch.float64,
+    )
+    x = sample_normalized_sequence(
+        batch_size,
+        L,
+        d,
+        eps_x,
+        generator=derive(generator, "data"),
+        dtype=torch.float64,
+    )
     gen = derive(generator, "directions")
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
@@ -551,11 +787,22 @@ def linearization_sample(
     true, pseudo, flips = [], [], []
     with torch.no_grad():
         for _ in range(n_perturbations):
-            dW, dA = random_perturbation(d, m, tau, generator=gen, dtype=torch.float64)
+            dW, dA = random_perturbation(
+                d, m, tau, generator=gen, dtype=torch.float64
+            )
             h1 = elman_hidden_states(W + dW, A + dA, x)
-            true.append((h1[:, -1] @ B.transpose(0, 1) - f0).flatten())
-            pseudo.append(_tangent(W, B, h_prev, D, x, dW, dA).flatten())
+            true.append(
+                (h1[:, -1] @ B.transpose(0, 1) - f0).flatten()
+            )
+            pseudo.append(
+                _tangent(W, B, h_prev, D, x, dW, dA).flatten()
+            )
             flips.append(((h1 > 0) != (h0 > 0)).double().mean())
     return LinearizationSample(
-        m, tau, L, torch.cat(true).numpy(), torch.cat(pseudo).numpy(), float(torch.stack(flips).mean())
+        m,
+        tau,
+        L,
+        torch.cat(true).numpy(),
+        torch.cat(pseudo).numpy(),
+        float(torch.stack(flips).mean()),
     )

@@ -34,10 +34,14 @@ import torch
 from torch import nn
 
 from ._rng import derive
-from ._validation import DivergenceError, as_generator, check_int, check_real
+from ._validation import (
+    DivergenceError,
+    as_generator,
+    check_int,
+    check_real,
+)
 from .concepts import fit_additive
 from .elman import ElmanRNN
-from .train import train_rnn
 from .languages import (
     PAD,
     HeldOutSplit,
@@ -47,6 +51,7 @@ from .languages import (
     language_dataset,
     sample_language,
 )
+from .train import train_rnn
 
 __all__ = [
     "Recognition",
@@ -78,22 +83,39 @@ class Recognition:
     test_accuracy: float
     majority_baseline: float
     losses: np.ndarray
-    predict: Callable[[torch.Tensor], torch.Tensor] = field(repr=False)
+    predict: Callable[[torch.Tensor], torch.Tensor] = field(
+        repr=False
+    )
 
     def accuracy(self, z: torch.Tensor, y: torch.Tensor) -> float:
         """The fraction of strings of ``z`` whose predicted label equals ``y``."""
         z = _check_strings(z)
-        return float((self.predict(z) == y.to(torch.float32)).to(torch.float64).mean())
+        return float(
+            (self.predict(z) == y.to(torch.float32))
+            .to(torch.float64)
+            .mean()
+        )
 
 
 def _check_split(split: object) -> HeldOutSplit:
     if not isinstance(split, HeldOutSplit):
-        raise TypeError(f"split must be an rnnlib.languages.HeldOutSplit (from language_dataset), got {type(split).__name__}")
+        raise TypeError(
+            f"split must be an rnnlib.languages.HeldOutSplit (from language_dataset), got {type(split).__name__}"
+        )
     return split
 
 
-def _finish(learner: str, split: HeldOutSplit, losses: list[float], predict) -> Recognition:
-    r = Recognition(learner, 0.0, 0.0, split.majority_baseline, np.asarray(losses, dtype=float), predict)
+def _finish(
+    learner: str, split: HeldOutSplit, losses: list[float], predict
+) -> Recognition:
+    r = Recognition(
+        learner,
+        0.0,
+        0.0,
+        split.majority_baseline,
+        np.asarray(losses, dtype=float),
+        predict,
+    )
     r.train_accuracy = r.accuracy(split.z_train, split.y_train)
     r.test_accuracy = r.accuracy(split.z_test, split.y_test)
     return r
@@ -122,22 +144,42 @@ def train_wide_rnn(
     """
     split = _check_split(split)
     width = check_int(width, "width", minimum=1)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
     lr = check_real(lr, "lr", low=0.0, low_open=True)
     steps = check_int(steps, "steps", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    model = ElmanRNN(4, width, 1, generator=derive(generator, "weights"))
+    model = ElmanRNN(
+        4, width, 1, generator=derive(generator, "weights")
+    )
     x = encode_strings(split.z_train, eps_x)
     y = 2 * split.y_train.to(torch.float32)[:, None] - 1
-    result = train_rnn(model, x, y, out_scale=out_scale, lr=lr, steps=steps, loss="logistic",
-                       batch_size=min(batch_size, len(x)), generator=derive(generator, "batches"), log_every=steps)
+    result = train_rnn(
+        model,
+        x,
+        y,
+        out_scale=out_scale,
+        lr=lr,
+        steps=steps,
+        loss="logistic",
+        batch_size=min(batch_size, len(x)),
+        generator=derive(generator, "batches"),
+        log_every=steps,
+    )
 
     def predict(z: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
-            return (result.predict(encode_strings(z, eps_x))[:, 0] > 0).to(torch.float32)
+            return (
+                result.predict(encode_strings(z, eps_x))[:, 0] > 0
+            ).to(torch.float32)
 
-    return _finish("wide RNN", split, result.history.step_loss, predict)
+    return _finish(
+        "wide RNN", split, result.history.step_loss, predict
+    )
 
 
 class PracticalRNN(nn.Module):
@@ -148,21 +190,35 @@ class PracticalRNN(nn.Module):
     per string. Initialized by torch's defaults from ``generator``.
     """
 
-    def __init__(self, hidden: int = 16, *, generator: torch.Generator | int | None = None) -> None:
+    def __init__(
+        self,
+        hidden: int = 16,
+        *,
+        generator: torch.Generator | int | None = None,
+    ) -> None:
         super().__init__()
         hidden = check_int(hidden, "hidden", minimum=1)
         gen = as_generator(generator)
         # built without touching the global generator, then filled from ours
         meta = {"device": "meta"}
-        self.gru = nn.GRU(3, hidden, batch_first=True, **meta).to_empty(device="cpu")  # rng-ok: meta, no draw
-        self.readout = nn.Linear(hidden, 1, **meta).to_empty(device="cpu")  # rng-ok: meta, no draw
+        self.gru = nn.GRU(
+            3, hidden, batch_first=True, **meta
+        ).to_empty(device="cpu")  # rng-ok: meta, no draw
+        self.readout = nn.Linear(hidden, 1, **meta).to_empty(
+            device="cpu"
+        )  # rng-ok: meta, no draw
         with torch.no_grad():
             for p in self.parameters():  # torch's default U(-1/sqrt(h), 1/sqrt(h)), from our generator
-                p.copy_((2 * torch.rand(p.shape, generator=gen) - 1) / hidden**0.5)
+                p.copy_(
+                    (2 * torch.rand(p.shape, generator=gen) - 1)
+                    / hidden**0.5
+                )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         z = _check_strings(z)
-        onehot = nn.functional.one_hot(torch.where(z == PAD, 2, z), 3).to(torch.float32)
+        onehot = nn.functional.one_hot(
+            torch.where(z == PAD, 2, z), 3
+        ).to(torch.float32)
         out, _ = self.gru(onehot)
         return self.readout(out[:, -1])[:, 0]
 
@@ -186,16 +242,24 @@ def train_practical_rnn(
     lr = check_real(lr, "lr", low=0.0, low_open=True)
     steps = check_int(steps, "steps", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
-    model = PracticalRNN(hidden, generator=derive(generator, "weights"))
+    model = PracticalRNN(
+        hidden, generator=derive(generator, "weights")
+    )
     gen = derive(generator, "batches")
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     z, y = split.z_train, split.y_train.to(torch.float32)
     losses = []
     for step in range(steps):
-        idx = torch.randint(0, len(z), (batch_size,), generator=gen)
-        loss = nn.functional.binary_cross_entropy_with_logits(model(z[idx]), y[idx])
+        idx = torch.randint(
+            0, len(z), (batch_size,), generator=gen
+        )
+        loss = nn.functional.binary_cross_entropy_with_logits(
+            model(z[idx]), y[idx]
+        )
         if not torch.isfinite(loss):
-            raise DivergenceError(f"training diverged at step {step} with learning rate lr = {lr:g}")
+            raise DivergenceError(
+                f"training diverged at step {step} with learning rate lr = {lr:g}"
+            )
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -228,13 +292,21 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
     ``1[c + sum_l f_l > 1/2]``.
     """
     split = _check_split(split)
-    fit = fit_additive(_token_codes(split.z_train), split.y_train.to(torch.float64), alphabet_size=5)
+    fit = fit_additive(
+        _token_codes(split.z_train),
+        split.y_train.to(torch.float64),
+        alphabet_size=5,
+    )
 
     def predict(z: torch.Tensor) -> torch.Tensor:
         z = _check_strings(z)
         if z.shape[1] != split.z_train.shape[1]:
-            raise ValueError(f"z must have the training width {split.z_train.shape[1]} (an additive fit has one table per position)")
-        return (fit.predict(_token_codes(z)) > 0.5).to(torch.float32)
+            raise ValueError(
+                f"z must have the training width {split.z_train.shape[1]} (an additive fit has one table per position)"
+            )
+        return (fit.predict(_token_codes(z)) > 0.5).to(
+            torch.float32
+        )
 
     return _finish("additive", split, [], predict)
 
@@ -258,7 +330,9 @@ class LanguageRuns:
 
     def learners(self) -> dict:
         """Every learner that was run, by label: ``"wide RNN, m = 256"``, ``"practical RNN"``, ``"additive"``."""
-        out = {f"wide RNN, m = {m}": r for m, r in self.wide.items()}
+        out = {
+            f"wide RNN, m = {m}": r for m, r in self.wide.items()
+        }
         if self.practical is not None:
             out["practical RNN"] = self.practical
         if self.additive is not None:
@@ -267,8 +341,12 @@ class LanguageRuns:
 
 
 def _check_widths(widths: object) -> list[int]:
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence):
-        raise TypeError(f"widths must be a list of positive integers, got {type(widths).__name__}")
+    if isinstance(widths, (str, bytes)) or not isinstance(
+        widths, Sequence
+    ):
+        raise TypeError(
+            f"widths must be a list of positive integers, got {type(widths).__name__}"
+        )
     return [check_int(m, "widths[i]", minimum=1) for m in widths]
 
 
@@ -302,20 +380,57 @@ def run_learners(
     widths = _check_widths(widths)
     if hidden is not None:
         hidden = check_int(hidden, "hidden", minimum=1)
-    for kw, name in ((wide_kwargs, "wide_kwargs"), (practical_kwargs, "practical_kwargs")):
+    for kw, name in (
+        (wide_kwargs, "wide_kwargs"),
+        (practical_kwargs, "practical_kwargs"),
+    ):
         if kw is not None and not isinstance(kw, dict):
-            raise TypeError(f"{name} must be a dict of keyword arguments, got {type(kw).__name__}")
-    lo = None if min_length is None else min(check_int(min_length, "min_length", minimum=1), n)
+            raise TypeError(
+                f"{name} must be a dict of keyword arguments, got {type(kw).__name__}"
+            )
+    lo = (
+        None
+        if min_length is None
+        else min(check_int(min_length, "min_length", minimum=1), n)
+    )
     if split is None:
-        split = language_dataset(lang, n_samples, n, min_length=lo, test_fraction=test_fraction,
-                                 generator=derive(generator, "data"))
+        split = language_dataset(
+            lang,
+            n_samples,
+            n,
+            min_length=lo,
+            test_fraction=test_fraction,
+            generator=derive(generator, "data"),
+        )
     elif not isinstance(split, HeldOutSplit):
-        raise TypeError(f"split must be an rnnlib.languages.HeldOutSplit or None, got {type(split).__name__}")
-    wide = {m: train_wide_rnn(split, m, generator=derive(generator, "wide", m), **(wide_kwargs or {})) for m in widths}
+        raise TypeError(
+            f"split must be an rnnlib.languages.HeldOutSplit or None, got {type(split).__name__}"
+        )
+    wide = {
+        m: train_wide_rnn(
+            split,
+            m,
+            generator=derive(generator, "wide", m),
+            **(wide_kwargs or {}),
+        )
+        for m in widths
+    }
     prac = None
     if hidden is not None:
-        prac = train_practical_rnn(split, hidden, generator=derive(generator, "practical"), **(practical_kwargs or {}))
-    return LanguageRuns(lang.name, n, split, wide, prac, additive_baseline(split) if additive else None)
+        prac = train_practical_rnn(
+            split,
+            hidden,
+            generator=derive(generator, "practical"),
+            **(practical_kwargs or {}),
+        )
+    return LanguageRuns(
+        lang.name,
+        n,
+        split,
+        wide,
+        prac,
+        additive_baseline(split) if additive else None,
+    )
 
 
 def accuracy_table(
@@ -332,23 +447,49 @@ def accuracy_table(
     Returns ``{(language, n): LanguageRuns}``; ``kwargs`` are passed to
     :func:`run_learners`; ``progress`` shows a ``tqdm.auto`` bar.
     """
-    if isinstance(languages, str) or not isinstance(languages, Sequence) or len(languages) == 0:
-        raise ValueError(f"languages must be a non-empty list of language names, got {languages!r}")
-    if isinstance(lengths, (str, bytes)) or not isinstance(lengths, Sequence) or len(lengths) == 0:
-        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths!r}")
-    lengths = [check_int(n, "lengths[i]", minimum=1) for n in lengths]
+    if (
+        isinstance(languages, str)
+        or not isinstance(languages, Sequence)
+        or len(languages) == 0
+    ):
+        raise ValueError(
+            f"languages must be a non-empty list of language names, got {languages!r}"
+        )
+    if (
+        isinstance(lengths, (str, bytes))
+        or not isinstance(lengths, Sequence)
+        or len(lengths) == 0
+    ):
+        raise ValueError(
+            f"lengths must be a non-empty list of positive integers, got {lengths!r}"
+        )
+    lengths = [
+        check_int(n, "lengths[i]", minimum=1) for n in lengths
+    ]
     names = [get_language(name).name for name in languages]
     jobs = [(name, n) for name in names for n in lengths]
     if progress:
         from tqdm.auto import tqdm
 
         jobs = tqdm(jobs, desc="languages x lengths", leave=False)
-    return {(name, n): run_learners(name, n, widths=widths, generator=derive(generator, name, n), **kwargs)
-            for name, n in jobs}
+    return {
+        (name, n): run_learners(
+            name,
+            n,
+            widths=widths,
+            generator=derive(generator, name, n),
+            **kwargs,
+        )
+        for name, n in jobs
+    }
 
 
 def length_generalization(
-    runs: LanguageRuns, n_test: int, *, n_samples: int = 400, generator: torch.Generator | int | None = None
+    runs: LanguageRuns,
+    n_test: int,
+    *,
+    n_samples: int = 400,
+    generator: torch.Generator | int | None = None,
 ) -> dict:
     """Accuracy of each learner of ``runs`` on balanced strings of length exactly ``n_test`` (chapter 7).
 
@@ -358,7 +499,15 @@ def length_generalization(
     the majority baseline is 1/2 (balanced sample).
     """
     if not isinstance(runs, LanguageRuns):
-        raise TypeError(f"runs must be an rnnlib.recognizers.LanguageRuns, got {type(runs).__name__}")
+        raise TypeError(
+            f"runs must be an rnnlib.recognizers.LanguageRuns, got {type(runs).__name__}"
+        )
     n_test = check_int(n_test, "n_test", minimum=1)
-    z, y = sample_language(runs.language, n_samples, n_test, generator=generator)
-    return {label: r.accuracy(z, y) for label, r in runs.learners().items() if label != "additive"}
+    z, y = sample_language(
+        runs.language, n_samples, n_test, generator=generator
+    )
+    return {
+        label: r.accuracy(z, y)
+        for label, r in runs.learners().items()
+        if label != "additive"
+    }

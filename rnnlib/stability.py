@@ -44,8 +44,21 @@ import torch
 
 from ._linalg import spectral_norm, spectral_norm_bound
 from ._rng import as_generator
-from ._validation import check_int, check_lam, check_model, check_real, check_tensor
-from .dynamical import LSTM, INIT_SCHEMES, LinearSystem, RecurrentModel, SimpleRNN, recurrent_matrix
+from ._validation import (
+    check_int,
+    check_lam,
+    check_model,
+    check_real,
+    check_tensor,
+)
+from .dynamical import (
+    INIT_SCHEMES,
+    LSTM,
+    LinearSystem,
+    RecurrentModel,
+    SimpleRNN,
+    recurrent_matrix,
+)
 
 __all__ = [
     # chapter 8, section 1: certificates
@@ -76,7 +89,12 @@ __all__ = [
     "state_distance",
 ]
 
-_LIPSCHITZ = {"identity": 1.0, "tanh": 1.0, "relu": 1.0, "sigmoid": 0.25}
+_LIPSCHITZ = {
+    "identity": 1.0,
+    "tanh": 1.0,
+    "relu": 1.0,
+    "sigmoid": 0.25,
+}
 _EPS64 = float(torch.finfo(torch.float64).eps)
 
 #: The smallest ``margin`` :func:`project_lstm_` accepts: below it, float rounding of
@@ -87,7 +105,9 @@ MIN_LSTM_MARGIN = 1e-6
 def _check_square(W: object, name: str) -> torch.Tensor:
     W = check_tensor(W, name, ndim=2)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(f"{name} must be a square recurrent matrix (m, m), got shape {tuple(W.shape)}")
+        raise ValueError(
+            f"{name} must be a square recurrent matrix (m, m), got shape {tuple(W.shape)}"
+        )
     return W
 
 
@@ -97,9 +117,13 @@ def _check_square(W: object, name: str) -> torch.Tensor:
 def activation_lipschitz(activation: str) -> float:
     """The Lipschitz constant ``L_rho`` of an activation: 1 for identity, tanh, relu; 1/4 for sigmoid."""
     if not isinstance(activation, str):
-        raise TypeError(f"activation must be one of {tuple(_LIPSCHITZ)}, got {type(activation).__name__}")
+        raise TypeError(
+            f"activation must be one of {tuple(_LIPSCHITZ)}, got {type(activation).__name__}"
+        )
     if activation not in _LIPSCHITZ:
-        raise ValueError(f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}")
+        raise ValueError(
+            f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}"
+        )
     return _LIPSCHITZ[activation]
 
 
@@ -117,14 +141,22 @@ def state_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     guaranteed upper bound (never a power-iteration estimate from below).
     For the LSTM use :func:`lstm_lambda_inf` (a max-norm constant) or :func:`certify`.
     """
-    model = check_model(model, (LinearSystem, SimpleRNN), finite=True)
-    return activation_lipschitz(model.activation) * spectral_norm_bound(model.W)
+    model = check_model(
+        model, (LinearSystem, SimpleRNN), finite=True
+    )
+    return activation_lipschitz(
+        model.activation
+    ) * spectral_norm_bound(model.W)
 
 
 def input_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     """``L = L_rho ||U||_2`` (an upper bound, as in :func:`state_lipschitz`): the L of chapter 9's bound."""
-    model = check_model(model, (LinearSystem, SimpleRNN), finite=True)
-    return activation_lipschitz(model.activation) * spectral_norm_bound(model.U)
+    model = check_model(
+        model, (LinearSystem, SimpleRNN), finite=True
+    )
+    return activation_lipschitz(
+        model.activation
+    ) * spectral_norm_bound(model.U)
 
 
 def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
@@ -142,11 +174,20 @@ def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
 def _forget_bound(model: LSTM, x_bound: float) -> float:
     g = model.gate_matrices()
     with torch.no_grad():
-        pre = g["W_f"].double().abs().sum(1) + x_bound * g["U_f"].double().abs().sum(1) + g["b_f"].double()
+        pre = (
+            g["W_f"].double().abs().sum(1)
+            + x_bound * g["U_f"].double().abs().sum(1)
+            + g["b_f"].double()
+        )
         return float(torch.sigmoid(pre.max()))
 
 
-def lstm_lambda_inf(model: LSTM, x_bound: float = 1.0, *, f_bound: float | None = None) -> float:
+def lstm_lambda_inf(
+    model: LSTM,
+    x_bound: float = 1.0,
+    *,
+    f_bound: float | None = None,
+) -> float:
     """The max-norm contraction constant of an LSTM cell, by the reconstructed bound of chapter 8.
 
     ``lambda_inf = fbar + ||W_i||_inf/4 + ||W_z||_inf + ||W_o||_inf/4 + ||W_f||_inf / (4 (1 - fbar))``
@@ -157,17 +198,34 @@ def lstm_lambda_inf(model: LSTM, x_bound: float = 1.0, *, f_bound: float | None 
     model = check_model(model, LSTM, finite=True)
     x_bound = check_real(x_bound, "x_bound", low=0.0)
     if f_bound is not None:
-        f_bound = check_real(f_bound, "f_bound", low=0.0, high=1.0, high_open=True)
+        f_bound = check_real(
+            f_bound, "f_bound", low=0.0, high=1.0, high_open=True
+        )
     return _lambda_inf(model, x_bound, f_bound)
 
 
-def _lambda_inf(model: LSTM, x_bound: float, f_bound: float | None) -> float:
-    fbar = _forget_bound(model, x_bound) if f_bound is None else f_bound
+def _lambda_inf(
+    model: LSTM, x_bound: float, f_bound: float | None
+) -> float:
+    fbar = (
+        _forget_bound(model, x_bound)
+        if f_bound is None
+        else f_bound
+    )
     if fbar >= 1.0:
         return math.inf
     g = model.gate_matrices()
-    n = {k: float(g[k].detach().double().abs().sum(1).max()) for k in ("W_i", "W_f", "W_z", "W_o")}
-    return fbar + n["W_i"] / 4 + n["W_z"] + n["W_o"] / 4 + n["W_f"] / (4 * (1 - fbar))
+    n = {
+        k: float(g[k].detach().double().abs().sum(1).max())
+        for k in ("W_i", "W_f", "W_z", "W_o")
+    }
+    return (
+        fbar
+        + n["W_i"] / 4
+        + n["W_z"]
+        + n["W_o"] / 4
+        + n["W_f"] / (4 * (1 - fbar))
+    )
 
 
 def lstm_radii(f_max: float) -> dict[str, float]:
@@ -175,7 +233,14 @@ def lstm_radii(f_max: float) -> dict[str, float]:
 
     With ``a = 1 - f_max``: ``W_i, W_o -> a``, ``W_z -> a/4``, ``W_f -> a^2``.
     """
-    f_max = check_real(f_max, "f_max", low=0.0, high=1.0, low_open=True, high_open=True)
+    f_max = check_real(
+        f_max,
+        "f_max",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
     a = 1.0 - f_max
     return {"W_i": a, "W_f": a * a, "W_z": a / 4, "W_o": a}
 
@@ -197,7 +262,9 @@ class StabilityCertificate:
     l2_iterations: int | None = 1
 
 
-def certify(model: RecurrentModel, *, x_bound: float = 1.0) -> StabilityCertificate:
+def certify(
+    model: RecurrentModel, *, x_bound: float = 1.0
+) -> StabilityCertificate:
     """Does ``model`` satisfy its sufficient stability condition, and with which lambda? (chapter 8)
 
     * :class:`LinearSystem`: ``lambda = ||W||_2`` in the Euclidean norm;
@@ -211,21 +278,49 @@ def certify(model: RecurrentModel, *, x_bound: float = 1.0) -> StabilityCertific
     model = check_model(model, RecurrentModel, finite=True)
     x_bound = check_real(x_bound, "x_bound", low=0.0)
     if isinstance(model, (LinearSystem, SimpleRNN)):
-        lam = activation_lipschitz(model.activation) * spectral_norm_bound(model.W)
-        return StabilityCertificate(lam < 1, lam, "l2", f"L_rho ||W||_2 < 1 ({model.activation})")
+        lam = activation_lipschitz(
+            model.activation
+        ) * spectral_norm_bound(model.W)
+        return StabilityCertificate(
+            lam < 1,
+            lam,
+            "l2",
+            f"L_rho ||W||_2 < 1 ({model.activation})",
+        )
     if isinstance(model, LSTM):
         lam = _lambda_inf(model, x_bound, None)
         r = None
         if lam < 1:
-            r = max(1, math.floor(math.log(2 * model.hidden_dim) / (2 * math.log(1 / lam))) + 1) if lam > 0 else 1
-        return StabilityCertificate(lam < 1, lam, "max over (c, h)", "LSTM row-sum condition (reconstruction)", r)
-    raise TypeError(f"model: no stability condition is known for {type(model).__name__}")
+            r = (
+                max(
+                    1,
+                    math.floor(
+                        math.log(2 * model.hidden_dim)
+                        / (2 * math.log(1 / lam))
+                    )
+                    + 1,
+                )
+                if lam > 0
+                else 1
+            )
+        return StabilityCertificate(
+            lam < 1,
+            lam,
+            "max over (c, h)",
+            "LSTM row-sum condition (reconstruction)",
+            r,
+        )
+    raise TypeError(
+        f"model: no stability condition is known for {type(model).__name__}"
+    )
 
 
 # --- Chapter 8, section 2: projections onto the stable set ---------------------------------------
 
 
-def project_spectral(W: torch.Tensor, radius: float) -> torch.Tensor:
+def project_spectral(
+    W: torch.Tensor, radius: float
+) -> torch.Tensor:
     """The nearest matrix to ``W`` with ``||W||_2 <= radius``: clip the singular values at ``radius`` (chapter 8).
 
     ``W = U diag(s) V^T  ->  U diag(min(s, radius)) V^T``; this is the Euclidean
@@ -236,7 +331,9 @@ def project_spectral(W: torch.Tensor, radius: float) -> torch.Tensor:
     W = _check_square(W, "W")
     radius = check_real(radius, "radius", low=0.0, low_open=True)
     with torch.no_grad():
-        U, s, Vh = torch.linalg.svd(W.detach().double(), full_matrices=False)
+        U, s, Vh = torch.linalg.svd(
+            W.detach().double(), full_matrices=False
+        )
         excess = (s - radius).clamp_min(0.0)
         if not bool((excess > 0).any()):
             return W.detach().clone()
@@ -245,28 +342,43 @@ def project_spectral(W: torch.Tensor, radius: float) -> torch.Tensor:
         return (W.detach().double() - correction).to(W.dtype)
 
 
-def project_spectral_(model: LinearSystem | SimpleRNN, lam: float) -> LinearSystem | SimpleRNN:
+def project_spectral_(
+    model: LinearSystem | SimpleRNN, lam: float
+) -> LinearSystem | SimpleRNN:
     """Make ``model`` lambda-contractive in place: ``W <- project_spectral(W, lam / L_rho)`` (chapters 8, 11).
 
     ``lam`` in (0, 1]. Call after each optimizer step (projected gradient descent). Returns the model.
     """
-    model = check_model(model, (LinearSystem, SimpleRNN), finite=True)
+    model = check_model(
+        model, (LinearSystem, SimpleRNN), finite=True
+    )
     lam = check_lam(lam)
     with torch.no_grad():
-        model.W.copy_(project_spectral(model.W, lam / activation_lipschitz(model.activation)))
+        model.W.copy_(
+            project_spectral(
+                model.W,
+                lam / activation_lipschitz(model.activation),
+            )
+        )
     return model
 
 
-def _toward_zero(x64: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def _toward_zero(
+    x64: torch.Tensor, dtype: torch.dtype
+) -> torch.Tensor:
     """``x64`` converted to ``dtype``, rounded toward zero (so ``|result| <= |x64|`` entrywise)."""
     y = x64.to(dtype)
     if dtype == torch.float64:
         return y
     over = y.double().abs() > x64.abs()
-    return torch.where(over, torch.nextafter(y, torch.zeros_like(y)), y)
+    return torch.where(
+        over, torch.nextafter(y, torch.zeros_like(y)), y
+    )
 
 
-def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tensor:
+def project_l1_rows(
+    W: torch.Tensor, radius: float | torch.Tensor
+) -> torch.Tensor:
     """Project every **row** of ``W`` onto the l1-ball of ``radius`` (Duchi et al. 2008) (chapter 8).
 
     The set ``{W : ||W||_inf <= r}`` is a product of l1-balls, one per row, so
@@ -282,11 +394,21 @@ def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tens
     """
     W = check_tensor(W, "W", ndim=2)
     if isinstance(radius, torch.Tensor):
-        r = check_tensor(radius, "radius", shape=(W.shape[0],)).detach().double()
+        r = (
+            check_tensor(radius, "radius", shape=(W.shape[0],))
+            .detach()
+            .double()
+        )
         if bool((r < 0).any()):
-            raise ValueError(f"radius must be >= 0 in every row, got a minimum of {float(r.min())}")
+            raise ValueError(
+                f"radius must be >= 0 in every row, got a minimum of {float(r.min())}"
+            )
     else:
-        r = torch.full((W.shape[0],), check_real(radius, "radius", low=0.0), dtype=torch.float64)
+        r = torch.full(
+            (W.shape[0],),
+            check_real(radius, "radius", low=0.0),
+            dtype=torch.float64,
+        )
     with torch.no_grad():
         W = W.detach()
         absW = W.double().abs()
@@ -298,19 +420,33 @@ def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tens
         j = torch.arange(1, u.shape[1] + 1, dtype=torch.float64)
         ro = r[outside].unsqueeze(1)
         cond = u * j > (css - ro)
-        rho = (cond * j).argmax(dim=1, keepdim=True)  # 0-based index of the last j where cond holds
+        rho = (cond * j).argmax(
+            dim=1, keepdim=True
+        )  # 0-based index of the last j where cond holds
         theta = (css.gather(1, rho) - ro) / (rho + 1).double()
-        rows = torch.sign(W[outside].double()) * (absW[outside] - theta).clamp_min(0.0)
+        rows = torch.sign(W[outside].double()) * (
+            absW[outside] - theta
+        ).clamp_min(0.0)
         rows = _toward_zero(rows, W.dtype)
-        for _ in range(4):  # rounding can leave a row a few ulps outside: shrink it
+        for _ in range(
+            4
+        ):  # rounding can leave a row a few ulps outside: shrink it
             sums = rows.double().abs().sum(dim=1, keepdim=True)
             over = (sums > ro).squeeze(1)
             if not bool(over.any()):
                 break
-            factor = ro[over] / sums[over] * (1 - 4 * u.shape[1] * _EPS64)
-            rows[over] = _toward_zero(rows[over].double() * factor, W.dtype)
+            factor = (
+                ro[over]
+                / sums[over]
+                * (1 - 4 * u.shape[1] * _EPS64)
+            )
+            rows[over] = _toward_zero(
+                rows[over].double() * factor, W.dtype
+            )
         else:  # pragma: no cover - four shrinks by a factor < 1 always suffice
-            raise RuntimeError("project_l1_rows: rounding left a row outside the ball")
+            raise RuntimeError(
+                "project_l1_rows: rounding left a row outside the ball"
+            )
         out = W.clone()
         out[outside] = rows
         return out
@@ -342,23 +478,48 @@ def project_lstm_(
     columns rescaled, and the forget-gate input weights and bias are constrained.
     """
     model = check_model(model, LSTM, finite=True)
-    f_max = check_real(f_max, "f_max", low=0.0, high=1.0, low_open=True, high_open=True)
+    f_max = check_real(
+        f_max,
+        "f_max",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
     x_bound = check_real(x_bound, "x_bound", low=0.0)
     u_f_radius = check_real(u_f_radius, "u_f_radius", low=0.0)
-    margin = check_real(margin, "margin", low=MIN_LSTM_MARGIN, high=1.0, high_open=True)
+    margin = check_real(
+        margin,
+        "margin",
+        low=MIN_LSTM_MARGIN,
+        high=1.0,
+        high_open=True,
+    )
     q = 1.0 - margin
     radii = {k: q * v for k, v in lstm_radii(f_max).items()}
-    bias_cap = math.log(f_max / (1 - f_max)) - radii["W_f"] - u_f_radius * x_bound
-    cap = torch.tensor(bias_cap, dtype=torch.float64).to(model.dtype)
+    bias_cap = (
+        math.log(f_max / (1 - f_max))
+        - radii["W_f"]
+        - u_f_radius * x_bound
+    )
+    cap = torch.tensor(bias_cap, dtype=torch.float64).to(
+        model.dtype
+    )
     if float(cap) > bias_cap:  # round the cap down, never up
-        cap = torch.nextafter(cap, torch.tensor(-math.inf, dtype=model.dtype))
+        cap = torch.nextafter(
+            cap, torch.tensor(-math.inf, dtype=model.dtype)
+        )
     H = model.hidden_dim
     with torch.no_grad():
         for gate_index, gate in enumerate("ifzo"):
             rows = slice(gate_index * H, (gate_index + 1) * H)
-            model.W[rows] = project_l1_rows(model.W[rows], radii[f"W_{gate}"])
+            model.W[rows] = project_l1_rows(
+                model.W[rows], radii[f"W_{gate}"]
+            )
         f_rows = slice(H, 2 * H)
-        model.U[f_rows] = project_l1_rows(model.U[f_rows], u_f_radius)
+        model.U[f_rows] = project_l1_rows(
+            model.U[f_rows], u_f_radius
+        )
         model.b[f_rows] = model.b[f_rows].clamp_max(cap)
     return model
 
@@ -385,10 +546,22 @@ def initialization_norms(
     n_draws = check_int(n_draws, "n_draws", minimum=1)
     for s in schemes:
         if s not in INIT_SCHEMES:
-            raise ValueError(f"schemes must be among {INIT_SCHEMES}, got {s!r}")
+            raise ValueError(
+                f"schemes must be among {INIT_SCHEMES}, got {s!r}"
+            )
     gen = as_generator(generator)
     return {
-        s: np.array([[spectral_norm(recurrent_matrix(m, s, generator=gen)) for _ in range(n_draws)] for m in widths])
+        s: np.array(
+            [
+                [
+                    spectral_norm(
+                        recurrent_matrix(m, s, generator=gen)
+                    )
+                    for _ in range(n_draws)
+                ]
+                for m in widths
+            ]
+        )
         for s in schemes
     }
 
@@ -396,7 +569,9 @@ def initialization_norms(
 # --- Sidebar: gradient descent learns a stable linear dynamical system (Hardt, Ma & Recht) ---
 
 
-def lds_markov_parameters(a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: int) -> torch.Tensor:
+def lds_markov_parameters(
+    a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: int
+) -> torch.Tensor:
     """Impulse response ``(D, C B, C A B, ..., C A^(K-2) B)`` of a SISO system in controllable canonical form.
 
     ``A`` has ones on the superdiagonal and last row ``(-a_n, ..., -a_1)``, ``B = e_n``,
@@ -406,11 +581,15 @@ def lds_markov_parameters(a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: 
     c = check_tensor(c, "c", shape=(a.shape[0],))
     d = check_tensor(d, "d")
     if d.numel() != 1:
-        raise ValueError(f"d must be a scalar (the feedthrough D), got shape {tuple(d.shape)}")
+        raise ValueError(
+            f"d must be a scalar (the feedthrough D), got shape {tuple(d.shape)}"
+        )
     K = check_int(K, "K", minimum=1)
     n = a.shape[0]
     v = torch.zeros(n, dtype=a.dtype)
-    v = torch.cat([v[:-1], torch.ones(1, dtype=a.dtype)])  # B = e_n
+    v = torch.cat(
+        [v[:-1], torch.ones(1, dtype=a.dtype)]
+    )  # B = e_n
     out = [d.reshape(())]
     for _ in range(K - 1):
         out.append(c @ v)
@@ -429,7 +608,12 @@ class LDSFit:
 
 
 def fit_lds_canonical(
-    n: int = 4, *, K: int = 60, steps: int = 1500, lr: float = 0.02, radius: float = math.sqrt(2) / 2,
+    n: int = 4,
+    *,
+    K: int = 60,
+    steps: int = 1500,
+    lr: float = 0.02,
+    radius: float = math.sqrt(2) / 2,
     generator: torch.Generator | int | None = None,
 ) -> LDSFit:
     """Projected gradient descent on the idealized risk of Hardt, Ma & Recht (chapter 8 sidebar).
@@ -459,12 +643,28 @@ def fit_lds_canonical(
     risk, rho = [], []
 
     def companion_radius(av: torch.Tensor) -> float:
-        return float(np.abs(np.roots(np.concatenate([[1.0], av.detach().numpy()]))).max()) if n > 0 else 0.0
+        return (
+            float(
+                np.abs(
+                    np.roots(
+                        np.concatenate(
+                            [[1.0], av.detach().numpy()]
+                        )
+                    )
+                ).max()
+            )
+            if n > 0
+            else 0.0
+        )
 
     for _ in range(steps):
-        loss = ((lds_markov_parameters(a, c, d, K) - target) ** 2).sum()
+        loss = (
+            (lds_markov_parameters(a, c, d, K) - target) ** 2
+        ).sum()
         if not torch.isfinite(loss):
-            raise FloatingPointError("the LDS fit diverged (risk is not finite); lower lr")
+            raise FloatingPointError(
+                "the LDS fit diverged (risk is not finite); lower lr"
+            )
         risk.append(float(loss.detach()))
         rho.append(companion_radius(a))
         ga, gc, gd = torch.autograd.grad(loss, (a, c, d))
@@ -472,16 +672,29 @@ def fit_lds_canonical(
             a -= lr * ga
             c -= lr * gc
             d -= lr * gd
-            if not (torch.isfinite(a).all() and torch.isfinite(c).all() and torch.isfinite(d)):
-                raise FloatingPointError("the LDS fit diverged (the weights are not finite); lower lr")
+            if not (
+                torch.isfinite(a).all()
+                and torch.isfinite(c).all()
+                and torch.isfinite(d)
+            ):
+                raise FloatingPointError(
+                    "the LDS fit diverged (the weights are not finite); lower lr"
+                )
             a.copy_(project_l1_rows(a.unsqueeze(0), radius)[0])
-    return LDSFit(np.array(risk), a.detach().numpy().copy(), a_t.numpy(), np.array(rho))
+    return LDSFit(
+        np.array(risk),
+        a.detach().numpy().copy(),
+        a_t.numpy(),
+        np.array(rho),
+    )
 
 
 # --- The data-dependent contraction along a trajectory (chapters 8 and 11) ---
 
 
-def state_jacobians(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
+def state_jacobians(
+    model: RecurrentModel, x: torch.Tensor
+) -> torch.Tensor:
     """The state Jacobians ``J_t = d s_t / d s_{t-1}`` along the trajectory of ``x`` (chapters 8, 11).
 
     Evaluated at the model's own states ``s_0 = 0, s_1, ..., s_{T-1}``; returns
@@ -494,32 +707,54 @@ def state_jacobians(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
     S = model.state_dim
     with torch.no_grad():
         states = model(x)
-    prev = torch.cat([model.initial_state(batch).unsqueeze(1), states[:, :-1]], dim=1).reshape(-1, S)
+    prev = torch.cat(
+        [model.initial_state(batch).unsqueeze(1), states[:, :-1]],
+        dim=1,
+    ).reshape(-1, S)
 
-    def one_step(s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
-        return model.step(s.unsqueeze(0), x_t.unsqueeze(0)).squeeze(0)
+    def one_step(
+        s: torch.Tensor, x_t: torch.Tensor
+    ) -> torch.Tensor:
+        return model.step(
+            s.unsqueeze(0), x_t.unsqueeze(0)
+        ).squeeze(0)
 
-    J = torch.func.vmap(torch.func.jacrev(one_step, argnums=0))(prev.detach(), x.reshape(-1, n).detach())
+    J = torch.func.vmap(torch.func.jacrev(one_step, argnums=0))(
+        prev.detach(), x.reshape(-1, n).detach()
+    )
     return J.detach().reshape(batch, T, S, S)
 
 
-def jacobian_norms(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
+def jacobian_norms(
+    model: RecurrentModel, x: torch.Tensor
+) -> torch.Tensor:
     """``||d s_t / d s_{t-1}||_2`` along each sequence of ``x``: the data-dependent contraction (chapter 8).
 
     Returns (batch, T). A model with ``lambda = ||W||_2 > 1`` can still have all
     of these below 1 on its data ("stable in a data-dependent sense").
     """
-    return torch.linalg.matrix_norm(state_jacobians(model, x), ord=2)
+    return torch.linalg.matrix_norm(
+        state_jacobians(model, x), ord=2
+    )
 
 
-def state_distance(model: RecurrentModel, x: torch.Tensor, s0: torch.Tensor, s0_prime: torch.Tensor) -> torch.Tensor:
+def state_distance(
+    model: RecurrentModel,
+    x: torch.Tensor,
+    s0: torch.Tensor,
+    s0_prime: torch.Tensor,
+) -> torch.Tensor:
     """``||s_t - s'_t||_2`` for two trajectories driven by the same inputs from ``s0`` and ``s0_prime`` (chapter 8).
 
     For a lambda-contractive model this is at most ``lambda^t ||s0 - s0'||``. Returns (batch, T).
     """
     model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
-    s0 = check_tensor(s0, "s0", shape=(x.shape[0], model.state_dim))
-    s0_prime = check_tensor(s0_prime, "s0_prime", shape=(x.shape[0], model.state_dim))
+    s0 = check_tensor(
+        s0, "s0", shape=(x.shape[0], model.state_dim)
+    )
+    s0_prime = check_tensor(
+        s0_prime, "s0_prime", shape=(x.shape[0], model.state_dim)
+    )
     with torch.no_grad():
         return (model(x, s0) - model(x, s0_prime)).norm(dim=2)

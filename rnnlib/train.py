@@ -62,7 +62,13 @@ from tqdm.auto import tqdm
 
 from ._linalg import spectral_norm
 from ._rng import derive
-from ._validation import DivergenceError, as_generator, check_int, check_real, check_tensor
+from ._validation import (
+    DivergenceError,
+    as_generator,
+    check_int,
+    check_real,
+    check_tensor,
+)
 from .elman import ElmanRNN
 from .next_step import NextStepModel, evaluate, next_step_batch
 from .next_step import _loss as _next_step_loss
@@ -96,7 +102,9 @@ LOSSES = ("squared", "logistic")
 # --- losses and predictions ---------------------------------------------------------------------
 
 
-def _loss(z: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
+def _loss(
+    z: torch.Tensor, y: torch.Tensor, loss: str
+) -> torch.Tensor:
     """Per-sample G(z, y), (batch,), no validation."""
     if loss == "squared":
         return 0.5 * (z - y).square().mean(dim=1)
@@ -105,11 +113,15 @@ def _loss(z: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
 
 def _check_loss(loss: object) -> str:
     if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        raise ValueError(
+            f"loss must be one of {LOSSES}, got {loss!r}"
+        )
     return loss
 
 
-def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.Tensor:
+def objective(
+    z: torch.Tensor, y: torch.Tensor, loss: str = "squared"
+) -> torch.Tensor:
     """The per-sample loss G(z, y) of the objective (chapters 5-6); returns (batch,).
 
     ``z`` is the scaled output ``out_scale * F_rnn(x)``, (batch, d_out), and
@@ -128,16 +140,25 @@ def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.
 
 def _check_signs(y: torch.Tensor, name: str) -> None:
     if not bool(((y == 1) | (y == -1)).all()):
-        raise ValueError(f"{name} must hold labels in {{-1, +1}} for the logistic loss")
+        raise ValueError(
+            f"{name} must hold labels in {{-1, +1}} for the logistic loss"
+        )
 
 
 def _check_model(model: object) -> ElmanRNN:
     if not isinstance(model, ElmanRNN):
-        raise TypeError(f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}")
+        raise TypeError(
+            f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}"
+        )
     return model
 
 
-def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: bool) -> torch.Tensor:
+def _elman_scan(
+    W: torch.Tensor,
+    A: torch.Tensor,
+    x: torch.Tensor,
+    keep_all: bool,
+) -> torch.Tensor:
     """The recurrence of :func:`rnnlib.elman.elman_hidden_states`, no validation.
 
     Same computation as ``rnnlib.elman._elman_scan``, but with one small product
@@ -155,16 +176,25 @@ def _elman_scan(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor, keep_all: boo
     return torch.stack(states, dim=1) if keep_all else h
 
 
-def _output(W: torch.Tensor, A: torch.Tensor, B: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def _output(
+    W: torch.Tensor,
+    A: torch.Tensor,
+    B: torch.Tensor,
+    x: torch.Tensor,
+) -> torch.Tensor:
     """F_rnn(x) = B h^(L), (batch, d_out), no validation."""
     return _elman_scan(W, A, x, keep_all=False) @ B.transpose(0, 1)
 
 
-def predict(model: ElmanRNN, x: torch.Tensor, out_scale: float) -> torch.Tensor:
+def predict(
+    model: ElmanRNN, x: torch.Tensor, out_scale: float
+) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
     model = _check_model(model)
     x = model._check_input(x)
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
     with torch.no_grad():
         return out_scale * _output(model.W, model.A, model.B, x)
 
@@ -240,7 +270,9 @@ class TrainResult:
         if self.kind == "rnn":
             return predict(self.model, x, self.out_scale)
         x = self.init._check_input(x)
-        return self.out_scale * _linearized(self.init, self.dW, self.dA, x)
+        return self.out_scale * _linearized(
+            self.init, self.dW, self.dA, x
+        )
 
 
 # --- the pieces of the linearized network ---------------------------------------------------------
@@ -250,7 +282,9 @@ def _states(W, A, x):
     """h^(0..L-1) and D^(1..L) (as floats) at weights (W, A); no grad."""
     with torch.no_grad():
         h = _elman_scan(W, A, x, keep_all=True)
-        h_prev = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+        h_prev = torch.cat(
+            [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
+        )
         return h_prev, (h > 0).to(x.dtype), h
 
 
@@ -269,46 +303,99 @@ def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
     W, A, B = init.W.detach(), init.A.detach(), init.B
     h_prev, D, h = _states(W, A, x)
     with torch.no_grad():
-        return h[:, -1] @ B.transpose(0, 1) + _tangent(W, B, h_prev, D, x, dW, dA)
+        return h[:, -1] @ B.transpose(0, 1) + _tangent(
+            W, B, h_prev, D, x, dW, dA
+        )
 
 
 # --- validation shared by the loops ---------------------------------------------------------------
 
 
-def _check_data(model: ElmanRNN, x: object, y: object, loss: str, names=("x", "y")) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_data(
+    model: ElmanRNN,
+    x: object,
+    y: object,
+    loss: str,
+    names=("x", "y"),
+) -> tuple[torch.Tensor, torch.Tensor]:
     x = model._check_input(x, names[0])
-    y = check_tensor(y, names[1], shape=(x.shape[0], model.output_dim))
+    y = check_tensor(
+        y, names[1], shape=(x.shape[0], model.output_dim)
+    )
     if y.dtype != x.dtype:
-        raise TypeError(f"{names[1]} has dtype {y.dtype} but {names[0]} has {x.dtype}")
+        raise TypeError(
+            f"{names[1]} has dtype {y.dtype} but {names[0]} has {x.dtype}"
+        )
     if loss == "logistic":
         _check_signs(y, names[1])
     return x, y
 
 
-def _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every):
+def _check_common(
+    model,
+    x,
+    y,
+    out_scale,
+    lr,
+    steps,
+    loss,
+    batch_size,
+    x_eval,
+    y_eval,
+    log_every,
+):
     model = _check_model(model)
     loss = _check_loss(loss)
     x, y = _check_data(model, x, y, loss)
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
     lr = check_real(lr, "lr", low=0.0, low_open=True)
     steps = check_int(steps, "steps", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=x.shape[0])
+    batch_size = check_int(
+        batch_size, "batch_size", minimum=1, maximum=x.shape[0]
+    )
     if (x_eval is None) != (y_eval is None):
-        raise ValueError("x_eval and y_eval must be given together (or neither)")
+        raise ValueError(
+            "x_eval and y_eval must be given together (or neither)"
+        )
     if x_eval is not None:
-        x_eval, y_eval = _check_data(model, x_eval, y_eval, loss, ("x_eval", "y_eval"))
+        x_eval, y_eval = _check_data(
+            model, x_eval, y_eval, loss, ("x_eval", "y_eval")
+        )
     if log_every is None:
         log_every = max(1, steps // 10)
     log_every = check_int(log_every, "log_every", minimum=1)
-    return model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every
+    return (
+        model,
+        x,
+        y,
+        out_scale,
+        lr,
+        steps,
+        loss,
+        batch_size,
+        x_eval,
+        y_eval,
+        log_every,
+    )
 
 
-def _sample_order(n: int, steps: int, batch_size: int, generator) -> torch.Tensor:
+def _sample_order(
+    n: int, steps: int, batch_size: int, generator
+) -> torch.Tensor:
     """The indices drawn at each step, (steps, batch_size): uniform with replacement (P&G's SGD)."""
-    return torch.randint(0, n, (steps, batch_size), generator=as_generator(generator))
+    return torch.randint(
+        0,
+        n,
+        (steps, batch_size),
+        generator=as_generator(generator),
+    )
 
 
-def _diverged(step: int, lr: float, value: float, what: str = "the loss") -> DivergenceError:
+def _diverged(
+    step: int, lr: float, value: float, what: str = "the loss"
+) -> DivergenceError:
     return DivergenceError(
         f"training diverged at step {step}: {what} became {value} (lr = {lr:g}); "
         f"lower the learning rate lr or the output scale"
@@ -319,16 +406,37 @@ def _spec(t: torch.Tensor, gen: torch.Generator) -> float:
     """Spectral norm by power iteration (the differences are close to low rank: fast convergence)."""
     if not bool(t.any()):
         return 0.0
-    return spectral_norm(t, exact_up_to=64, n_iter=30, generator=gen)
+    return spectral_norm(
+        t, exact_up_to=64, n_iter=30, generator=gen
+    )
 
 
 class _Logger:
     """Collects the logged quantities of :class:`TrainHistory`."""
 
-    def __init__(self, init: ElmanRNN, x, y, x_eval, y_eval, out_scale, loss, kind):
-        self.init, self.x, self.y, self.out_scale, self.loss, self.kind = init, x, y, out_scale, loss, kind
+    def __init__(
+        self,
+        init: ElmanRNN,
+        x,
+        y,
+        x_eval,
+        y_eval,
+        out_scale,
+        loss,
+        kind,
+    ):
+        (
+            self.init,
+            self.x,
+            self.y,
+            self.out_scale,
+            self.loss,
+            self.kind,
+        ) = init, x, y, out_scale, loss, kind
         self.x_eval, self.y_eval = x_eval, y_eval
-        self.xp = x_eval if x_eval is not None else x  # inputs for flips and coupling
+        self.xp = (
+            x_eval if x_eval is not None else x
+        )  # inputs for flips and coupling
         W0, A0, B = init.W.detach(), init.A.detach(), init.B
         self.h_prev_p, self.D_p, h = _states(W0, A0, self.xp)
         self.active0 = h > 0
@@ -345,29 +453,74 @@ class _Logger:
         init = self.init
         with torch.no_grad():
             dW, dA = W - init.W, A - init.A
-            train = float(_loss(self._pred(W, A, dW, dA, self.x), self.y, self.loss).mean())
+            train = float(
+                _loss(
+                    self._pred(W, A, dW, dA, self.x),
+                    self.y,
+                    self.loss,
+                ).mean()
+            )
             ev = math.nan
             if self.x_eval is not None:
-                ev = float(_loss(self._pred(W, A, dW, dA, self.x_eval), self.y_eval, self.loss).mean())
+                ev = float(
+                    _loss(
+                        self._pred(W, A, dW, dA, self.x_eval),
+                        self.y_eval,
+                        self.loss,
+                    ).mean()
+                )
             if not math.isfinite(train):
-                raise _diverged(step, lr, train, "the training loss")
+                raise _diverged(
+                    step, lr, train, "the training loss"
+                )
             if self.kind == "rnn":
                 h = _elman_scan(W, A, self.xp, keep_all=True)
-                flips = float(((h > 0) != self.active0).double().mean())
-                pseudo = _tangent(init.W.detach(), init.B, self.h_prev_p, self.D_p, self.xp, dW, dA)
-                change = h[:, -1] @ init.B.transpose(0, 1) - self.f0_p
-                gap = self.out_scale * float((change - pseudo).abs().mean())
+                flips = float(
+                    ((h > 0) != self.active0).double().mean()
+                )
+                pseudo = _tangent(
+                    init.W.detach(),
+                    init.B,
+                    self.h_prev_p,
+                    self.D_p,
+                    self.xp,
+                    dW,
+                    dA,
+                )
+                change = (
+                    h[:, -1] @ init.B.transpose(0, 1) - self.f0_p
+                )
+                gap = self.out_scale * float(
+                    (change - pseudo).abs().mean()
+                )
                 scale = self.out_scale * float(pseudo.abs().mean())
                 rel = gap / scale if scale > 0 else math.nan
             else:
                 flips, gap, rel = 0.0, 0.0, 0.0
-            self.rows.append((step, train, ev, float(dW.norm()), float(dA.norm()), _spec(dW, self.gen),
-                              _spec(dA, self.gen), flips, gap, rel))
+            self.rows.append(
+                (
+                    step,
+                    train,
+                    ev,
+                    float(dW.norm()),
+                    float(dA.norm()),
+                    _spec(dW, self.gen),
+                    _spec(dA, self.gen),
+                    flips,
+                    gap,
+                    rel,
+                )
+            )
 
     def history(self, step_loss: np.ndarray) -> TrainHistory:
         cols = [np.asarray(c) for c in zip(*self.rows)]
-        return TrainHistory(step_loss, cols[0].astype(int), *cols[1:],
-                            W0_fro=float(self.init.W.detach().norm()), A0_fro=float(self.init.A.detach().norm()))
+        return TrainHistory(
+            step_loss,
+            cols[0].astype(int),
+            *cols[1:],
+            W0_fro=float(self.init.W.detach().norm()),
+            A0_fro=float(self.init.A.detach().norm()),
+        )
 
 
 def _progress(iterable, progress: bool, desc: str):
@@ -384,21 +537,40 @@ def _progress(iterable, progress: bool, desc: str):
 class _Run:
     """One trained predictor (the RNN or its linearization) inside the lockstep loop."""
 
-    def __init__(self, kind, init, x, y, x_eval, y_eval, out_scale, loss):
+    def __init__(
+        self, kind, init, x, y, x_eval, y_eval, out_scale, loss
+    ):
         self.kind = kind
         self.W = init.W.detach().clone().requires_grad_(True)
         self.A = init.A.detach().clone().requires_grad_(True)
-        self.logger = _Logger(init, x, y, x_eval, y_eval, out_scale, loss, kind)
+        self.logger = _Logger(
+            init, x, y, x_eval, y_eval, out_scale, loss, kind
+        )
 
-    def result(self, init, step_loss, out_scale, lr, loss) -> TrainResult:
+    def result(
+        self, init, step_loss, out_scale, lr, loss
+    ) -> TrainResult:
         trained = copy.deepcopy(init)
         with torch.no_grad():
             trained.W.copy_(self.W)
             trained.A.copy_(self.A)
         for p in trained.parameters():
             p.requires_grad_(True)
-        dW, dA = (self.W - init.W).detach(), (self.A - init.A).detach()
-        return TrainResult(trained, dW, dA, self.logger.history(step_loss), out_scale, lr, loss, self.kind, init)
+        dW, dA = (
+            (self.W - init.W).detach(),
+            (self.A - init.A).detach(),
+        )
+        return TrainResult(
+            trained,
+            dW,
+            dA,
+            self.logger.history(step_loss),
+            out_scale,
+            lr,
+            loss,
+            self.kind,
+            init,
+        )
 
 
 class _OneThread:
@@ -427,28 +599,52 @@ def _sgd(kinds, *args, **kwargs) -> list[TrainResult]:
     return _sgd_loop(kinds, *args, **kwargs)
 
 
-def _sgd_loop(kinds, model, x, y, out_scale, lr, steps, loss, batch_size, generator, x_eval, y_eval, log_every,
-              progress, on_log=None) -> list[TrainResult]:
+def _sgd_loop(
+    kinds,
+    model,
+    x,
+    y,
+    out_scale,
+    lr,
+    steps,
+    loss,
+    batch_size,
+    generator,
+    x_eval,
+    y_eval,
+    log_every,
+    progress,
+    on_log=None,
+) -> list[TrainResult]:
     """SGD for each of ``kinds`` ("rnn", "pseudo") in lockstep, on one sample order."""
     init = copy.deepcopy(model)
     for p in init.parameters():
         p.requires_grad_(False)
     B, W0, A0 = init.B, init.W, init.A
     order = _sample_order(x.shape[0], steps, batch_size, generator)
-    runs = [_Run(k, init, x, y, x_eval, y_eval, out_scale, loss) for k in kinds]
-    if "pseudo" in kinds:  # h, D and F_rnn(W_0) of every training sequence, computed once
+    runs = [
+        _Run(k, init, x, y, x_eval, y_eval, out_scale, loss)
+        for k in kinds
+    ]
+    if (
+        "pseudo" in kinds
+    ):  # h, D and F_rnn(W_0) of every training sequence, computed once
         h_prev, D, h = _states(W0, A0, x)
         f0 = h[:, -1] @ B.transpose(0, 1)
     step_loss = np.empty((len(runs), steps))
 
     def log(step):
         for run in runs:
-            run.logger.log(step, run.W.detach(), run.A.detach(), lr)
+            run.logger.log(
+                step, run.W.detach(), run.A.detach(), lr
+            )
         if on_log is not None:
             on_log(runs)
 
     log(0)
-    for t in _progress(range(steps), progress, "SGD (" + ", ".join(kinds) + ")"):
+    for t in _progress(
+        range(steps), progress, "SGD (" + ", ".join(kinds) + ")"
+    ):
         idx = order[t]
         xb, yb = x[idx], y[idx]
         for i, run in enumerate(runs):
@@ -456,7 +652,18 @@ def _sgd_loop(kinds, model, x, y, out_scale, lr, steps, loss, batch_size, genera
             if run.kind == "rnn":
                 z = out_scale * _output(W, A, B, xb)
             else:
-                z = out_scale * (f0[idx] + _tangent(W0, B, h_prev[idx], D[idx], xb, W - W0, A - A0))
+                z = out_scale * (
+                    f0[idx]
+                    + _tangent(
+                        W0,
+                        B,
+                        h_prev[idx],
+                        D[idx],
+                        xb,
+                        W - W0,
+                        A - A0,
+                    )
+                )
             value = _loss(z, yb, loss).mean()
             gW, gA = torch.autograd.grad(value, (W, A))
             step_loss[i, t] = v = value.item()
@@ -467,7 +674,10 @@ def _sgd_loop(kinds, model, x, y, out_scale, lr, steps, loss, batch_size, genera
                 A.sub_(gA, alpha=lr)
         if (t + 1) % log_every == 0 or t + 1 == steps:
             log(t + 1)
-    return [run.result(init, step_loss[i], out_scale, lr, loss) for i, run in enumerate(runs)]
+    return [
+        run.result(init, step_loss[i], out_scale, lr, loss)
+        for i, run in enumerate(runs)
+    ]
 
 
 def train_rnn(
@@ -502,8 +712,22 @@ def train_rnn(
     step and ``lr``) when the loss stops being finite. ``progress`` shows a
     ``tqdm.auto`` bar.
     """
-    args = _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every)
-    return _sgd(["rnn"], *args[:8], generator, *args[8:], progress)[0]
+    args = _check_common(
+        model,
+        x,
+        y,
+        out_scale,
+        lr,
+        steps,
+        loss,
+        batch_size,
+        x_eval,
+        y_eval,
+        log_every,
+    )
+    return _sgd(
+        ["rnn"], *args[:8], generator, *args[8:], progress
+    )[0]
 
 
 def train_pseudo(
@@ -532,8 +756,22 @@ def train_pseudo(
     ``generator``; the history has ``flip_fraction = coupling_gap = 0``.
     ``TrainResult.predict`` evaluates the trained linearized predictor.
     """
-    args = _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every)
-    return _sgd(["pseudo"], *args[:8], generator, *args[8:], progress)[0]
+    args = _check_common(
+        model,
+        x,
+        y,
+        out_scale,
+        lr,
+        steps,
+        loss,
+        batch_size,
+        x_eval,
+        y_eval,
+        log_every,
+    )
+    return _sgd(
+        ["pseudo"], *args[:8], generator, *args[8:], progress
+    )[0]
 
 
 @dataclass
@@ -557,7 +795,11 @@ class PairResult:
     def relative_gap(self) -> np.ndarray:
         """``output_gap / output_change`` (NaN at step 0, where nothing has changed)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.output_change > 0, self.output_gap / self.output_change, np.nan)
+            return np.where(
+                self.output_change > 0,
+                self.output_gap / self.output_change,
+                np.nan,
+            )
 
 
 def train_pair(
@@ -583,8 +825,23 @@ def train_pair(
     ``x``). Same arguments as :func:`train_rnn`; returns a :class:`PairResult`
     whose ``rnn`` and ``pseudo`` equal what the two functions return alone.
     """
-    args = _check_common(model, x, y, out_scale, lr, steps, loss, batch_size, x_eval, y_eval, log_every)
-    out_scale, xp = args[3], (args[8] if args[8] is not None else args[1])
+    args = _check_common(
+        model,
+        x,
+        y,
+        out_scale,
+        lr,
+        steps,
+        loss,
+        batch_size,
+        x_eval,
+        y_eval,
+        log_every,
+    )
+    out_scale, xp = (
+        args[3],
+        (args[8] if args[8] is not None else args[1]),
+    )
     init = args[0]
     with torch.no_grad():
         z0 = out_scale * _output(init.W, init.A, init.B, xp)
@@ -594,18 +851,37 @@ def train_pair(
         rnn, pseudo = runs
         with torch.no_grad():
             zr = out_scale * _output(rnn.W, rnn.A, init.B, xp)
-            zp = out_scale * _linearized(init, pseudo.W - init.W, pseudo.A - init.A, xp)
+            zp = out_scale * _linearized(
+                init, pseudo.W - init.W, pseudo.A - init.A, xp
+            )
         gaps.append(float((zr - zp).abs().mean()))
         changes.append(float((zp - z0).abs().mean()))
 
-    rnn, pseudo = _sgd(["rnn", "pseudo"], *args[:8], generator, *args[8:], progress, on_log=on_log)
-    return PairResult(rnn, pseudo, rnn.history.steps_logged, np.asarray(gaps), np.asarray(changes))
+    rnn, pseudo = _sgd(
+        ["rnn", "pseudo"],
+        *args[:8],
+        generator,
+        *args[8:],
+        progress,
+        on_log=on_log,
+    )
+    return PairResult(
+        rnn,
+        pseudo,
+        rnn.history.steps_logged,
+        np.asarray(gaps),
+        np.asarray(changes),
+    )
 
 
 # --- Part I: the tangent kernel and its kernel regression ----------------------------------------------
 
 
-def tangent_kernel(model: ElmanRNN, x: torch.Tensor, x2: torch.Tensor | None = None) -> torch.Tensor:
+def tangent_kernel(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    x2: torch.Tensor | None = None,
+) -> torch.Tensor:
     """The tangent kernel ``K(x, x') = <grad_{W,A} F(x), grad_{W,A} F(x')>`` at initialization (chapters 5-6).
 
     Built from chapter 3's pieces: with ``u_l = D^(l) Back_{l->L}^T`` (m) and
@@ -621,27 +897,39 @@ def tangent_kernel(model: ElmanRNN, x: torch.Tensor, x2: torch.Tensor | None = N
     """
     model = _check_model(model)
     if model.output_dim != 1:
-        raise ValueError(f"model must have output_dim 1 for tangent_kernel, got {model.output_dim}")
+        raise ValueError(
+            f"model must have output_dim 1 for tangent_kernel, got {model.output_dim}"
+        )
     x = model._check_input(x)
     x2 = x if x2 is None else model._check_input(x2, "x2")
     if x2.shape[1] != x.shape[1]:
-        raise ValueError(f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}")
+        raise ValueError(
+            f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}"
+        )
 
     def pieces(xx):
-        h_prev, D, _ = _states(model.W.detach(), model.A.detach(), xx)
+        h_prev, D, _ = _states(
+            model.W.detach(), model.A.detach(), xx
+        )
         with torch.no_grad():
-            u = back_matrices(model, xx)[:, :, 0, :] * D  # (N, L, m)
+            u = (
+                back_matrices(model, xx)[:, :, 0, :] * D
+            )  # (N, L, m)
         return u, h_prev
 
     u1, h1 = pieces(x)
     u2, h2 = (u1, h1) if x2 is x else pieces(x2)
     with torch.no_grad():
         uu = torch.einsum("alm,bkm->ablk", u1, u2)
-        zz = torch.einsum("alm,bkm->ablk", h1, h2) + torch.einsum("ald,bkd->ablk", x, x2)
+        zz = torch.einsum("alm,bkm->ablk", h1, h2) + torch.einsum(
+            "ald,bkd->ablk", x, x2
+        )
         return (uu * zz).sum(dim=(2, 3))
 
 
-def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
+def tangent_kernel_diag(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
     """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
 
     The diagonal of :func:`tangent_kernel` at cost ~ N L^2 m instead of N^2 L^2 m:
@@ -649,17 +937,23 @@ def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """
     model = _check_model(model)
     if model.output_dim != 1:
-        raise ValueError(f"model must have output_dim 1 for tangent_kernel_diag, got {model.output_dim}")
+        raise ValueError(
+            f"model must have output_dim 1 for tangent_kernel_diag, got {model.output_dim}"
+        )
     x = model._check_input(x)
     h_prev, D, _ = _states(model.W.detach(), model.A.detach(), x)
     with torch.no_grad():
         u = back_matrices(model, x)[:, :, 0, :] * D
         uu = torch.einsum("nlm,nkm->nlk", u, u)
-        zz = torch.einsum("nlm,nkm->nlk", h_prev, h_prev) + torch.einsum("nld,nkd->nlk", x, x)
+        zz = torch.einsum(
+            "nlm,nkm->nlk", h_prev, h_prev
+        ) + torch.einsum("nld,nkd->nlk", x, x)
         return (uu * zz).sum(dim=(1, 2))
 
 
-def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> tuple[torch.Tensor, float]:
+def kernel_ridge(
+    K: torch.Tensor, y: torch.Tensor, ridge: float
+) -> tuple[torch.Tensor, float]:
     """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
 
     Minimizes ``(1/N) sum_n (f(x_n) - y_n)^2 / 2 + (ridge / 2) ||theta||^2`` over
@@ -671,21 +965,31 @@ def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> tuple[torch.
     """
     K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
+        raise ValueError(
+            f"K must be square (N, N), got shape {tuple(K.shape)}"
+        )
     y = check_tensor(y, "y")
     if y.dim() not in (1, 2) or y.shape[0] != K.shape[0]:
-        raise ValueError(f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}")
+        raise ValueError(
+            f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}"
+        )
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     n = K.shape[0]
     Kd = K.to(torch.float64)
     yd = y.to(torch.float64)
-    alpha = torch.linalg.solve(Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd)
+    alpha = torch.linalg.solve(
+        Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd
+    )
     a2 = alpha if alpha.dim() == 2 else alpha[:, None]
-    norm = float(torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt())
+    norm = float(
+        torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt()
+    )
     return alpha.to(K.dtype), norm
 
 
-def theorem_3_1_constants(L: int, d_out: int, width: int, eps: float) -> dict[str, float]:
+def theorem_3_1_constants(
+    L: int, d_out: int, width: int, eps: float
+) -> dict[str, float]:
     """The quantities Theorem 3.1 of P&G prescribes, with every hidden constant set to 1 (chapter 5).
 
     ``rho = 100 L d_out log m``; ``out_scale = eps / (10 L rho)`` (the paper's lambda);
@@ -699,8 +1003,13 @@ def theorem_3_1_constants(L: int, d_out: int, width: int, eps: float) -> dict[st
     m = check_int(width, "width", minimum=2)
     eps = check_real(eps, "eps", low=0.0, high=1.0, low_open=True)
     rho = 100 * L * d_out * math.log(m)
-    return dict(rho=rho, out_scale=eps / (10 * L * rho), lr=1 / (eps * rho**2 * m), T_min=rho**2 / eps**2,
-                failure=math.exp(-min(rho**2, 745.0)))
+    return dict(
+        rho=rho,
+        out_scale=eps / (10 * L * rho),
+        lr=1 / (eps * rho**2 * m),
+        T_min=rho**2 / eps**2,
+        failure=math.exp(-min(rho**2, 745.0)),
+    )
 
 
 # --- Part I: chapter 5's experiments (laziness against width and output scale) -------------------------
@@ -742,8 +1051,15 @@ class LazyGrid:
 
 
 def regression_task(
-    L: int, d: int, eps_x: float, n_train: int, n_eval: int, *, p: int = 4,
-    generator: torch.Generator | int | None = None, dtype: torch.dtype = torch.float32,
+    L: int,
+    d: int,
+    eps_x: float,
+    n_train: int,
+    n_eval: int,
+    *,
+    p: int = 4,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """A regression task of chapter 5: ``y = F*(x_bar)``, standardized, for a random concept-class target.
 
@@ -754,11 +1070,31 @@ def regression_task(
     from .concepts import sample_target
     from .elman import normalize_sequence, sample_true_sequence
 
-    L, d = check_int(L, "L", minimum=3), check_int(d, "d", minimum=3)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
-    n_train, n_eval = check_int(n_train, "n_train", minimum=2), check_int(n_eval, "n_eval", minimum=1)
-    x_bar = sample_true_sequence(n_train + n_eval, L, d, generator=derive(generator, "data"), dtype=dtype)
-    target = sample_target(L, d, p=p, generator=derive(generator, "target"), dtype=dtype)
+    L, d = (
+        check_int(L, "L", minimum=3),
+        check_int(d, "d", minimum=3),
+    )
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    n_train, n_eval = (
+        check_int(n_train, "n_train", minimum=2),
+        check_int(n_eval, "n_eval", minimum=1),
+    )
+    x_bar = sample_true_sequence(
+        n_train + n_eval,
+        L,
+        d,
+        generator=derive(generator, "data"),
+        dtype=dtype,
+    )
+    target = sample_target(
+        L,
+        d,
+        p=p,
+        generator=derive(generator, "target"),
+        dtype=dtype,
+    )
     y = target(x_bar)
     y = (y - y.mean()) / y.std()
     x = normalize_sequence(x_bar, eps_x)
@@ -766,7 +1102,13 @@ def regression_task(
 
 
 def kernel_reference(
-    model: ElmanRNN, x: torch.Tensor, y: torch.Tensor, x_eval: torch.Tensor, *, out_scale: float, ridge: float
+    model: ElmanRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    x_eval: torch.Tensor,
+    *,
+    out_scale: float,
+    ridge: float,
 ) -> tuple[torch.Tensor, torch.Tensor, float]:
     """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
 
@@ -779,10 +1121,15 @@ def kernel_reference(
     model = _check_model(model)
     x, y = _check_data(model, x, y, "squared")
     x_eval = model._check_input(x_eval, "x_eval")
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     with torch.no_grad():
-        f0, f0e = (out_scale * _output(model.W, model.A, model.B, xx) for xx in (x, x_eval))
+        f0, f0e = (
+            out_scale * _output(model.W, model.A, model.B, xx)
+            for xx in (x, x_eval)
+        )
     K = out_scale**2 * tangent_kernel(model, x)
     alpha, norm = kernel_ridge(K, y - f0, ridge)
     Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
@@ -790,8 +1137,19 @@ def kernel_reference(
 
 
 def lazy_grid(
-    widths, out_scales, seeds, *, L: int, d: int, eps_x: float, n_train: int, n_eval: int, steps: int,
-    lr_scale: float = 0.3, log_every: int | None = None, progress: bool = False,
+    widths,
+    out_scales,
+    seeds,
+    *,
+    L: int,
+    d: int,
+    eps_x: float,
+    n_train: int,
+    n_eval: int,
+    steps: int,
+    lr_scale: float = 0.3,
+    log_every: int | None = None,
+    progress: bool = False,
 ) -> LazyGrid:
     """Train the RNN and its linearization (:func:`train_pair`) for every seed, output scale and width (chapter 5).
 
@@ -806,55 +1164,115 @@ def lazy_grid(
     Returns a :class:`LazyGrid`.
     """
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    out_scales = [check_real(s, "out_scales[i]", low=0.0, low_open=True) for s in out_scales]
+    out_scales = [
+        check_real(s, "out_scales[i]", low=0.0, low_open=True)
+        for s in out_scales
+    ]
     seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
     if not widths or not out_scales or not seeds:
-        raise ValueError("widths, out_scales and seeds must be non-empty")
+        raise ValueError(
+            "widths, out_scales and seeds must be non-empty"
+        )
     steps = check_int(steps, "steps", minimum=1)
-    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
+    lr_scale = check_real(
+        lr_scale, "lr_scale", low=0.0, low_open=True
+    )
     shape = (len(seeds), len(out_scales), len(widths))
-    names = ("rel_move", "spec_move", "flip_fraction", "coupling_relative", "pair_relative", "train_rnn",
-             "train_pseudo", "train_kernel", "eval_rnn", "eval_pseudo", "eval_kernel", "init_eval", "lr")
+    names = (
+        "rel_move",
+        "spec_move",
+        "flip_fraction",
+        "coupling_relative",
+        "pair_relative",
+        "train_rnn",
+        "train_pseudo",
+        "train_kernel",
+        "eval_rnn",
+        "eval_pseudo",
+        "eval_kernel",
+        "init_eval",
+        "lr",
+    )
     out = {k: np.full(shape, np.nan) for k in names}
     diverged = np.zeros(shape, dtype=bool)
-    pairs = [[[None] * len(widths) for _ in out_scales] for _ in seeds]
-    cells = [(i, k, j) for i in range(len(seeds)) for k in range(len(out_scales)) for j in range(len(widths))]
+    pairs = [
+        [[None] * len(widths) for _ in out_scales] for _ in seeds
+    ]
+    cells = [
+        (i, k, j)
+        for i in range(len(seeds))
+        for k in range(len(out_scales))
+        for j in range(len(widths))
+    ]
     for i, k, j in _progress(cells, progress, "runs"):
         seed, lam, m = seeds[i], out_scales[k], widths[j]
-        x, y, xe, ye = regression_task(L, d, eps_x, n_train, n_eval, generator=seed)
-        model = ElmanRNN(d, m, generator=derive(seed, "weights", m))
+        x, y, xe, ye = regression_task(
+            L, d, eps_x, n_train, n_eval, generator=seed
+        )
+        model = ElmanRNN(
+            d, m, generator=derive(seed, "weights", m)
+        )
         kbar = float(tangent_kernel_diag(model, x).mean())
         lr = lr_scale / (lam**2 * kbar)
         out["lr"][i, k, j] = lr
-        out["init_eval"][i, k, j] = float(_loss(predict(model, xe, lam), ye, "squared").mean())
+        out["init_eval"][i, k, j] = float(
+            _loss(predict(model, xe, lam), ye, "squared").mean()
+        )
         try:
-            pair = train_pair(model, x, y, out_scale=lam, lr=lr, steps=steps, generator=derive(seed, "order", m),
-                              x_eval=xe, y_eval=ye, log_every=log_every)
+            pair = train_pair(
+                model,
+                x,
+                y,
+                out_scale=lam,
+                lr=lr,
+                steps=steps,
+                generator=derive(seed, "order", m),
+                x_eval=xe,
+                y_eval=ye,
+                log_every=log_every,
+            )
         except DivergenceError:
             diverged[i, k, j] = True
             continue
         pairs[i][k][j] = pair
         h, hp = pair.rnn.history, pair.pseudo.history
         ridge = lam**2 * kbar / (lr_scale * steps)
-        ftr, fev, _ = kernel_reference(model, x, y, xe, out_scale=lam, ridge=ridge)
-        vals = dict(rel_move=h.dist_W_fro[-1] / h.W0_fro, spec_move=math.sqrt(m) * h.dist_W_spec[-1],
-                    flip_fraction=h.flip_fraction[-1], coupling_relative=h.coupling_relative[-1],
-                    pair_relative=pair.relative_gap[-1], train_rnn=h.train_loss[-1], train_pseudo=hp.train_loss[-1],
-                    train_kernel=float(_loss(ftr, y, "squared").mean()), eval_rnn=h.eval_loss[-1],
-                    eval_pseudo=hp.eval_loss[-1], eval_kernel=float(_loss(fev, ye, "squared").mean()))
+        ftr, fev, _ = kernel_reference(
+            model, x, y, xe, out_scale=lam, ridge=ridge
+        )
+        vals = dict(
+            rel_move=h.dist_W_fro[-1] / h.W0_fro,
+            spec_move=math.sqrt(m) * h.dist_W_spec[-1],
+            flip_fraction=h.flip_fraction[-1],
+            coupling_relative=h.coupling_relative[-1],
+            pair_relative=pair.relative_gap[-1],
+            train_rnn=h.train_loss[-1],
+            train_pseudo=hp.train_loss[-1],
+            train_kernel=float(_loss(ftr, y, "squared").mean()),
+            eval_rnn=h.eval_loss[-1],
+            eval_pseudo=hp.eval_loss[-1],
+            eval_kernel=float(_loss(fev, ye, "squared").mean()),
+        )
         for key, v in vals.items():
             out[key][i, k, j] = v
-    return LazyGrid(np.asarray(widths), np.asarray(out_scales, dtype=float), np.asarray(seeds), **out,
-                    diverged=diverged, pairs=pairs)
+    return LazyGrid(
+        np.asarray(widths),
+        np.asarray(out_scales, dtype=float),
+        np.asarray(seeds),
+        **out,
+        diverged=diverged,
+        pairs=pairs,
+    )
 
 
 # --- Part II: next-step models (chapter 11) ---------------------------------------
 
 
-
-
-
-__all__ += ["NextStepHistory", "train_next_step", "train_stable_and_unstable"]
+__all__ += [
+    "NextStepHistory",
+    "train_next_step",
+    "train_stable_and_unstable",
+]
 
 
 @dataclass(frozen=True)
@@ -875,16 +1293,31 @@ class NextStepHistory:
     stable: bool
 
 
-def _minibatch(seqs: list, batch_size: int, window: int | None, gen: torch.Generator, state: dict) -> list:
+def _minibatch(
+    seqs: list,
+    batch_size: int,
+    window: int | None,
+    gen: torch.Generator,
+    state: dict,
+) -> list:
     """Sequences for one step: epochs of a seeded permutation; with ``window``, a random crop of window + 1 steps."""
     if not state.get("order"):
-        state["order"] = torch.randperm(len(seqs), generator=gen).tolist()
-    take, state["order"] = state["order"][:batch_size], state["order"][batch_size:]
+        state["order"] = torch.randperm(
+            len(seqs), generator=gen
+        ).tolist()
+    take, state["order"] = (
+        state["order"][:batch_size],
+        state["order"][batch_size:],
+    )
     out = []
     for i in take:
         s = seqs[i]
         if window is not None and s.shape[0] > window + 1:
-            start = int(torch.randint(0, s.shape[0] - window, (1,), generator=gen))
+            start = int(
+                torch.randint(
+                    0, s.shape[0] - window, (1,), generator=gen
+                )
+            )
             s = s[start : start + window + 1]
         out.append(s)
     return out
@@ -925,41 +1358,86 @@ def train_next_step(
     gradient or a weight stops being finite.
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
-    if isinstance(train, (str, bytes)) or not isinstance(train, Sequence) or len(train) == 0:
-        raise ValueError("train must be a non-empty list of sequences")
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
+    if (
+        isinstance(train, (str, bytes))
+        or not isinstance(train, Sequence)
+        or len(train) == 0
+    ):
+        raise ValueError(
+            "train must be a non-empty list of sequences"
+        )
     steps = check_int(steps, "steps", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     lr = check_real(lr, "lr", low=0.0, low_open=True)
     if optimizer not in ("adam", "sgd"):
-        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+        raise ValueError(
+            f"optimizer must be 'adam' or 'sgd', got {optimizer!r}"
+        )
     if clip is not None:
         clip = check_real(clip, "clip", low=0.0, low_open=True)
     lam = check_real(lam, "lam", low=0.0, high=1.0, low_open=True)
-    f_max = check_real(f_max, "f_max", low=0.0, high=1.0, low_open=True, high_open=True)
+    f_max = check_real(
+        f_max,
+        "f_max",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
     if window is not None:
         window = check_int(window, "window", minimum=1)
-    eval_every = steps if eval_every is None else check_int(eval_every, "eval_every", minimum=1)
+    eval_every = (
+        steps
+        if eval_every is None
+        else check_int(eval_every, "eval_every", minimum=1)
+    )
     gen = derive(generator, "minibatches")
     train = [np.asarray(s) for s in train]
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else torch.optim.SGD(params, lr=lr)
+    opt = (
+        torch.optim.Adam(params, lr=lr)
+        if optimizer == "adam"
+        else torch.optim.SGD(params, lr=lr)
+    )
     if stable:
         model.project_(lam=lam, f_max=f_max)
-    losses, eval_steps, valid_hist, lam_hist, state = [], [], [], [], {}
+    losses, eval_steps, valid_hist, lam_hist, state = (
+        [],
+        [],
+        [],
+        [],
+        {},
+    )
     t0 = time.perf_counter()
     label = f"{model.kind} ({'stable' if stable else 'unstable'})"
-    for step in tqdm(range(1, steps + 1), desc=label, disable=not progress, leave=False):
-        inputs, targets, mask = next_step_batch(_minibatch(train, batch_size, window, gen, state), dtype=model.dtype)
+    for step in tqdm(
+        range(1, steps + 1),
+        desc=label,
+        disable=not progress,
+        leave=False,
+    ):
+        inputs, targets, mask = next_step_batch(
+            _minibatch(train, batch_size, window, gen, state),
+            dtype=model.dtype,
+        )
         logits = model(inputs)
         if not bool(torch.isfinite(logits).all()):
             raise DivergenceError(
                 f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
             )
-        loss = _next_step_loss(model, logits, targets, mask, "mean")
+        loss = _next_step_loss(
+            model, logits, targets, mask, "mean"
+        )
         opt.zero_grad()
         loss.backward()
-        grads_finite = all(bool(torch.isfinite(p.grad).all()) for p in params if p.grad is not None)
+        grads_finite = all(
+            bool(torch.isfinite(p.grad).all())
+            for p in params
+            if p.grad is not None
+        )
         if not bool(torch.isfinite(loss)) or not grads_finite:
             raise DivergenceError(
                 f"{label}: the loss or its gradient became NaN/inf at step {step} (loss {float(loss.detach()):.3g}) "
@@ -971,15 +1449,25 @@ def train_next_step(
         if stable:
             model.project_(lam=lam, f_max=f_max)
         if not all(bool(torch.isfinite(p).all()) for p in params):
-            raise DivergenceError(f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr")
+            raise DivergenceError(
+                f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr"
+            )
         losses.append(float(loss.detach()))
         if step % eval_every == 0 or step == steps:
             eval_steps.append(step)
-            valid_hist.append(evaluate(model, valid) if valid is not None else math.nan)
+            valid_hist.append(
+                evaluate(model, valid)
+                if valid is not None
+                else math.nan
+            )
             lam_hist.append(model.worst_case_lambda())
     return NextStepHistory(
-        np.array(losses), np.array(eval_steps), np.array(valid_hist), np.array(lam_hist),
-        time.perf_counter() - t0, bool(stable),
+        np.array(losses),
+        np.array(eval_steps),
+        np.array(valid_hist),
+        np.array(lam_hist),
+        time.perf_counter() - t0,
+        bool(stable),
     )
 
 
@@ -1003,13 +1491,26 @@ def train_stable_and_unstable(
     Returns ``{"unstable": (model, history), "stable": (model, history)}``.
     """
     if "stable" in train_kwargs:
-        raise ValueError("train_kwargs must not set stable: both variants are trained")
+        raise ValueError(
+            "train_kwargs must not set stable: both variants are trained"
+        )
     out = {}
     for variant in ("unstable", "stable"):
-        model = NextStepModel(kind, input_dim, hidden_dim, readout=readout, generator=derive(generator, "init"))
+        model = NextStepModel(
+            kind,
+            input_dim,
+            hidden_dim,
+            readout=readout,
+            generator=derive(generator, "init"),
+        )
         model.init_output_bias_(train)
         history = train_next_step(
-            model, train, valid, stable=variant == "stable", generator=derive(generator, "data"), **train_kwargs
+            model,
+            train,
+            valid,
+            stable=variant == "stable",
+            generator=derive(generator, "data"),
+            **train_kwargs,
         )
         out[variant] = (model, history)
     return out

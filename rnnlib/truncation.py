@@ -28,7 +28,14 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from ._validation import DivergenceError, check_int, check_lam, check_model, check_real, check_tensor
+from ._validation import (
+    DivergenceError,
+    check_int,
+    check_lam,
+    check_model,
+    check_real,
+    check_tensor,
+)
 from .dynamical import LinearSystem, RecurrentModel, SimpleRNN
 from .stability import project_spectral_
 
@@ -47,7 +54,9 @@ __all__ = [
 ]
 
 
-def truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Tensor:
+def truncated_states(
+    model: RecurrentModel, x: torch.Tensor, k: int
+) -> torch.Tensor:
     """The states ``s^k_1, ..., s^k_T`` of the k-step truncated model, for every t at once (chapter 9).
 
     ``s^k_t`` is the state after running the model from ``0`` on
@@ -64,23 +73,39 @@ def truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Te
     return _truncated_states(model, x, k)
 
 
-def _truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Tensor:
+def _truncated_states(
+    model: RecurrentModel, x: torch.Tensor, k: int
+) -> torch.Tensor:
     """:func:`truncated_states` on validated arguments."""
     batch, T, n = x.shape
     k = min(k, T)
-    padded = torch.cat([x.new_zeros(batch, k - 1, n), x], dim=1)  # (batch, T+k-1, n)
-    windows = padded.unfold(1, k, 1).permute(0, 1, 3, 2).reshape(batch * T, k, n)  # window t: x_{t-k+1..t}
+    padded = torch.cat(
+        [x.new_zeros(batch, k - 1, n), x], dim=1
+    )  # (batch, T+k-1, n)
+    windows = (
+        padded.unfold(1, k, 1)
+        .permute(0, 1, 3, 2)
+        .reshape(batch * T, k, n)
+    )  # window t: x_{t-k+1..t}
     t = torch.arange(T).unsqueeze(1)
     j = torch.arange(k).unsqueeze(0)
-    valid = (t + j >= k - 1).repeat(batch, 1)  # (batch*T, k): absolute time t-k+1+j >= 0
+    valid = (t + j >= k - 1).repeat(
+        batch, 1
+    )  # (batch*T, k): absolute time t-k+1+j >= 0
     s = model.initial_state(batch * T)
     for step in range(k):
         s_new = model.step(s, windows[:, step])
-        s = s_new if step >= k - 1 or bool(valid[:, step].all()) else torch.where(valid[:, step : step + 1], s_new, s)
+        s = (
+            s_new
+            if step >= k - 1 or bool(valid[:, step].all())
+            else torch.where(valid[:, step : step + 1], s_new, s)
+        )
     return s.reshape(batch, T, model.state_dim)
 
 
-def inference_bound(lam: float, k: int, L: float, B: float) -> float:
+def inference_bound(
+    lam: float, k: int, L: float, B: float
+) -> float:
     """The inference truncation bound ``lambda^k L B / (1 - lambda)`` of chapter 9.
 
     ``lam`` in (0, 1): contraction constant in the state; ``k >= 1``; ``L >= 0``:
@@ -93,7 +118,9 @@ def inference_bound(lam: float, k: int, L: float, B: float) -> float:
     return lam**k * L * B / (1 - lam)
 
 
-def k_for_epsilon(eps: float, lam: float, L: float, B: float, L_f: float = 1.0) -> int:
+def k_for_epsilon(
+    eps: float, lam: float, L: float, B: float, L_f: float = 1.0
+) -> int:
     """The smallest k >= 1 with ``L_f lambda^k L B / (1 - lambda) <= eps`` (chapter 9).
 
     ``k = ceil(log(L_f L B / ((1 - lambda) eps)) / log(1 / lambda))``, at least 1;
@@ -107,15 +134,21 @@ def k_for_epsilon(eps: float, lam: float, L: float, B: float, L_f: float = 1.0) 
     scale = L_f * L * B / (1 - lam)
     if scale <= eps:
         return 1
-    k = max(1, math.ceil(math.log(scale / eps) / math.log(1 / lam)))
-    while k > 1 and L_f * lam ** (k - 1) * L * B / (1 - lam) <= eps:  # guard against rounding up too far
+    k = max(
+        1, math.ceil(math.log(scale / eps) / math.log(1 / lam))
+    )
+    while (
+        k > 1 and L_f * lam ** (k - 1) * L * B / (1 - lam) <= eps
+    ):  # guard against rounding up too far
         k -= 1
     while L_f * lam**k * L * B / (1 - lam) > eps:
         k += 1
     return k
 
 
-def truncation_errors(model: RecurrentModel, x: torch.Tensor, ks: Sequence[int]) -> np.ndarray:
+def truncation_errors(
+    model: RecurrentModel, x: torch.Tensor, ks: Sequence[int]
+) -> np.ndarray:
     """``||s_t - s^k_t||_2`` for each k in ``ks``, maximized over the batch (chapter 9).
 
     Returns an array (len(ks), T): row i is the error of the ``ks[i]``-step truncation at each t.
@@ -127,12 +160,24 @@ def truncation_errors(model: RecurrentModel, x: torch.Tensor, ks: Sequence[int])
     ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
     with torch.no_grad():
         full = model(x)
-        out = [(full - _truncated_states(model, x, k)).norm(dim=2).amax(dim=0).double().numpy() for k in ks]
+        out = [
+            (full - _truncated_states(model, x, k))
+            .norm(dim=2)
+            .amax(dim=0)
+            .double()
+            .numpy()
+            for k in ks
+        ]
     return np.stack(out)
 
 
 def sequence_loss(
-    model: RecurrentModel, x: torch.Tensor, y: torch.Tensor, k: int | None = None, *, last_only: bool = False
+    model: RecurrentModel,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    k: int | None = None,
+    *,
+    last_only: bool = False,
 ) -> torch.Tensor:
     """The squared loss ``p_T`` of the full model, or ``p^k_T`` of the k-step truncated one (chapters 9, 10).
 
@@ -142,14 +187,20 @@ def sequence_loss(
     """
     model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
-    y = check_tensor(y, "y", shape=(x.shape[0], x.shape[1], model.output_dim))
+    y = check_tensor(
+        y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
+    )
     if k is not None:
         k = check_int(k, "k", minimum=1)
     return _sequence_loss(model, x, y, k, last_only)
 
 
 def _sequence_loss(
-    model: RecurrentModel, x: torch.Tensor, y: torch.Tensor, k: int | None, last_only: bool
+    model: RecurrentModel,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    k: int | None,
+    last_only: bool,
 ) -> torch.Tensor:
     """:func:`sequence_loss` on validated arguments."""
     if last_only:
@@ -158,18 +209,34 @@ def _sequence_loss(
         s = model.initial_state(x.shape[0])
         for t in range(xs.shape[1]):
             s = model.step(s, xs[:, t])
-        return 0.5 * ((model.output(s) - y[:, -1]) ** 2).sum(dim=1).mean()
-    states = model(x) if k is None else _truncated_states(model, x, k)
-    return 0.5 * ((model.output(states) - y) ** 2).sum(dim=2).mean()
+        return (
+            0.5
+            * ((model.output(s) - y[:, -1]) ** 2).sum(dim=1).mean()
+        )
+    states = (
+        model(x) if k is None else _truncated_states(model, x, k)
+    )
+    return (
+        0.5 * ((model.output(states) - y) ** 2).sum(dim=2).mean()
+    )
 
 
-def _flat_grad(model: RecurrentModel, loss: torch.Tensor) -> torch.Tensor:
+def _flat_grad(
+    model: RecurrentModel, loss: torch.Tensor
+) -> torch.Tensor:
     params = [p for p in model.parameters() if p.requires_grad]
-    return torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, params)])
+    return torch.cat(
+        [g.reshape(-1) for g in torch.autograd.grad(loss, params)]
+    )
 
 
 def gradient_difference(
-    model: RecurrentModel, x: torch.Tensor, y: torch.Tensor, ks: Sequence[int], *, last_only: bool = True
+    model: RecurrentModel,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    ks: Sequence[int],
+    *,
+    last_only: bool = True,
 ) -> np.ndarray:
     """``||grad p_T(w) - grad p^k_T(w)||_2`` over all trainable weights, for each k in ``ks`` (chapter 10).
 
@@ -178,12 +245,27 @@ def gradient_difference(
     """
     model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
-    y = check_tensor(y, "y", shape=(x.shape[0], x.shape[1], model.output_dim))
+    y = check_tensor(
+        y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
+    )
     if len(ks) == 0:
         raise ValueError("ks must contain at least one k")
     ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
-    full = _flat_grad(model, _sequence_loss(model, x, y, None, last_only))
-    out = [float((full - _flat_grad(model, _sequence_loss(model, x, y, k, last_only))).norm()) for k in ks]
+    full = _flat_grad(
+        model, _sequence_loss(model, x, y, None, last_only)
+    )
+    out = [
+        float(
+            (
+                full
+                - _flat_grad(
+                    model,
+                    _sequence_loss(model, x, y, k, last_only),
+                )
+            ).norm()
+        )
+        for k in ks
+    ]
     return np.array(out)
 
 
@@ -209,12 +291,16 @@ class TrainingPair:
         return np.linalg.norm(self.full - self.truncated, axis=1)
 
 
-def _step_sizes(lr: float, steps: int, schedule: str) -> np.ndarray:
+def _step_sizes(
+    lr: float, steps: int, schedule: str
+) -> np.ndarray:
     if schedule == "constant":
         return np.full(steps, lr)
     if schedule == "decay":
         return lr / np.arange(1, steps + 1)
-    raise ValueError(f"schedule must be 'constant' or 'decay', got {schedule!r}")
+    raise ValueError(
+        f"schedule must be 'constant' or 'decay', got {schedule!r}"
+    )
 
 
 def _gd_run(
@@ -229,12 +315,18 @@ def _gd_run(
     label: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     params = [p for p in model.parameters() if p.requires_grad]
-    weights = [torch.cat([p.detach().reshape(-1) for p in params]).clone()]
+    weights = [
+        torch.cat([p.detach().reshape(-1) for p in params]).clone()
+    ]
     losses = []
-    for i, alpha in enumerate(tqdm(alphas, desc=label, disable=not progress, leave=False)):
+    for i, alpha in enumerate(
+        tqdm(alphas, desc=label, disable=not progress, leave=False)
+    ):
         loss = _sequence_loss(model, x, y, k, last_only)
         grads = torch.autograd.grad(loss, params)
-        if not bool(torch.isfinite(loss)) or not all(bool(torch.isfinite(g).all()) for g in grads):
+        if not bool(torch.isfinite(loss)) or not all(
+            bool(torch.isfinite(g).all()) for g in grads
+        ):
             raise DivergenceError(
                 f"{label}: the loss or its gradient became NaN/inf at step {i + 1} (loss {float(loss.detach()):.3g}); "
                 "lower lr, use schedule='decay', or project onto a stable set"
@@ -245,9 +337,13 @@ def _gd_run(
                 p -= float(alpha) * g
             if project is not None:
                 project_spectral_(model, project)
-        w = torch.cat([p.detach().reshape(-1) for p in params]).clone()
+        w = torch.cat(
+            [p.detach().reshape(-1) for p in params]
+        ).clone()
         if not bool(torch.isfinite(w).all()):
-            raise DivergenceError(f"{label}: the weights became NaN/inf at step {i + 1}; lower lr")
+            raise DivergenceError(
+                f"{label}: the weights became NaN/inf at step {i + 1}; lower lr"
+            )
         weights.append(w)
     return torch.stack(weights).double().numpy(), np.array(losses)
 
@@ -277,18 +373,44 @@ def train_full_and_truncated(
     """
     model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
-    y = check_tensor(y, "y", shape=(x.shape[0], x.shape[1], model.output_dim))
+    y = check_tensor(
+        y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
+    )
     k = check_int(k, "k", minimum=1)
     steps = check_int(steps, "steps", minimum=1)
     lr = check_real(lr, "lr", low=0.0, low_open=True)
     if project is not None:
         project = check_lam(project, "project")
         if not isinstance(model, (SimpleRNN, LinearSystem)):
-            raise TypeError("project= needs a SimpleRNN or LinearSystem (use rnnlib.stability.project_lstm_ for an LSTM)")
+            raise TypeError(
+                "project= needs a SimpleRNN or LinearSystem (use rnnlib.stability.project_lstm_ for an LSTM)"
+            )
     alphas = _step_sizes(lr, steps, schedule)
-    full_w, full_loss = _gd_run(copy.deepcopy(model), x, y, None, alphas, project, last_only, progress, "full")
-    tr_w, tr_loss = _gd_run(copy.deepcopy(model), x, y, k, alphas, project, last_only, progress, f"truncated k={k}")
-    return TrainingPair(full_w, tr_w, full_loss, tr_loss, alphas, k)
+    full_w, full_loss = _gd_run(
+        copy.deepcopy(model),
+        x,
+        y,
+        None,
+        alphas,
+        project,
+        last_only,
+        progress,
+        "full",
+    )
+    tr_w, tr_loss = _gd_run(
+        copy.deepcopy(model),
+        x,
+        y,
+        k,
+        alphas,
+        project,
+        last_only,
+        progress,
+        f"truncated k={k}",
+    )
+    return TrainingPair(
+        full_w, tr_w, full_loss, tr_loss, alphas, k
+    )
 
 
 def weight_distance_sweep(
@@ -313,19 +435,38 @@ def weight_distance_sweep(
         raise ValueError("ks must contain at least one k")
     ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
     pair = train_full_and_truncated(
-        model, x, y, ks[0], steps=steps, lr=lr, schedule=schedule, project=project, last_only=last_only, progress=progress
+        model,
+        x,
+        y,
+        ks[0],
+        steps=steps,
+        lr=lr,
+        schedule=schedule,
+        project=project,
+        last_only=last_only,
+        progress=progress,
     )
     out = [pair.distance]
     for k in ks[1:]:
         tr_w, _ = _gd_run(
-            copy.deepcopy(model), x, y, k, pair.step_sizes, project, last_only, progress, f"truncated k={k}"
+            copy.deepcopy(model),
+            x,
+            y,
+            k,
+            pair.step_sizes,
+            project,
+            last_only,
+            progress,
+            f"truncated k={k}",
         )
         out.append(np.linalg.norm(pair.full - tr_w, axis=1))
     return np.stack(out)
 
 
 def growth_recursion_bound(
-    gradient_gap: float, beta: float, step_sizes: Sequence[float] | np.ndarray
+    gradient_gap: float,
+    beta: float,
+    step_sizes: Sequence[float] | np.ndarray,
 ) -> np.ndarray:
     """Unroll ``delta_{i+1} = (1 + alpha_i beta) delta_i + alpha_i gap``, ``delta_0 = 0`` (chapter 10).
 
@@ -337,8 +478,15 @@ def growth_recursion_bound(
     gap = check_real(gradient_gap, "gradient_gap", low=0.0)
     beta = check_real(beta, "beta", low=0.0)
     alphas = np.asarray(step_sizes, dtype=float)
-    if alphas.ndim != 1 or alphas.size == 0 or np.any(alphas < 0) or not np.all(np.isfinite(alphas)):
-        raise ValueError("step_sizes must be a non-empty 1-d sequence of finite non-negative numbers")
+    if (
+        alphas.ndim != 1
+        or alphas.size == 0
+        or np.any(alphas < 0)
+        or not np.all(np.isfinite(alphas))
+    ):
+        raise ValueError(
+            "step_sizes must be a non-empty 1-d sequence of finite non-negative numbers"
+        )
     delta = np.zeros(alphas.size + 1)
     for i, a in enumerate(alphas):
         delta[i + 1] = (1 + a * beta) * delta[i] + a * gap

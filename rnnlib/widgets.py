@@ -17,47 +17,110 @@ from ._validation import check_int, check_real
 __all__ = ["explore", "int_slider", "float_slider", "log_slider"]
 
 
-def _check_range(value: float, low: float, high: float, names: tuple[str, str, str]) -> None:
+def _check_range(
+    value: float,
+    low: float,
+    high: float,
+    names: tuple[str, str, str],
+) -> None:
     """ipywidgets would clamp a value outside [min, max] silently: refuse it instead."""
     if not low < high:
-        raise ValueError(f"{names[1]} must be < {names[2]}, got {low} and {high}")
+        raise ValueError(
+            f"{names[1]} must be < {names[2]}, got {low} and {high}"
+        )
     if not low <= value <= high:
-        raise ValueError(f"{names[0]} must lie in [{names[1]}, {names[2]}] = [{low}, {high}], got {value}")
+        raise ValueError(
+            f"{names[0]} must lie in [{names[1]}, {names[2]}] = [{low}, {high}], got {value}"
+        )
 
 
-def int_slider(value: int, min: int, max: int, step: int = 1, description: str = ""):
+def int_slider(
+    value: int,
+    min: int,
+    max: int,
+    step: int = 1,
+    description: str = "",
+):
     """An ``IntSlider`` that updates on release."""
     import ipywidgets as w
 
-    value, min, max = check_int(value, "value"), check_int(min, "min"), check_int(max, "max")
+    value, min, max = (
+        check_int(value, "value"),
+        check_int(min, "min"),
+        check_int(max, "max"),
+    )
     step = check_int(step, "step", minimum=1)
     _check_range(value, min, max, ("value", "min", "max"))
 
-    return w.IntSlider(value=value, min=min, max=max, step=step, description=description, continuous_update=False)
+    return w.IntSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        continuous_update=False,
+    )
 
 
-def float_slider(value: float, min: float, max: float, step: float, description: str = ""):
+def float_slider(
+    value: float,
+    min: float,
+    max: float,
+    step: float,
+    description: str = "",
+):
     """A ``FloatSlider`` that updates on release."""
     import ipywidgets as w
 
-    value, min, max = check_real(value, "value"), check_real(min, "min"), check_real(max, "max")
+    value, min, max = (
+        check_real(value, "value"),
+        check_real(min, "min"),
+        check_real(max, "max"),
+    )
     step = check_real(step, "step", low=0.0, low_open=True)
     _check_range(value, min, max, ("value", "min", "max"))
 
-    return w.FloatSlider(value=value, min=min, max=max, step=step, description=description, continuous_update=False)
+    return w.FloatSlider(
+        value=value,
+        min=min,
+        max=max,
+        step=step,
+        description=description,
+        continuous_update=False,
+    )
 
 
-def log_slider(value: float, min_exp: float, max_exp: float, step: float = 0.25, description: str = ""):
+def log_slider(
+    value: float,
+    min_exp: float,
+    max_exp: float,
+    step: float = 0.25,
+    description: str = "",
+):
     """A ``FloatLogSlider`` (base 10) that updates on release."""
     import ipywidgets as w
 
     value = check_real(value, "value", low=0.0, low_open=True)
-    min_exp, max_exp = check_real(min_exp, "min_exp"), check_real(max_exp, "max_exp")
+    min_exp, max_exp = (
+        check_real(min_exp, "min_exp"),
+        check_real(max_exp, "max_exp"),
+    )
     step = check_real(step, "step", low=0.0, low_open=True)
-    _check_range(value, 10.0**min_exp, 10.0**max_exp, ("value", "10**min_exp", "10**max_exp"))
+    _check_range(
+        value,
+        10.0**min_exp,
+        10.0**max_exp,
+        ("value", "10**min_exp", "10**max_exp"),
+    )
 
     return w.FloatLogSlider(
-        value=value, base=10, min=min_exp, max=max_exp, step=step, description=description, continuous_update=False
+        value=value,
+        base=10,
+        min=min_exp,
+        max=max_exp,
+        step=step,
+        description=description,
+        continuous_update=False,
     )
 
 
@@ -71,9 +134,13 @@ def explore(figure_fn: Callable[..., object], **sliders):
     import ipywidgets as w
 
     if not callable(figure_fn):
-        raise TypeError(f"figure_fn must be callable, got {type(figure_fn).__name__}")
+        raise TypeError(
+            f"figure_fn must be callable, got {type(figure_fn).__name__}"
+        )
     if not sliders:
-        raise ValueError("sliders: explore needs at least one slider keyword argument")
+        raise ValueError(
+            "sliders: explore needs at least one slider keyword argument"
+        )
 
     def show(**values):
         fig = figure_fn(**values)

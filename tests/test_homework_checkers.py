@@ -14,19 +14,28 @@ import torch
 
 from rnnlib import homework
 
-
-CHECKER_NUMBERS = sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split("."))))
+CHECKER_NUMBERS = sorted(
+    homework.CHECKERS, key=lambda n: tuple(map(int, n.split(".")))
+)
 
 
 def _spy_reference(monkeypatch, checker, make_wrong):
     """Make ``checker`` compare ``make_wrong(reference_fn)`` (not the student's function) with its reference."""
     module = sys.modules[checker.__module__]
     if not hasattr(module, "compare_with_reference"):
-        pytest.skip(f"{checker.__name__} does not use compare_with_reference; give it its own wrong-answer test")
+        pytest.skip(
+            f"{checker.__name__} does not use compare_with_reference; give it its own wrong-answer test"
+        )
     real = module.compare_with_reference
 
     def spy(exercise, student_fn, reference_fn, cases, **kwargs):
-        return real(exercise, make_wrong(reference_fn), reference_fn, cases, **kwargs)
+        return real(
+            exercise,
+            make_wrong(reference_fn),
+            reference_fn,
+            cases,
+            **kwargs,
+        )
 
     monkeypatch.setattr(module, "compare_with_reference", spy)
 
@@ -39,6 +48,7 @@ def _slightly_off(reference):
     def wrong(*a, **k):
         out = reference(*a, **k)
         return out * 1.01 + 1e-3
+
     return wrong
 
 
@@ -46,19 +56,30 @@ def _slightly_off(reference):
 @pytest.mark.parametrize(
     "wrong, expected",
     [
-        ("raises", "your function raised RuntimeError: deliberately wrong"),
-        ("returns None", "expected a torch.Tensor, got NoneType None"),
+        (
+            "raises",
+            "your function raised RuntimeError: deliberately wrong",
+        ),
+        (
+            "returns None",
+            "expected a torch.Tensor, got NoneType None",
+        ),
         ("zeros of the right shape", "wrong values on input: "),
         ("slightly off", "wrong values on input: "),
     ],
 )
-def test_every_checker_fails_a_wrong_answer_naming_the_exercise(number, wrong, expected, monkeypatch, capsys):
+def test_every_checker_fails_a_wrong_answer_naming_the_exercise(
+    number, wrong, expected, monkeypatch, capsys
+):
     checker = homework.CHECKERS[number]
 
     def raises(*args, **kwargs):
         raise RuntimeError("deliberately wrong")
 
-    student = {"raises": raises, "returns None": lambda *a, **k: None}.get(wrong, raises)
+    student = {
+        "raises": raises,
+        "returns None": lambda *a, **k: None,
+    }.get(wrong, raises)
     if wrong == "zeros of the right shape":
         _spy_reference(monkeypatch, checker, _zeros)
     elif wrong == "slightly off":
@@ -68,16 +89,21 @@ def test_every_checker_fails_a_wrong_answer_naming_the_exercise(number, wrong, e
     message = str(info.value)
     assert message.startswith(f"Exercise {number}: "), message
     assert expected in message
-    assert "on input: " in message or "wrong values on input" in message, "the message says which input went wrong"
+    assert (
+        "on input: " in message
+        or "wrong values on input" in message
+    ), "the message says which input went wrong"
     assert "passed" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("number", CHECKER_NUMBERS)
 def test_every_checker_lets_the_stub_error_through(number):
     def stub(*args, **kwargs):
-        raise NotImplementedError(f"Exercise {number}: replace this line by your solution")
+        raise NotImplementedError(
+            f"Exercise {number}: replace this line by your solution"
+        )
 
-    with pytest.raises(NotImplementedError, match=re.escape(f"Exercise {number}")):
+    with pytest.raises(
+        NotImplementedError, match=re.escape(f"Exercise {number}")
+    ):
         homework.CHECKERS[number](stub)
-
-

@@ -8,8 +8,13 @@ import torch
 
 from rnnlib import inversion as inv
 from rnnlib.concepts import ConceptTarget, get_function
-from rnnlib.elman import (ElmanRNN, elman_hidden_states, normalize_sequence, sample_normalized_sequence,
-                          sample_true_sequence)
+from rnnlib.elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    normalize_sequence,
+    sample_normalized_sequence,
+    sample_true_sequence,
+)
 from rnnlib.plotting import loglog_slope
 from rnnlib.pseudo import pseudo_network_sum
 
@@ -26,11 +31,21 @@ def _unit(d, gen):
 
 def test_relu_identity_matches_a_loop_and_printed_is_m_times_corrected():
     gen = torch.Generator().manual_seed(0)
-    v, x = torch.randn(5, generator=gen, dtype=F64), torch.randn(5, generator=gen, dtype=F64)
+    v, x = (
+        torch.randn(5, generator=gen, dtype=F64),
+        torch.randn(5, generator=gen, dtype=F64),
+    )
     T = torch.randn(37, 5, generator=gen, dtype=F64)
-    loop = sum(2.0 / 37 * float(T[r] @ v) * max(float(T[r] @ x), 0.0) for r in range(37))
-    assert float(inv.relu_identity(v, x, T)) == pytest.approx(loop, rel=1e-12)
-    assert float(inv.relu_identity(v, x, T, scaling="printed")) == pytest.approx(37 * loop, rel=1e-12)
+    loop = sum(
+        2.0 / 37 * float(T[r] @ v) * max(float(T[r] @ x), 0.0)
+        for r in range(37)
+    )
+    assert float(inv.relu_identity(v, x, T)) == pytest.approx(
+        loop, rel=1e-12
+    )
+    assert float(
+        inv.relu_identity(v, x, T, scaling="printed")
+    ) == pytest.approx(37 * loop, rel=1e-12)
     with pytest.raises(ValueError, match="scaling"):
         inv.relu_identity(v, x, T, scaling="other")
 
@@ -41,20 +56,36 @@ def test_half_identity_and_unbiasedness_by_monte_carlo():
     x = _unit(4, gen)
     w = torch.randn(400_000, 4, generator=gen, dtype=F64)
     M = (w * (w @ x >= 0)[:, None].double()).T @ w / w.shape[0]
-    assert torch.allclose(M, torch.eye(4, dtype=F64) / 2, atol=0.01)
+    assert torch.allclose(
+        M, torch.eye(4, dtype=F64) / 2, atol=0.01
+    )
     v = _unit(4, gen)
-    est = float(inv.relu_identity(v, x, torch.randn(400_000, 4, generator=gen, dtype=F64)))
-    assert abs(est - float(v @ x)) < 5 * inv.relu_identity_std(v, x, 400_000)
+    est = float(
+        inv.relu_identity(
+            v, x, torch.randn(400_000, 4, generator=gen, dtype=F64)
+        )
+    )
+    assert abs(est - float(v @ x)) < 5 * inv.relu_identity_std(
+        v, x, 400_000
+    )
 
 
 def test_relu_identity_std_matches_monte_carlo():
     gen = torch.Generator().manual_seed(2)
-    v, x = torch.randn(3, generator=gen, dtype=F64), torch.randn(3, generator=gen, dtype=F64)
+    v, x = (
+        torch.randn(3, generator=gen, dtype=F64),
+        torch.randn(3, generator=gen, dtype=F64),
+    )
     m, n = 40, 4000
     T = torch.randn(n, m, 3, generator=gen, dtype=F64)
     est = 2.0 / m * ((T @ v) * torch.relu(T @ x)).sum(dim=1)
-    assert float(est.mean()) == pytest.approx(float(v @ x), abs=4 * inv.relu_identity_std(v, x, m) / math.sqrt(n))
-    assert float(est.std()) == pytest.approx(inv.relu_identity_std(v, x, m), rel=0.06)
+    assert float(est.mean()) == pytest.approx(
+        float(v @ x),
+        abs=4 * inv.relu_identity_std(v, x, m) / math.sqrt(n),
+    )
+    assert float(est.std()) == pytest.approx(
+        inv.relu_identity_std(v, x, m), rel=0.06
+    )
 
 
 def test_lemma44_sweep_slopes_and_the_printed_bound():
@@ -73,7 +104,12 @@ def test_lemma44_sweep_slopes_and_the_printed_bound():
 def test_naive_decode_matches_matrix_powers():
     model = ElmanRNN(4, 16, generator=0, dtype=F64)
     W, A = model.W.detach(), model.A.detach()
-    h = torch.randn(3, 16, generator=torch.Generator().manual_seed(0), dtype=F64)
+    h = torch.randn(
+        3,
+        16,
+        generator=torch.Generator().manual_seed(0),
+        dtype=F64,
+    )
     out = inv.naive_decode(W, A, h, 5)
     for pos in range(5):  # position l = pos + 1, depth k = L - l
         k = 4 - pos
@@ -84,9 +120,13 @@ def test_naive_decode_matches_matrix_powers():
 def test_one_step_inverse_recovers_the_input_of_a_wide_cell():
     # A^T relu(A x) ~ x for A with N(0, 2/m) entries (Lemma 4.4 in the RNN's scaling); W = 0, L = 1
     m, d = 2000, 5
-    A = torch.randn(m, d, generator=torch.Generator().manual_seed(3), dtype=F64) * math.sqrt(2 / m)
+    A = torch.randn(
+        m, d, generator=torch.Generator().manual_seed(3), dtype=F64
+    ) * math.sqrt(2 / m)
     x = _unit(d, torch.Generator().manual_seed(4))[None]
-    xhat = inv.naive_decode(torch.zeros(m, m, dtype=F64), A, torch.relu(x @ A.T), 1)[:, 0]
+    xhat = inv.naive_decode(
+        torch.zeros(m, m, dtype=F64), A, torch.relu(x @ A.T), 1
+    )[:, 0]
     assert float((xhat - x).abs().max()) < 5 * math.sqrt(5 / m)
 
 
@@ -96,7 +136,9 @@ def test_fit_linear_decoder_primal_dual_and_lstsq_agree():
         h = torch.randn(n, m, generator=gen, dtype=F64)
         y = torch.randn(n, 3, generator=gen, dtype=F64)
         dec = inv.fit_linear_decoder(h, y, ridge=0.1)
-        aug_h = torch.cat([h, math.sqrt(0.1) * torch.eye(m, dtype=F64)])
+        aug_h = torch.cat(
+            [h, math.sqrt(0.1) * torch.eye(m, dtype=F64)]
+        )
         aug_y = torch.cat([y, torch.zeros(m, 3, dtype=F64)])
         ref = torch.linalg.lstsq(aug_h, aug_y).solution
         assert torch.allclose(dec.matrix, ref, atol=1e-10)
@@ -105,15 +147,30 @@ def test_fit_linear_decoder_primal_dual_and_lstsq_agree():
 
 def test_decoding_errors_fitted_beats_naive_and_shapes():
     model = ElmanRNN(5, 256, generator=0)
-    e = inv.decoding_errors(model, 8, 0.1, n_train=256, n_test=64, generator=1)
-    assert e.positions.tolist() == list(range(2, 8)) and e.naive.shape == e.fitted.shape == (6,)
+    e = inv.decoding_errors(
+        model, 8, 0.1, n_train=256, n_test=64, generator=1
+    )
+    assert e.positions.tolist() == list(
+        range(2, 8)
+    ) and e.naive.shape == e.fitted.shape == (6,)
     assert np.all(e.naive > 5 * e.fitted)
     assert e.fitted.max() < 0.5
 
 
 def test_decoding_sweep_falls_with_width():
-    s = inv.decoding_sweep([64, 512], [6], [0.1], d=5, n_networks=1, n_train=256, n_test=64)
-    assert s.fitted.shape == (2, 1, 1) and set(s.profiles) == {(64, 6, 0.1), (512, 6, 0.1)}
+    s = inv.decoding_sweep(
+        [64, 512],
+        [6],
+        [0.1],
+        d=5,
+        n_networks=1,
+        n_train=256,
+        n_test=64,
+    )
+    assert s.fitted.shape == (2, 1, 1) and set(s.profiles) == {
+        (64, 6, 0.1),
+        (512, 6, 0.1),
+    }
     assert s.fitted[1, 0, 0] < s.fitted[0, 0, 0]
 
 
@@ -121,15 +178,25 @@ def test_decoding_sweep_falls_with_width():
 
 
 def _fit_with_theta(theta, radius=1.0):
-    return inv.StepFeatureFit(torch.as_tensor(theta, dtype=F64), radius, (-1.0, 1.0), 0.0, 64)
+    return inv.StepFeatureFit(
+        torch.as_tensor(theta, dtype=F64),
+        radius,
+        (-1.0, 1.0),
+        0.0,
+        64,
+    )
 
 
 @pytest.mark.parametrize("radius", [1.0, 1.3])
 def test_step_feature_expectation_closed_forms(radius):
     u = torch.linspace(-0.9, 0.9, 19, dtype=F64)
     one = _fit_with_theta([[1.0]], radius)  # H = 1: P[step] = 1/2
-    assert torch.allclose(one.expectation(u), torch.full_like(u, 0.5), atol=1e-10)
-    lin = _fit_with_theta([[0.0], [1.0]], radius)  # H = alpha: g(u) = u r / sqrt(2 pi (1 + r^2)) (Stein)
+    assert torch.allclose(
+        one.expectation(u), torch.full_like(u, 0.5), atol=1e-10
+    )
+    lin = _fit_with_theta(
+        [[0.0], [1.0]], radius
+    )  # H = alpha: g(u) = u r / sqrt(2 pi (1 + r^2)) (Stein)
     ref = u * radius / math.sqrt(2 * math.pi * (1 + radius**2))
     assert torch.allclose(lin.expectation(u), ref, atol=1e-8)
     # near |u| = 1 the integrand becomes a step and the quadrature is accurate to ~1e-3 only
@@ -143,20 +210,42 @@ def test_step_feature_average_matches_the_expectation():
     u = torch.linspace(-1, 1, 11, dtype=F64)
     m = 200_000
     avg = inv.step_feature_average(fit, u, m, generator=0)
-    assert float((avg - fit.expectation(u)).abs().max()) < 5 * fit.norm / math.sqrt(m)
+    assert float(
+        (avg - fit.expectation(u)).abs().max()
+    ) < 5 * fit.norm / math.sqrt(m)
     assert fit.fit_error < 0.05
     # H evaluated pointwise agrees with the Hermite expansion written out
-    a, b = torch.tensor([0.3, -1.2], dtype=F64), torch.tensor([0.7, 0.1], dtype=F64)
-    he = lambda t: [torch.ones_like(t), t, (t**2 - 1) / math.sqrt(2)]  # noqa: E731
+    a, b = (
+        torch.tensor([0.3, -1.2], dtype=F64),
+        torch.tensor([0.7, 0.1], dtype=F64),
+    )
+    he = lambda t: [
+        torch.ones_like(t),
+        t,
+        (t**2 - 1) / math.sqrt(2),
+    ]  # noqa: E731
     th = fit.theta
-    brute = sum(th[j, k] * he(a)[j] * he(b)[k] for j in range(3) for k in range(3))
-    small = inv.StepFeatureFit(th[:3, :3].clone(), 1.0, (-1.0, 1.0), 0.0, 64)
+    brute = sum(
+        th[j, k] * he(a)[j] * he(b)[k]
+        for j in range(3)
+        for k in range(3)
+    )
+    small = inv.StepFeatureFit(
+        th[:3, :3].clone(), 1.0, (-1.0, 1.0), 0.0, 64
+    )
     assert torch.allclose(small.H(a, b), brute, atol=1e-12)
 
 
 def test_step_feature_sweep_error_falls_and_norm_grows_with_complexity():
-    s = inv.step_feature_sweep({"z^2": lambda t: t**2, "sin 3z": lambda t: torch.sin(3 * t)},
-                               [256, 4096], n_draws=4, generator=0)
+    s = inv.step_feature_sweep(
+        {
+            "z^2": lambda t: t**2,
+            "sin 3z": lambda t: torch.sin(3 * t),
+        },
+        [256, 4096],
+        n_draws=4,
+        generator=0,
+    )
     assert np.all(s.errors[:, 1] < s.errors[:, 0])
     assert s.norms[1] > s.norms[0]
 
@@ -166,58 +255,106 @@ def test_step_feature_sweep_error_falls_and_norm_grows_with_complexity():
 
 def test_backprop_correlations_match_explicit_products():
     model = ElmanRNN(4, 24, output_dim=2, generator=0, dtype=F64)
-    x = sample_normalized_sequence(2, 5, 4, 0.1, generator=1, dtype=F64)
+    x = sample_normalized_sequence(
+        2, 5, 4, 0.1, generator=1, dtype=F64
+    )
     c = inv.backprop_correlations(model, x)
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h = elman_hidden_states(W, A, x)
     for b in range(2):
         for i in range(5):  # step i + 1
             back = B.clone()
-            for step in range(4, i, -1):  # D^(step+1) W, 0-based step
-                back = back @ torch.diag((h[b, step] > 0).double()) @ W
+            for step in range(
+                4, i, -1
+            ):  # D^(step+1) W, 0-based step
+                back = (
+                    back
+                    @ torch.diag((h[b, step] > 0).double())
+                    @ W
+                )
             ref = (back * B).sum(dim=1) / 24
             assert torch.allclose(c[b, i], ref, atol=1e-12)
-    assert torch.allclose(c[:, -1], (B * B).sum(dim=1).expand(2, 2) / 24)
+    assert torch.allclose(
+        c[:, -1], (B * B).sum(dim=1).expand(2, 2) / 24
+    )
 
 
 def test_correlation_sweep_last_near_two_earlier_small():
-    s = inv.correlation_sweep([128, 1024], L=5, d=4, batch_size=4, n_networks=2)
+    s = inv.correlation_sweep(
+        [128, 1024], L=5, d=4, batch_size=4, n_networks=2
+    )
     assert np.all(np.abs(s.last - 2) < 0.4)
-    assert s.max_earlier[1] < s.max_earlier[0] and s.max_earlier[1] < 0.5
+    assert (
+        s.max_earlier[1] < s.max_earlier[0]
+        and s.max_earlier[1] < 0.5
+    )
 
 
 # --- Lemma 4.2 / Theorem 4.3 -------------------------------------------------------------------------
 
 
 def _target(L, d, seed=5):
-    w = torch.randn(1, 1, (L - 2) * (d - 1), generator=torch.Generator().manual_seed(seed))
-    return ConceptTarget([[get_function("sin")]], w / w.norm(), torch.ones(1, 1), L - 2, d - 1)
+    w = torch.randn(
+        1,
+        1,
+        (L - 2) * (d - 1),
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return ConceptTarget(
+        [[get_function("sin")]],
+        w / w.norm(),
+        torch.ones(1, 1),
+        L - 2,
+        d - 1,
+    )
 
 
 def test_construction_matches_its_formula_and_the_explicit_sum():
     L, d, m = 5, 4, 64
     model = ElmanRNN(d, m, generator=0, dtype=F64)
     tgt = _target(L, d)
-    c = inv.construct_existence(model, tgt, 0.2, n_fit=64, generator=1)
+    c = inv.construct_existence(
+        model, tgt, 0.2, n_fit=64, generator=1
+    )
     assert torch.count_nonzero(c.dA[:, :-1]) == 0
     W, A, B = model.W.detach(), model.A.detach(), model.B
     v_hat = c.v / c.v.norm()
     alpha = math.sqrt(m / 2) * (W @ v_hat)
     b0 = math.sqrt(m / 2) * A[:, -1]
-    ref = torch.stack([B[0, r] * c.fit.H(alpha[r:r + 1], b0[r:r + 1])[0] / m for r in range(m)])
+    ref = torch.stack(
+        [
+            B[0, r]
+            * c.fit.H(alpha[r : r + 1], b0[r : r + 1])[0]
+            / m
+            for r in range(m)
+        ]
+    )
     assert torch.allclose(c.dA[:, -1], ref, atol=1e-12)
     x_bar = sample_true_sequence(8, L, d, generator=2, dtype=F64)
     e = inv.evaluate_construction(model, c, tgt, x_bar, 0.2)
-    assert np.all(e.terms[1:-1] == 0)  # the true tokens have no bias coordinate
+    assert np.all(
+        e.terms[1:-1] == 0
+    )  # the true tokens have no bias coordinate
     x = normalize_sequence(x_bar, 0.2)
-    ref_F = pseudo_network_sum(model, torch.zeros(m, m, dtype=F64), c.dA, x)[:, 0].numpy()
+    ref_F = pseudo_network_sum(
+        model, torch.zeros(m, m, dtype=F64), c.dA, x
+    )[:, 0].numpy()
     np.testing.assert_allclose(e.F, ref_F, atol=1e-10)
-    np.testing.assert_allclose(e.F_star, tgt(x_bar)[:, 0].numpy(), atol=1e-12)
+    np.testing.assert_allclose(
+        e.F_star, tgt(x_bar)[:, 0].numpy(), atol=1e-12
+    )
 
 
 def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls():
     tgt = _target(5, 4)
-    s = inv.construction_sweep([64, 1024], tgt, eps_x=0.3, n_networks=2, n_fit=128, n_test=64)
+    s = inv.construction_sweep(
+        [64, 1024],
+        tgt,
+        eps_x=0.3,
+        n_networks=2,
+        n_fit=128,
+        n_test=64,
+    )
     ratio = s.norm_A[1] / s.norm_A[0]
     assert 0.15 < ratio < 0.4  # 16x wider: 1/4 expected
     assert s.centred[1] < s.centred[0]
@@ -227,6 +364,12 @@ def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls():
 def test_construction_rejects_a_wide_target():
     model = ElmanRNN(4, 16, generator=0)
     w = torch.ones(1, 2, 9) / 3.0
-    tgt = ConceptTarget([[get_function("sin"), get_function("sin")]], w, torch.ones(1, 2), 3, 3)
+    tgt = ConceptTarget(
+        [[get_function("sin"), get_function("sin")]],
+        w,
+        torch.ones(1, 2),
+        3,
+        3,
+    )
     with pytest.raises(ValueError, match="target"):
         inv.construct_existence(model, tgt, 0.1)

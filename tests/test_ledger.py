@@ -24,7 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "ledger"
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
-UNCONVERTED = set(CONFIG["sphinx"]["config"].get("ledger_unconverted_chapters", []))
+UNCONVERTED = set(
+    CONFIG["sphinx"]["config"].get(
+        "ledger_unconverted_chapters", []
+    )
+)
 
 
 def _nb(name: str) -> dict:
@@ -45,9 +49,15 @@ def _fixture_claims() -> dict:
 
 def test_records_are_read_from_stored_outputs():
     records = ledger.claim_records(_nb("03_checked.ipynb"))
-    assert [(r["id"], r["verdict"], r["figure"]) for r in records] == [
+    assert [
+        (r["id"], r["verdict"], r["figure"]) for r in records
+    ] == [
         ("fx-rate", "reproduced", "slope -0.51"),
-        ("fx-trend", "reproduced in trend only", "error 0.1 at L = 4, 0.3 at L = 8"),
+        (
+            "fx-trend",
+            "reproduced in trend only",
+            "error 0.1 at L = 4, 0.3 at L = 8",
+        ),
     ]
     assert all(r["cell"] == 5 for r in records)
     assert ledger.was_executed(_nb("03_checked.ipynb"))
@@ -57,14 +67,21 @@ def test_records_are_read_from_stored_outputs():
 def test_records_written_by_claims_check_are_read_back():
     """The format check() displays is the format the ledger reads (a string, a dict or a list of lines)."""
     bundle = claims.check(
-        "mh-word-level-lm", True, "ppl 1.0", verdict="reproduced in trend only"
+        "mh-word-level-lm",
+        True,
+        "ppl 1.0",
+        verdict="reproduced in trend only",
     )._repr_mimebundle_()
     as_string = {
         "cell_type": "code",
-        "outputs": [{"output_type": "display_data", "data": bundle}],
+        "outputs": [
+            {"output_type": "display_data", "data": bundle}
+        ],
     }
     as_dict = copy.deepcopy(as_string)
-    as_dict["outputs"][0]["data"][claims.MIME] = json.loads(bundle[claims.MIME])
+    as_dict["outputs"][0]["data"][claims.MIME] = json.loads(
+        bundle[claims.MIME]
+    )
     as_lines = copy.deepcopy(as_string)
     as_lines["outputs"][0]["data"][claims.MIME] = [
         bundle[claims.MIME][:10],
@@ -72,7 +89,11 @@ def test_records_written_by_claims_check_are_read_back():
     ]
     for cell in (as_string, as_dict, as_lines):
         (record,) = ledger.claim_records({"cells": [cell]})
-        assert (record["id"], record["verdict"], record["figure"]) == (
+        assert (
+            record["id"],
+            record["verdict"],
+            record["figure"],
+        ) == (
             "mh-word-level-lm",
             "reproduced in trend only",
             "ppl 1.0",
@@ -82,7 +103,10 @@ def test_records_written_by_claims_check_are_read_back():
             {
                 "cell_type": "code",
                 "outputs": [
-                    {"output_type": "display_data", "data": {claims.MIME: "{"}}
+                    {
+                        "output_type": "display_data",
+                        "data": {claims.MIME: "{"},
+                    }
                 ],
             }
         ]
@@ -94,7 +118,8 @@ def test_records_written_by_claims_check_are_read_back():
 def test_check_displays_its_record_once(monkeypatch):
     shown = []
     monkeypatch.setattr(
-        "IPython.display.display", lambda obj, raw=False: shown.append(obj)
+        "IPython.display.display",
+        lambda obj, raw=False: shown.append(obj),
     )
     record = claims.check("mh-word-level-lm", True, "ppl 1.0")
     record._ipython_display_()
@@ -121,7 +146,9 @@ def test_chapter_docnames():
 def test_rows_give_each_claim_its_verdict_and_problems():
     fixture = _fixture_claims()
     records = {
-        "chapters/03_checked": ledger.claim_records(_nb("03_checked.ipynb")),
+        "chapters/03_checked": ledger.claim_records(
+            _nb("03_checked.ipynb")
+        ),
         "chapters/04_typed": [],
     }
     chapters = {3: "chapters/03_checked", 4: "chapters/04_typed"}
@@ -132,9 +159,9 @@ def test_rows_give_each_claim_its_verdict_and_problems():
         )
     }
     assert set(rows) == set(fixture)
-    assert rows["fx-rate"].verdict == "reproduced" and rows["fx-rate"].figures == [
-        "slope -0.51"
-    ]
+    assert rows["fx-rate"].verdict == "reproduced" and rows[
+        "fx-rate"
+    ].figures == ["slope -0.51"]
     assert rows["fx-trend"].verdict == "reproduced in trend only"
     assert (
         rows["fx-offline"].verdict == ledger.CANNOT_TEST
@@ -145,13 +172,27 @@ def test_rows_give_each_claim_its_verdict_and_problems():
         and not rows["fx-later"].problems
     )  # chapter 5 not in the book
     assert rows["fx-unchecked"].verdict == ledger.NOT_YET_TESTED
-    assert "ran without checking it" in rows["fx-unchecked"].problems[0]
-    assert not any(rows[i].problems for i in ("fx-rate", "fx-trend", "fx-offline"))
+    assert (
+        "ran without checking it"
+        in rows["fx-unchecked"].problems[0]
+    )
+    assert not any(
+        rows[i].problems
+        for i in ("fx-rate", "fx-trend", "fx-offline")
+    )
     # a claim checked twice with different verdicts gets the more cautious one, and a problem
     twice = {
         "chapters/03_checked": [
-            {"id": "fx-rate", "verdict": "reproduced", "figure": "a"},
-            {"id": "fx-rate", "verdict": "not reproduced", "figure": "b"},
+            {
+                "id": "fx-rate",
+                "verdict": "reproduced",
+                "figure": "a",
+            },
+            {
+                "id": "fx-rate",
+                "verdict": "not reproduced",
+                "figure": "b",
+            },
         ]
     }
     (row,) = [
@@ -166,7 +207,13 @@ def test_rows_give_each_claim_its_verdict_and_problems():
     )
     # checked in a chapter other than its own
     elsewhere = {
-        "chapters/04_typed": [{"id": "fx-rate", "verdict": "reproduced", "figure": "a"}]
+        "chapters/04_typed": [
+            {
+                "id": "fx-rate",
+                "verdict": "reproduced",
+                "figure": "a",
+            }
+        ]
     }
     (row,) = [
         r
@@ -180,24 +227,39 @@ def test_every_registered_claim_gets_one_row():
     rows = ledger.ledger_rows(
         claims.CLAIMS,
         {},
-        ledger.chapter_docnames(f"chapters/{p.stem}" for p in CHAPTERS),
+        ledger.chapter_docnames(
+            f"chapters/{p.stem}" for p in CHAPTERS
+        ),
     )
-    assert sorted(r.claim.id for r in rows) == sorted(claims.CLAIMS)
+    assert sorted(r.claim.id for r in rows) == sorted(
+        claims.CLAIMS
+    )
     counts = ledger.verdict_counts(rows)
     assert list(counts) == list(ledger.ORDER)
-    assert sum(c["all"] for c in counts.values()) == len(claims.CLAIMS)
+    assert sum(c["all"] for c in counts.values()) == len(
+        claims.CLAIMS
+    )
     for row in rows:
         assert row.verdict in ledger.ORDER
         if row.claim.untestable:
-            assert row.verdict == ledger.CANNOT_TEST and row.figures == [
-                row.claim.untestable
-            ]
+            assert (
+                row.verdict == ledger.CANNOT_TEST
+                and row.figures == [row.claim.untestable]
+            )
 
 
 def test_both_papers_have_untestable_claims_with_reasons():
-    untestable = [c for c in claims.CLAIMS.values() if c.untestable]
-    assert {c.paper for c in untestable} == {"P&G 2021", "M&H 2019"}
-    assert all(c.chapter == 0 and len(c.untestable) > 20 for c in untestable)
+    untestable = [
+        c for c in claims.CLAIMS.values() if c.untestable
+    ]
+    assert {c.paper for c in untestable} == {
+        "P&G 2021",
+        "M&H 2019",
+    }
+    assert all(
+        c.chapter == 0 and len(c.untestable) > 20
+        for c in untestable
+    )
 
 
 # --- asserts -------------------------------------------------------------------------------------
@@ -208,7 +270,11 @@ def test_unmarked_asserts_are_found():
         ledger.unmarked_asserts(_nb("03_checked.ipynb")) == []
     )  # one-line and multi-line marks
     assert ledger.unmarked_asserts(_nb("04_typed.ipynb")) == [
-        (2, 2, 'assert x == 2, "a claim asserted without claims.check"')
+        (
+            2,
+            2,
+            'assert x == 2, "a claim asserted without claims.check"',
+        )
     ]
     magic = {
         "cells": [
@@ -228,7 +294,9 @@ def test_unmarked_asserts_are_found():
 def test_a_planted_typed_number_fails_and_glued_text_passes():
     typed = typed_numbers(_nb("04_typed.ipynb"))
     assert [t.number for t in typed] == ["0.27", "15"]
-    assert typed[0].cell == 0 and "measured slope" in typed[0].context
+    assert (
+        typed[0].cell == 0 and "measured slope" in typed[0].context
+    )
     # the checked chapter: glued number, structure numbers, a parameter (0.9), a paper
     # constant (0.5), a code block, inline code and a declared typed number all pass
     assert typed_numbers(_nb("03_checked.ipynb")) == []
@@ -241,20 +309,32 @@ def test_a_planted_typed_number_fails_and_glued_text_passes():
         ("The slope is -0.27.", ["0.27"]),
         ("The error falls below $10^{-12}$.", ["10^{-12}"]),
         ("It is 1.5e-3 here, and 3e-4 there.", ["1.5e-3", "3e-4"]),
-        ("Training is about 40 times slower, $\\approx 12$ s.", ["40", "12"]),
+        (
+            "Training is about 40 times slower, $\\approx 12$ s.",
+            ["40", "12"],
+        ),
         ("The norm is about 1, with 2 seeds and 3 widths.", []),
         (
             "See Lemmas 4.1, 4.2 and 4.4, Sec. 5.2, eq. (4.1), Exercise 9.2 and Fig. 4.",
             [],
         ),
-        ("Chapter 10.2 and Theorem D.5; arXiv 2106.00047; Python 3.11.", []),
+        (
+            "Chapter 10.2 and Theorem D.5; arXiv 2106.00047; Python 3.11.",
+            [],
+        ),
         ("## 3.1 A heading\n\nText.", []),
         (
             "```{exercise} 9.1 · Title\n:label: ex-9-1\n\nA measured 0.42.\n```",
             ["0.42"],
         ),
-        ("A link [here](https://example.org/v0.37) and `x = 0.37`.", []),
-        ("The authors' radii 0.395 and 0.155, and $C^* = 10^4$.", []),
+        (
+            "A link [here](https://example.org/v0.37) and `x = 0.37`.",
+            [],
+        ),
+        (
+            "The authors' radii 0.395 and 0.155, and $C^* = 10^4$.",
+            [],
+        ),
         ("within 15% of it, or 2.5 percent", ["15", "2.5"]),
     ],
 )
@@ -284,12 +364,15 @@ def test_allow_list_needs_a_reason_and_marked_numbers_ignore_parameters():
     ]  # the approximate and percent ones
     no_reason = {
         "cells": [
-            {"cell_type": "markdown", "source": "% typed numbers (): 0.3\nIt is 0.3."}
+            {
+                "cell_type": "markdown",
+                "source": "% typed numbers (): 0.3\nIt is 0.3.",
+            }
         ]
     }
-    assert [t.number for t in typed_numbers(no_reason)][0].startswith(
-        "cell 0: a `% typed numbers"
-    )
+    assert [t.number for t in typed_numbers(no_reason)][
+        0
+    ].startswith("cell 0: a `% typed numbers")
     assert 0.5 in PAPER_CONSTANTS and all(
         isinstance(v, str) and v for v in PAPER_CONSTANTS.values()
     )
@@ -299,7 +382,9 @@ def test_allow_list_needs_a_reason_and_marked_numbers_ignore_parameters():
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_prose_glues_its_numbers_and_asserts_are_claims(path):
+def test_chapter_prose_glues_its_numbers_and_asserts_are_claims(
+    path,
+):
     nb = json.loads(path.read_text())
     problems = [f"typed number, {t}" for t in typed_numbers(nb)]
     problems += [
@@ -330,8 +415,13 @@ def test_the_book_has_the_ledger_and_the_epilogue():
         < toc.index('"Appendices"')
     )
     assert toc.index('"Appendices"') < toc.index("chapters/ledger")
-    assert "booktools.ledger" in CONFIG["sphinx"]["extra_extensions"]
-    assert "{claims-ledger}" in (ROOT / "chapters" / "ledger.md").read_text()
+    assert (
+        "booktools.ledger" in CONFIG["sphinx"]["extra_extensions"]
+    )
+    assert (
+        "{claims-ledger}"
+        in (ROOT / "chapters" / "ledger.md").read_text()
+    )
     epilogue = (ROOT / "chapters" / "epilogue.md").read_text()
     import re
 
@@ -350,8 +440,14 @@ def fixture_book(tmp_path_factory):
 
     src = tmp_path_factory.mktemp("book")
     (src / "chapters").mkdir()
-    shutil.copy(FIXTURES / "03_checked.ipynb", src / "chapters" / "03_checked.ipynb")
-    shutil.copy(FIXTURES / "04_typed.ipynb", src / "chapters" / "04_typed.ipynb")
+    shutil.copy(
+        FIXTURES / "03_checked.ipynb",
+        src / "chapters" / "03_checked.ipynb",
+    )
+    shutil.copy(
+        FIXTURES / "04_typed.ipynb",
+        src / "chapters" / "04_typed.ipynb",
+    )
     (src / "conf.py").write_text(
         "import sys\n"
         f"sys.path.insert(0, {str(FIXTURES)!r})\n"
@@ -392,17 +488,24 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
     html = (html_dir / "ledger.html").read_text()
     for claim_id in _fixture_claims():
         assert f'id="claim-{claim_id}"' in html
-    assert "slope -0.51" in html and "error 0.1 at L = 4, 0.3 at L = 8" in html
+    assert (
+        "slope -0.51" in html
+        and "error 0.1 at L = 4, 0.3 at L = 8" in html
+    )
     assert "needs data that is not available offline" in html
     assert (
         'href="chapters/03_checked.html"' in html
         and "chapter 5 (not in this build)" in html
     )
-    assert html.count("not yet tested") >= 3  # two rows and the summary
+    assert (
+        html.count("not yet tested") >= 3
+    )  # two rows and the summary
     assert "all claims" in html
 
 
-def test_fixture_book_roles_link_to_rows_and_chapters(fixture_book):
+def test_fixture_book_roles_link_to_rows_and_chapters(
+    fixture_book,
+):
     html_dir, _ = fixture_book
     html = (html_dir / "epilogue.html").read_text()
     assert (
@@ -410,7 +513,10 @@ def test_fixture_book_roles_link_to_rows_and_chapters(fixture_book):
         and 'sd-bg-text-success">reproduced</span>' in html
     )
     assert ">cannot be tested here</span>" in html
-    assert 'href="chapters/03_checked.html"' in html and "chapter 7" in html
+    assert (
+        'href="chapters/03_checked.html"' in html
+        and "chapter 7" in html
+    )
     assert 'href="ledger.html#claim-fx-trend"' in html
 
 
@@ -418,20 +524,31 @@ def test_fixture_book_warns_about_typed_numbers_asserts_and_unchecked_claims(
     fixture_book,
 ):
     _, warnings = fixture_book
-    lines = [line for line in warnings.splitlines() if "WARNING" in line]
+    lines = [
+        line for line in warnings.splitlines() if "WARNING" in line
+    ]
     assert any(
-        "04_typed" in line and "typed number" in line and "0.27" in line
+        "04_typed" in line
+        and "typed number" in line
+        and "0.27" in line
         for line in lines
     ), warnings
     assert any(
-        "04_typed" in line and "typed number" in line and "'15'" in line
+        "04_typed" in line
+        and "typed number" in line
+        and "'15'" in line
         for line in lines
     ), warnings
     assert any(
-        "04_typed" in line and "neither claims.check" in line for line in lines
+        "04_typed" in line and "neither claims.check" in line
+        for line in lines
     ), warnings
     assert any(
-        "fx-unchecked" in line and "ran without checking it" in line for line in lines
+        "fx-unchecked" in line
+        and "ran without checking it" in line
+        for line in lines
     ), warnings
-    assert not any("03_checked" in line for line in lines), warnings
+    assert not any("03_checked" in line for line in lines), (
+        warnings
+    )
     assert len(lines) == 4, warnings

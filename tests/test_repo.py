@@ -13,11 +13,15 @@ NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 def _pins_from_requirements() -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    for line in (
+        (ROOT / "requirements.txt").read_text().splitlines()
+    ):
         line = line.split("#")[0].strip()
         if line:
             name, _, version = line.partition("==")
-            assert version, f"requirements.txt: {line!r} is not pinned with =="
+            assert version, (
+                f"requirements.txt: {line!r} is not pinned with =="
+            )
             pins[name.lower()] = version
     return pins
 
@@ -25,14 +29,30 @@ def _pins_from_requirements() -> dict[str, str]:
 def test_requirements_are_pinned_and_torch_is_the_cpu_build():
     pins = _pins_from_requirements()
     assert pins["torch"] == "2.13.0"
-    for name in ("jupyter-book", "ruff", "ipywidgets", "matplotlib", "numpy", "sphinx-proof", "sphinx-exercise"):
-        assert name in pins, f"{name} missing from requirements.txt"
-    assert pins["jupyter-book"].startswith("1."), "the course is built with Jupyter Book 1.x"
+    for name in (
+        "jupyter-book",
+        "ruff",
+        "ipywidgets",
+        "matplotlib",
+        "numpy",
+        "sphinx-proof",
+        "sphinx-exercise",
+    ):
+        assert name in pins, (
+            f"{name} missing from requirements.txt"
+        )
+    assert pins["jupyter-book"].startswith("1."), (
+        "the course is built with Jupyter Book 1.x"
+    )
 
 
 def test_environment_yml_mirrors_requirements():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    pip_section = next(dep["pip"] for dep in env["dependencies"] if isinstance(dep, dict))
+    pip_section = next(
+        dep["pip"]
+        for dep in env["dependencies"]
+        if isinstance(dep, dict)
+    )
     env_pins = {}
     for item in pip_section:
         if item.startswith("-e"):
@@ -52,8 +72,12 @@ def test_notebooks_are_stored_without_outputs(path):
     nb = json.loads(path.read_text())
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] == "code":
-            assert cell.get("outputs") == [], f"{path.name}: cell {i} has outputs (strip them: python -m booktools.strip_notebooks)"
-            assert cell.get("execution_count") is None, f"{path.name}: cell {i} has an execution count"
+            assert cell.get("outputs") == [], (
+                f"{path.name}: cell {i} has outputs (strip them: python -m booktools.strip_notebooks)"
+            )
+            assert cell.get("execution_count") is None, (
+                f"{path.name}: cell {i} has an execution count"
+            )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -61,8 +85,17 @@ def test_notebook_conventions(path):
     nb = json.loads(path.read_text())
     cells = nb["cells"]
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
-    assert cells[0]["cell_type"] == "markdown" and "".join(cells[0]["source"]).startswith("# ")
+    assert cells[0]["cell_type"] == "markdown" and "".join(
+        cells[0]["source"]
+    ).startswith("# ")
     code = [c for c in cells if c["cell_type"] == "code"]
-    assert "seed_everything" in "".join(code[0]["source"]), "the first code cell imports and seeds"
-    assert any("parameters" in c["metadata"].get("tags", []) for c in code), "a cell tagged `parameters` holds sizes"
-    assert any(re.search(r"^\s*assert ", "".join(c["source"]), re.M) for c in code), "claims are checked by asserts"
+    assert "seed_everything" in "".join(code[0]["source"]), (
+        "the first code cell imports and seeds"
+    )
+    assert any(
+        "parameters" in c["metadata"].get("tags", []) for c in code
+    ), "a cell tagged `parameters` holds sizes"
+    assert any(
+        re.search(r"^\s*assert ", "".join(c["source"]), re.M)
+        for c in code
+    ), "claims are checked by asserts"

@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from rnnlib.elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+from rnnlib.elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    sample_normalized_sequence,
+)
 from rnnlib.train import (
     DivergenceError,
     kernel_ridge,
@@ -24,8 +28,15 @@ D = torch.float64
 
 def _data(n=12, L=5, d=4, m=16, d_out=1, seed=0, signs=False):
     model = ElmanRNN(d, m, d_out, generator=seed, dtype=D)
-    x = sample_normalized_sequence(n, L, d, 0.1, generator=seed + 1, dtype=D)
-    y = torch.randn(n, d_out, generator=torch.Generator().manual_seed(seed + 2), dtype=D)
+    x = sample_normalized_sequence(
+        n, L, d, 0.1, generator=seed + 1, dtype=D
+    )
+    y = torch.randn(
+        n,
+        d_out,
+        generator=torch.Generator().manual_seed(seed + 2),
+        dtype=D,
+    )
     if signs:
         y = torch.sign(y)
     return model, x, y
@@ -58,47 +69,107 @@ def _hand_sgd(model, x, y, order, out_scale, lr, loss):
 def test_sgd_matches_a_hand_written_loop(loss, batch_size):
     model, x, y = _data(d_out=2, signs=loss == "logistic")
     steps, seed = 7, 5
-    order = torch.randint(0, x.shape[0], (steps, batch_size), generator=torch.Generator().manual_seed(seed))
+    order = torch.randint(
+        0,
+        x.shape[0],
+        (steps, batch_size),
+        generator=torch.Generator().manual_seed(seed),
+    )
     W_ref, A_ref = _hand_sgd(model, x, y, order, 0.7, 0.3, loss)
-    res = train_rnn(model, x, y, out_scale=0.7, lr=0.3, steps=steps, loss=loss, batch_size=batch_size, generator=seed)
+    res = train_rnn(
+        model,
+        x,
+        y,
+        out_scale=0.7,
+        lr=0.3,
+        steps=steps,
+        loss=loss,
+        batch_size=batch_size,
+        generator=seed,
+    )
     assert torch.allclose(res.model.W, W_ref, atol=1e-12)
     assert torch.allclose(res.model.A, A_ref, atol=1e-12)
     assert torch.equal(res.model.B, model.B)  # B frozen
-    assert torch.allclose(res.dW, W_ref - model.W.detach(), atol=1e-12)
+    assert torch.allclose(
+        res.dW, W_ref - model.W.detach(), atol=1e-12
+    )
 
 
 def test_the_input_model_is_untouched_and_history_is_consistent():
     model, x, y = _data()
     W0, A0 = model.W.detach().clone(), model.A.detach().clone()
-    res = train_rnn(model, x[:8], y[:8], out_scale=0.5, lr=0.02, steps=10, x_eval=x[8:], y_eval=y[8:], log_every=4)
-    assert torch.equal(model.W.detach(), W0) and torch.equal(model.A.detach(), A0)
+    res = train_rnn(
+        model,
+        x[:8],
+        y[:8],
+        out_scale=0.5,
+        lr=0.02,
+        steps=10,
+        x_eval=x[8:],
+        y_eval=y[8:],
+        log_every=4,
+    )
+    assert torch.equal(model.W.detach(), W0) and torch.equal(
+        model.A.detach(), A0
+    )
     h = res.history
     assert list(h.steps_logged) == [0, 4, 8, 10]
     assert h.step_loss.shape == (10,)
-    assert h.dist_W_fro[0] == 0 and h.flip_fraction[0] == 0 and h.coupling_gap[0] == 0
-    assert math.isclose(h.dist_W_fro[-1], float(res.dW.norm()), rel_tol=1e-9)
-    assert math.isclose(h.dist_W_spec[-1], float(torch.linalg.matrix_norm(res.dW, ord=2)), rel_tol=1e-6)
+    assert (
+        h.dist_W_fro[0] == 0
+        and h.flip_fraction[0] == 0
+        and h.coupling_gap[0] == 0
+    )
+    assert math.isclose(
+        h.dist_W_fro[-1], float(res.dW.norm()), rel_tol=1e-9
+    )
+    assert math.isclose(
+        h.dist_W_spec[-1],
+        float(torch.linalg.matrix_norm(res.dW, ord=2)),
+        rel_tol=1e-6,
+    )
     assert math.isclose(h.W0_fro, float(W0.norm()), rel_tol=1e-12)
     final = objective(predict(res.model, x[:8], 0.5), y[:8]).mean()
-    assert math.isclose(h.train_loss[-1], float(final), rel_tol=1e-10)
+    assert math.isclose(
+        h.train_loss[-1], float(final), rel_tol=1e-10
+    )
     ev = objective(res.predict(x[8:]), y[8:]).mean()
     assert math.isclose(h.eval_loss[-1], float(ev), rel_tol=1e-10)
+
     # the coupling gap at the final weights, recomputed with torch.func.jvp
     def f(W, A):
         return elman_hidden_states(W, A, x[8:])[:, -1] @ model.B.T
 
     f0, jvp = torch.func.jvp(f, (W0, A0), (res.dW, res.dA))
     change = f(res.model.W.detach(), res.model.A.detach()) - f0
-    assert math.isclose(h.coupling_gap[-1], 0.5 * float((change - jvp).abs().mean()), rel_tol=1e-8)
-    flips = (model.activation_patterns(x[8:]) != res.model.activation_patterns(x[8:])).double().mean()
-    assert math.isclose(h.flip_fraction[-1], float(flips), abs_tol=1e-12)
+    assert math.isclose(
+        h.coupling_gap[-1],
+        0.5 * float((change - jvp).abs().mean()),
+        rel_tol=1e-8,
+    )
+    flips = (
+        (
+            model.activation_patterns(x[8:])
+            != res.model.activation_patterns(x[8:])
+        )
+        .double()
+        .mean()
+    )
+    assert math.isclose(
+        h.flip_fraction[-1], float(flips), abs_tol=1e-12
+    )
 
 
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
 def test_pseudo_sgd_is_sgd_on_the_jvp_linearization(loss):
     model, x, y = _data(signs=loss == "logistic")
     steps, seed, lam, lr = 6, 3, 0.8, 0.4
-    order = torch.randint(0, x.shape[0], (steps, 1), generator=torch.Generator().manual_seed(seed))
+    order = torch.randint(
+        0,
+        x.shape[0],
+        (steps, 1),
+        generator=torch.Generator().manual_seed(seed),
+    )
     W0, A0 = model.W.detach(), model.A.detach()
 
     def f(W, A, xx):
@@ -107,57 +178,114 @@ def test_pseudo_sgd_is_sgd_on_the_jvp_linearization(loss):
     dW = torch.zeros_like(W0, requires_grad=True)
     dA = torch.zeros_like(A0, requires_grad=True)
     for idx in order:
-        f0, lin = torch.func.jvp(lambda W, A: f(W, A, x[idx]), (W0, A0), (dW, dA))
+        f0, lin = torch.func.jvp(
+            lambda W, A: f(W, A, x[idx]), (W0, A0), (dW, dA)
+        )
         z = lam * (f0 + lin)
         value = objective(z, y[idx], loss).mean()
         gW, gA = torch.autograd.grad(value, (dW, dA))
         with torch.no_grad():
             dW -= lr * gW
             dA -= lr * gA
-    res = train_pseudo(model, x, y, out_scale=lam, lr=lr, steps=steps, loss=loss, generator=seed)
-    assert torch.allclose(res.dW, dW.detach(), atol=1e-12) and torch.allclose(res.dA, dA.detach(), atol=1e-12)
+    res = train_pseudo(
+        model,
+        x,
+        y,
+        out_scale=lam,
+        lr=lr,
+        steps=steps,
+        loss=loss,
+        generator=seed,
+    )
+    assert torch.allclose(
+        res.dW, dW.detach(), atol=1e-12
+    ) and torch.allclose(res.dA, dA.detach(), atol=1e-12)
     assert res.history.flip_fraction.max() == 0
-    f0, lin = torch.func.jvp(lambda W, A: f(W, A, x), (W0, A0), (dW.detach(), dA.detach()))
-    assert torch.allclose(res.predict(x), lam * (f0 + lin), atol=1e-12)
+    f0, lin = torch.func.jvp(
+        lambda W, A: f(W, A, x),
+        (W0, A0),
+        (dW.detach(), dA.detach()),
+    )
+    assert torch.allclose(
+        res.predict(x), lam * (f0 + lin), atol=1e-12
+    )
 
 
 def test_train_pair_equals_the_two_runs_alone_and_agrees_to_first_order():
     model, x, y = _data(m=32)
-    kw = dict(out_scale=0.5, lr=0.01, steps=12, generator=4, x_eval=x[:6], y_eval=y[:6], log_every=6)
+    kw = dict(
+        out_scale=0.5,
+        lr=0.01,
+        steps=12,
+        generator=4,
+        x_eval=x[:6],
+        y_eval=y[:6],
+        log_every=6,
+    )
     pair = train_pair(model, x, y, **kw)
-    alone_r, alone_p = train_rnn(model, x, y, **kw), train_pseudo(model, x, y, **kw)
-    assert torch.equal(pair.rnn.model.W, alone_r.model.W) and torch.equal(pair.pseudo.dW, alone_p.dW)
-    assert np.array_equal(pair.steps_logged, [0, 6, 12]) and pair.output_gap[0] < 1e-12
+    alone_r, alone_p = (
+        train_rnn(model, x, y, **kw),
+        train_pseudo(model, x, y, **kw),
+    )
+    assert torch.equal(
+        pair.rnn.model.W, alone_r.model.W
+    ) and torch.equal(pair.pseudo.dW, alone_p.dW)
+    assert (
+        np.array_equal(pair.steps_logged, [0, 6, 12])
+        and pair.output_gap[0] < 1e-12
+    )
     zr, zp = pair.rnn.predict(x[:6]), pair.pseudo.predict(x[:6])
-    assert math.isclose(pair.output_gap[-1], float((zr - zp).abs().mean()), rel_tol=1e-10)
+    assert math.isclose(
+        pair.output_gap[-1],
+        float((zr - zp).abs().mean()),
+        rel_tol=1e-10,
+    )
     # tiny learning rates: the two runs agree to first order (the relative gap vanishes with lr)
-    gaps = [train_pair(model, x, y, **{**kw, "lr": lr}).relative_gap[-1] for lr in (1e-4, 1e-6)]
+    gaps = [
+        train_pair(model, x, y, **{**kw, "lr": lr}).relative_gap[
+            -1
+        ]
+        for lr in (1e-4, 1e-6)
+    ]
     assert gaps[1] < 0.02 and gaps[1] < 0.1 * gaps[0]
 
 
 def test_divergence_raises_naming_step_and_lr():
     model, x, y = _data(m=16)
-    with pytest.raises(DivergenceError, match=r"step \d+.*lr = 1e\+06"):
-        train_rnn(model, x * 100, y, out_scale=10.0, lr=1e6, steps=50)
+    with pytest.raises(
+        DivergenceError, match=r"step \d+.*lr = 1e\+06"
+    ):
+        train_rnn(
+            model, x * 100, y, out_scale=10.0, lr=1e6, steps=50
+        )
 
 
 def test_tangent_kernel_matches_autograd_gradients():
     model, x, _ = _data(n=5, L=6, d=4, m=12)
-    x2 = sample_normalized_sequence(3, 6, 4, 0.1, generator=9, dtype=D)
+    x2 = sample_normalized_sequence(
+        3, 6, 4, 0.1, generator=9, dtype=D
+    )
 
     def grads(xx):
         rows = []
         for n in range(xx.shape[0]):
             W = model.W.detach().clone().requires_grad_(True)
             A = model.A.detach().clone().requires_grad_(True)
-            out = (elman_hidden_states(W, A, xx[n : n + 1])[0, -1] @ model.B[0])
+            out = (
+                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
+                @ model.B[0]
+            )
             gW, gA = torch.autograd.grad(out, (W, A))
             rows.append(torch.cat([gW.flatten(), gA.flatten()]))
         return torch.stack(rows)
 
     g1, g2 = grads(x), grads(x2)
-    assert torch.allclose(tangent_kernel(model, x), g1 @ g1.T, atol=1e-10)
-    assert torch.allclose(tangent_kernel(model, x, x2), g1 @ g2.T, atol=1e-10)
+    assert torch.allclose(
+        tangent_kernel(model, x), g1 @ g1.T, atol=1e-10
+    )
+    assert torch.allclose(
+        tangent_kernel(model, x, x2), g1 @ g2.T, atol=1e-10
+    )
 
 
 def test_kernel_ridge_is_ridge_regression_on_explicit_features():
@@ -167,38 +295,80 @@ def test_kernel_ridge_is_ridge_regression_on_explicit_features():
     ridge = 0.1
     alpha, norm = kernel_ridge(phi @ phi.T, y, ridge)
     # primal: minimize (1/N) sum (phi theta - y)^2 / 2 + ridge/2 |theta|^2
-    theta = torch.linalg.solve(phi.T @ phi / 10 + ridge * torch.eye(4, dtype=D), phi.T @ y / 10)
-    assert torch.allclose(phi @ phi.T @ alpha, phi @ theta, atol=1e-10)
+    theta = torch.linalg.solve(
+        phi.T @ phi / 10 + ridge * torch.eye(4, dtype=D),
+        phi.T @ y / 10,
+    )
+    assert torch.allclose(
+        phi @ phi.T @ alpha, phi @ theta, atol=1e-10
+    )
     assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
 
 
 def test_logistic_needs_sign_labels():
     model, x, y = _data()
     with pytest.raises(ValueError, match="y must hold labels"):
-        train_rnn(model, x, y, out_scale=1.0, lr=0.1, steps=1, loss="logistic")
-    assert torch.allclose(objective(torch.zeros(2, 1), torch.ones(2, 1), "logistic"), torch.full((2,), math.log(2)))
+        train_rnn(
+            model,
+            x,
+            y,
+            out_scale=1.0,
+            lr=0.1,
+            steps=1,
+            loss="logistic",
+        )
+    assert torch.allclose(
+        objective(torch.zeros(2, 1), torch.ones(2, 1), "logistic"),
+        torch.full((2,), math.log(2)),
+    )
 
 
 def test_tangent_kernel_diag_is_the_diagonal():
     model, x, _ = _data(n=6, L=5, d=4, m=20)
     from rnnlib.train import tangent_kernel_diag
 
-    assert torch.allclose(tangent_kernel_diag(model, x), tangent_kernel(model, x).diagonal(), atol=1e-10)
+    assert torch.allclose(
+        tangent_kernel_diag(model, x),
+        tangent_kernel(model, x).diagonal(),
+        atol=1e-10,
+    )
 
 
-def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(capsys):
+def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(
+    capsys,
+):
     from rnnlib import homework
 
     def autograd_kernel(W, A, B, x):
         rows = []
         for n in range(x.shape[0]):
-            Wg, Ag = W.clone().requires_grad_(True), A.clone().requires_grad_(True)
-            out = elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1] @ B[0]
-            rows.append(torch.cat([g.flatten() for g in torch.autograd.grad(out, (Wg, Ag))]))
+            Wg, Ag = (
+                W.clone().requires_grad_(True),
+                A.clone().requires_grad_(True),
+            )
+            out = (
+                elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1]
+                @ B[0]
+            )
+            rows.append(
+                torch.cat(
+                    [
+                        g.flatten()
+                        for g in torch.autograd.grad(out, (Wg, Ag))
+                    ]
+                )
+            )
         g = torch.stack(rows)
         return g @ g.T
 
     homework.check_exercise_5_2(autograd_kernel)
-    assert "Exercise 5.2: all 3 checks passed." in capsys.readouterr().out
-    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
-        homework.check_exercise_5_2(lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x))
+    assert (
+        "Exercise 5.2: all 3 checks passed."
+        in capsys.readouterr().out
+    )
+    with pytest.raises(
+        homework.ExerciseCheckFailed, match="wrong values"
+    ):
+        homework.check_exercise_5_2(
+            lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x)
+        )

@@ -3,7 +3,12 @@
 import pytest
 import torch
 
-from rnnlib._validation import as_generator, check_int, check_real, check_tensor
+from rnnlib._validation import (
+    as_generator,
+    check_int,
+    check_real,
+    check_tensor,
+)
 
 
 def test_check_tensor_accepts_good_input():
@@ -15,10 +20,30 @@ def test_check_tensor_accepts_good_input():
     "x, kwargs, exc, match",
     [
         ("a", {}, TypeError, "x must be a torch.Tensor, got str"),
-        (torch.zeros(2), {"ndim": 2}, ValueError, "x must have 2 dimensions, got shape"),
-        (torch.zeros(2, 3), {"shape": (2, 4)}, ValueError, r"x must have shape \(2, 4\)"),
-        (torch.zeros(2, dtype=torch.int32), {}, TypeError, "floating-point dtype"),
-        (torch.tensor([1.0, float("inf")]), {}, ValueError, "NaN or infinite"),
+        (
+            torch.zeros(2),
+            {"ndim": 2},
+            ValueError,
+            "x must have 2 dimensions, got shape",
+        ),
+        (
+            torch.zeros(2, 3),
+            {"shape": (2, 4)},
+            ValueError,
+            r"x must have shape \(2, 4\)",
+        ),
+        (
+            torch.zeros(2, dtype=torch.int32),
+            {},
+            TypeError,
+            "floating-point dtype",
+        ),
+        (
+            torch.tensor([1.0, float("inf")]),
+            {},
+            ValueError,
+            "NaN or infinite",
+        ),
         (torch.zeros(0), {}, ValueError, "must not be empty"),
     ],
 )
@@ -33,8 +58,12 @@ def test_check_int_and_real():
         check_int(0, "k", minimum=1)
     with pytest.raises(TypeError, match="k must be an integer"):
         check_int(1.0, "k")
-    assert check_real(0.5, "lam", low=0, high=1, low_open=True) == 0.5
-    with pytest.raises(ValueError, match=r"lam must lie in \(0, 1\]"):
+    assert (
+        check_real(0.5, "lam", low=0, high=1, low_open=True) == 0.5
+    )
+    with pytest.raises(
+        ValueError, match=r"lam must lie in \(0, 1\]"
+    ):
         check_real(0, "lam", low=0, high=1, low_open=True)
     with pytest.raises(ValueError, match="lam must be finite"):
         check_real(float("nan"), "lam")
@@ -46,17 +75,29 @@ def test_as_generator():
     a = torch.rand(3, generator=as_generator(5))
     b = torch.rand(3, generator=as_generator(5))
     assert torch.equal(a, b)
-    assert torch.equal(torch.rand(3, generator=as_generator(None)), torch.rand(3, generator=as_generator(0)))
-    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
+    assert torch.equal(
+        torch.rand(3, generator=as_generator(None)),
+        torch.rand(3, generator=as_generator(0)),
+    )
+    with pytest.raises(
+        TypeError, match="generator must be a torch.Generator"
+    ):
         as_generator(1.5)
 
 
 def test_claims_check_asserts_and_records():
     from rnnlib import claims
 
-    record = claims.check("mh-word-level-lm", True, "ppl 1.0")._repr_mimebundle_()
-    assert '"verdict": "reproduced"' in record[claims.MIME] and "ppl 1.0" in record["text/plain"]
-    with pytest.raises(AssertionError, match="mh-word-level-lm.*ppl 9"):
+    record = claims.check(
+        "mh-word-level-lm", True, "ppl 1.0"
+    )._repr_mimebundle_()
+    assert (
+        '"verdict": "reproduced"' in record[claims.MIME]
+        and "ppl 1.0" in record["text/plain"]
+    )
+    with pytest.raises(
+        AssertionError, match="mh-word-level-lm.*ppl 9"
+    ):
         claims.check("mh-word-level-lm", False, "ppl 9")
     with pytest.raises(KeyError, match="not registered"):
         claims.check("no-such-claim", True, "1")
@@ -65,35 +106,69 @@ def test_claims_check_asserts_and_records():
 def test_derived_streams_are_distinct_and_reproducible():
     from rnnlib._rng import derive, derive_seed
 
-    assert derive_seed(1, "weights", 0) == derive_seed(1, "weights", 0)
-    seeds = {derive_seed(s, name, k) for s in (0, 1, 2) for name in ("weights", "data") for k in range(3)}
-    assert len(seeds) == 18  # no two (seed, stream) pairs share a stream, unlike seed + k
+    assert derive_seed(1, "weights", 0) == derive_seed(
+        1, "weights", 0
+    )
+    seeds = {
+        derive_seed(s, name, k)
+        for s in (0, 1, 2)
+        for name in ("weights", "data")
+        for k in range(3)
+    }
+    assert (
+        len(seeds) == 18
+    )  # no two (seed, stream) pairs share a stream, unlike seed + k
     g = torch.Generator().manual_seed(5)
     a = torch.randn(3, generator=derive(g, "x"))
-    assert not torch.equal(a, torch.randn(3, generator=derive(g, "x")))  # a generator advances
+    assert not torch.equal(
+        a, torch.randn(3, generator=derive(g, "x"))
+    )  # a generator advances
 
 
 def test_one_dtype_model_and_lambda_check():
     import torch
 
-    from rnnlib._validation import check_dtype, check_lam, check_model
+    from rnnlib._validation import (
+        check_dtype,
+        check_lam,
+        check_model,
+    )
     from rnnlib.dynamical import LSTM, SimpleRNN
 
     assert check_dtype(torch.float64) is torch.float64
     for bad in (torch.int64, torch.float16, "float32"):
-        with pytest.raises(TypeError, match=r"^dtype must be torch\.float32 or torch\.float64, got "):
+        with pytest.raises(
+            TypeError,
+            match=r"^dtype must be torch\.float32 or torch\.float64, got ",
+        ):
             check_dtype(bad)
-    assert check_lam(1.0) == 1.0  # projections accept the closed ball
-    with pytest.raises(ValueError, match=r"^lam must lie in \(0\.0, 1\.0\), got 1\.0$"):
-        check_lam(1.0, open_high=True)  # the truncation bounds divide by 1 - lambda
-    with pytest.raises(ValueError, match=r"^project must lie in \(0\.0, 1\.0\], got 0\.0$"):
+    assert (
+        check_lam(1.0) == 1.0
+    )  # projections accept the closed ball
+    with pytest.raises(
+        ValueError,
+        match=r"^lam must lie in \(0\.0, 1\.0\), got 1\.0$",
+    ):
+        check_lam(
+            1.0, open_high=True
+        )  # the truncation bounds divide by 1 - lambda
+    with pytest.raises(
+        ValueError,
+        match=r"^project must lie in \(0\.0, 1\.0\], got 0\.0$",
+    ):
         check_lam(0.0, "project")
     model = LSTM(2, 3, generator=0)
     assert check_model(model, LSTM, finite=True) is model
-    with pytest.raises(TypeError, match=r"^model must be an rnnlib\.dynamical\.SimpleRNN, got LSTM$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^model must be an rnnlib\.dynamical\.SimpleRNN, got LSTM$",
+    ):
         check_model(model, SimpleRNN)
     with torch.no_grad():
         model.b[4] = float("inf")
     check_model(model, LSTM)  # finiteness only when asked
-    with pytest.raises(ValueError, match=r"^model\.b contains NaN or infinite entries$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^model\.b contains NaN or infinite entries$",
+    ):
         check_model(model, LSTM, finite=True)

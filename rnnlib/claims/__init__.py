@@ -25,12 +25,26 @@ import json
 import pkgutil
 from dataclasses import asdict, dataclass
 
-__all__ = ["Claim", "CLAIMS", "KINDS", "VERDICTS", "MIME", "register", "check", "untestable"]
+__all__ = [
+    "Claim",
+    "CLAIMS",
+    "KINDS",
+    "VERDICTS",
+    "MIME",
+    "register",
+    "check",
+    "untestable",
+]
 
 #: Kinds of claim: the paper's own statement, our reconstruction of a missing part, our heuristic.
 KINDS = ("paper", "reconstruction", "heuristic")
 #: Verdicts a measurement can give.
-VERDICTS = ("reproduced", "reproduced in trend only", "not reproduced", "not testable at this scale")
+VERDICTS = (
+    "reproduced",
+    "reproduced in trend only",
+    "not reproduced",
+    "not testable at this scale",
+)
 #: MIME type of the record :func:`check` displays.
 MIME = "application/vnd.rnnlib.claim+json"
 
@@ -55,16 +69,34 @@ class Claim:
     untestable: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not self.id or " " in self.id:
-            raise ValueError(f"id must be a non-empty string without spaces, got {self.id!r}")
+        if (
+            not isinstance(self.id, str)
+            or not self.id
+            or " " in self.id
+        ):
+            raise ValueError(
+                f"id must be a non-empty string without spaces, got {self.id!r}"
+            )
         if self.paper not in ("P&G 2021", "M&H 2019"):
-            raise ValueError(f"paper must be 'P&G 2021' or 'M&H 2019', got {self.paper!r}")
+            raise ValueError(
+                f"paper must be 'P&G 2021' or 'M&H 2019', got {self.paper!r}"
+            )
         if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if isinstance(self.chapter, bool) or not isinstance(self.chapter, int) or not 0 <= self.chapter <= 11:
-            raise ValueError(f"chapter must be an int in [0, 11], got {self.chapter!r}")
+            raise ValueError(
+                f"kind must be one of {KINDS}, got {self.kind!r}"
+            )
+        if (
+            isinstance(self.chapter, bool)
+            or not isinstance(self.chapter, int)
+            or not 0 <= self.chapter <= 11
+        ):
+            raise ValueError(
+                f"chapter must be an int in [0, 11], got {self.chapter!r}"
+            )
         if not isinstance(self.text, str) or not self.text.strip():
-            raise ValueError(f"text must be a non-empty sentence, got {self.text!r}")
+            raise ValueError(
+                f"text must be a non-empty sentence, got {self.text!r}"
+            )
 
 
 #: Every registered claim, by id.
@@ -75,17 +107,32 @@ def register(*claims: Claim) -> None:
     """Add claims to :data:`CLAIMS` (called by each ``chapterNN`` module); ids must be unique."""
     for claim in claims:
         if not isinstance(claim, Claim):
-            raise TypeError(f"claims must be Claim records, got {type(claim).__name__}")
+            raise TypeError(
+                f"claims must be Claim records, got {type(claim).__name__}"
+            )
         if claim.id in CLAIMS and CLAIMS[claim.id] != claim:
-            raise ValueError(f"claim id {claim.id!r} is registered twice")
+            raise ValueError(
+                f"claim id {claim.id!r} is registered twice"
+            )
         CLAIMS[claim.id] = claim
 
 
-def untestable(id: str, paper: str, statement: str, kind: str, text: str, reason: str) -> Claim:
+def untestable(
+    id: str,
+    paper: str,
+    statement: str,
+    kind: str,
+    text: str,
+    reason: str,
+) -> Claim:
     """A claim the book cannot test, with the reason (it still gets a ledger row)."""
     if not isinstance(reason, str) or not reason.strip():
-        raise ValueError("reason must say why the claim cannot be tested")
-    return Claim(id, paper, statement, kind, 0, text, untestable=reason)
+        raise ValueError(
+            "reason must say why the claim cannot be tested"
+        )
+    return Claim(
+        id, paper, statement, kind, 0, text, untestable=reason
+    )
 
 
 class _Record:
@@ -101,7 +148,10 @@ class _Record:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         r = self.record
-        return {MIME: json.dumps(r), "text/plain": f"claim {r['id']} ({r['verdict']}): {r['figure']}"}
+        return {
+            MIME: json.dumps(r),
+            "text/plain": f"claim {r['id']} ({r['verdict']}): {r['figure']}",
+        }
 
     def _ipython_display_(self) -> None:
         if self._shown:
@@ -122,7 +172,13 @@ def _display_in_notebook(record: _Record) -> None:
         record._ipython_display_()
 
 
-def check(claim_id: str, holds: bool, figure: str, *, verdict: str = "reproduced"):
+def check(
+    claim_id: str,
+    holds: bool,
+    figure: str,
+    *,
+    verdict: str = "reproduced",
+):
     """Assert that a measurement supports claim ``claim_id``, and record it for the ledger.
 
     ``holds`` is the assert's condition (a ``bool``, e.g. ``slope < -0.35``);
@@ -136,20 +192,36 @@ def check(claim_id: str, holds: bool, figure: str, *, verdict: str = "reproduced
     verdict, figure), once, and returns it.
     """
     if claim_id not in CLAIMS:
-        raise KeyError(f"claim_id {claim_id!r} is not registered (add it to rnnlib/claims/chapterNN.py)")
+        raise KeyError(
+            f"claim_id {claim_id!r} is not registered (add it to rnnlib/claims/chapterNN.py)"
+        )
     if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
+        raise ValueError(
+            f"verdict must be one of {VERDICTS}, got {verdict!r}"
+        )
     if not isinstance(figure, str) or not figure.strip():
-        raise ValueError("figure must be a non-empty string with the measured number(s)")
+        raise ValueError(
+            "figure must be a non-empty string with the measured number(s)"
+        )
     if not isinstance(holds, bool):
         holds = bool(holds)  # numpy/torch booleans
     if not holds:
-        raise AssertionError(f"claim {claim_id} not supported by the measurement: {figure}")
-    record = _Record({**asdict(CLAIMS[claim_id]), "verdict": verdict, "figure": figure})
+        raise AssertionError(
+            f"claim {claim_id} not supported by the measurement: {figure}"
+        )
+    record = _Record(
+        {
+            **asdict(CLAIMS[claim_id]),
+            "verdict": verdict,
+            "figure": figure,
+        }
+    )
     _display_in_notebook(record)
     return record
 
 
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+for _info in sorted(
+    pkgutil.iter_modules(__path__), key=lambda i: i.name
+):
     if _info.name.startswith("chapter"):
         importlib.import_module(f"{__name__}.{_info.name}")

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from . import register, untestable
 
-_PG_APPENDIX = (
-    "the paper's appendix (Secs. A-I) is not available; only the main text is"
-)
+_PG_APPENDIX = "the paper's appendix (Secs. A-I) is not available; only the main text is"
 _MH_BODY = "the body of the paper (Secs. 2-4, appendix) is not available; only its abstract, slides and blog posts"
 
 register(

@@ -5,21 +5,57 @@ from __future__ import annotations
 from . import Claim, register
 
 register(
-    Claim("pg-thm-3.1-constants", "P&G 2021", "Theorem 3.1", "paper", 5,
-          "SGD with out_scale = eps/(10 L rho) and eta = Theta(1/(eps rho^2 m)) reaches OPT + eps on average "
-          "over its iterates; the prescribed constants are far outside what a CPU run can use."),
-    Claim("pg-lazy-relative-movement", "P&G 2021", "Sec. 4.1", "heuristic", 5,
-          "Trained to the same function-space progress, the relative weight movement ||W_T - W_0||_F / ||W_0||_F "
-          "falls like 1/m while sqrt(m) ||W_T - W_0||_2 stays roughly constant."),
-    Claim("pg-lazy-flips", "P&G 2021", "Sec. 4.1", "heuristic", 5,
-          "The fraction of activation patterns that flip during training falls as the width m grows."),
-    Claim("pg-lemma-d3-coupling", "P&G 2021", "Lemma D.3", "reconstruction", 5,
-          "Under identical SGD the RNN stays close to its pseudo-network, and closer the wider it is "
-          "(the coupling error of the optimization argument)."),
-    Claim("pg-out-scale-tradeoff", "P&G 2021", "Sec. 4.1", "heuristic", 5,
-          "A large output scale lets the random output at initialization swamp the target; a small one makes "
-          "the weights move far and many activation patterns flip."),
-    Claim("pg-lemma-d3-kernel-reference", "P&G 2021", "Lemma D.3", "reconstruction", 5,
-          "The RNN's training loss follows that of the linearized RNN trained by the same SGD, a convex problem "
-          "whose kernel-ridge solution is a reference."),
+    Claim(
+        "pg-thm-3.1-constants",
+        "P&G 2021",
+        "Theorem 3.1",
+        "paper",
+        5,
+        "SGD with out_scale = eps/(10 L rho) and eta = Theta(1/(eps rho^2 m)) reaches OPT + eps on average "
+        "over its iterates; the prescribed constants are far outside what a CPU run can use.",
+    ),
+    Claim(
+        "pg-lazy-relative-movement",
+        "P&G 2021",
+        "Sec. 4.1",
+        "heuristic",
+        5,
+        "Trained to the same function-space progress, the relative weight movement ||W_T - W_0||_F / ||W_0||_F "
+        "falls like 1/m while sqrt(m) ||W_T - W_0||_2 stays roughly constant.",
+    ),
+    Claim(
+        "pg-lazy-flips",
+        "P&G 2021",
+        "Sec. 4.1",
+        "heuristic",
+        5,
+        "The fraction of activation patterns that flip during training falls as the width m grows.",
+    ),
+    Claim(
+        "pg-lemma-d3-coupling",
+        "P&G 2021",
+        "Lemma D.3",
+        "reconstruction",
+        5,
+        "Under identical SGD the RNN stays close to its pseudo-network, and closer the wider it is "
+        "(the coupling error of the optimization argument).",
+    ),
+    Claim(
+        "pg-out-scale-tradeoff",
+        "P&G 2021",
+        "Sec. 4.1",
+        "heuristic",
+        5,
+        "A large output scale lets the random output at initialization swamp the target; a small one makes "
+        "the weights move far and many activation patterns flip.",
+    ),
+    Claim(
+        "pg-lemma-d3-kernel-reference",
+        "P&G 2021",
+        "Lemma D.3",
+        "reconstruction",
+        5,
+        "The RNN's training loss follows that of the linearized RNN trained by the same SGD, a convex problem "
+        "whose kernel-ridge solution is a reference.",
+    ),
 )

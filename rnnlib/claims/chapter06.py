@@ -5,16 +5,46 @@ from __future__ import annotations
 from . import Claim, register
 
 register(
-    Claim("pg-rademacher-closed-form", "P&G 2021", "Lemma D.4", "reconstruction", 6,
-          "For the linear class {out_scale <theta, grad F> : ||theta|| <= B} the empirical Rademacher complexity "
-          "lies between out_scale B sqrt(sum_n K(x_n, x_n)) / (sqrt(2) N) and out_scale B sqrt(sum_n K(x_n, x_n)) / N."),
-    Claim("pg-gap-below-bound", "P&G 2021", "Theorem D.5", "reconstruction", 6,
-          "The train/test gap of the trained RNN never exceeds 2 R_N + b sqrt(2 log(2/delta) / N)."),
-    Claim("pg-gap-shrinks-with-n", "P&G 2021", "Theorem 3.1", "heuristic", 6,
-          "With a number of SGD steps that does not grow with N, the train/test gap shrinks as N grows."),
-    Claim("pg-complexity-independent-of-m", "P&G 2021", "Theorem 3.1", "reconstruction", 6,
-          "The complexity term out_scale ||theta_T|| sqrt(sum K(x_n, x_n)) / N of the trained network is roughly "
-          "independent of the width m (m enters the theorem only through log m)."),
-    Claim("pg-gap-width", "P&G 2021", "Theorem 3.1", "heuristic", 6,
-          "The train/test gap of the trained RNN does not grow with the width m."),
+    Claim(
+        "pg-rademacher-closed-form",
+        "P&G 2021",
+        "Lemma D.4",
+        "reconstruction",
+        6,
+        "For the linear class {out_scale <theta, grad F> : ||theta|| <= B} the empirical Rademacher complexity "
+        "lies between out_scale B sqrt(sum_n K(x_n, x_n)) / (sqrt(2) N) and out_scale B sqrt(sum_n K(x_n, x_n)) / N.",
+    ),
+    Claim(
+        "pg-gap-below-bound",
+        "P&G 2021",
+        "Theorem D.5",
+        "reconstruction",
+        6,
+        "The train/test gap of the trained RNN never exceeds 2 R_N + b sqrt(2 log(2/delta) / N).",
+    ),
+    Claim(
+        "pg-gap-shrinks-with-n",
+        "P&G 2021",
+        "Theorem 3.1",
+        "heuristic",
+        6,
+        "With a number of SGD steps that does not grow with N, the train/test gap shrinks as N grows.",
+    ),
+    Claim(
+        "pg-complexity-independent-of-m",
+        "P&G 2021",
+        "Theorem 3.1",
+        "reconstruction",
+        6,
+        "The complexity term out_scale ||theta_T|| sqrt(sum K(x_n, x_n)) / N of the trained network is roughly "
+        "independent of the width m (m enters the theorem only through log m).",
+    ),
+    Claim(
+        "pg-gap-width",
+        "P&G 2021",
+        "Theorem 3.1",
+        "heuristic",
+        6,
+        "The train/test gap of the trained RNN does not grow with the width m.",
+    ),
 )

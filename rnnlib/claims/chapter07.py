@@ -6,41 +6,73 @@ from . import Claim, register
 
 register(
     Claim(
-        "pg-sec5-dl1-learned", "P&G 2021", "Sec. 5, Thm H.1", "paper", 7,
+        "pg-sec5-dl1-learned",
+        "P&G 2021",
+        "Sec. 5, Thm H.1",
+        "paper",
+        7,
         "D_L1 lies outside the additive class of Allen-Zhu & Li but inside the new concept class, so the "
         "overparametrized RNN learns it: held-out accuracy well above the best additive predictor.",
     ),
     Claim(
-        "pg-sec5-eps-budget", "P&G 2021", "Thm 3.1 (eps_x)", "heuristic", 7,
+        "pg-sec5-eps-budget",
+        "P&G 2021",
+        "Thm 3.1 (eps_x)",
+        "heuristic",
+        7,
         "At a fixed training budget the held-out accuracy on D_L1 rises with eps_x over the range tested "
         "(a finite-budget observation of ours; the theorem's radius R = O(1/eps_x) points the same way).",
     ),
     Claim(
-        "pg-sec5-parity-complexity", "P&G 2021", "Sec. 5", "reconstruction", 7,
+        "pg-sec5-parity-complexity",
+        "P&G 2021",
+        "Sec. 5",
+        "reconstruction",
+        7,
         "The natural PARITY neuron (1 - cos(pi s))/2 has complexity C_s = e^(Theta(sqrt(n) R)), "
         "super-polynomial in the length n.",
     ),
     Claim(
-        "pg-sec5-parity", "P&G 2021", "Sec. 5 (camera-ready)", "paper", 7,
+        "pg-sec5-parity",
+        "P&G 2021",
+        "Sec. 5 (camera-ready)",
+        "paper",
+        7,
         "PARITY is easily expressible by the concept class with small complexity (so, by Thm 3.1, "
         "the overparametrized RNN learns it from polynomially many samples).",
     ),
     Claim(
-        "pg-sec5-pattern-complexity", "P&G 2021", "Sec. 5", "reconstruction", 7,
+        "pg-sec5-pattern-complexity",
+        "P&G 2021",
+        "Sec. 5",
+        "reconstruction",
+        7,
         "Pattern matching is efficiently representable: one neuron per offset, with complexity polynomial "
         "in the length for a fixed pattern and radius.",
     ),
     Claim(
-        "pg-sec5-pattern-learned", "P&G 2021", "Sec. 5", "paper", 7,
+        "pg-sec5-pattern-learned",
+        "P&G 2021",
+        "Sec. 5",
+        "paper",
+        7,
         "Pattern matching (contains a fixed substring) is learned by the overparametrized RNN at both "
         "lengths tested, on held-out strings.",
     ),
     Claim(
-        "pg-sec-i-tomita", "P&G 2021", "Sec. I", "paper", 7,
+        "pg-sec-i-tomita",
+        "P&G 2021",
+        "Sec. I",
+        "paper",
+        7,
         "RNNs perform well on regular language recognition (the Tomita grammars, held-out strings).",
     ),
     Claim(
-        "ch7-length-generalization", "P&G 2021", "Thm 3.1 (scope)", "heuristic", 7,
+        "ch7-length-generalization",
+        "P&G 2021",
+        "Thm 3.1 (scope)",
+        "heuristic",
+        7,
         "Outside the theory: trained on lengths up to n, the wide RNN keeps its accuracy (above 0.75) at "
         "length 2n on the Tomita grammars it learned (an observation of ours).",
     ),

@@ -16,13 +16,29 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._core import CHECKERS, Case, ExerciseCheckFailed, compare_with_reference, register
+from ._core import (
+    CHECKERS,
+    Case,
+    ExerciseCheckFailed,
+    compare_with_reference,
+    register,
+)
 
-__all__ = ["CHECKERS", "Case", "ExerciseCheckFailed", "compare_with_reference", "register"]
+__all__ = [
+    "CHECKERS",
+    "Case",
+    "ExerciseCheckFailed",
+    "compare_with_reference",
+    "register",
+]
 
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+for _info in sorted(
+    pkgutil.iter_modules(__path__), key=lambda i: i.name
+):
     if _info.name.startswith("chapter"):
-        _module = importlib.import_module(f"{__name__}.{_info.name}")
+        _module = importlib.import_module(
+            f"{__name__}.{_info.name}"
+        )
         for _name in getattr(_module, "__all__", []):
             globals()[_name] = getattr(_module, _name)
             __all__.append(_name)

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["ExerciseCheckFailed", "Case", "compare_with_reference", "register", "CHECKERS"]
+__all__ = [
+    "ExerciseCheckFailed",
+    "Case",
+    "compare_with_reference",
+    "register",
+    "CHECKERS",
+]
 
 #: Every checker by exercise number ("N.M"), filled by :func:`register`.
 CHECKERS: dict[str, Callable] = {}
@@ -25,7 +31,9 @@ def register(number: str) -> Callable[[Callable], Callable]:
 
     def wrap(fn: Callable) -> Callable:
         if number in CHECKERS:
-            raise ValueError(f"exercise {number} already has a checker ({CHECKERS[number].__name__})")
+            raise ValueError(
+                f"exercise {number} already has a checker ({CHECKERS[number].__name__})"
+            )
         CHECKERS[number] = fn
         return fn
 
@@ -46,11 +54,17 @@ class Case:
 
     def __post_init__(self) -> None:
         if not isinstance(self.description, str):
-            raise TypeError(f"description must be a string, got {type(self.description).__name__}")
+            raise TypeError(
+                f"description must be a string, got {type(self.description).__name__}"
+            )
         if not isinstance(self.args, tuple):
-            raise TypeError(f"args must be a tuple of positional arguments, got {type(self.args).__name__}")
+            raise TypeError(
+                f"args must be a tuple of positional arguments, got {type(self.args).__name__}"
+            )
         if not isinstance(self.kwargs, dict):
-            raise TypeError(f"kwargs must be a dict of keyword arguments, got {type(self.kwargs).__name__}")
+            raise TypeError(
+                f"kwargs must be a dict of keyword arguments, got {type(self.kwargs).__name__}"
+            )
 
 
 def _describe(value: object) -> str:
@@ -74,12 +88,20 @@ def compare_with_reference(
     :class:`ExerciseCheckFailed` on the first disagreement.
     """
     if not callable(student_fn):
-        raise TypeError(f"Exercise {exercise}: pass your function itself, got {_describe(student_fn)}")
+        raise TypeError(
+            f"Exercise {exercise}: pass your function itself, got {_describe(student_fn)}"
+        )
     n = 0
     for case in cases:
         expected = reference_fn(*case.args, **case.kwargs)
         try:
-            got = student_fn(*(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args), **case.kwargs)
+            got = student_fn(
+                *(
+                    a.clone() if isinstance(a, torch.Tensor) else a
+                    for a in case.args
+                ),
+                **case.kwargs,
+            )
         except NotImplementedError:
             raise
         except Exception as exc:  # report the student's error with the input that caused it
@@ -99,7 +121,10 @@ def compare_with_reference(
         got = got.to(expected.dtype)
         if not torch.allclose(got, expected, atol=atol, rtol=rtol):
             diff = (got - expected).abs()
-            where = tuple(int(i) for i in torch.nonzero(diff == diff.max())[0])
+            where = tuple(
+                int(i)
+                for i in torch.nonzero(diff == diff.max())[0]
+            )
             raise ExerciseCheckFailed(
                 f"Exercise {exercise}: wrong values on input: {case.description}\n"
                 f"  largest difference {float(diff.max()):.3g} at index {where}: "
@@ -107,7 +132,7 @@ def compare_with_reference(
             )
         n += 1
     if n == 0:
-        raise ValueError(f"Exercise {exercise}: the checker has no test cases")
+        raise ValueError(
+            f"Exercise {exercise}: the checker has no test cases"
+        )
     print(f"Exercise {exercise}: all {n} checks passed.")
-
-

@@ -15,7 +15,9 @@ __all__ = ["check_exercise_3_1"]
 
 
 def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
-    model = ElmanRNN(A.shape[1], W.shape[0], B.shape[0], dtype=W.dtype)
+    model = ElmanRNN(
+        A.shape[1], W.shape[0], B.shape[0], dtype=W.dtype
+    )
     with torch.no_grad():
         model.W.copy_(W)
         model.A.copy_(A)
@@ -24,19 +26,61 @@ def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
 
 
 @register("3.1")
-def check_exercise_3_1(student_pseudo: Callable[..., torch.Tensor]) -> int:
+def check_exercise_3_1(
+    student_pseudo: Callable[..., torch.Tensor],
+) -> int:
     """Exercise 3.1: ``student_pseudo(W, A, B, dW, dA, x)`` must return eq. (4), shape (batch, d_out).
 
     ``W, A, B`` are the weights at initialization, ``(dW, dA)`` the perturbation and
     ``x`` a batch of normalized sequences (batch, L, d); all float64.
     """
     cases = []
-    for k, (batch, L, d, m, d_out) in enumerate([(1, 3, 3, 4, 1), (3, 6, 5, 16, 2), (8, 10, 6, 64, 1)]):
-        model = ElmanRNN(d, m, d_out, generator=derive(31, "model", k), dtype=torch.float64)
+    for k, (batch, L, d, m, d_out) in enumerate(
+        [(1, 3, 3, 4, 1), (3, 6, 5, 16, 2), (8, 10, 6, 64, 1)]
+    ):
+        model = ElmanRNN(
+            d,
+            m,
+            d_out,
+            generator=derive(31, "model", k),
+            dtype=torch.float64,
+        )
         gen = derive(31, "perturbation", k)
-        dW = torch.randn(m, m, generator=gen, dtype=torch.float64) / m
-        dA = torch.randn(m, d, generator=gen, dtype=torch.float64) / m
-        x = sample_normalized_sequence(batch, L, d, 0.1, generator=derive(31, "data", k), dtype=torch.float64)
-        args = (model.W.detach().clone(), model.A.detach().clone(), model.B.clone(), dW, dA, x)
-        cases.append(Case(f"m = {m}, d = {d}, d_out = {d_out}, x of shape {tuple(x.shape)} (batch, L, d)", args))
-    return compare_with_reference("3.1", student_pseudo, _reference_pseudo, cases, atol=1e-9, rtol=1e-7)
+        dW = (
+            torch.randn(m, m, generator=gen, dtype=torch.float64)
+            / m
+        )
+        dA = (
+            torch.randn(m, d, generator=gen, dtype=torch.float64)
+            / m
+        )
+        x = sample_normalized_sequence(
+            batch,
+            L,
+            d,
+            0.1,
+            generator=derive(31, "data", k),
+            dtype=torch.float64,
+        )
+        args = (
+            model.W.detach().clone(),
+            model.A.detach().clone(),
+            model.B.clone(),
+            dW,
+            dA,
+            x,
+        )
+        cases.append(
+            Case(
+                f"m = {m}, d = {d}, d_out = {d_out}, x of shape {tuple(x.shape)} (batch, L, d)",
+                args,
+            )
+        )
+    return compare_with_reference(
+        "3.1",
+        student_pseudo,
+        _reference_pseudo,
+        cases,
+        atol=1e-9,
+        rtol=1e-7,
+    )

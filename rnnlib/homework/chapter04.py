@@ -7,7 +7,11 @@ from collections.abc import Callable
 import torch
 
 from .._rng import derive
-from ..elman import ElmanRNN, elman_hidden_states, sample_normalized_sequence
+from ..elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    sample_normalized_sequence,
+)
 from ..inversion import naive_decode
 from ._core import Case, compare_with_reference, register
 
@@ -15,17 +19,47 @@ __all__ = ["check_exercise_4_3"]
 
 
 @register("4.3")
-def check_exercise_4_3(student_decode: Callable[..., torch.Tensor]) -> int:
+def check_exercise_4_3(
+    student_decode: Callable[..., torch.Tensor],
+) -> int:
     """Exercise 4.3: ``student_decode(W, A, h, L)`` must return the naive inverse, shape (batch, L, d).
 
     Position l = 1..L (dimension 1) holds ``A^T (W^T)^(L-l) h``, for weights
     ``W`` (m, m), ``A`` (m, d) and last hidden states ``h`` (batch, m); float64.
     """
     cases = []
-    for batch, L, d, m, k in [(1, 3, 3, 4, 0), (3, 6, 5, 16, 1), (4, 9, 6, 64, 2)]:
-        model = ElmanRNN(d, m, generator=derive(4_3, "model", k), dtype=torch.float64)
-        x = sample_normalized_sequence(batch, L, d, 0.1, generator=derive(4_3, "inputs", k), dtype=torch.float64)
+    for batch, L, d, m, k in [
+        (1, 3, 3, 4, 0),
+        (3, 6, 5, 16, 1),
+        (4, 9, 6, 64, 2),
+    ]:
+        model = ElmanRNN(
+            d,
+            m,
+            generator=derive(4_3, "model", k),
+            dtype=torch.float64,
+        )
+        x = sample_normalized_sequence(
+            batch,
+            L,
+            d,
+            0.1,
+            generator=derive(4_3, "inputs", k),
+            dtype=torch.float64,
+        )
         W, A = model.W.detach().clone(), model.A.detach().clone()
         h = elman_hidden_states(W, A, x)[:, -1]
-        cases.append(Case(f"m = {m}, d = {d}, L = {L}, h of shape {tuple(h.shape)} (batch, m)", (W, A, h, L)))
-    return compare_with_reference("4.3", student_decode, naive_decode, cases, atol=1e-9, rtol=1e-7)
+        cases.append(
+            Case(
+                f"m = {m}, d = {d}, L = {L}, h of shape {tuple(h.shape)} (batch, m)",
+                (W, A, h, L),
+            )
+        )
+    return compare_with_reference(
+        "4.3",
+        student_decode,
+        naive_decode,
+        cases,
+        atol=1e-9,
+        rtol=1e-7,
+    )

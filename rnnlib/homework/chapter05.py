@@ -24,16 +24,52 @@ def _reference_kernel(W, A, B, x) -> torch.Tensor:
 
 
 @register("5.2")
-def check_exercise_5_2(student_kernel: Callable[..., torch.Tensor]) -> int:
+def check_exercise_5_2(
+    student_kernel: Callable[..., torch.Tensor],
+) -> int:
     """Exercise 5.2: ``student_kernel(W, A, B, x)`` must return the tangent kernel (N, N).
 
     ``K[n, n'] = <grad_{W,A} F(x_n), grad_{W,A} F(x_n')>`` with ``F = B h^(L)``
     (``d_out = 1``) at the weights ``W, A, B``; ``x`` is (N, L, d); all float64.
     """
     cases = []
-    for n, L, d, m, k in [(2, 3, 3, 4, 0), (4, 5, 4, 12, 1), (6, 6, 5, 32, 2)]:
-        model = ElmanRNN(d, m, 1, generator=derive(5_2, "model", k), dtype=torch.float64)
-        x = sample_normalized_sequence(n, L, d, 0.5, generator=derive(5_2, "inputs", k), dtype=torch.float64)
-        args = (model.W.detach().clone(), model.A.detach().clone(), model.B.clone(), x)
-        cases.append(Case(f"m = {m}, d = {d}, x of shape {tuple(x.shape)} (N, L, d)", args))
-    return compare_with_reference("5.2", student_kernel, _reference_kernel, cases, atol=1e-9, rtol=1e-7)
+    for n, L, d, m, k in [
+        (2, 3, 3, 4, 0),
+        (4, 5, 4, 12, 1),
+        (6, 6, 5, 32, 2),
+    ]:
+        model = ElmanRNN(
+            d,
+            m,
+            1,
+            generator=derive(5_2, "model", k),
+            dtype=torch.float64,
+        )
+        x = sample_normalized_sequence(
+            n,
+            L,
+            d,
+            0.5,
+            generator=derive(5_2, "inputs", k),
+            dtype=torch.float64,
+        )
+        args = (
+            model.W.detach().clone(),
+            model.A.detach().clone(),
+            model.B.clone(),
+            x,
+        )
+        cases.append(
+            Case(
+                f"m = {m}, d = {d}, x of shape {tuple(x.shape)} (N, L, d)",
+                args,
+            )
+        )
+    return compare_with_reference(
+        "5.2",
+        student_kernel,
+        _reference_kernel,
+        cases,
+        atol=1e-9,
+        rtol=1e-7,
+    )

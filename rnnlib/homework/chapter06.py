@@ -15,13 +15,20 @@ __all__ = ["check_exercise_6_2"]
 
 def _reference_rademacher(K, out_scale, norm) -> torch.Tensor:
     n = K.shape[0]
-    signs = torch.tensor(list(itertools.product([-1.0, 1.0], repeat=n)), dtype=K.dtype)
-    quad = torch.einsum("sn,nm,sm->s", signs, K, signs).clamp_min(0)
+    signs = torch.tensor(
+        list(itertools.product([-1.0, 1.0], repeat=n)),
+        dtype=K.dtype,
+    )
+    quad = torch.einsum("sn,nm,sm->s", signs, K, signs).clamp_min(
+        0
+    )
     return out_scale * norm * quad.sqrt().mean() / n
 
 
 @register("6.2")
-def check_exercise_6_2(student_rademacher: Callable[..., torch.Tensor]) -> int:
+def check_exercise_6_2(
+    student_rademacher: Callable[..., torch.Tensor],
+) -> int:
     """Exercise 6.2: ``student_rademacher(K, out_scale, norm)`` must return the exact empirical
     Rademacher complexity of ``{x -> out_scale <theta, phi(x)> : ||theta|| <= norm}`` (a 0-d tensor).
 
@@ -33,5 +40,17 @@ def check_exercise_6_2(student_rademacher: Callable[..., torch.Tensor]) -> int:
         gen = derive(6_2, "features", i)
         phi = torch.randn(n, k, generator=gen, dtype=torch.float64)
         K = phi @ phi.T
-        cases.append(Case(f"N = {n}, K of rank {min(n, k)}, out_scale = 0.5, norm = 2", (K, 0.5, 2.0)))
-    return compare_with_reference("6.2", student_rademacher, _reference_rademacher, cases, atol=1e-10, rtol=1e-8)
+        cases.append(
+            Case(
+                f"N = {n}, K of rank {min(n, k)}, out_scale = 0.5, norm = 2",
+                (K, 0.5, 2.0),
+            )
+        )
+    return compare_with_reference(
+        "6.2",
+        student_rademacher,
+        _reference_rademacher,
+        cases,
+        atol=1e-10,
+        rtol=1e-8,
+    )

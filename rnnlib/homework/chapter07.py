@@ -38,8 +38,18 @@ def check_exercise_7_1(build_automaton: Callable[[], DFA]) -> None:
         return dfa.accepts(z)
 
     cases = [
-        Case(f"all {2**n} strings of length {n} (row i is i written in binary with {n} bits; "
-             "build_automaton() must return dfa_from_table(...))", (all_strings(n),))
+        Case(
+            f"all {2**n} strings of length {n} (row i is i written in binary with {n} bits; "
+            "build_automaton() must return dfa_from_table(...))",
+            (all_strings(n),),
+        )
         for n in range(1, 13)
     ]
-    return compare_with_reference("7.1", student_labels, _every_one_followed_by_zero, cases, atol=0.0, rtol=0.0)
+    return compare_with_reference(
+        "7.1",
+        student_labels,
+        _every_one_followed_by_zero,
+        cases,
+        atol=0.0,
+        rtol=0.0,
+    )

@@ -13,8 +13,12 @@ from ._core import Case, compare_with_reference, register
 __all__ = ["check_exercise_9_1"]
 
 
-def _reference_9_1(W: torch.Tensor, U: torch.Tensor, x: torch.Tensor, k: int) -> torch.Tensor:
-    model = SimpleRNN(U.shape[1], W.shape[0], activation="tanh", dtype=W.dtype)
+def _reference_9_1(
+    W: torch.Tensor, U: torch.Tensor, x: torch.Tensor, k: int
+) -> torch.Tensor:
+    model = SimpleRNN(
+        U.shape[1], W.shape[0], activation="tanh", dtype=W.dtype
+    )
     with torch.no_grad():
         model.W.copy_(W)
         model.U.copy_(U)
@@ -22,13 +26,41 @@ def _reference_9_1(W: torch.Tensor, U: torch.Tensor, x: torch.Tensor, k: int) ->
 
 
 @register("9.1")
-def check_exercise_9_1(student_truncated: Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]) -> None:
+def check_exercise_9_1(
+    student_truncated: Callable[
+        [torch.Tensor, torch.Tensor, torch.Tensor, int],
+        torch.Tensor,
+    ],
+) -> None:
     """Exercise 9.1: ``student_truncated(W, U, x, k)`` must return the k-step truncated tanh-RNN states (batch, T, m)."""
     gen = torch.Generator().manual_seed(91)
     cases = []
-    for batch, T, n, m, k in [(1, 1, 2, 3, 1), (2, 6, 3, 4, 1), (3, 10, 2, 8, 3), (2, 7, 4, 5, 7), (1, 5, 2, 4, 9)]:
-        W = torch.randn(m, m, generator=gen, dtype=torch.float64) / m**0.5
+    for batch, T, n, m, k in [
+        (1, 1, 2, 3, 1),
+        (2, 6, 3, 4, 1),
+        (3, 10, 2, 8, 3),
+        (2, 7, 4, 5, 7),
+        (1, 5, 2, 4, 9),
+    ]:
+        W = (
+            torch.randn(m, m, generator=gen, dtype=torch.float64)
+            / m**0.5
+        )
         U = torch.randn(m, n, generator=gen, dtype=torch.float64)
-        x = torch.randn(batch, T, n, generator=gen, dtype=torch.float64)
-        cases.append(Case(f"W {(m, m)}, U {(m, n)}, x {(batch, T, n)} (batch, T, n), k = {k}", (W, U, x, k)))
-    return compare_with_reference("9.1", student_truncated, _reference_9_1, cases, atol=1e-8, rtol=1e-6)
+        x = torch.randn(
+            batch, T, n, generator=gen, dtype=torch.float64
+        )
+        cases.append(
+            Case(
+                f"W {(m, m)}, U {(m, n)}, x {(batch, T, n)} (batch, T, n), k = {k}",
+                (W, U, x, k),
+            )
+        )
+    return compare_with_reference(
+        "9.1",
+        student_truncated,
+        _reference_9_1,
+        cases,
+        atol=1e-8,
+        rtol=1e-6,
+    )

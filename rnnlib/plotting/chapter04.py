@@ -25,7 +25,9 @@ def _width_ticks(ax, widths) -> None:
 
 def _reference(ax, x, y0, slope, label) -> None:
     x = np.asarray(x, dtype=float)
-    ax.loglog(x, y0 * (x / x[0]) ** slope, "k:", lw=1.2, label=label)
+    ax.loglog(
+        x, y0 * (x / x[0]) ** slope, "k:", lw=1.2, label=label
+    )
 
 
 def plot_relu_identity(sweep) -> Figure:
@@ -33,15 +35,48 @@ def plot_relu_identity(sweep) -> Figure:
 
     ``sweep`` is an :class:`rnnlib.inversion.Lemma44Sweep`; log-log axes, slopes in the legends.
     """
-    _record(sweep, "sweep", ("widths", "corrected", "printed", "predicted", "bound"), "an rnnlib.inversion.Lemma44Sweep")
+    _record(
+        sweep,
+        "sweep",
+        ("widths", "corrected", "printed", "predicted", "bound"),
+        "an rnnlib.inversion.Lemma44Sweep",
+    )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
-    corrected, printed = _values(sweep.corrected, "sweep.corrected"), _values(sweep.printed, "sweep.printed")
+    corrected, printed = (
+        _values(sweep.corrected, "sweep.corrected"),
+        _values(sweep.printed, "sweep.printed"),
+    )
     fig, (ax0, ax1) = new_figure(2, width=9.0)
-    ax0.loglog(widths, corrected, "o-", ms=4, label=f"measured, slope {loglog_slope(widths, corrected):.2f}")
-    ax0.loglog(widths, _values(sweep.predicted, "sweep.predicted"), "s--", ms=3, label="predicted (variance)")
-    ax0.loglog(widths, _values(sweep.bound, "sweep.bound"), "k:", lw=1.2, label=r"printed bound $|v||x|/\sqrt{m}$")
+    ax0.loglog(
+        widths,
+        corrected,
+        "o-",
+        ms=4,
+        label=f"measured, slope {loglog_slope(widths, corrected):.2f}",
+    )
+    ax0.loglog(
+        widths,
+        _values(sweep.predicted, "sweep.predicted"),
+        "s--",
+        ms=3,
+        label="predicted (variance)",
+    )
+    ax0.loglog(
+        widths,
+        _values(sweep.bound, "sweep.bound"),
+        "k:",
+        lw=1.2,
+        label=r"printed bound $|v||x|/\sqrt{m}$",
+    )
     ax0.set_title(r"$p = \frac{2}{m} T v$ (corrected)")
-    ax1.loglog(widths, printed, "o-", ms=4, color="C3", label=f"measured, slope {loglog_slope(widths, printed):.2f}")
+    ax1.loglog(
+        widths,
+        printed,
+        "o-",
+        ms=4,
+        color="C3",
+        label=f"measured, slope {loglog_slope(widths, printed):.2f}",
+    )
     _reference(ax1, widths, printed[0], 1.0, r"$\propto m$")
     ax1.set_title(r"$p = 2 T v$ (as printed)")
     for ax in (ax0, ax1):
@@ -61,32 +96,61 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     ``sweep`` is an :class:`rnnlib.inversion.DecodingSweep` that contains
     length ``L`` and ``eps_x``.
     """
-    _record(sweep, "sweep", ("widths", "lengths", "eps_values", "fitted", "profiles"), "an rnnlib.inversion.DecodingSweep")
+    _record(
+        sweep,
+        "sweep",
+        ("widths", "lengths", "eps_values", "fitted", "profiles"),
+        "an rnnlib.inversion.DecodingSweep",
+    )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     lengths = [int(v) for v in sweep.lengths]
     if L not in lengths:
-        raise ValueError(f"L must be one of the sweep's lengths {lengths}, got {L}")
+        raise ValueError(
+            f"L must be one of the sweep's lengths {lengths}, got {L}"
+        )
     eps_list = [float(e) for e in sweep.eps_values]
     if eps_x not in eps_list:
-        raise ValueError(f"eps_x must be one of the sweep's values {eps_list}, got {eps_x}")
+        raise ValueError(
+            f"eps_x must be one of the sweep's values {eps_list}, got {eps_x}"
+        )
     k_eps = eps_list.index(eps_x)
     fig, (ax0, ax1, ax2) = new_figure(3, width=12.0, height=3.8)
     depth = L - np.arange(2, L)
     for m in widths:
         naive, fitted = sweep.profiles[(int(m), L, eps_x)]
-        ax0.semilogy(depth, _values(naive, "profile"), "o-", ms=3, label=f"m = {int(m)}")
-        ax1.semilogy(depth, _values(fitted, "profile"), "o-", ms=3, label=f"m = {int(m)}")
+        ax0.semilogy(
+            depth,
+            _values(naive, "profile"),
+            "o-",
+            ms=3,
+            label=f"m = {int(m)}",
+        )
+        ax1.semilogy(
+            depth,
+            _values(fitted, "profile"),
+            "o-",
+            ms=3,
+            label=f"m = {int(m)}",
+        )
     ax0.axhline(1.0, color="k", ls=":", lw=1.2)
     ax0.set_title(r"naive: $A^\top (W^\top)^k h^{(L)}$")
     ax1.set_title("fitted linear decoder (least squares)")
     for ax in (ax0, ax1):
         ax.set_xlabel(r"depth $k = L - \ell$ of the token")
         ax.legend(fontsize=8)
-    ax0.set_ylabel(r"error on $\bar x^{(\ell)}$ (max-abs, per $\varepsilon_x$)")
+    ax0.set_ylabel(
+        r"error on $\bar x^{(\ell)}$ (max-abs, per $\varepsilon_x$)"
+    )
     fitted = _values(sweep.fitted, "sweep.fitted", ndim=3)
     for j, length in enumerate(lengths):
         row = fitted[:, j, k_eps]
-        ax2.loglog(widths, row, "o-", ms=4, label=f"L = {length}: slope {loglog_slope(widths, row):.2f}")
+        ax2.loglog(
+            widths,
+            row,
+            "o-",
+            ms=4,
+            label=f"L = {length}: slope {loglog_slope(widths, row):.2f}",
+        )
     _width_ticks(ax2, widths)
     ax2.set_xlabel("width $m$")
     ax2.set_title(r"fitted decoder, mean over tokens")
@@ -99,34 +163,73 @@ def plot_decoding_profile(errors) -> Figure:
 
     ``errors`` is an :class:`rnnlib.inversion.DecodingErrors`.
     """
-    _record(errors, "errors", ("width", "L", "eps_x", "positions", "naive", "fitted"), "an rnnlib.inversion.DecodingErrors")
+    _record(
+        errors,
+        "errors",
+        ("width", "L", "eps_x", "positions", "naive", "fitted"),
+        "an rnnlib.inversion.DecodingErrors",
+    )
     pos = _values(errors.positions, "errors.positions", ndim=1)
     fig, (ax,) = new_figure(1, width=6.0, height=3.8)
-    ax.semilogy(pos, _values(errors.naive, "errors.naive"), "o-", ms=4, label="naive inverse")
-    ax.semilogy(pos, _values(errors.fitted, "errors.fitted"), "s-", ms=4, label="fitted decoder")
-    ax.axhline(1.0, color="k", ls=":", lw=1.2, label="no information")
+    ax.semilogy(
+        pos,
+        _values(errors.naive, "errors.naive"),
+        "o-",
+        ms=4,
+        label="naive inverse",
+    )
+    ax.semilogy(
+        pos,
+        _values(errors.fitted, "errors.fitted"),
+        "s-",
+        ms=4,
+        label="fitted decoder",
+    )
+    ax.axhline(
+        1.0, color="k", ls=":", lw=1.2, label="no information"
+    )
     ax.set_xlabel(r"position $\ell$ of the token")
     ax.set_ylabel(r"error on $\bar x^{(\ell)}$")
-    ax.set_title(rf"$m = {errors.width}$, $L = {errors.L}$, $\varepsilon_x = {errors.eps_x:g}$")
+    ax.set_title(
+        rf"$m = {errors.width}$, $L = {errors.L}$, $\varepsilon_x = {errors.eps_x:g}$"
+    )
     ax.legend(fontsize=8)
     return fig
 
 
-def plot_step_features(sweep, complexities: dict | None = None) -> Figure:
+def plot_step_features(
+    sweep, complexities: dict | None = None
+) -> Figure:
     """Chapter 4: Lemma 4.1's error against the number m of random step features, per function.
 
     ``sweep`` is an :class:`rnnlib.inversion.StepFeatureSweep`; the legend gives
     each fitted ``sqrt(E[H^2])`` and, if given, ``complexities[name]`` (a string).
     """
-    _record(sweep, "sweep", ("widths", "names", "errors", "norms"), "an rnnlib.inversion.StepFeatureSweep")
+    _record(
+        sweep,
+        "sweep",
+        ("widths", "names", "errors", "norms"),
+        "an rnnlib.inversion.StepFeatureSweep",
+    )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     errors = _values(sweep.errors, "sweep.errors", ndim=2)
     fig, (ax,) = new_figure(1, width=6.4, height=4.0)
     for f, name in enumerate(sweep.names):
-        extra = f", {complexities[name]}" if complexities and name in complexities else ""
-        ax.loglog(widths, errors[f], "o-", ms=4,
-                  label=rf"{name}: $\sqrt{{E H^2}}$ = {sweep.norms[f]:.3g}{extra}, slope {loglog_slope(widths, errors[f]):.2f}")
-    _reference(ax, widths, errors[0, 0], -0.5, r"$\propto m^{-1/2}$")
+        extra = (
+            f", {complexities[name]}"
+            if complexities and name in complexities
+            else ""
+        )
+        ax.loglog(
+            widths,
+            errors[f],
+            "o-",
+            ms=4,
+            label=rf"{name}: $\sqrt{{E H^2}}$ = {sweep.norms[f]:.3g}{extra}, slope {loglog_slope(widths, errors[f]):.2f}",
+        )
+    _reference(
+        ax, widths, errors[0, 0], -0.5, r"$\propto m^{-1/2}$"
+    )
     _width_ticks(ax, widths)
     ax.set_xlabel("number of features $m$")
     ax.set_ylabel(r"mean of $\max_u |\mathrm{average} - \phi(u)|$")
@@ -139,20 +242,38 @@ def plot_correlations(sweep) -> Figure:
 
     ``sweep`` is an :class:`rnnlib.inversion.CorrelationSweep`.
     """
-    _record(sweep, "sweep", ("widths", "last", "max_earlier", "profile"), "an rnnlib.inversion.CorrelationSweep")
+    _record(
+        sweep,
+        "sweep",
+        ("widths", "last", "max_earlier", "profile"),
+        "an rnnlib.inversion.CorrelationSweep",
+    )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     profile = _values(sweep.profile, "sweep.profile", ndim=2)
     fig, (ax0, ax1) = new_figure(2, width=9.0)
     steps = np.arange(1, profile.shape[1] + 1)
     for j, m in enumerate(widths):
-        ax0.semilogy(steps, profile[j], "o-", ms=3, label=f"m = {int(m)}")
+        ax0.semilogy(
+            steps, profile[j], "o-", ms=3, label=f"m = {int(m)}"
+        )
     ax0.set_xlabel("step $i$")
     ax0.set_ylabel(r"mean $|c_i|$")
     ax0.legend(fontsize=8)
-    last, earlier = _values(sweep.last, "sweep.last"), _values(sweep.max_earlier, "sweep.max_earlier")
+    last, earlier = (
+        _values(sweep.last, "sweep.last"),
+        _values(sweep.max_earlier, "sweep.max_earlier"),
+    )
     ax1.loglog(widths, last, "o-", ms=4, label=r"$c_L$")
-    ax1.loglog(widths, earlier, "s-", ms=4, label=rf"$\max_{{i<L}}|c_i|$, slope {loglog_slope(widths, earlier):.2f}")
-    ax1.axhline(2.0, color="k", ls=":", lw=1.2, label=r"Var$(b) = 2$")
+    ax1.loglog(
+        widths,
+        earlier,
+        "s-",
+        ms=4,
+        label=rf"$\max_{{i<L}}|c_i|$, slope {loglog_slope(widths, earlier):.2f}",
+    )
+    ax1.axhline(
+        2.0, color="k", ls=":", lw=1.2, label=r"Var$(b) = 2$"
+    )
     _width_ticks(ax1, widths)
     ax1.set_xlabel("width $m$")
     ax1.legend(fontsize=8)
@@ -165,18 +286,49 @@ def plot_construction(sweep) -> Figure:
     ``sweep`` is an :class:`rnnlib.inversion.ConstructionSweep`; the scatter is
     its ``sample`` (first network, largest width).
     """
-    _record(sweep, "sweep", ("widths", "error", "centred", "start", "norm_A", "sample"), "an rnnlib.inversion.ConstructionSweep")
+    _record(
+        sweep,
+        "sweep",
+        (
+            "widths",
+            "error",
+            "centred",
+            "start",
+            "norm_A",
+            "sample",
+        ),
+        "an rnnlib.inversion.ConstructionSweep",
+    )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     fig, (ax0, ax1) = new_figure(2, width=10.0, height=4.0)
-    for name, label, style in (("error", r"$|F - F^*|$", "o-"), ("centred", "the same, centred", "o--"),
-                               ("start", "start-token term", "s-"), ("norm_A", r"$\|A^*\|_F$", "^-")):
+    for name, label, style in (
+        ("error", r"$|F - F^*|$", "o-"),
+        ("centred", "the same, centred", "o--"),
+        ("start", "start-token term", "s-"),
+        ("norm_A", r"$\|A^*\|_F$", "^-"),
+    ):
         y = _values(getattr(sweep, name), f"sweep.{name}")
-        ax0.loglog(widths, y, style, ms=4, label=f"{label}: slope {loglog_slope(widths, y):.2f}")
-    ax0.axhline(sweep.target_std, color="k", ls=":", lw=1.2, label=r"std of $F^*$")
+        ax0.loglog(
+            widths,
+            y,
+            style,
+            ms=4,
+            label=f"{label}: slope {loglog_slope(widths, y):.2f}",
+        )
+    ax0.axhline(
+        sweep.target_std,
+        color="k",
+        ls=":",
+        lw=1.2,
+        label=r"std of $F^*$",
+    )
     _width_ticks(ax0, widths)
     ax0.set_xlabel("width $m$")
     ax0.legend(fontsize=7)
-    F, F_star = _values(sweep.sample.F, "sample.F"), _values(sweep.sample.F_star, "sample.F_star")
+    F, F_star = (
+        _values(sweep.sample.F, "sample.F"),
+        _values(sweep.sample.F_star, "sample.F_star"),
+    )
     lim = 1.05 * float(max(np.abs(F).max(), np.abs(F_star).max()))
     ax1.plot([-lim, lim], [-lim, lim], "k:", lw=1.2)
     ax1.scatter(F_star, F, s=10, alpha=0.6)
@@ -184,5 +336,7 @@ def plot_construction(sweep) -> Figure:
     ax1.set_ylim(-lim, lim)
     ax1.set_xlabel(r"target $F^*(\bar x)$")
     ax1.set_ylabel(r"pseudo-network $F(x; 0, A^*)$")
-    ax1.set_title(rf"$m = {int(widths[-1])}$, $\varepsilon_x = {sweep.eps_x:g}$")
+    ax1.set_title(
+        rf"$m = {int(widths[-1])}$, $\varepsilon_x = {sweep.eps_x:g}$"
+    )
     return fig

@@ -10,16 +10,35 @@ from ._style import _record, _values, loglog_slope, new_figure
 
 __all__ = ["plot_laziness", "plot_out_scale", "plot_pair"]
 
-_GRID = ("widths", "out_scales", "seeds", "rel_move", "spec_move", "flip_fraction", "coupling_relative",
-         "pair_relative", "eval_rnn", "init_eval")
+_GRID = (
+    "widths",
+    "out_scales",
+    "seeds",
+    "rel_move",
+    "spec_move",
+    "flip_fraction",
+    "coupling_relative",
+    "pair_relative",
+    "eval_rnn",
+    "init_eval",
+)
 
 
-def _seeds_and_mean(ax, x, values, label, marker="o", logx=True, logy=True):
+def _seeds_and_mean(
+    ax, x, values, label, marker="o", logx=True, logy=True
+):
     """One line (the mean over seeds) with each seed's points."""
     mean = values.mean(axis=0)
     line = ax.plot(x, mean, marker + "-", ms=4, label=label)[0]
     for row in values:
-        ax.plot(x, row, marker, ms=3, alpha=0.35, color=line.get_color())
+        ax.plot(
+            x,
+            row,
+            marker,
+            ms=3,
+            alpha=0.35,
+            color=line.get_color(),
+        )
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -42,27 +61,70 @@ def plot_laziness(grid) -> Figure:
     widths = _values(grid.widths, "grid.widths", ndim=1)
     rel = _values(grid.rel_move[:, 0], "grid.rel_move", ndim=2)
     spec = _values(grid.spec_move[:, 0], "grid.spec_move", ndim=2)
-    flips = _values(grid.flip_fraction[:, 0], "grid.flip_fraction", ndim=2)
-    coup = _values(grid.coupling_relative[:, 0], "grid.coupling_relative", ndim=2)
-    pair = _values(grid.pair_relative[:, 0], "grid.pair_relative", ndim=2)
+    flips = _values(
+        grid.flip_fraction[:, 0], "grid.flip_fraction", ndim=2
+    )
+    coup = _values(
+        grid.coupling_relative[:, 0],
+        "grid.coupling_relative",
+        ndim=2,
+    )
+    pair = _values(
+        grid.pair_relative[:, 0], "grid.pair_relative", ndim=2
+    )
     fig, (ax0, ax1, ax2) = new_figure(3, width=12.0)
     m_rel = rel.mean(axis=0)
-    _seeds_and_mean(ax0, widths, rel, rf"$\|W_T-W_0\|_F/\|W_0\|_F$: slope {loglog_slope(widths, m_rel):.2f}")
-    ax0.plot(widths, m_rel[0] * widths[0] / widths, "k:", lw=1.2, label=r"$\propto 1/m$")
+    _seeds_and_mean(
+        ax0,
+        widths,
+        rel,
+        rf"$\|W_T-W_0\|_F/\|W_0\|_F$: slope {loglog_slope(widths, m_rel):.2f}",
+    )
+    ax0.plot(
+        widths,
+        m_rel[0] * widths[0] / widths,
+        "k:",
+        lw=1.2,
+        label=r"$\propto 1/m$",
+    )
     ax0.set_ylabel("relative movement")
     ax0b = ax0.twinx()
     m_spec = spec.mean(axis=0)
     ax0b.plot(widths, m_spec, "s--", ms=4, color="C1")
     ax0b.set_ylim(0, 1.6 * float(spec.max()))
-    ax0b.set_ylabel(r"$\sqrt{m}\,\|W_T-W_0\|_2$ (dashed)", color="C1")
+    ax0b.set_ylabel(
+        r"$\sqrt{m}\,\|W_T-W_0\|_2$ (dashed)", color="C1"
+    )
     ax0b.grid(False)
     m_flip = _seeds_and_mean(ax1, widths, flips, "flip fraction")
-    ax1.plot(widths, m_flip[0] * (widths / widths[0]) ** -0.5, "k:", lw=1.2, label=r"$\propto m^{-1/2}$")
+    ax1.plot(
+        widths,
+        m_flip[0] * (widths / widths[0]) ** -0.5,
+        "k:",
+        lw=1.2,
+        label=r"$\propto m^{-1/2}$",
+    )
     ax1.set_ylabel(r"fraction of flipped $D^{(\ell)}$ entries")
-    m_c = _seeds_and_mean(ax2, widths, coup, f"RNN vs its own linearization: slope {loglog_slope(widths, coup.mean(0)):.2f}")
-    _seeds_and_mean(ax2, widths, pair, f"RNN vs linearized RNN trained alike: slope {loglog_slope(widths, pair.mean(0)):.2f}",
-                    marker="s")
-    ax2.plot(widths, m_c[0] * (widths / widths[0]) ** -0.25, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
+    m_c = _seeds_and_mean(
+        ax2,
+        widths,
+        coup,
+        f"RNN vs its own linearization: slope {loglog_slope(widths, coup.mean(0)):.2f}",
+    )
+    _seeds_and_mean(
+        ax2,
+        widths,
+        pair,
+        f"RNN vs linearized RNN trained alike: slope {loglog_slope(widths, pair.mean(0)):.2f}",
+        marker="s",
+    )
+    ax2.plot(
+        widths,
+        m_c[0] * (widths / widths[0]) ** -0.25,
+        "k:",
+        lw=1.2,
+        label=r"$\propto m^{-1/4}$",
+    )
     ax2.set_ylabel("relative gap on held-out inputs")
     for ax in (ax0, ax1, ax2):
         _width_ticks(ax, widths)
@@ -79,17 +141,37 @@ def plot_out_scale(grid) -> Figure:
     """
     _record(grid, "grid", _GRID, "an rnnlib.train.LazyGrid")
     lam = _values(grid.out_scales, "grid.out_scales", ndim=1)
-    init = _values(grid.init_eval[:, :, 0], "grid.init_eval", ndim=2)
-    final = _values(grid.eval_rnn[:, :, 0], "grid.eval_rnn", ndim=2)
-    flips = _values(grid.flip_fraction[:, :, 0], "grid.flip_fraction", ndim=2)
-    coup = _values(grid.coupling_relative[:, :, 0], "grid.coupling_relative", ndim=2)
+    init = _values(
+        grid.init_eval[:, :, 0], "grid.init_eval", ndim=2
+    )
+    final = _values(
+        grid.eval_rnn[:, :, 0], "grid.eval_rnn", ndim=2
+    )
+    flips = _values(
+        grid.flip_fraction[:, :, 0], "grid.flip_fraction", ndim=2
+    )
+    coup = _values(
+        grid.coupling_relative[:, :, 0],
+        "grid.coupling_relative",
+        ndim=2,
+    )
     fig, (ax0, ax1) = new_figure(2, width=9.5)
     _seeds_and_mean(ax0, lam, init, "at initialization")
-    _seeds_and_mean(ax0, lam, final, "after training (RNN)", marker="s")
-    ax0.axhline(0.5, color="k", ls=":", lw=1.2, label="predicting 0")
+    _seeds_and_mean(
+        ax0, lam, final, "after training (RNN)", marker="s"
+    )
+    ax0.axhline(
+        0.5, color="k", ls=":", lw=1.2, label="predicting 0"
+    )
     ax0.set_ylabel("held-out squared loss")
     _seeds_and_mean(ax1, lam, flips, "flip fraction")
-    _seeds_and_mean(ax1, lam, coup, "relative gap RNN vs its linearization", marker="s")
+    _seeds_and_mean(
+        ax1,
+        lam,
+        coup,
+        "relative gap RNN vs its linearization",
+        marker="s",
+    )
     ax1.set_ylabel("non-laziness")
     for ax in (ax0, ax1):
         ax.set_xlabel(r"output scale $\lambda_{\mathrm{out}}$")
@@ -104,16 +186,49 @@ def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
     reference (dotted) if given. Right: the gap between the two predictors on
     held-out inputs, relative to how much the training changed them.
     """
-    _record(pair, "pair", ("rnn", "pseudo", "steps_logged", "output_gap", "output_change"), "an rnnlib.train.PairResult")
+    _record(
+        pair,
+        "pair",
+        (
+            "rnn",
+            "pseudo",
+            "steps_logged",
+            "output_gap",
+            "output_change",
+        ),
+        "an rnnlib.train.PairResult",
+    )
     steps = _values(pair.steps_logged, "pair.steps_logged", ndim=1)
-    rnn = _values(pair.rnn.history.train_loss, "pair.rnn.history.train_loss", ndim=1)
-    lin = _values(pair.pseudo.history.train_loss, "pair.pseudo.history.train_loss", ndim=1)
-    rel = _values(pair.relative_gap[1:], "pair.relative_gap", ndim=1)
+    rnn = _values(
+        pair.rnn.history.train_loss,
+        "pair.rnn.history.train_loss",
+        ndim=1,
+    )
+    lin = _values(
+        pair.pseudo.history.train_loss,
+        "pair.pseudo.history.train_loss",
+        ndim=1,
+    )
+    rel = _values(
+        pair.relative_gap[1:], "pair.relative_gap", ndim=1
+    )
     fig, (ax0, ax1) = new_figure(2, width=9.5)
     ax0.plot(steps, rnn, "o-", ms=4, label="RNN")
-    ax0.plot(steps, lin, "s--", ms=4, label="linearized RNN (pseudo-network)")
+    ax0.plot(
+        steps,
+        lin,
+        "s--",
+        ms=4,
+        label="linearized RNN (pseudo-network)",
+    )
     if kernel_loss is not None:
-        ax0.axhline(_values(kernel_loss, "kernel_loss"), color="k", ls=":", lw=1.2, label="kernel ridge reference")
+        ax0.axhline(
+            _values(kernel_loss, "kernel_loss"),
+            color="k",
+            ls=":",
+            lw=1.2,
+            label="kernel ridge reference",
+        )
     ax0.set_yscale("log")
     ax0.set_xlabel("SGD step $t$")
     ax0.set_ylabel("training loss")
@@ -121,6 +236,8 @@ def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
     ax1.plot(steps[1:], rel, "o-", ms=4)
     ax1.set_ylim(0, 1.15 * float(np.max(rel)))
     ax1.set_xlabel("SGD step $t$")
-    ax1.set_ylabel(r"$|z_{\mathrm{rnn}} - z_{\mathrm{lin}}| \,/\, |z_{\mathrm{lin}} - z_0|$")
+    ax1.set_ylabel(
+        r"$|z_{\mathrm{rnn}} - z_{\mathrm{lin}}| \,/\, |z_{\mathrm{lin}} - z_0|$"
+    )
     ax1.set_title(f"m = {pair.rnn.model.width}", fontsize=10)
     return fig

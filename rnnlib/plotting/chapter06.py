@@ -15,18 +15,30 @@ __all__ = ["plot_gap_vs_n", "plot_complexity_vs_width"]
 
 def _field(runs, name: str) -> np.ndarray:
     if not isinstance(runs, (list, tuple)) or not runs:
-        raise ValueError("runs must be a non-empty list of rnnlib.generalization.GeneralizationRun")
+        raise ValueError(
+            "runs must be a non-empty list of rnnlib.generalization.GeneralizationRun"
+        )
     for r in runs:
         if not hasattr(r, name):
-            raise TypeError(f"runs must hold rnnlib.generalization.GeneralizationRun records, got {type(r).__name__}")
-    return _values([getattr(r, name) for r in runs], f"runs[i].{name}", ndim=1)
+            raise TypeError(
+                f"runs must hold rnnlib.generalization.GeneralizationRun records, got {type(r).__name__}"
+            )
+    return _values(
+        [getattr(r, name) for r in runs], f"runs[i].{name}", ndim=1
+    )
 
 
-def _by(runs, key: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _by(
+    runs, key: str, name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct values of ``key``, the mean of ``name`` at each, and every point."""
     keys, vals = _field(runs, key), _field(runs, name)
     xs = np.unique(keys)
-    return xs, np.array([vals[keys == x].mean() for x in xs]), np.stack([keys, vals])
+    return (
+        xs,
+        np.array([vals[keys == x].mean() for x in xs]),
+        np.stack([keys, vals]),
+    )
 
 
 def plot_gap_vs_n(runs) -> Figure:
@@ -37,13 +49,28 @@ def plot_gap_vs_n(runs) -> Figure:
     gap above it says nothing.
     """
     fig, (ax,) = new_figure(1, width=6.4, height=4.0)
-    for name, label, style in (("bound", "bound $2R + b\\sqrt{2\\log(2/\\delta)/N}$", "s-"),
-                               ("rademacher", "complexity term $R$ (closed form)", "^-"),
-                               ("gap", "measured gap (test - train)", "o-")):
+    for name, label, style in (
+        (
+            "bound",
+            "bound $2R + b\\sqrt{2\\log(2/\\delta)/N}$",
+            "s-",
+        ),
+        ("rademacher", "complexity term $R$ (closed form)", "^-"),
+        ("gap", "measured gap (test - train)", "o-"),
+    ):
         xs, mean, pts = _by(runs, "n", name)
         line = ax.plot(xs, mean, style, ms=4, label=label)[0]
-        ax.plot(pts[0], pts[1], style[0], ms=3, alpha=0.35, color=line.get_color())
-    ax.axhline(math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$")
+        ax.plot(
+            pts[0],
+            pts[1],
+            style[0],
+            ms=3,
+            alpha=0.35,
+            color=line.get_color(),
+        )
+    ax.axhline(
+        math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$"
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(xs, labels=[f"{int(x)}" for x in xs])
@@ -57,16 +84,33 @@ def plot_gap_vs_n(runs) -> Figure:
 def plot_complexity_vs_width(runs) -> Figure:
     """Chapter 6: the complexity term, the gap and the weight-change norm against the width m."""
     fig, (ax0, ax1) = new_figure(2, width=9.5)
-    for ax, names in ((ax0, (("rademacher", "complexity term $R$", "^-"), ("gap", "measured gap", "o-"))),
-                      (ax1, (("norm", r"$\|\theta_T\|_F$", "s-"),))):
+    for ax, names in (
+        (
+            ax0,
+            (
+                ("rademacher", "complexity term $R$", "^-"),
+                ("gap", "measured gap", "o-"),
+            ),
+        ),
+        (ax1, (("norm", r"$\|\theta_T\|_F$", "s-"),)),
+    ):
         for name, label, style in names:
             xs, mean, pts = _by(runs, "width", name)
             line = ax.plot(xs, mean, style, ms=4, label=label)[0]
-            ax.plot(pts[0], pts[1], style[0], ms=3, alpha=0.35, color=line.get_color())
+            ax.plot(
+                pts[0],
+                pts[1],
+                style[0],
+                ms=3,
+                alpha=0.35,
+                color=line.get_color(),
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(xs, labels=[f"{int(x)}" for x in xs])
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.xaxis.set_minor_formatter(
+            matplotlib.ticker.NullFormatter()
+        )
         ax.set_xlabel("width $m$")
         ax.legend(fontsize=8)
     ax0.set_ylabel("logistic loss")

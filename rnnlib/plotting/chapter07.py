@@ -7,24 +7,49 @@ from matplotlib.figure import Figure
 
 from ._style import _same_length, _table, _values, new_figure
 
-__all__ = ["plot_learner_accuracy", "plot_eps_effect", "plot_length_sweep", "plot_representation_complexity",
-           "plot_accuracy_grid"]
+__all__ = [
+    "plot_learner_accuracy",
+    "plot_eps_effect",
+    "plot_length_sweep",
+    "plot_representation_complexity",
+    "plot_accuracy_grid",
+]
 
 
-def plot_learner_accuracy(accuracies: dict, baseline: float, *, title: str = "") -> Figure:
+def plot_learner_accuracy(
+    accuracies: dict, baseline: float, *, title: str = ""
+) -> Figure:
     """Chapter 7: held-out accuracy per learner (bars) with the majority baseline (dashed line).
 
     ``accuracies`` maps a learner's name to its accuracy in [0, 1].
     """
     accuracies = _table(accuracies, "accuracies")
-    values = _values(list(accuracies.values()), "accuracies", ndim=1)
+    values = _values(
+        list(accuracies.values()), "accuracies", ndim=1
+    )
     base = float(_values([baseline], "baseline")[0])
     fig, (ax,) = new_figure(1, width=5.4, height=3.4)
     labels = [str(k).replace(", ", ",\n") for k in accuracies]
-    bars = ax.bar(labels, values, color=["C7", "C0", "C1", "C2", "C3"][: len(values)])
+    bars = ax.bar(
+        labels,
+        values,
+        color=["C7", "C0", "C1", "C2", "C3"][: len(values)],
+    )
     for bar, v in zip(bars, values):
-        ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, f"{v:.2f}", ha="center", fontsize=9)
-    ax.axhline(base, color="k", ls="--", lw=1.2, label=f"majority baseline {base:.2f}")
+        ax.text(
+            bar.get_x() + bar.get_width() / 2,
+            v + 0.02,
+            f"{v:.2f}",
+            ha="center",
+            fontsize=9,
+        )
+    ax.axhline(
+        base,
+        color="k",
+        ls="--",
+        lw=1.2,
+        label=f"majority baseline {base:.2f}",
+    )
     ax.set_ylim(0, 1.2)
     ax.set_ylabel("accuracy on held-out strings")
     ax.legend(loc="upper left", fontsize=8)
@@ -33,18 +58,30 @@ def plot_learner_accuracy(accuracies: dict, baseline: float, *, title: str = "")
     return fig
 
 
-def plot_eps_effect(eps_values, accuracies, baseline: float) -> Figure:
+def plot_eps_effect(
+    eps_values, accuracies, baseline: float
+) -> Figure:
     """Chapter 7: held-out accuracy at a fixed budget against eps_x; ``accuracies`` is (seeds, len(eps_values))."""
     eps = _values(eps_values, "eps_values", ndim=1)
     acc = _values(accuracies, "accuracies", ndim=2)
     if acc.shape[1] != len(eps):
-        raise ValueError(f"accuracies must have one column per eps_x value ({len(eps)}), got shape {acc.shape}")
+        raise ValueError(
+            f"accuracies must have one column per eps_x value ({len(eps)}), got shape {acc.shape}"
+        )
     base = float(_values([baseline], "baseline")[0])
     fig, (ax,) = new_figure(1, width=5.4, height=3.4)
     for row in acc:
         ax.semilogx(eps, row, "o", color="C0", alpha=0.35, ms=4)
-    ax.semilogx(eps, acc.mean(axis=0), "o-", color="C0", label="wide RNN, mean over seeds")
-    ax.axhline(base, color="k", ls="--", lw=1.2, label="majority baseline")
+    ax.semilogx(
+        eps,
+        acc.mean(axis=0),
+        "o-",
+        color="C0",
+        label="wide RNN, mean over seeds",
+    )
+    ax.axhline(
+        base, color="k", ls="--", lw=1.2, label="majority baseline"
+    )
     ax.set_xlabel(r"token scale $\varepsilon_x$")
     ax.set_ylabel("accuracy on held-out strings")
     ax.set_ylim(0, 1.05)
@@ -52,7 +89,9 @@ def plot_eps_effect(eps_values, accuracies, baseline: float) -> Figure:
     return fig
 
 
-def plot_length_sweep(lengths, accuracies: dict, baselines, *, title: str = "") -> Figure:
+def plot_length_sweep(
+    lengths, accuracies: dict, baselines, *, title: str = ""
+) -> Figure:
     """Chapter 7: held-out accuracy against the maximal string length n, one line per learner.
 
     ``accuracies`` maps a learner's name to one accuracy per length; ``baselines``
@@ -65,7 +104,9 @@ def plot_length_sweep(lengths, accuracies: dict, baselines, *, title: str = "") 
     fig, (ax,) = new_figure(1, width=5.4, height=3.4)
     for i, (label, acc) in enumerate(accuracies.items()):
         acc = _values(acc, f"accuracies[{label!r}]", ndim=1)
-        _same_length(acc, len(n), f"accuracies[{label!r}]", "length")
+        _same_length(
+            acc, len(n), f"accuracies[{label!r}]", "length"
+        )
         ax.plot(n, acc, "o-", color=f"C{i}", label=label)
     ax.plot(n, base, "k--", lw=1.2, label="majority baseline")
     ax.set_xlabel("maximal string length $n$")
@@ -77,7 +118,9 @@ def plot_length_sweep(lengths, accuracies: dict, baselines, *, title: str = "") 
     return fig
 
 
-def plot_representation_complexity(lengths, log10_cs: dict, R: float) -> Figure:
+def plot_representation_complexity(
+    lengths, log10_cs: dict, R: float
+) -> Figure:
     """Chapter 7: log10 C_s(Phi, R) of each concept-class representation against n (left) and sqrt(n) (right)."""
     n = _values(lengths, "lengths", ndim=1)
     log10_cs = _table(log10_cs, "log10_cs")
@@ -90,30 +133,57 @@ def plot_representation_complexity(lengths, log10_cs: dict, R: float) -> Figure:
     ax0.set_xlabel("string length $n$ (log scale)")
     ax1.set_xlabel(r"$\sqrt{n}$")
     for ax in (ax0, ax1):
-        ax.set_ylabel(rf"$\log_{{10}} \mathfrak{{C}}_{{\mathfrak{{s}}}}(\phi, R = {R:g})$")
+        ax.set_ylabel(
+            rf"$\log_{{10}} \mathfrak{{C}}_{{\mathfrak{{s}}}}(\phi, R = {R:g})$"
+        )
     ax0.set_title("polynomial = straight line here", fontsize=9)
-    ax1.set_title(r"$e^{\Theta(\sqrt{n})}$ = straight line here", fontsize=9)
+    ax1.set_title(
+        r"$e^{\Theta(\sqrt{n})}$ = straight line here", fontsize=9
+    )
     ax0.legend(fontsize=8)
     return fig
 
 
-def plot_accuracy_grid(row_labels, col_labels, tables: dict) -> Figure:
+def plot_accuracy_grid(
+    row_labels, col_labels, tables: dict
+) -> Figure:
     """Chapter 7: heat maps of accuracy (rows: languages, columns: settings), one panel per learner.
 
     ``tables`` maps a panel title to an array (len(row_labels), len(col_labels)) of accuracies in [0, 1].
     """
     tables = _table(tables, "tables")
-    fig, axes = new_figure(len(tables), width=4.6 * len(tables), height=3.8)
+    fig, axes = new_figure(
+        len(tables), width=4.6 * len(tables), height=3.8
+    )
     for ax, (title, acc) in zip(axes, tables.items()):
         acc = _values(acc, f"tables[{title!r}]", ndim=2)
         if acc.shape != (len(row_labels), len(col_labels)):
-            raise ValueError(f"tables[{title!r}] must have shape ({len(row_labels)}, {len(col_labels)}), got {acc.shape}")
-        ax.imshow(acc, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
+            raise ValueError(
+                f"tables[{title!r}] must have shape ({len(row_labels)}, {len(col_labels)}), got {acc.shape}"
+            )
+        ax.imshow(
+            acc, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto"
+        )
         for i in range(acc.shape[0]):
             for j in range(acc.shape[1]):
-                ax.text(j, i, f"{acc[i, j]:.2f}", ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(len(col_labels)), labels=[str(c).replace(", ", "\n") for c in col_labels], fontsize=8)
-        ax.set_yticks(range(len(row_labels)), labels=row_labels, fontsize=8)
+                ax.text(
+                    j,
+                    i,
+                    f"{acc[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                )
+        ax.set_xticks(
+            range(len(col_labels)),
+            labels=[
+                str(c).replace(", ", "\n") for c in col_labels
+            ],
+            fontsize=8,
+        )
+        ax.set_yticks(
+            range(len(row_labels)), labels=row_labels, fontsize=8
+        )
         ax.grid(False)
         ax.set_title(title, fontsize=10)
     return fig

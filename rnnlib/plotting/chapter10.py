@@ -13,20 +13,39 @@ from ._style import _same_length, _table, _values, new_figure
 __all__ = ["plot_gradient_difference", "plot_weight_distance"]
 
 
-def plot_gradient_difference(ks: Sequence[int], gaps: dict[str, np.ndarray], lams: dict[str, float]) -> Figure:
+def plot_gradient_difference(
+    ks: Sequence[int],
+    gaps: dict[str, np.ndarray],
+    lams: dict[str, float],
+) -> Figure:
     """Chapter 10: ``||grad p_T - grad p^k_T||`` against k, with the envelope ``c k lambda^k`` (dashed)."""
     ks = _values(ks, "ks", ndim=1)
     _table(gaps, "gaps")
     for label, gap in gaps.items():
-        _same_length(_values(gap, f"gaps[{label!r}]", ndim=1), ks.size, f"gaps[{label!r}]", "k")
+        _same_length(
+            _values(gap, f"gaps[{label!r}]", ndim=1),
+            ks.size,
+            f"gaps[{label!r}]",
+            "k",
+        )
         if label not in lams:
-            raise ValueError(f"lams has no contraction constant for {label!r}")
+            raise ValueError(
+                f"lams has no contraction constant for {label!r}"
+            )
     fig, (ax,) = new_figure(1, width=5.8)
     for label, gap in gaps.items():
         gap = np.asarray(gap, dtype=float)
-        line = ax.semilogy(ks, np.maximum(gap, 1e-300), "o-", ms=3, label=label)[0]
+        line = ax.semilogy(
+            ks, np.maximum(gap, 1e-300), "o-", ms=3, label=label
+        )[0]
         envelope = ks * lams[label] ** ks
-        ax.semilogy(ks, envelope * np.max(gap / envelope), "--", lw=1.0, color=line.get_color())
+        ax.semilogy(
+            ks,
+            envelope * np.max(gap / envelope),
+            "--",
+            lw=1.0,
+            color=line.get_color(),
+        )
     ax.set_xlabel("truncation length $k$")
     ax.set_ylabel(r"$\|\nabla p_T - \nabla p^k_T\|_2$")
     ax.legend(fontsize=8)
@@ -47,30 +66,57 @@ def plot_weight_distance(
     panel is drawn against the total step length instead of N, so that schedules
     are compared at equal ``sum alpha_i``.
     """
-    ks = np.asarray(_values(ks, "ks", ndim=1), dtype=np.asarray(ks).dtype)
-    k_index = check_int(k_index, "k_index", minimum=-ks.size, maximum=ks.size - 1)
+    ks = np.asarray(
+        _values(ks, "ks", ndim=1), dtype=np.asarray(ks).dtype
+    )
+    k_index = check_int(
+        k_index, "k_index", minimum=-ks.size, maximum=ks.size - 1
+    )
     _table(distances, "distances")
     for label, dist in distances.items():
-        _same_length(_values(dist, f"distances[{label!r}]", ndim=2), ks.size, f"distances[{label!r}]", "k")
+        _same_length(
+            _values(dist, f"distances[{label!r}]", ndim=2),
+            ks.size,
+            f"distances[{label!r}]",
+            "k",
+        )
     if step_lengths is not None:
         _table(step_lengths, "step_lengths")
         for label, dist in distances.items():
             if label not in step_lengths:
-                raise ValueError(f"step_lengths has no entry for {label!r}")
+                raise ValueError(
+                    f"step_lengths has no entry for {label!r}"
+                )
             n_steps = np.asarray(dist).shape[1] - 1
-            _same_length(_values(step_lengths[label], f"step_lengths[{label!r}]", ndim=1), n_steps,
-                         f"step_lengths[{label!r}]", "step")
+            _same_length(
+                _values(
+                    step_lengths[label],
+                    f"step_lengths[{label!r}]",
+                    ndim=1,
+                ),
+                n_steps,
+                f"step_lengths[{label!r}]",
+                "step",
+            )
     fig, (ax0, ax1) = new_figure(2)
     for label, dist in distances.items():
         dist = np.asarray(dist, dtype=float)
         ax0.semilogy(ks, dist[:, -1], "o-", ms=3, label=label)
         steps = np.arange(1, dist.shape[1])
-        x = steps if step_lengths is None else np.asarray(step_lengths[label], dtype=float)
+        x = (
+            steps
+            if step_lengths is None
+            else np.asarray(step_lengths[label], dtype=float)
+        )
         ax1.loglog(x, dist[k_index, 1:], label=label)
     ax0.set_xlabel("truncation length $k$")
     ax0.set_ylabel(r"$\|w_N - w^k_N\|_2$ at the last step $N$")
     ax0.legend()
-    ax1.set_xlabel("gradient step $N$" if step_lengths is None else r"total step length $\sum_{i\leq N}\alpha_i$")
+    ax1.set_xlabel(
+        "gradient step $N$"
+        if step_lengths is None
+        else r"total step length $\sum_{i\leq N}\alpha_i$"
+    )
     ax1.set_ylabel(rf"$\|w_N - w^k_N\|_2$, $k = {ks[k_index]}$")
     ax1.legend()
     return fig

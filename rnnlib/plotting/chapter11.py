@@ -36,9 +36,20 @@ def plot_truncated_nll(
         _same_length(values, ks.size, f"curves[{label!r}]", "k")
         line = ax.plot(ks, values, "o-", ms=3, label=label)[0]
         if label in full:
-            ax.axhline(check_real(full[label], f"full[{label!r}]"), color=line.get_color(), ls=":", lw=1.0)
+            ax.axhline(
+                check_real(full[label], f"full[{label!r}]"),
+                color=line.get_color(),
+                ls=":",
+                lw=1.0,
+            )
     for i, (name, value) in enumerate((baselines or {}).items()):
-        ax.axhline(check_real(value, f"baselines[{name!r}]"), color="0.5", ls=("--", "-.")[i % 2], lw=1.0, label=name)
+        ax.axhline(
+            check_real(value, f"baselines[{name!r}]"),
+            color="0.5",
+            ls=("--", "-.")[i % 2],
+            lw=1.0,
+            label=name,
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("context $k$ (inputs the truncated model sees)")
     ax.set_ylabel(ylabel)
@@ -46,7 +57,10 @@ def plot_truncated_nll(
     return fig
 
 
-def plot_local_contraction(norms: dict[str, np.ndarray], worst_case: dict[str, float] | None = None) -> Figure:
+def plot_local_contraction(
+    norms: dict[str, np.ndarray],
+    worst_case: dict[str, float] | None = None,
+) -> Figure:
     """Chapter 11: histograms of ``||d s_t / d s_{t-1}||_2`` along test data, one panel per model.
 
     A vertical dotted line at 1 (contraction) and, from ``worst_case``, a dashed line at
@@ -56,19 +70,29 @@ def plot_local_contraction(norms: dict[str, np.ndarray], worst_case: dict[str, f
     n = len(norms)
     cols = min(n, 2)
     rows = (n + cols - 1) // cols
-    fig, first = new_figure(1, width=3.4 * cols + 0.4, height=2.9 * rows)
+    fig, first = new_figure(
+        1, width=3.4 * cols + 0.4, height=2.9 * rows
+    )
     for ax in np.atleast_1d(first):
         ax.remove()
-    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
+    axes = np.atleast_1d(
+        fig.subplots(rows, cols, squeeze=False).ravel()
+    )
     for ax in axes[n:]:
         ax.remove()
     for ax, (label, values) in zip(axes, norms.items()):
         values = _values(values, f"norms[{label!r}]", ndim=1)
         ax.hist(values, bins=40, color="C0", alpha=0.75)
         ax.axvline(1.0, color="k", ls=":", lw=1.2)
-        title = f"{label}\n{np.mean(values < 1):.0%} of steps contract"
+        title = (
+            f"{label}\n{np.mean(values < 1):.0%} of steps contract"
+        )
         if worst_case and label in worst_case:
-            w = check_real(worst_case[label], f"worst_case[{label!r}]", low=0.0)
+            w = check_real(
+                worst_case[label],
+                f"worst_case[{label!r}]",
+                low=0.0,
+            )
             hi = max(values.max(), 1.0) * 1.15
             if w <= 3 * hi:
                 ax.axvline(w, color="C3", ls="--", lw=1.2)
