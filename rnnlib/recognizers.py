@@ -201,12 +201,12 @@ class PracticalRNN(nn.Module):
         gen = as_generator(generator)
         # built without touching the global generator, then filled from ours
         meta = {"device": "meta"}
-        self.gru = nn.GRU(
+        gru = nn.GRU(
             3, hidden, batch_first=True, **meta
-        ).to_empty(device="cpu")  # rng-ok: meta, no draw
-        self.readout = nn.Linear(hidden, 1, **meta).to_empty(
-            device="cpu"
-        )  # rng-ok: meta, no draw
+        )  # rng-ok: meta
+        self.gru = gru.to_empty(device="cpu")
+        readout = nn.Linear(hidden, 1, **meta)  # rng-ok: meta
+        self.readout = readout.to_empty(device="cpu")
         with torch.no_grad():
             for p in self.parameters():  # torch's default U(-1/sqrt(h), 1/sqrt(h)), from our generator
                 p.copy_(
