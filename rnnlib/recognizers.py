@@ -201,9 +201,8 @@ class PracticalRNN(nn.Module):
         gen = as_generator(generator)
         # built without touching the global generator, then filled from ours
         meta = {"device": "meta"}
-        gru = nn.GRU(
-            3, hidden, batch_first=True, **meta
-        )  # rng-ok: meta
+        kw = {**meta, "batch_first": True}
+        gru = nn.GRU(3, hidden, **kw)  # rng-ok: meta
         self.gru = gru.to_empty(device="cpu")
         readout = nn.Linear(hidden, 1, **meta)  # rng-ok: meta
         self.readout = readout.to_empty(device="cpu")
