@@ -565,9 +565,9 @@ def _pattern_dfa(q: tuple[int, ...]) -> DFA:
         for a in (0, 1):
             seen = list(q[:j]) + [a]
             nxt = max(
-                l
-                for l in range(0, j + 2)
-                if l <= k and list(q[:l]) == seen[len(seen) - l :]
+                n
+                for n in range(0, j + 2)
+                if n <= k and list(q[:n]) == seen[len(seen) - n :]
             )
             row.append(nxt)
         table.append(row)

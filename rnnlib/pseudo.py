@@ -295,7 +295,7 @@ def aligned_perturbation(
             f"kind must be 'gradient' or 'construction', got {kind!r}"
         )
     gen = as_generator(generator)
-    m, d = model.width, model.input_dim
+    m = model.width
     W, A, B = model.W.detach(), model.A.detach(), model.B
     c = torch.randn(model.output_dim, generator=gen, dtype=W.dtype)
     c = c / c.norm()

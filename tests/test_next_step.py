@@ -285,7 +285,7 @@ def test_training_is_seeded_projected_and_learns(kind):
         for _ in range(2 if kind == "rnn" else 1)
     ]
     for variant in ("unstable", "stable"):
-        (m1, h1), (m2, h2) = runs[0][variant], runs[-1][variant]
+        (_, h1), (_, h2) = runs[0][variant], runs[-1][variant]
         np.testing.assert_array_equal(
             h1.loss, h2.loss
         )  # seeded: the same run twice
