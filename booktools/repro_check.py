@@ -66,6 +66,31 @@ def _clean(text: str) -> list[str]:
     return lines
 
 
+def _coalesce_streams(outputs: list) -> list:
+    """Consecutive outputs of the same stream joined into one.
+
+    A kernel may deliver one ``print`` in several stream messages (how it
+    splits them depends on timing), and one execution may store them apart
+    where another stores them together: only the joined text is compared.
+    """
+    merged: list = []
+    for output in outputs:
+        if (
+            output.get("output_type") == "stream"
+            and merged
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == output.get("name")
+        ):
+            merged[-1] = {
+                **merged[-1],
+                "text": merged[-1].get("text", "")
+                + output.get("text", ""),
+            }
+        else:
+            merged.append(output)
+    return merged
+
+
 def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
     """Every code cell's text outputs as lines ``[cell N] ...``, timings removed."""
     out = []
@@ -74,7 +99,7 @@ def text_outputs(nb: nbformat.NotebookNode) -> list[str]:
         if cell.cell_type != "code":
             continue
         index += 1
-        for output in cell.get("outputs", []):
+        for output in _coalesce_streams(cell.get("outputs", [])):
             kind = output.get("output_type")
             if kind == "stream":
                 lines = _clean(output.get("text", ""))

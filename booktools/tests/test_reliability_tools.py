@@ -89,6 +89,33 @@ def test_text_outputs_compare_numbers_not_images():
     assert repro.text_outputs(a)[0] == "[cell 1] stdout: x = 1.000"
 
 
+def test_a_print_split_over_stream_messages_compares_equal():
+    """One print may reach the notebook as one stream output or as two."""
+    whole = _nb(
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="rates: {0.5: 0.4993}\n"
+        )
+    )
+    split = _nb(
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="rates:"
+        ),
+        nbformat.v4.new_output(
+            "stream", name="stdout", text=" {0.5: 0.4993}\n"
+        ),
+    )
+    assert repro.text_outputs(whole) == repro.text_outputs(split)
+    other = _nb(
+        nbformat.v4.new_output(
+            "stream", name="stdout", text="rates:\n"
+        ),
+        nbformat.v4.new_output(
+            "stream", name="stdout", text=" {0.5: 0.4993}\n"
+        ),
+    )
+    assert repro.text_outputs(whole) != repro.text_outputs(other)
+
+
 def test_source_headings_skip_code_and_directives(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
