@@ -151,6 +151,7 @@ bench: env
 	$(PY) benchmarks/bench_pseudo.py
 	$(PY) benchmarks/bench_truncation.py
 	$(PY) benchmarks/bench_truncation_memory.py
+	$(PY) benchmarks/bench_train.py --threads 1
 
 clean:
 	rm -rf _build student/_build
