@@ -22,6 +22,7 @@ from ._rng import (
 __all__ = [
     "DivergenceError",
     "check_tensor",
+    "check_sequence",
     "check_int",
     "check_real",
     "check_finite_tensor",
@@ -109,6 +110,24 @@ def check_finite_tensor(
     if not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} became NaN or infinite")
     return x
+
+
+def check_sequence(value: object, name: str, what: str) -> list:
+    """Validate a non-empty sequence argument (not a string) and return it as a list.
+
+    ``what`` describes the items in the message, e.g. ``"integers"``:
+    ``widths must be a non-empty sequence of integers, got ...``. The items
+    themselves are checked by the caller (``check_int``, ``check_real``).
+    """
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, Sequence)
+        or len(value) == 0
+    ):
+        raise ValueError(
+            f"{name} must be a non-empty sequence of {what}, got {value!r}"
+        )
+    return list(value)
 
 
 def check_int(

@@ -60,6 +60,7 @@ from ._validation import (
     as_generator,
     check_int,
     check_real,
+    check_sequence,
     check_tensor,
 )
 from .concepts import ConceptTarget, SmoothFunction, get_function
@@ -111,14 +112,7 @@ def _check_model(model: object) -> ElmanRNN:
 def _check_widths(
     widths: object, name: str = "widths", minimum: int = 1
 ) -> list[int]:
-    if (
-        isinstance(widths, (str, bytes))
-        or not isinstance(widths, Sequence)
-        or len(widths) == 0
-    ):
-        raise ValueError(
-            f"{name} must be a non-empty sequence of integers, got {widths!r}"
-        )
+    check_sequence(widths, name, "integers")
     return [
         check_int(m, f"{name}[i]", minimum=minimum) for m in widths
     ]
@@ -450,14 +444,7 @@ def decoding_sweep(
     seed = as_seed(generator)
     widths = _check_widths(widths)
     lengths = _check_widths(lengths, "lengths", minimum=3)
-    if (
-        isinstance(eps_values, (str, bytes))
-        or not isinstance(eps_values, Sequence)
-        or len(eps_values) == 0
-    ):
-        raise ValueError(
-            f"eps_values must be a non-empty sequence of numbers in (0, 1], got {eps_values!r}"
-        )
+    check_sequence(eps_values, "eps_values", "numbers in (0, 1]")
     eps_values = [
         check_real(
             e, "eps_values[i]", low=0.0, high=1.0, low_open=True

@@ -47,6 +47,7 @@ from ._validation import (
     check_int,
     check_model,
     check_real,
+    check_sequence,
     check_tensor,
 )
 from .elman import (
@@ -451,22 +452,8 @@ def gap_sweep(
     is enough: the gap is at least a few percent of the pseudo-network's
     output at every width the chapter uses. See :func:`linearization_gap`.
     """
-    if (
-        isinstance(widths, (str, bytes))
-        or not isinstance(widths, Sequence)
-        or len(widths) == 0
-    ):
-        raise ValueError(
-            f"widths must be a non-empty sequence of integers, got {widths!r}"
-        )
-    if (
-        isinstance(taus, (str, bytes))
-        or not isinstance(taus, Sequence)
-        or len(taus) == 0
-    ):
-        raise ValueError(
-            f"taus must be a non-empty sequence of positive numbers, got {taus!r}"
-        )
+    check_sequence(widths, "widths", "integers")
+    check_sequence(taus, "taus", "positive numbers")
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     taus = [
         check_real(t, "taus[i]", low=0.0, low_open=True)
@@ -608,35 +595,14 @@ def direction_gap_sweep(
     smallest relative gap the chapter meets is a few percent. Returns a
     :class:`DirectionGapSweep`.
     """
-    if (
-        isinstance(widths, (str, bytes))
-        or not isinstance(widths, Sequence)
-        or len(widths) == 0
-    ):
-        raise ValueError(
-            f"widths must be a non-empty sequence of integers, got {widths!r}"
-        )
-    if (
-        isinstance(taus, (str, bytes))
-        or not isinstance(taus, Sequence)
-        or len(taus) == 0
-    ):
-        raise ValueError(
-            f"taus must be a non-empty sequence of positive numbers, got {taus!r}"
-        )
+    check_sequence(widths, "widths", "integers")
+    check_sequence(taus, "taus", "positive numbers")
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     taus = [
         check_real(t, "taus[i]", low=0.0, low_open=True)
         for t in taus
     ]
-    if (
-        isinstance(kinds, (str, bytes))
-        or not isinstance(kinds, Sequence)
-        or len(kinds) == 0
-    ):
-        raise ValueError(
-            f"kinds must be a non-empty sequence of names from {DIRECTION_KINDS}, got {kinds!r}"
-        )
+    check_sequence(kinds, "kinds", f"names from {DIRECTION_KINDS}")
     for kind in kinds:
         if kind not in DIRECTION_KINDS:
             raise ValueError(

@@ -172,3 +172,15 @@ def test_one_dtype_model_and_lambda_check():
         match=r"^model\.b contains NaN or infinite entries$",
     ):
         check_model(model, LSTM, finite=True)
+
+
+@pytest.mark.parametrize("bad", [[], (), "12", 3, None])
+def test_check_sequence_refuses_empty_strings_and_scalars(bad):
+    from rnnlib._validation import check_sequence
+
+    with pytest.raises(
+        ValueError,
+        match=r"^widths must be a non-empty sequence of integers, got ",
+    ):
+        check_sequence(bad, "widths", "integers")
+    assert check_sequence((1, 2), "widths", "integers") == [1, 2]
