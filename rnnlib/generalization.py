@@ -53,6 +53,7 @@ from ._validation import (
 )
 from .elman import ElmanRNN
 from .train import (
+    _target_sample,
     objective,
     predict,
     tangent_kernel_diag,
@@ -194,37 +195,20 @@ def classification_task(
     The first ``n_train`` sequences are the training pool (a smaller training set is
     a prefix of it), the rest the test set. Returns ``(x, y, x_test, y_test)``.
     """
-    from .concepts import sample_target
-    from .elman import normalize_sequence, sample_true_sequence
-
-    L, d = (
-        check_int(L, "L", minimum=3),
-        check_int(d, "d", minimum=3),
-    )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
     n_train, n_test = (
         check_int(n_train, "n_train", minimum=1),
         check_int(n_test, "n_test", minimum=1),
     )
-    x_bar = sample_true_sequence(
+    x, f = _target_sample(
+        L,
+        d,
+        eps_x,
         n_train + n_test,
-        L,
-        d,
-        generator=derive(generator, "data"),
-        dtype=dtype,
-    )
-    target = sample_target(
-        L,
-        d,
         p=p,
-        generator=derive(generator, "target"),
+        generator=generator,
         dtype=dtype,
     )
-    f = target(x_bar)
     y = torch.where(f >= f.median(), 1.0, -1.0).to(dtype)
-    x = normalize_sequence(x_bar, eps_x)
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
 
 

@@ -1050,6 +1050,45 @@ class LazyGrid:
     pairs: list = field(default_factory=list, repr=False)
 
 
+def _target_sample(
+    L: int,
+    d: int,
+    eps_x: float,
+    n: int,
+    *,
+    p: int,
+    generator: torch.Generator | int | None,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` normalized sequences and ``F*(x_bar)`` for a random concept-class target.
+
+    The shared draw of :func:`regression_task` (chapter 5) and
+    :func:`rnnlib.generalization.classification_task` (chapter 6): streams
+    ``derive(generator, "data")`` for the sequences and ``"target"`` for ``F*``.
+    """
+    from .concepts import sample_target
+    from .elman import normalize_sequence, sample_true_sequence
+
+    L, d = (
+        check_int(L, "L", minimum=3),
+        check_int(d, "d", minimum=3),
+    )
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    x_bar = sample_true_sequence(
+        n, L, d, generator=derive(generator, "data"), dtype=dtype
+    )
+    target = sample_target(
+        L,
+        d,
+        p=p,
+        generator=derive(generator, "target"),
+        dtype=dtype,
+    )
+    return normalize_sequence(x_bar, eps_x), target(x_bar)
+
+
 def regression_task(
     L: int,
     d: int,
@@ -1067,37 +1106,20 @@ def regression_task(
     centred and scaled to unit variance over train and eval together; the inputs are
     the normalized sequences of Definition 3.1. Returns ``(x, y, x_eval, y_eval)``.
     """
-    from .concepts import sample_target
-    from .elman import normalize_sequence, sample_true_sequence
-
-    L, d = (
-        check_int(L, "L", minimum=3),
-        check_int(d, "d", minimum=3),
-    )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
     n_train, n_eval = (
         check_int(n_train, "n_train", minimum=2),
         check_int(n_eval, "n_eval", minimum=1),
     )
-    x_bar = sample_true_sequence(
+    x, y = _target_sample(
+        L,
+        d,
+        eps_x,
         n_train + n_eval,
-        L,
-        d,
-        generator=derive(generator, "data"),
-        dtype=dtype,
-    )
-    target = sample_target(
-        L,
-        d,
         p=p,
-        generator=derive(generator, "target"),
+        generator=generator,
         dtype=dtype,
     )
-    y = target(x_bar)
     y = (y - y.mean()) / y.std()
-    x = normalize_sequence(x_bar, eps_x)
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
 
 
