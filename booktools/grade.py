@@ -55,6 +55,7 @@ import builtins
 import csv
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -1232,6 +1233,7 @@ def grade_class(
     points = exercise_points(Path(config))
     jobs = jobs or len(os.sched_getaffinity(0))
     started = time.monotonic()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     references = {
         p: _reference_of(p, Path(reference) if reference else None)
         for p in submissions
@@ -1348,12 +1350,21 @@ def grade_class(
                 encoding="utf-8",
             )
     seconds = round(time.monotonic() - started, 1)
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = round(
+        cpu_after.ru_utime
+        + cpu_after.ru_stime
+        - cpu_before.ru_utime
+        - cpu_before.ru_stime,
+        1,
+    )  # the graders and their kernels (each reaps its kernel)
     (out / "grades.json").write_text(
         json.dumps(
             {
                 "submissions": len(records),
                 "jobs": jobs,
                 "seconds": seconds,
+                "cpu_seconds": cpu,
                 "fast": fast,
                 "grades": records,
             },
@@ -1363,7 +1374,7 @@ def grade_class(
     )
     print(
         f"graded {len(records)} submission{'s' if len(records) != 1 else ''} in {seconds} s "
-        f"({jobs} at a time): {out / 'gradebook.csv'}, {out / 'grades.json'}, {out / 'answers'}/"
+        f"({jobs} at a time, {cpu} s of CPU): {out / 'gradebook.csv'}, {out / 'grades.json'}, {out / 'answers'}/"
     )
     return records
 
