@@ -1097,14 +1097,36 @@ def kernel_reference(
     *,
     out_scale: float,
     ridge: float,
-) -> tuple[torch.Tensor, torch.Tensor, float]:
+    return_weights: bool = False,
+) -> (
+    tuple[torch.Tensor, torch.Tensor, float]
+    | tuple[
+        torch.Tensor,
+        torch.Tensor,
+        float,
+        tuple[torch.Tensor, torch.Tensor],
+    ]
+):
     """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
 
-    The linearized RNN is ``z(x) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``;
-    fitting ``y - out_scale F_rnn(x; W_0, A_0)`` by kernel ridge (:func:`kernel_ridge`)
-    gives the best such predictor for squared loss plus ``ridge/2 ||out_scale theta||^2``.
-    Returns its predictions on ``x`` and ``x_eval`` and the norm ``||theta||``
-    (the norm of the weight change, ``(W', A')`` stacked).
+    The linearized RNN is ``z(x; theta) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``
+    with ``theta = (W', A')`` the weight change. Its features are
+    ``phi(x) = out_scale grad F(x)`` (kernel ``out_scale^2 K``), so fitting the residual
+    ``y - out_scale F_rnn(x; W_0, A_0)`` by :func:`kernel_ridge` minimizes, over ``theta``,
+
+        (1/N) sum_n (z(x_n; theta) - y_n)^2 / 2 + (ridge / 2) ||theta||^2,
+
+    the penalty on the weight change itself (not on ``out_scale theta``). This is the
+    penalty that early stopping mimics: gradient descent on ``theta`` with step ``lr``
+    for ``T`` steps damps the directions of the empirical feature covariance whose
+    eigenvalue is below about ``1 / (lr T)``, as this ridge does with ``ridge = 1/(lr T)``
+    (our heuristic, used by :func:`lazy_grid`). The minimizer is
+    ``theta* = out_scale sum_n alpha_n grad F(x_n)``.
+
+    Returns the predictions ``z(.; theta*)`` on ``x`` and ``x_eval`` and the norm
+    ``||theta*||`` (Frobenius, ``(W', A')`` stacked); with ``return_weights=True`` also
+    ``(W*, A*)``, computed by one backward pass through ``sum_n alpha_n F(x_n)``
+    (``W*`` (m, m), ``A*`` (m, d)).
     """
     model = _check_model(model)
     x, y = _check_data(model, x, y, "squared")
@@ -1113,6 +1135,10 @@ def kernel_reference(
         out_scale, "out_scale", low=0.0, low_open=True
     )
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    if not isinstance(return_weights, bool):
+        raise TypeError(
+            f"return_weights must be a bool, got {type(return_weights).__name__}"
+        )
     with torch.no_grad():
         f0, f0e = (
             out_scale * _output(model.W, model.A, model.B, xx)
@@ -1121,7 +1147,13 @@ def kernel_reference(
     K = out_scale**2 * tangent_kernel(model, x)
     alpha, norm = kernel_ridge(K, y - f0, ridge)
     Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
-    return f0 + K @ alpha, f0e + Ke @ alpha, norm / out_scale
+    if not return_weights:
+        return f0 + K @ alpha, f0e + Ke @ alpha, norm
+    W = model.W.detach().clone().requires_grad_(True)
+    A = model.A.detach().clone().requires_grad_(True)
+    out = (_output(W, A, model.B.detach(), x) * alpha).sum()
+    gW, gA = torch.autograd.grad(out_scale * out, (W, A))
+    return f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
 
 
 def lazy_grid(

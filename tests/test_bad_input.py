@@ -4217,6 +4217,14 @@ real_rows(
     ),
     bad=(0.0,),
 )
+row(
+    T,
+    "type",
+    "return_weights",
+    lambda: train.kernel_reference(
+        ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1
+    ),
+)
 T = "rnnlib.train.lazy_grid"
 LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(
@@ -4834,6 +4842,14 @@ row(
     ),
 )
 row(
+    T,
+    "type",
+    "closed_form",
+    lambda: claims.Claim(
+        "c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", "", 1
+    ),
+)
+row(
     "rnnlib.claims.register",
     "type",
     "claims",
@@ -4862,6 +4878,19 @@ row(
     "empty",
     "figure",
     lambda: claims.check("mh-word-level-lm", True, ""),
+)
+row(
+    T,
+    "malformed",
+    "verdict",
+    lambda: claims.check(
+        "mh-word-level-lm",
+        True,
+        "1.0",
+        verdict="checked (closed form)",
+    ),
+    note="closed-form-verdict-for-a-measured-claim",
+    match=r"^claim 'mh-word-level-lm' is registered with closed_form=False: its verdict must not be 'checked \(closed form\)', got 'checked \(closed form\)'$",
 )
 
 
@@ -4935,6 +4964,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.KINDS": "a constant",
     "rnnlib.claims.VERDICTS": "a constant",
     "rnnlib.claims.MIME": "a constant",
+    "rnnlib.claims.CLOSED_FORM": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",

@@ -372,3 +372,66 @@ def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(
         homework.check_exercise_5_2(
             lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x)
         )
+
+
+def test_kernel_reference_recovers_the_primal_ridge_solution():
+    """theta* from per-sequence autograd gradients and the primal ridge problem.
+
+    Minimize (1/N) sum (s (F0 + <g_n, theta>) - y_n)^2 / 2 + ridge/2 ||theta||^2
+    over the weight change theta = (W', A'): the predictions, the norm and the
+    weights of kernel_reference must be those of this independent solve.
+    """
+    from rnnlib.elman import elman_hidden_states
+    from rnnlib.train import kernel_reference
+
+    model, x, y = _data(n=9, L=4, d=3, m=8)
+    xe = sample_normalized_sequence(
+        5, 4, 3, 0.1, generator=7, dtype=D
+    )
+    s, ridge = 0.5, 0.05
+    rows, f0 = [], []
+    for xx in (x, xe):
+        for n in range(xx.shape[0]):
+            W = model.W.detach().clone().requires_grad_(True)
+            A = model.A.detach().clone().requires_grad_(True)
+            out = (
+                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
+                @ (model.B[0])
+            )
+            gW, gA = torch.autograd.grad(out, (W, A))
+            rows.append(torch.cat([gW.flatten(), gA.flatten()]))
+            f0.append(float(out.detach()))
+    G = torch.stack(rows)
+    f0 = torch.tensor(f0, dtype=D)
+    N = x.shape[0]
+    Gt, Ge = G[:N], G[N:]
+    theta = torch.linalg.solve(
+        s**2 * Gt.T @ Gt / N
+        + ridge * torch.eye(G.shape[1], dtype=D),
+        s * Gt.T @ (y[:, 0] - s * f0[:N]) / N,
+    )
+    ftr, fev, norm, (Ws, As) = kernel_reference(
+        model,
+        x,
+        y,
+        xe,
+        out_scale=s,
+        ridge=ridge,
+        return_weights=True,
+    )
+    assert torch.allclose(
+        ftr[:, 0], s * (f0[:N] + Gt @ theta), atol=1e-9
+    )
+    assert torch.allclose(
+        fev[:, 0], s * (f0[N:] + Ge @ theta), atol=1e-9
+    )
+    assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
+    m = model.width
+    assert torch.allclose(
+        Ws.flatten(), theta[: m * m], atol=1e-9
+    ) and torch.allclose(As.flatten(), theta[m * m :], atol=1e-9)
+    # without weights: the same three values
+    out3 = kernel_reference(
+        model, x, y, xe, out_scale=s, ridge=ridge
+    )
+    assert len(out3) == 3 and math.isclose(out3[2], norm)
