@@ -4861,6 +4861,14 @@ row(
     "figure",
     lambda: claims.check("mh-word-level-lm", True, ""),
 )
+row(
+    T,
+    "type",
+    "piloted",
+    lambda: claims.check(
+        "mh-word-level-lm", True, "1.0", piloted="yes"
+    ),
+)
 
 
 # --- names with no arguments to validate --------------------------------------------------------
@@ -4870,6 +4878,8 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.KINDS": "a constant",
     "rnnlib.claims.VERDICTS": "a constant",
     "rnnlib.claims.MIME": "a constant",
+    "rnnlib.claims.STRICT_ENV": "a constant",
+    "rnnlib.claims.strict": "no arguments; reads the environment",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
