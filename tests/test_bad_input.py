@@ -4892,6 +4892,14 @@ row(
     note="closed-form-verdict-for-a-measured-claim",
     match=r"^claim 'mh-word-level-lm' is registered with closed_form=False: its verdict must not be 'checked \(closed form\)', got 'checked \(closed form\)'$",
 )
+row(
+    T,
+    "type",
+    "piloted",
+    lambda: claims.check(
+        "mh-word-level-lm", True, "1.0", piloted="yes"
+    ),
+)
 
 
 # --- validators and draws made public so that no module imports another's private name ---------
@@ -4965,6 +4973,8 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.VERDICTS": "a constant",
     "rnnlib.claims.MIME": "a constant",
     "rnnlib.claims.CLOSED_FORM": "a constant",
+    "rnnlib.claims.STRICT_ENV": "a constant",
+    "rnnlib.claims.strict": "no arguments; reads the environment",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
