@@ -2765,6 +2765,31 @@ row(
     lambda: widgets.log_slider(10.0, -3, 0),
 )
 
+# --- rnnlib.notebook -------------------------------------------------------------------------------
+
+from rnnlib import notebook as _notebook  # noqa: E402
+
+row(
+    "rnnlib.notebook.glue",
+    "type",
+    "name",
+    lambda: _notebook.glue(3, 1.0),
+    exc=TypeError,
+)
+row(
+    "rnnlib.notebook.glue",
+    "malformed",
+    "name",
+    lambda: _notebook.glue("ch01 x", 1.0),
+)
+row(
+    "rnnlib.notebook.glue",
+    "type",
+    "display",
+    lambda: _notebook.glue("ch01_x", 1.0, display="no"),
+    exc=TypeError,
+)
+
 # --- rnnlib.homework -------------------------------------------------------------------------------
 
 for number in sorted(homework.CHECKERS):
@@ -5056,6 +5081,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.CLOSED_FORM": "a constant",
     "rnnlib.claims.STRICT_ENV": "a constant",
     "rnnlib.claims.strict": "no arguments; reads the environment",
+    "rnnlib.notebook.HAS_MYST_NB": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
