@@ -12,6 +12,11 @@ controls. Two kinds of widget reach the page from an executed chapter:
   removed, and a cell output left empty by the removal goes with them, so no blank gap
   remains.
 
+It also links rnnlib's names: an inline literal of a page that is a dotted name of the
+library (```rnnlib.stability.certify``` or ```rnnlib.stability.certify(model)```) becomes a
+reference to its entry on the API pages (``chapters/api/``); a name without an entry
+stays plain text, silently.
+
 ``booktools.browser_check`` fails on empty gaps and on widgets the page embeds but
 does not render; ``booktools/tests/test_browser_check_layout.py`` plants both.
 """
@@ -122,9 +127,52 @@ def static_widgets(app, doctree) -> None:
             node = up
 
 
+RNNLIB_NAME = re.compile(r"^(rnnlib(?:\.\w+)+)(?:\(.*\))?$")
+
+
+def link_rnnlib_names(app, doctree) -> None:
+    """Inline literals naming an rnnlib object become references to the API pages."""
+    from sphinx import addnodes
+
+    for lit in list(doctree.findall(nodes.literal)):
+        if isinstance(
+            lit.parent,
+            (
+                nodes.literal_block,
+                nodes.reference,
+                addnodes.pending_xref,
+            ),
+        ):
+            continue
+        match = RNNLIB_NAME.match(lit.astext().strip())
+        if not match:
+            continue
+        xref = addnodes.pending_xref(
+            "",
+            refdomain="py",
+            reftype="obj",
+            reftarget=match.group(1),
+            refexplicit=True,
+            refwarn=False,
+            refdoc=app.env.docname,
+            rnnlib_link=True,
+        )
+        lit.replace_self(xref)
+        xref += lit
+
+
+def _unresolved_rnnlib_name(app, env, node, contnode):
+    """A name with no API entry stays plain text (no nitpicky warning)."""
+    if node.get("rnnlib_link"):
+        return contnode
+    return None
+
+
 def setup(app) -> dict[str, Any]:
     # after myst-nb has turned the notebook's outputs into nodes
     app.connect("doctree-read", static_widgets, priority=900)
+    app.connect("doctree-read", link_rnnlib_names, priority=910)
+    app.connect("missing-reference", _unresolved_rnnlib_name)
     return {
         "parallel_read_safe": True,
         "parallel_write_safe": True,
