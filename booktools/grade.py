@@ -70,9 +70,6 @@ from nbclient.exceptions import DeadKernelError
 
 from booktools.execute import executed_in_build
 from booktools.student_edition import (
-    _DIRECTIVE,
-    _EXERCISE_LABEL,
-    _LABEL,
     ANSWER_KEY,
     ANSWER_PLACEHOLDER,
     BEGIN,
@@ -84,6 +81,7 @@ from booktools.student_edition import (
     exercise_points,
     find_exercises,
     scan_markdown,
+    statements_and_model_answers,
 )
 
 GRADER_KEY = "rnnlib_grader"
@@ -988,62 +986,6 @@ def student_edition_problems(report: GradeReport) -> list[str]:
 # --------------------------------------------------------------------------- a class at once
 
 
-def _blocks(
-    nb: nbformat.NotebookNode,
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The statement (the ``{exercise}`` block) and the model answer (the gated prose) of each exercise."""
-    statements: dict[str, str] = {}
-    models: dict[str, list[str]] = {}
-    gate = None
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        lines = cell.source.split("\n")
-        i = 0
-        while i < len(lines):
-            match = _DIRECTIVE.match(lines[i])
-            if match and match["name"] in (
-                "exercise",
-                "solution-start",
-                "solution-end",
-            ):
-                fence = match["fence"]
-                j = i + 1
-                while j < len(lines) and lines[j].strip() != fence:
-                    j += 1
-                block = lines[i : j + 1]
-                if match["name"] == "exercise":
-                    label = next(
-                        (
-                            m["label"]
-                            for line in block
-                            if (m := _LABEL.match(line))
-                        ),
-                        "",
-                    )
-                    if _EXERCISE_LABEL.match(label):
-                        statements[exercise_number(label)] = (
-                            "\n".join(
-                                line
-                                for line in block[1:-1]
-                                if not line.strip().startswith(":")
-                            ).strip()
-                        )
-                elif match["name"] == "solution-start":
-                    gate = exercise_number(match["arg"])
-                    models.setdefault(gate, [])
-                else:
-                    gate = None
-                i = j + 1
-                continue
-            if gate is not None:
-                models[gate].append(lines[i])
-            i += 1
-    return statements, {
-        n: "\n".join(t).strip() for n, t in models.items()
-    }
-
-
 def _student_of(path: Path, folder: Path) -> str:
     """``folder/alice/05_sgd.ipynb`` -> ``alice``; ``folder/alice.ipynb`` -> ``alice``."""
     rel = path.relative_to(folder)
@@ -1157,7 +1099,9 @@ def _answers_file(
     points: dict[str, float],
 ) -> str:
     statements, models = (
-        _blocks(nbformat.read(reference, as_version=4))
+        statements_and_model_answers(
+            nbformat.read(reference, as_version=4)
+        )
         if reference
         else ({}, {})
     )
