@@ -1376,7 +1376,7 @@ row(T, "type", "model", lambda: pseudo.back_matrices(RNN, X))
 tensor_rows(T, "x", X, lambda v: pseudo.back_matrices(ELMAN, v))
 
 T = "rnnlib.stability.spectral_norm"
-tensor_rows(T, "W", SQUARE, pseudo.spectral_norm)
+tensor_rows(T, "W", SQUARE, stability.spectral_norm)
 int_rows(
     T,
     "n_iter",
