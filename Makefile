@@ -12,7 +12,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 export PYTHONHASHSEED := 0
-export OMP_NUM_THREADS ?= 2
+# The thread policy (ARCHITECTURE.md, "Threads"): threads come from the environment, never
+# from code. Every process make starts (pytest, benchmarks) reads OMP_NUM_THREADS; the
+# kernels of booktools.execute get cores / JOBS each (one thread at JOBS=2 on 2 cores).
+export OMP_NUM_THREADS ?= 1
 # notebooks executed at once (booktools.execute); each kernel gets (cores / JOBS) threads
 JOBS       ?= 2
 # what `make lint` formats-checks and lints
@@ -153,5 +156,7 @@ bench: env
 	$(PY) benchmarks/bench_truncation_memory.py
 	$(PY) benchmarks/bench_train.py --threads 1
 
+# Everything a build or a test run leaves behind (the environment .venv and node_modules stay).
 clean:
-	rm -rf _build student/_build
+	rm -rf _build student/_build .pytest_cache booktools/tests/.pytest_cache .hypothesis .ruff_cache
+	find . \( -path ./.venv -o -path ./node_modules \) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
