@@ -69,14 +69,14 @@ from nbclient.exceptions import DeadKernelError
 
 from booktools.execute import executed_in_build
 from booktools.student_edition import (
-    _DIRECTIVE,
-    _EXERCISE_LABEL,
-    _LABEL,
     ANSWER_KEY,
     ANSWER_PLACEHOLDER,
     BEGIN,
+    DIRECTIVE,
     EXERCISE_KEY,
+    EXERCISE_LABEL,
     GRADING_CONFIG,
+    LABEL,
     ROOT,
     checker_calls,
     exercise_number,
@@ -1000,7 +1000,7 @@ def _blocks(
         lines = cell.source.split("\n")
         i = 0
         while i < len(lines):
-            match = _DIRECTIVE.match(lines[i])
+            match = DIRECTIVE.match(lines[i])
             if match and match["name"] in (
                 "exercise",
                 "solution-start",
@@ -1016,11 +1016,11 @@ def _blocks(
                         (
                             m["label"]
                             for line in block
-                            if (m := _LABEL.match(line))
+                            if (m := LABEL.match(line))
                         ),
                         "",
                     )
-                    if _EXERCISE_LABEL.match(label):
+                    if EXERCISE_LABEL.match(label):
                         statements[exercise_number(label)] = (
                             "\n".join(
                                 line
