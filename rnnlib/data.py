@@ -54,7 +54,11 @@ import numpy as np
 import torch
 
 from ._rng import as_seed
-from ._validation import check_int, check_tensor
+from ._validation import (
+    Int,
+    check_tensor,
+    validate_params,
+)
 
 __all__ = [
     "MIDI_LOW",
@@ -204,6 +208,7 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
     return roll, shift, f"{key.tonic.name} {key.mode}"
 
 
+@validate_params(n=Int(3))
 def split_indices(
     n: int,
     fractions: Sequence[float] = (0.6, 0.2, 0.2),
@@ -216,7 +221,6 @@ def split_indices(
     permutation by ``numpy.random.default_rng(as_seed(generator))`` (an int seed is used
     as it is), each part sorted.
     """
-    n = check_int(n, "n", minimum=3)
     seed = as_seed(generator)
     if len(fractions) != 3 or any(
         not isinstance(f, (int, float)) or not 0 < f < 1

@@ -46,10 +46,14 @@ import torch
 
 from ._rng import as_seed, derive
 from ._validation import (
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    Int,
     as_generator,
     check_int,
-    check_real,
     check_tensor,
+    validate_params,
 )
 from .concepts import sample_task
 from .elman import ElmanRNN
@@ -71,6 +75,7 @@ __all__ = [
 ]
 
 
+@validate_params("out_scale", norm=NONNEGATIVE)
 def rademacher_bound(
     K_diag: torch.Tensor, *, out_scale: float, norm: float
 ) -> float:
@@ -87,10 +92,6 @@ def rademacher_bound(
         raise ValueError(
             "K_diag must be non-negative (a kernel's diagonal)"
         )
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    norm = check_real(norm, "norm", low=0.0)
     n = K_diag.shape[0]
     return (
         out_scale
@@ -100,6 +101,7 @@ def rademacher_bound(
     )
 
 
+@validate_params("out_scale", norm=NONNEGATIVE, n_signs=Int(2))
 def empirical_rademacher(
     K: torch.Tensor,
     *,
@@ -121,11 +123,6 @@ def empirical_rademacher(
         raise ValueError(
             f"K must be square (N, N), got shape {tuple(K.shape)}"
         )
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    norm = check_real(norm, "norm", low=0.0)
-    n_signs = check_int(n_signs, "n_signs", minimum=2)
     gen = as_generator(generator)
     n = K.shape[0]
     sigma = (
@@ -142,6 +139,12 @@ def empirical_rademacher(
     )
 
 
+@validate_params(
+    "n",
+    rademacher=NONNEGATIVE,
+    loss_bound=NONNEGATIVE,
+    delta=OPEN_UNIT,
+)
 def uniform_bound(
     rademacher: float,
     *,
@@ -155,28 +158,19 @@ def uniform_bound(
     composed with the) class, ``loss_bound`` is ``b`` (losses in [0, b]), ``n`` the
     sample size, ``delta`` the failure probability.
     """
-    rademacher = check_real(rademacher, "rademacher", low=0.0)
-    n = check_int(n, "n", minimum=1)
-    loss_bound = check_real(loss_bound, "loss_bound", low=0.0)
-    delta = check_real(
-        delta,
-        "delta",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
     return 2 * rademacher + loss_bound * math.sqrt(
         2 * math.log(2 / delta) / n
     )
 
 
+@validate_params(max_abs_output=NONNEGATIVE)
 def logistic_loss_bound(max_abs_output: float) -> float:
     """``b = log(1 + exp(M))``: the largest logistic loss of a predictor with ``|z| <= M`` (chapter 6)."""
-    M = check_real(max_abs_output, "max_abs_output", low=0.0)
+    M = max_abs_output
     return M + math.log1p(math.exp(-M))
 
 
+@validate_params("n_train", "n_test")
 def classification_task(
     L: int,
     d: int,
@@ -195,10 +189,6 @@ def classification_task(
     The first ``n_train`` sequences are the training pool (a smaller training set is
     a prefix of it), the rest the test set. Returns ``(x, y, x_test, y_test)``.
     """
-    n_train, n_test = (
-        check_int(n_train, "n_train", minimum=1),
-        check_int(n_test, "n_test", minimum=1),
-    )
     x, f = sample_task(
         L,
         d,
@@ -240,6 +230,9 @@ class GeneralizationRun:
     coupling_relative: float
 
 
+@validate_params(
+    "n", "width", "out_scale", "lr_scale", epochs=POSITIVE
+)
 def generalization_run(
     n: int,
     width: int,
@@ -269,17 +262,8 @@ def generalization_run(
     (``out_scale (|F_rnn(x; W_0)| + B sqrt(K(x, x)))``): an estimate of the sup
     over the distribution, ours. Returns a :class:`GeneralizationRun`.
     """
-    n = check_int(n, "n", minimum=1)
-    width = check_int(width, "width", minimum=1)
     seed = as_seed(generator)
     n_pool = check_int(n_pool, "n_pool", minimum=n)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
-    epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
     x, y, xt, yt = classification_task(
         L, d, eps_x, n_pool, n_test, generator=seed
     )

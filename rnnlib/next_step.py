@@ -39,11 +39,15 @@ from torch import nn
 
 from ._rng import derive
 from ._validation import (
+    ANY_REAL,
+    NONNEGATIVE,
+    Int,
     as_generator,
     check_int,
     check_model,
     check_real,
     check_tensor,
+    validate_params,
 )
 from .data import pad_sequences
 from .dynamical import LSTM, SimpleRNN
@@ -94,6 +98,9 @@ class NextStepModel(nn.Module):
     the authors' code, ``c`` at 0.
     """
 
+    @validate_params(
+        "hidden_dim", input_dim=Int(2), forget_bias=ANY_REAL
+    )
     def __init__(
         self,
         kind: str,
@@ -114,9 +121,8 @@ class NextStepModel(nn.Module):
             raise ValueError(
                 f"readout must be one of {READOUTS}, got {readout!r}"
             )
-        n = check_int(input_dim, "input_dim", minimum=2)
-        H = check_int(hidden_dim, "hidden_dim", minimum=1)
-        forget_bias = check_real(forget_bias, "forget_bias")
+        n = input_dim
+        H = hidden_dim
         gen = as_generator(generator)
         g_core, g_out = derive(gen, "core"), derive(gen, "readout")
         if kind == "rnn":
@@ -497,6 +503,7 @@ def readout_loss(
     )
 
 
+@validate_params("batch_size")
 def evaluate(
     model: NextStepModel | Baseline,
     seqs: Sequence[np.ndarray],
@@ -511,7 +518,6 @@ def evaluate(
     """
     model = _check_predictor(model)
     seqs = _check_seqs(seqs)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     if k is not None:
         k = check_int(k, "k", minimum=1)
     total, count = 0.0, 0
@@ -579,6 +585,7 @@ def truncated_curve(
     )
 
 
+@validate_params("iterations", input_dim=Int(2), l2=NONNEGATIVE)
 def fit_baseline(
     seqs: Sequence[np.ndarray],
     *,
@@ -603,9 +610,6 @@ def fit_baseline(
         raise ValueError(
             f"readout must be one of {READOUTS}, got {readout!r}"
         )
-    input_dim = check_int(input_dim, "input_dim", minimum=2)
-    l2 = check_real(l2, "l2", low=0.0)
-    iterations = check_int(iterations, "iterations", minimum=1)
     base = Baseline(input_dim, readout=readout, previous=previous)
     # all (x_t, x_{t+1}) pairs of the split as one sequence-free batch (1, N, ...): no padding
     inputs = torch.as_tensor(
@@ -692,6 +696,7 @@ def fit_baseline(
 # --- data-dependent stability --------------------------------------------------------------------------------
 
 
+@validate_params("batch_size")
 def local_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -712,7 +717,6 @@ def local_jacobian_norms(
             f"model must be a NextStepModel, got {type(model).__name__}"
         )
     seqs = _check_seqs(seqs)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     out = []
     with torch.no_grad():
         for start in range(0, len(seqs), batch_size):
@@ -732,6 +736,7 @@ def local_jacobian_norms(
     return np.concatenate(out)
 
 
+@validate_params("batch_size", r=Int(1))
 def multi_step_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -753,8 +758,6 @@ def multi_step_jacobian_norms(
             f"model must be a NextStepModel, got {type(model).__name__}"
         )
     seqs = _check_seqs(seqs)
-    r = check_int(r, "r", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     out = []
     with torch.no_grad():
         for start in range(0, len(seqs), batch_size):
@@ -813,6 +816,7 @@ def contraction_summary(
     return out
 
 
+@validate_params(digits=Int(0))
 def results_table(
     columns: dict[str, dict[str, float]],
     notes: dict[str, str] | None = None,
@@ -835,7 +839,6 @@ def results_table(
         raise ValueError(
             "columns must be a non-empty dict title -> {row: value}"
         )
-    digits = check_int(digits, "digits", minimum=0)
     rows: list[str] = []
     for title, col in columns.items():
         if not isinstance(col, dict):

@@ -2880,12 +2880,6 @@ row(
     "path",
     lambda: rdata.load_benchmark("/nonexistent/JSB.pickle"),
 )
-int_rows(
-    "rnnlib.data.split_indices",
-    "n",
-    lambda v: rdata.split_indices(v),
-    low=3,
-)
 row(
     "rnnlib.data.split_indices",
     "range",
@@ -2937,24 +2931,6 @@ row(
     "malformed",
     "readout",
     lambda: nstep.NextStepModel("rnn", 88, 4, readout="gauss"),
-)
-int_rows(
-    T,
-    "hidden_dim",
-    lambda v: nstep.NextStepModel("rnn", 88, v),
-    low=1,
-)
-int_rows(
-    T,
-    "input_dim",
-    lambda v: nstep.NextStepModel("rnn", v, 4),
-    low=2,
-)
-real_rows(
-    T,
-    "forget_bias",
-    lambda v: nstep.NextStepModel("lstm", 88, 4, forget_bias=v),
-    bad=(math.inf,),
 )
 tensor_rows(T, "x", torch.zeros(2, 3, 88), lambda v: NSM(v))
 T = "rnnlib.next_step.Baseline"
@@ -3060,12 +3036,6 @@ T = "rnnlib.next_step.evaluate"
 row(T, "type", "model", lambda: nstep.evaluate(RNN, ROLLS))
 row(T, "empty", "seqs", lambda: nstep.evaluate(NSM, []))
 int_rows(T, "k", lambda v: nstep.evaluate(NSM, ROLLS, k=v), low=1)
-int_rows(
-    T,
-    "batch_size",
-    lambda v: nstep.evaluate(NSM, ROLLS, batch_size=v),
-    low=1,
-)
 T = "rnnlib.next_step.truncated_curve"
 row(
     T,
@@ -3104,30 +3074,6 @@ row(
         CODES, readout="categorical", input_dim=2, previous=True
     ),
 )
-real_rows(
-    T,
-    "l2",
-    lambda v: nstep.fit_baseline(
-        ROLLS,
-        readout="bernoulli",
-        input_dim=88,
-        previous=True,
-        l2=v,
-    ),
-    bad=(-1.0,),
-)
-int_rows(
-    T,
-    "iterations",
-    lambda v: nstep.fit_baseline(
-        ROLLS,
-        readout="bernoulli",
-        input_dim=88,
-        previous=True,
-        iterations=v,
-    ),
-    low=1,
-)
 T = "rnnlib.next_step.local_jacobian_norms"
 row(
     T,
@@ -3138,24 +3084,12 @@ row(
 row(
     T, "empty", "seqs", lambda: nstep.local_jacobian_norms(NSM, [])
 )
-int_rows(
-    T,
-    "batch_size",
-    lambda v: nstep.local_jacobian_norms(NSM, ROLLS, batch_size=v),
-    low=1,
-)
 T = "rnnlib.next_step.multi_step_jacobian_norms"
 row(
     T,
     "type",
     "model",
     lambda: nstep.multi_step_jacobian_norms(RNN, ROLLS, 2),
-)
-int_rows(
-    T,
-    "r",
-    lambda v: nstep.multi_step_jacobian_norms(NSM, ROLLS, v),
-    low=1,
 )
 T = "rnnlib.next_step.contraction_summary"
 row(
@@ -3216,30 +3150,6 @@ row(
         NSM, [], steps=1, progress=False
     ),
 )
-int_rows(
-    T,
-    "steps",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=v, progress=False
-    ),
-    low=1,
-)
-int_rows(
-    T,
-    "batch_size",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, batch_size=v, progress=False
-    ),
-    low=1,
-)
-real_rows(
-    T,
-    "lr",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, lr=v, progress=False
-    ),
-    bad=(0.0, -1.0),
-)
 real_rows(
     T,
     "clip",
@@ -3247,22 +3157,6 @@ real_rows(
         NSM, ROLLS, steps=1, clip=v, progress=False
     ),
     bad=(0.0,),
-)
-real_rows(
-    T,
-    "lam",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, lam=v, progress=False
-    ),
-    bad=(0.0, 1.5),
-)
-real_rows(
-    T,
-    "f_max",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, f_max=v, progress=False
-    ),
-    bad=(1.0,),
 )
 row(
     T,
@@ -3454,12 +3348,6 @@ for T, fn in (
 T = "rnnlib.train.predict"
 row(T, "type", "model", lambda: train.predict(None, X, 1.0))
 tensor_rows(T, "x", X, lambda v: train.predict(ELMAN, v, 1.0))
-real_rows(
-    T,
-    "out_scale",
-    lambda v: train.predict(ELMAN, X, v),
-    bad=(0.0,),
-)
 T = "rnnlib.train.objective"
 tensor_rows(T, "z", Y1, lambda v: train.objective(v, Y1))
 tensor_rows(T, "y", Y1, lambda v: train.objective(Y1, v))
@@ -3492,12 +3380,6 @@ tensor_rows(
     skip=("shape",),
 )
 row(T, "shape", "y", lambda: train.kernel_ridge(KT, Y1[:1], 0.1))
-real_rows(
-    T,
-    "ridge",
-    lambda v: train.kernel_ridge(KT, Y1, v),
-    bad=(0.0, -1.0),
-)
 
 
 T = "rnnlib.train.tangent_kernel_diag"
@@ -3512,30 +3394,6 @@ row(
     lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X),
 )
 T = "rnnlib.train.theorem_3_1_constants"
-int_rows(
-    T,
-    "L",
-    lambda v: train.theorem_3_1_constants(v, 1, 64, 0.1),
-    low=3,
-)
-int_rows(
-    T,
-    "d_out",
-    lambda v: train.theorem_3_1_constants(5, v, 64, 0.1),
-    low=1,
-)
-int_rows(
-    T,
-    "width",
-    lambda v: train.theorem_3_1_constants(5, 1, v, 0.1),
-    low=2,
-)
-real_rows(
-    T,
-    "eps",
-    lambda v: train.theorem_3_1_constants(5, 1, 64, v),
-    bad=(0.0, 2.0),
-)
 int_rows(
     "rnnlib.generalization.generalization_run",
     "steps",
@@ -3566,18 +3424,6 @@ real_rows(
     lambda v: train.regression_task(5, 4, v, 4, 2),
     bad=(0.0, 1.5),
 )
-int_rows(
-    T,
-    "n_train",
-    lambda v: train.regression_task(5, 4, 0.5, v, 2),
-    low=2,
-)
-int_rows(
-    T,
-    "n_eval",
-    lambda v: train.regression_task(5, 4, 0.5, 4, v),
-    low=1,
-)
 T = "rnnlib.train.kernel_reference"
 row(
     T,
@@ -3603,22 +3449,6 @@ tensor_rows(
     lambda v: train.kernel_reference(
         ELMAN, X, Y1, v, out_scale=1.0, ridge=0.1
     ),
-)
-real_rows(
-    T,
-    "out_scale",
-    lambda v: train.kernel_reference(
-        ELMAN, X, Y1, X, out_scale=v, ridge=0.1
-    ),
-    bad=(0.0,),
-)
-real_rows(
-    T,
-    "ridge",
-    lambda v: train.kernel_reference(
-        ELMAN, X, Y1, X, out_scale=1.0, ridge=v
-    ),
-    bad=(0.0,),
 )
 row(
     T,
@@ -3684,31 +3514,7 @@ tensor_rows(
     X,
     lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0),
 )
-real_rows(
-    T,
-    "out_scale",
-    lambda v: train.convexity_gap(ELMAN, TH, TH, X, out_scale=v),
-    bad=(0.0,),
-)
 T = "rnnlib.train.worst_case_flip_fraction"
-int_rows(
-    T,
-    "width",
-    lambda v: train.worst_case_flip_fraction(v, 1.0),
-    low=1,
-)
-real_rows(
-    T,
-    "tau",
-    lambda v: train.worst_case_flip_fraction(8, v),
-    bad=(-1.0,),
-)
-int_rows(
-    T,
-    "n_draws",
-    lambda v: train.worst_case_flip_fraction(8, 1.0, n_draws=v),
-    low=1,
-)
 T = "rnnlib.train.lazy_grid"
 LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(
@@ -3728,20 +3534,6 @@ int_rows(
     "seeds[i]",
     lambda v: train.lazy_grid([8], [1.0], [v], **LG),
     low=0,
-)
-int_rows(
-    T,
-    "steps",
-    lambda v: train.lazy_grid(
-        [8], [1.0], [0], **{**LG, "steps": v}
-    ),
-    low=1,
-)
-real_rows(
-    T,
-    "lr_scale",
-    lambda v: train.lazy_grid([8], [1.0], [0], **LG, lr_scale=v),
-    bad=(0.0,),
 )
 
 
@@ -3831,22 +3623,6 @@ row(
         -KD, out_scale=1.0, norm=1.0
     ),
 )
-real_rows(
-    T,
-    "out_scale",
-    lambda v: generalization.rademacher_bound(
-        KD, out_scale=v, norm=1.0
-    ),
-    bad=(0.0,),
-)
-real_rows(
-    T,
-    "norm",
-    lambda v: generalization.rademacher_bound(
-        KD, out_scale=1.0, norm=v
-    ),
-    bad=(-1.0,),
-)
 T = "rnnlib.generalization.empirical_rademacher"
 tensor_rows(
     T,
@@ -3856,62 +3632,8 @@ tensor_rows(
         v, out_scale=1.0, norm=1.0
     ),
 )
-real_rows(
-    T,
-    "norm",
-    lambda v: generalization.empirical_rademacher(
-        torch.eye(B), out_scale=1.0, norm=v
-    ),
-    bad=(-1.0,),
-)
-int_rows(
-    T,
-    "n_signs",
-    lambda v: generalization.empirical_rademacher(
-        torch.eye(B), out_scale=1.0, norm=1.0, n_signs=v
-    ),
-    low=2,
-)
 T = "rnnlib.generalization.uniform_bound"
-real_rows(
-    T,
-    "rademacher",
-    lambda v: generalization.uniform_bound(
-        v, n=10, loss_bound=1.0
-    ),
-    bad=(-0.1,),
-)
-int_rows(
-    T,
-    "n",
-    lambda v: generalization.uniform_bound(
-        0.1, n=v, loss_bound=1.0
-    ),
-    low=1,
-)
-real_rows(
-    T,
-    "loss_bound",
-    lambda v: generalization.uniform_bound(
-        0.1, n=10, loss_bound=v
-    ),
-    bad=(-1.0,),
-)
-real_rows(
-    T,
-    "delta",
-    lambda v: generalization.uniform_bound(
-        0.1, n=10, loss_bound=1.0, delta=v
-    ),
-    bad=(0.0, 1.0),
-)
 T = "rnnlib.generalization.logistic_loss_bound"
-real_rows(
-    T,
-    "max_abs_output",
-    generalization.logistic_loss_bound,
-    bad=(-1.0,),
-)
 T = "rnnlib.generalization.classification_task"
 int_rows(
     T,
@@ -3925,12 +3647,6 @@ real_rows(
     lambda v: generalization.classification_task(5, 4, v, 4, 2),
     bad=(0.0,),
 )
-int_rows(
-    T,
-    "n_test",
-    lambda v: generalization.classification_task(5, 4, 0.5, 4, v),
-    low=1,
-)
 T = "rnnlib.generalization.generalization_run"
 GR = dict(
     L=5,
@@ -3943,39 +3659,11 @@ GR = dict(
 )
 int_rows(
     T,
-    "n",
-    lambda v: generalization.generalization_run(v, 8, 0, **GR),
-    low=1,
-)
-int_rows(
-    T,
-    "width",
-    lambda v: generalization.generalization_run(4, v, 0, **GR),
-    low=1,
-)
-int_rows(
-    T,
     "n_pool",
     lambda v: generalization.generalization_run(
         4, 8, 0, **{**GR, "n_pool": v}
     ),
     low=4,
-)
-real_rows(
-    T,
-    "out_scale",
-    lambda v: generalization.generalization_run(
-        4, 8, 0, **{**GR, "out_scale": v}
-    ),
-    bad=(0.0,),
-)
-real_rows(
-    T,
-    "epochs",
-    lambda v: generalization.generalization_run(
-        4, 8, 0, **{**GR, "epochs": v}
-    ),
-    bad=(0.0,),
 )
 
 
