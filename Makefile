@@ -165,9 +165,31 @@ student-check: $(STUDENT_DEP)
 	$(PY) -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
 # One score per exercise of a completed notebook: make grade NB=path/to/notebook.ipynb
+# A class at once: make grade SUBMISSIONS=folder [OUT=folder_grades], in parallel (one process
+# and kernel per submission), into OUT/gradebook.csv, OUT/grades.json and OUT/answers/
+# (points: booktools/grading.yml; chapters/instructor_guide.md, "Grading").
 grade: env
-	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
-	$(PY) -m booktools.grade "$(NB)"
+	@if [ -n "$(SUBMISSIONS)" ]; then \
+		$(PY) -m booktools.grade --class "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)"); \
+	elif [ -n "$(NB)" ]; then \
+		$(PY) -m booktools.grade "$(NB)"; \
+	else \
+		echo "usage: make grade NB=path/to/notebook.ipynb, or make grade SUBMISSIONS=folder [OUT=folder]"; exit 2; \
+	fi
+
+# PDFs of the two editions (LaTeX through jupyter-book's pdflatex builder; needs TeX Live:
+# apt-get install texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk
+# texlive-plain-generic fonts-freefont-otf). Not part of `make test`.
+.PHONY: pdf student-pdf
+pdf: cache-check
+	$(PY) -m booktools.execute --jobs $(JOBS) book
+	$(BIN)/jupyter-book build --builder pdflatex --keep-going .
+	@echo "The instructor edition's PDF is in $(CURDIR)/_build/latex/"
+
+student-pdf: student-notebooks cache-check
+	$(PY) -m booktools.execute --jobs $(JOBS) student
+	$(BIN)/jupyter-book build --builder pdflatex --keep-going student
+	@echo "The student edition's PDF is in $(CURDIR)/student/_build/latex/"
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env

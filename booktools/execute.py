@@ -112,6 +112,9 @@ def run_job(job: Job) -> Result:
         os.environ[name] = str(
             job.threads
         )  # the kernel inherits the worker's environment
+    os.environ["RNNLIB_STRICT_CLAIMS"] = (
+        "1"  # the build is strict: rnnlib.claims.strict()
+    )
     nb = nbformat.read(job.path, as_version=4)
     cpu: list[float | None] = [None]
     client = NotebookClient(

@@ -175,6 +175,7 @@ def test_sphinx_extensions_are_installed_modules():
         "booktools.sphinx_ext.plaintext_docstrings",
         "booktools.sphinx_ext.offline_fixes",
         "booktools.sphinx_ext.layout",
+        "booktools.sphinx_ext.static_page",
         "booktools.ledger",
     ]
     for name in ours:
