@@ -152,6 +152,7 @@ bench: env
 	$(PY) benchmarks/bench_truncation.py
 	$(PY) benchmarks/bench_truncation_memory.py
 	$(PY) benchmarks/bench_train.py --threads 1
+	$(PY) benchmarks/bench_ntk.py
 
 clean:
 	rm -rf _build student/_build

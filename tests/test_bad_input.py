@@ -4788,6 +4788,33 @@ for name, call, arg, kind in (
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
+from rnnlib import ntk  # noqa: E402
+
+T = "rnnlib.ntk.limit_tangent_kernel"
+tensor_rows(T, "x", X, lambda v: ntk.limit_tangent_kernel(v))
+tensor_rows(T, "x2", X, lambda v: ntk.limit_tangent_kernel(X, v))
+row(
+    T,
+    "shape",
+    "x2",
+    lambda: ntk.limit_tangent_kernel(X, X[:, :-1]),
+)
+T = "rnnlib.ntk.limit_hidden_covariance"
+tensor_rows(T, "x", X, lambda v: ntk.limit_hidden_covariance(v))
+tensor_rows(
+    T, "x2", X, lambda v: ntk.limit_hidden_covariance(X, v)
+)
+T = "rnnlib.ntk.cross_time_fraction"
+row(T, "type", "model", lambda: ntk.cross_time_fraction("m", X))
+tensor_rows(T, "x", X, lambda v: ntk.cross_time_fraction(ELMAN, v))
+row(
+    T,
+    "malformed",
+    "output_dim",
+    lambda: ntk.cross_time_fraction(elman.ElmanRNN(D, M, 2), X),
+    match=r"^model must have output_dim 1 for cross_time_fraction, got 2$",
+)
+
 from rnnlib import claims  # noqa: E402
 
 T = "rnnlib.claims.Claim"
