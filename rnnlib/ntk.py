@@ -76,7 +76,8 @@ import math
 import torch
 
 from ._validation import check_model, check_tensor
-from .elman import ElmanRNN
+from .elman import ElmanRNN, elman_hidden_states
+from .pseudo import back_matrices
 
 __all__ = [
     "limit_hidden_covariance",
@@ -214,17 +215,20 @@ def cross_time_fraction(
     (like ``m^(-1/2)`` for one draw, module docstring). ``model`` has
     ``output_dim = 1``, ``x`` is (N, L, d) in the model's dtype.
     """
-    from .pseudo import back_matrices
-    from .train import _states
-
     model = check_model(model, ElmanRNN)
     if model.output_dim != 1:
         raise ValueError(
             f"model must have output_dim 1 for cross_time_fraction, got {model.output_dim}"
         )
     x = model._check_input(x)
-    h_prev, D, _ = _states(model.W.detach(), model.A.detach(), x)
     with torch.no_grad():
+        h = elman_hidden_states(
+            model.W.detach(), model.A.detach(), x
+        )
+        h_prev = torch.cat(
+            [torch.zeros_like(h[:, :1]), h[:, :-1]], 1
+        )
+        D = (h > 0).to(x.dtype)
         u = back_matrices(model, x)[:, :, 0, :] * D
         uu = torch.einsum("nlm,nkm->nlk", u, u)
         zz = torch.einsum(
