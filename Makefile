@@ -201,6 +201,7 @@ bench: env
 	$(PY) benchmarks/bench_truncation.py
 	$(PY) benchmarks/bench_truncation_memory.py
 	$(PY) benchmarks/bench_train.py --threads 1
+	$(PY) benchmarks/bench_ntk.py
 
 # Everything a build or a test run leaves behind (the environment .venv and node_modules stay).
 clean:

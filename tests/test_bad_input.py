@@ -3879,11 +3879,99 @@ for name, call, arg, kind in (
         "tables",
         "type",
     ),
+    (
+        "plot_kernel_curves",
+        lambda: plotting.plot_kernel_curves([]),
+        "curves",
+        "type",
+    ),
 ):
     row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
+
+from rnnlib import ntk  # noqa: E402
+
+T = "rnnlib.ntk.limit_tangent_kernel"
+tensor_rows(T, "x", X, lambda v: ntk.limit_tangent_kernel(v))
+tensor_rows(T, "x2", X, lambda v: ntk.limit_tangent_kernel(X, v))
+row(
+    T,
+    "shape",
+    "x2",
+    lambda: ntk.limit_tangent_kernel(X, X[:, :-1]),
+)
+T = "rnnlib.ntk.limit_hidden_covariance"
+tensor_rows(T, "x", X, lambda v: ntk.limit_hidden_covariance(v))
+tensor_rows(
+    T, "x2", X, lambda v: ntk.limit_hidden_covariance(X, v)
+)
+T = "rnnlib.ntk.cross_time_fraction"
+row(T, "type", "model", lambda: ntk.cross_time_fraction("m", X))
+tensor_rows(T, "x", X, lambda v: ntk.cross_time_fraction(ELMAN, v))
+row(
+    T,
+    "malformed",
+    "output_dim",
+    lambda: ntk.cross_time_fraction(elman.ElmanRNN(D, M, 2), X),
+    match=r"^model must have output_dim 1 for cross_time_fraction, got 2$",
+)
+
+from rnnlib.experiments import ch07 as exp07  # noqa: E402
+
+T = "rnnlib.experiments.ch07.limit_kernel_curve"
+row(
+    T,
+    "type",
+    "language",
+    lambda: exp07.limit_kernel_curve(3, 8, [20]),
+)
+row(
+    T,
+    "malformed",
+    "language",
+    lambda: exp07.limit_kernel_curve("nope", 8, [20]),
+    match=r"^language unknown language 'nope'; known: .+$",
+)
+int_rows(
+    T,
+    "n",
+    lambda v: exp07.limit_kernel_curve("dl1", v, [20]),
+    low=2,
+)
+int_rows(
+    T,
+    "seeds",
+    lambda v: exp07.limit_kernel_curve("dl1", 8, [20], seeds=v),
+    low=1,
+)
+row(
+    T,
+    "empty",
+    "sizes",
+    lambda: exp07.limit_kernel_curve("dl1", 8, []),
+    match=r"^sizes must be a non-empty sequence of integers, got \[\]$",
+)
+real_rows(
+    T,
+    "eps_x",
+    lambda v: exp07.limit_kernel_curve("dl1", 8, [20], eps_x=v),
+    bad=(0.0, 1.5),
+)
+T = "rnnlib.experiments.ch07.draw_strings"
+int_rows(
+    T,
+    "n_samples",
+    lambda v: exp07.draw_strings("dl1", v, 8, generator=0),
+    low=2,
+)
+int_rows(
+    T,
+    "n",
+    lambda v: exp07.draw_strings("dl1", 10, v, generator=0),
+    low=2,
+)
 
 from rnnlib import claims  # noqa: E402
 
@@ -4094,6 +4182,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.train.TrainResult": "a result record built by train_rnn / train_pseudo",
     "rnnlib.train.PairResult": "a result record built by train_pair",
     "rnnlib.train.LazyGrid": "a result record built by lazy_grid",
+    "rnnlib.experiments.ch07.KernelCurve": "a result record built by limit_kernel_curve",
     "rnnlib.generalization.GeneralizationRun": "a result record built by generalization_run",
 }
 
