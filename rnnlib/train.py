@@ -69,9 +69,14 @@ from ._validation import (
     check_real,
     check_tensor,
 )
+from .concepts import sample_task
 from .elman import ElmanRNN
-from .next_step import NextStepModel, evaluate, next_step_batch
-from .next_step import _loss as _next_step_loss
+from .next_step import (
+    NextStepModel,
+    evaluate,
+    next_step_batch,
+    readout_loss,
+)
 from .pseudo import back_matrices
 
 __all__ = [
@@ -1175,45 +1180,6 @@ class LazyGrid:
     pairs: list = field(default_factory=list, repr=False)
 
 
-def _target_sample(
-    L: int,
-    d: int,
-    eps_x: float,
-    n: int,
-    *,
-    p: int,
-    generator: torch.Generator | int | None,
-    dtype: torch.dtype,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` normalized sequences and ``F*(x_bar)`` for a random concept-class target.
-
-    The shared draw of :func:`regression_task` (chapter 5) and
-    :func:`rnnlib.generalization.classification_task` (chapter 6): streams
-    ``derive(generator, "data")`` for the sequences and ``"target"`` for ``F*``.
-    """
-    from .concepts import sample_target
-    from .elman import normalize_sequence, sample_true_sequence
-
-    L, d = (
-        check_int(L, "L", minimum=3),
-        check_int(d, "d", minimum=3),
-    )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    x_bar = sample_true_sequence(
-        n, L, d, generator=derive(generator, "data"), dtype=dtype
-    )
-    target = sample_target(
-        L,
-        d,
-        p=p,
-        generator=derive(generator, "target"),
-        dtype=dtype,
-    )
-    return normalize_sequence(x_bar, eps_x), target(x_bar)
-
-
 def worst_case_flip_fraction(
     width: int,
     tau: float,
@@ -1269,7 +1235,7 @@ def regression_task(
         check_int(n_train, "n_train", minimum=2),
         check_int(n_eval, "n_eval", minimum=1),
     )
-    x, y = _target_sample(
+    x, y = sample_task(
         L,
         d,
         eps_x,
@@ -1662,9 +1628,7 @@ def train_next_step(
             raise DivergenceError(
                 f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
             )
-        loss = _next_step_loss(
-            model, logits, targets, mask, "mean"
-        )
+        loss = readout_loss(model, logits, targets, mask, "mean")
         opt.zero_grad()
         loss.backward()
         grads_finite = all(
