@@ -3889,6 +3889,58 @@ for name, call, arg, kind in (
     row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 
+T = "rnnlib.generalization.sgd_budget"
+SB = dict(p=1, C=1.0, L=4, width=8, out_scale=0.5, eps=0.1)
+int_rows(
+    T,
+    "p",
+    lambda v: generalization.sgd_budget(**{**SB, "p": v}),
+    low=1,
+)
+real_rows(
+    T,
+    "C",
+    lambda v: generalization.sgd_budget(**{**SB, "C": v}),
+    bad=(0.0,),
+)
+int_rows(
+    T,
+    "L",
+    lambda v: generalization.sgd_budget(**{**SB, "L": v}),
+    low=1,
+)
+int_rows(
+    T,
+    "width",
+    lambda v: generalization.sgd_budget(**{**SB, "width": v}),
+    low=1,
+)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: generalization.sgd_budget(**{**SB, "out_scale": v}),
+    bad=(0.0,),
+)
+real_rows(
+    T,
+    "eps",
+    lambda v: generalization.sgd_budget(**{**SB, "eps": v}),
+    bad=(0.0,),
+)
+real_rows(
+    T,
+    "kernel_constant",
+    lambda v: generalization.sgd_budget(**SB, kernel_constant=v),
+    bad=(0.0,),
+)
+real_rows(
+    T,
+    "loss_bound",
+    lambda v: generalization.sgd_budget(**SB, loss_bound=v),
+    bad=(-1.0,),
+)
+
+
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
 from rnnlib import ntk  # noqa: E402
