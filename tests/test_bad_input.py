@@ -3084,6 +3084,12 @@ row(
 row(
     T, "empty", "seqs", lambda: nstep.local_jacobian_norms(NSM, [])
 )
+row(
+    T,
+    "malformed",
+    "ord",
+    lambda: nstep.local_jacobian_norms(NSM, ROLLS, ord=1),
+)
 T = "rnnlib.next_step.multi_step_jacobian_norms"
 row(
     T,
@@ -3164,6 +3170,14 @@ row(
     "optimizer",
     lambda: rtrain.train_next_step(
         NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False
+    ),
+)
+row(
+    T,
+    "type",
+    "keep_best",
+    lambda: rtrain.train_next_step(
+        NSM, ROLLS, steps=1, keep_best=1, progress=False
     ),
 )
 int_rows(
@@ -4224,6 +4238,10 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.data.MIDI_HIGH": "a constant",
     "rnnlib.data.N_KEYS": "a constant",
     "rnnlib.data.CHORALE_FILE": "a constant (path of the shipped file)",
+    "rnnlib.data.JSB_STANDARD_STATISTICS": "a constant (published statistics)",
+    "rnnlib.data.JSB_PUBLISHED_NLL": "a constant (published results)",
+    "rnnlib.data.VOICES": "a constant",
+    "rnnlib.data.OCTAVE_SHIFT": "a constant",
     "rnnlib.data.PianoRollData": "a record built by load_chorales / load_benchmark from validated files",
     "rnnlib.data.TextData": "a record built by load_abc_text (its encode/decode validate; tests/test_data.py)",
     "rnnlib.next_step.KINDS": "a constant",
