@@ -145,6 +145,12 @@ grade: env
 	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
 	$(PY) -m booktools.grade "$(NB)"
 
+# The chapters in JupyterLab with their MyST and math rendered (jupyterlab-myst; README.md,
+# "Running the chapters yourself"): reader copies in lab/ (booktools.lab). STUDENT=1: the student edition.
+.PHONY: lab
+lab: env $(if $(STUDENT),student-notebooks)
+	$(PY) -m booktools.lab $(if $(STUDENT),--student)
+
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env
 	$(PY) benchmarks/bench_elman.py

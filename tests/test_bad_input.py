@@ -2783,6 +2783,20 @@ row(
     lambda: _notebook.glue("ch01 x", 1.0),
 )
 row(
+    "rnnlib.notebook.glued",
+    "type",
+    "name",
+    lambda: _notebook.glued(None),
+    exc=TypeError,
+)
+row(
+    "rnnlib.notebook.glued",
+    "type",
+    "format_spec",
+    lambda: _notebook.glued("ch01_x", 2),
+    exc=TypeError,
+)
+row(
     "rnnlib.notebook.glue",
     "type",
     "display",

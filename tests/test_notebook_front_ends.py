@@ -32,10 +32,17 @@ def test_config_macros_are_well_formed():
     assert {"vx", "mW", "norm", "ip", "Back", "Frnn"} <= set(
         macros
     )
-    lines = book_macros.newcommands(macros)
+    lines = book_macros.definitions(macros)
     assert lines[list(macros).index("norm")] == (
-        r"\newcommand{\norm}[1]{\left\lVert #1 \right\rVert}"
+        r"\def\norm#1{\left\lVert #1 \right\rVert}"
     )
+    # the front matter of the macro cell is YAML that gives back every macro body
+    source = book_macros.macro_source(macros)
+    front = yaml.safe_load(source.split("---")[1])
+    assert front["math"] == {
+        "\\" + k: (v[0] if isinstance(v, list) else v)
+        for k, v in macros.items()
+    }
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -86,8 +93,8 @@ def test_sync_inserts_first_and_is_idempotent():
     macros = {"vx": r"\mathbf{x}", "ip": ["<#1, #2>", 2]}
     assert book_macros.sync(nb, macros)
     assert book_macros.is_macro_cell(nb.cells[0])
-    assert nb.cells[0].source == (
-        r"$\newcommand{\vx}{\mathbf{x}} \newcommand{\ip}[2]{<#1, #2>}$"
+    assert nb.cells[0].source.endswith(
+        r"$\def\vx{\mathbf{x}} \def\ip#1#2{<#1, #2>}$"
     )
     assert not book_macros.sync(nb, macros)
     assert book_macros.sync(nb, {"vx": r"\mathbf{v}"})
@@ -111,6 +118,18 @@ def test_glue_forwards_to_myst_nb(monkeypatch):
     )
     notebook.glue("ch00_x", 2.0, display=False)
     assert seen == [("ch00_x", 2.0, False)]
+
+
+def test_glued_formats_as_the_role_would(monkeypatch):
+    monkeypatch.setattr(notebook, "_GLUED", {})
+    assert (
+        repr(notebook.glued("ch00_y", ".2f")) == "(computed above)"
+    )
+    notebook.glue("ch00_y", 0.12345, display=False)
+    assert repr(notebook.glued("ch00_y", ".2f")) == "0.12"
+    assert repr(notebook.glued("ch00_y")) == "0.12345"
+    notebook.glue("ch00_s", "text", display=False)
+    assert repr(notebook.glued("ch00_s", ".2f")) == "text"
 
 
 def _third_party_imports(source: str) -> set[str]:
