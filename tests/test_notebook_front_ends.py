@@ -186,3 +186,30 @@ def test_environment_yml_is_usable_by_binder():
     assert "-e ." in pip, "Binder must install the package"
     names = {p.split("==")[0] for p in pip if "==" in p}
     assert {"jupyterlab", "jupyterlab-myst", "ipykernel"} <= names
+
+
+def test_student_notebooks_start_with_the_install_cell(tmp_path):
+    from booktools import student_edition as se
+
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = cfg["repository"]["url"]
+    written = se.build_student_edition(ROOT, tmp_path / "student")
+    for path in written:
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code[0].metadata.get(se.INSTALL_KEY), path.name
+        assert f"git+{url}@" in code[0].source
+        ast.parse(
+            code[0].source
+        )  # plain Python: no magics to transform
+    env = se.binder_environment(
+        yaml.safe_load((ROOT / "environment.yml").read_text()), url
+    )
+    pip = next(
+        d["pip"]
+        for d in env["dependencies"]
+        if isinstance(d, dict)
+    )
+    assert f"rnnlib @ git+{url}@main" in pip and "-e ." not in pip
+    with pytest.raises(ValueError, match="^url: "):
+        se.install_source("git@github.com:x/y")
