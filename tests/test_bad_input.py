@@ -5015,6 +5015,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.STRICT_ENV": "a constant",
     "rnnlib.claims.strict": "no arguments; reads the environment",
     "rnnlib.notebook.HAS_MYST_NB": "a constant",
+    "rnnlib.widgets.SLOW_S": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",

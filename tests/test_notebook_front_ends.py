@@ -213,3 +213,30 @@ def test_student_notebooks_start_with_the_install_cell(tmp_path):
     assert f"rnnlib @ git+{url}@main" in pip and "-e ." not in pip
     with pytest.raises(ValueError, match="^url: "):
         se.install_source("git@github.com:x/y")
+
+
+def test_explorer_reports_busy_and_its_redraw_time(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from rnnlib import widgets
+
+    seen = []
+
+    def figure(a=1):
+        seen.append(ui_status[0].value if ui_status else None)
+        fig, ax = plt.subplots()
+        ax.plot([0, a])
+        return fig
+
+    ui_status: list = []
+    ui = widgets.explore(figure, a=widgets.int_slider(1, 0, 3))
+    ui_status.append(ui.status)
+    assert ui.status in ui.children and len(ui.timings) == 1
+    assert ui.status.value == ""  # fast: nothing to say
+    monkeypatch.setattr(widgets, "SLOW_S", -1.0)
+    ui.children[0].value = 2  # a slider change redraws
+    assert (
+        seen[-1] == "<i>computing…</i>"
+    )  # shown while it computes
+    assert len(ui.timings) == 2
+    assert ui.status.value.startswith("<i>redrawn in ")
