@@ -22,6 +22,13 @@ reported from the browser's network log as a failure. For each page it checks:
   of the article's column (folded solutions are unfolded first, so they are measured
   too); and ruff's ``line-length`` (``pyproject.toml``) fits the narrowest code cell of
   the page (how many characters of the code font it holds);
+* no text output wraps (a line wider than its box once wrapping is off: show it as a
+  table); no rendered matplotlib figure has text smaller than ``MIN_FIGURE_TEXT_PX``
+  on the page (its smallest font in points, recorded in the PNG by
+  ``rnnlib.plotting``, x its dpi / 72 x the scale it is shown at); no table, cell,
+  inline formula, image or figure is clipped by its box (reaches past the nearest
+  ancestor that clips or scrolls, or the column); no output box taller than a line
+  shows nothing (a hidden widget's empty gap);
 * the browser console holds no error (level ``SEVERE``; a 404 of ``/favicon.ico``,
   which the browser asks of every host, is not the page's).
 
@@ -153,6 +160,62 @@ const done = arguments[arguments.length - 1];
     const chars = Math.floor(inside / charWidth);
     if (out.codeColumnChars === null || chars < out.codeColumnChars) { out.codeColumnChars = chars; }
   });
+  // text outputs whose lines wrap: a line wider than its box once wrapping is switched off
+  out.wrapped = [];
+  document.querySelectorAll(".cell_output pre, .output pre").forEach(pre => {
+    const box = pre.getBoundingClientRect();
+    if (box.width === 0) { return; }
+    const ws = pre.style.whiteSpace, ow = pre.style.overflowWrap;
+    pre.style.whiteSpace = "pre"; pre.style.overflowWrap = "normal";
+    const wide = pre.scrollWidth > pre.clientWidth + 1;
+    const scrollWidth = pre.scrollWidth;
+    pre.style.whiteSpace = ws; pre.style.overflowWrap = ow;
+    if (wide) {
+      const lines = (pre.textContent || "").split("\n");
+      const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), "");
+      out.wrapped.push({scrollWidth, clientWidth: pre.clientWidth,
+                        longest: longest.trim().slice(0, 80), chars: longest.length});
+    }
+  });
+  // rendered figures: natural and shown width (the Python side reads dpi and font size from the PNG)
+  out.figures = Array.from(column.querySelectorAll("img")).map(img => {
+    const box = img.getBoundingClientRect();
+    return {src: img.getAttribute("src"), natural: img.naturalWidth, shown: box.width};
+  }).filter(f => f.shown > 0 && f.natural > 0);
+  // elements clipped by their box: reaching past the nearest ancestor that clips or scrolls, or the column
+  out.clipped = [];
+  const clipper = el => {
+    for (let p = el.parentElement; p && p !== column; p = p.parentElement) {
+      const ox = getComputedStyle(p).overflowX;
+      if (ox !== "visible") { return p; }
+    }
+    return column;
+  };
+  const describe = el => el.tagName.toLowerCase() + (el.className && typeof el.className === "string"
+      ? "." + el.className.trim().split(/\s+/).slice(0, 2).join(".") : "");
+  column.querySelectorAll("table, th, td, mjx-container:not([display]), img, figure").forEach(el => {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0) { return; }
+    const limit = clipper(el).getBoundingClientRect();
+    const cut = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === "hidden";
+    if (box.right > limit.right + 1 || box.left < limit.left - 1 || cut) {
+      out.clipped.push({what: describe(el), width: Math.round(box.width), box: Math.round(limit.width),
+                        past: Math.round(Math.max(box.right - limit.right, limit.left - box.left, cut ? el.scrollWidth - el.clientWidth : 0)),
+                        text: (el.textContent || "").trim().slice(0, 60)});
+    }
+  });
+  // empty gaps: an output box taller than a line that shows nothing
+  out.gaps = [];
+  const shows = el => Array.from(el.querySelectorAll("img, svg, canvas, input, iframe, video, mjx-container, .jupyter-widgets, .lm-Widget"))
+      .some(c => { const b = c.getBoundingClientRect(); return b.width > 0 && b.height > 0 && getComputedStyle(c).visibility !== "hidden"; });
+  column.querySelectorAll(".cell_output, .cell_output > .output, .cell_output > div").forEach(el => {
+    const box = el.getBoundingClientRect();
+    if (out.gaps.some(g => g.el.contains(el))) { return; }  // inside a gap already named
+    if (box.height > 16 && !(el.innerText || "").trim() && !shows(el)) {
+      out.gaps.push({el, what: describe(el), height: Math.round(box.height)});
+    }
+  });
+  out.gaps = out.gaps.map(g => ({what: g.what, height: g.height}));
   out.height = Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);
   done(out);
 })();
@@ -290,6 +353,119 @@ def overflow_problems(
     return problems
 
 
+#: smallest type of a figure on the page (pixels); rnnlib.plotting._style.MIN_TEXT_PX
+MIN_FIGURE_TEXT_PX = 11.0
+#: the PNG text chunk where the book's figures record their smallest font (rnnlib.plotting._style)
+SMALLEST_FONT_KEY = "rnnlib:smallest-font-pt"
+#: a matplotlib PNG without that chunk: matplotlib's default font size (points)
+DEFAULT_FONT_PT = 10.0
+
+
+def png_text_and_dpi(
+    data: bytes,
+) -> tuple[dict[str, str], float | None]:
+    """The ``tEXt`` chunks of a PNG and its resolution (dots per inch, from ``pHYs``), if any."""
+    import struct
+    import zlib
+
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return {}, None
+    text, dpi, pos = {}, None, 8
+    while pos + 8 <= len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"tEXt" and b"\0" in body:
+            key, value = body.split(b"\0", 1)
+            text[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"zTXt" and b"\0" in body:
+            key, value = body.split(b"\0", 1)
+            text[key.decode("latin-1")] = zlib.decompress(
+                value[1:]
+            ).decode("latin-1")
+        elif kind == b"pHYs" and len(body) == 9 and body[8] == 1:
+            (ppm,) = struct.unpack(">I", body[:4])
+            dpi = ppm * 0.0254
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    return text, dpi
+
+
+def _image_bytes(
+    html_dir: Path, page: Path, src: str
+) -> bytes | None:
+    if src.startswith("data:image/png;base64,"):
+        import base64
+
+        return base64.b64decode(src.split(",", 1)[1])
+    if re.match(r"^[a-z]+:", src) or src.startswith("//"):
+        return None
+    path = (html_dir / page).parent / src.split("#")[0].split("?")[
+        0
+    ]
+    try:
+        return path.resolve().read_bytes()
+    except OSError:
+        return None
+
+
+def figure_text_px(
+    data: bytes, natural: float, shown: float
+) -> float | None:
+    """Size on the page (pixels) of a matplotlib figure's smallest text: points x dpi / 72 x scale.
+
+    None for an image that is not a matplotlib figure.
+    """
+    text, dpi = png_text_and_dpi(data)
+    if SMALLEST_FONT_KEY in text:
+        pt = float(text[SMALLEST_FONT_KEY])
+    elif "matplotlib" in text.get("Software", "").lower():
+        pt = DEFAULT_FONT_PT
+    else:
+        return None
+    dpi = dpi or 100.0  # matplotlib's default
+    return pt * dpi / 72 * (shown / natural)
+
+
+def layout_problems(
+    probe: dict,
+    html_dir: Path | None = None,
+    page: Path | None = None,
+) -> list[str]:
+    """Wrapped text outputs, small figure text, clipped elements and empty gaps (module docstring)."""
+    problems = []
+    for w in probe.get("wrapped", []):
+        problems.append(
+            f"text output wraps: a line of {w['chars']} characters needs {w['scrollWidth']} px "
+            f"in {w['clientWidth']} px (show it as a table or shorten it): {w['longest']!r}"
+        )
+    for f in probe.get("figures", []):
+        data = (
+            _image_bytes(html_dir, page, f["src"] or "")
+            if html_dir is not None and page is not None
+            else f.get("data")
+        )
+        if not data:
+            continue
+        px = figure_text_px(data, f["natural"], f["shown"])
+        if px is not None and px < MIN_FIGURE_TEXT_PX - 0.05:
+            problems.append(
+                f"figure text too small: {px:.1f} px on the page (< {MIN_FIGURE_TEXT_PX:g} px; "
+                f"{f['natural']} px wide image shown at {round(f['shown'])} px): {f['src'][:80]}"
+            )
+    for c in probe.get("clipped", []):
+        problems.append(
+            f"{c['what']} clipped by its box: {c['width']} px in {c['box']} px, "
+            f"{c['past']} px cut off: {c['text']!r}"
+        )
+    for g in probe.get("gaps", []):
+        problems.append(
+            f"empty gap: {g['what']} is {g['height']} px tall and shows nothing (a hidden widget?)"
+        )
+    return problems
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
         pass
@@ -400,6 +576,7 @@ def check_page(
             f"MathJax did not finish: {probe['mathjax']}"
         )
     problems += overflow_problems(probe, ruff_line_length())
+    problems += layout_problems(probe, html_dir, rel)
     for err in probe["merrors"]:
         problems.append(f"MathJax error in a formula: {err}")
     raw = sorted(set(RAW_MATH.findall(probe["text"])))

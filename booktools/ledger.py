@@ -37,6 +37,7 @@ The Sphinx extension (``setup``; listed in ``_config.yml`` under ``sphinx: extra
 from __future__ import annotations
 
 import ast
+import html
 import importlib
 import json
 import re
@@ -405,6 +406,8 @@ if nodes is not None:
         has_content = False
         required_arguments = 0
         optional_arguments = 0
+        #: ``:part: summary`` or ``:part: rows`` (default: both, the summary first)
+        option_spec = {"part": lambda arg: (arg or "").strip()}
 
         def run(self) -> list:
             env = self.env
@@ -412,15 +415,42 @@ if nodes is not None:
             claims = _registry(env.config)
             chapters = chapter_docnames(env.found_docs)
             std = env.get_domain("std")
-            out: list = [ledger_cell("", kind="summary")]
-            for paper, title in PAPERS.items():
+            part = self.options.get("part", "")
+            out: list = []
+            if part in ("", "summary"):
+                out.append(ledger_cell("", kind="summary"))
+            if part == "summary":
+                return out
+            # one folded table per chapter (0: the claims no chapter tests)
+            for chapter in sorted(
+                {c.chapter for c in claims.values()}
+            ):
                 mine = _sorted(
-                    c for c in claims.values() if c.paper == paper
+                    c
+                    for c in claims.values()
+                    if c.chapter == chapter
                 )
-                if not mine:
-                    continue
-                out.append(nodes.rubric("", title))
+                title = (
+                    "Claims the book cannot test"
+                    if chapter == 0
+                    else f"Chapter {chapter}"
+                )
+                papers = ", ".join(
+                    dict.fromkeys(c.paper for c in mine)
+                )
+                out.append(
+                    nodes.raw(
+                        "",
+                        '<details class="claims-ledger-chapter"><summary>'
+                        f"{html.escape(title)} ({papers}): {len(mine)} "
+                        f"claim{'s' if len(mine) != 1 else ''}</summary>",
+                        format="html",
+                    )
+                )
                 out.append(self._table(mine, chapters, std))
+                out.append(
+                    nodes.raw("", "</details>", format="html")
+                )
             return out
 
         def _table(
@@ -452,7 +482,8 @@ if nodes is not None:
                     "",
                     f"{claim.paper.split()[0]} {claim.statement}",
                 )
-                statement += nodes.Text(f": {claim.text}")
+                statement += nodes.Text(": ")
+                statement.extend(_with_math(claim.text))
                 about = nodes.paragraph(
                     classes=["claims-ledger-about"]
                 )
@@ -588,6 +619,22 @@ if nodes is not None:
             )
             ref += nodes.inline("", label)
             return [ref], []
+
+
+def _with_math(text: str) -> list:
+    """``text`` with its ASCII formulas (``E||h^(l)||^2 = sum_{j<=l} ...``) as inline math."""
+    from booktools.sphinx_ext.plaintext_docstrings import (
+        formula_spans,
+    )
+
+    out, pos = [], 0
+    for start, end, tex in formula_spans(text):
+        if start > pos:
+            out.append(nodes.Text(text[pos:start]))
+        out.append(nodes.math(tex, tex))
+        pos = end
+    out.append(nodes.Text(text[pos:]))
+    return out
 
 
 def _badge(verdict: str):

@@ -90,6 +90,8 @@ __all__ = [
     "train_pseudo",
     "PairResult",
     "train_pair",
+    "convexity_gap",
+    "worst_case_flip_fraction",
     "tangent_kernel",
     "tangent_kernel_diag",
     "kernel_ridge",
@@ -311,6 +313,19 @@ def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
         return h[:, -1] @ B.transpose(0, 1) + _tangent(
             W, B, h_prev, D, x, dW, dA
         )
+
+
+def _convexity_gap(
+    init: ElmanRNN, W, A, W_star, A_star, x, out_scale
+):
+    """out_scale |F(W*) - F(W) - <grad F(W), (W*, A*) - (W, A)>| per sequence, (N,); no grad."""
+    B = init.B
+    with torch.no_grad():
+        h_prev, D, h = _states(W, A, x)
+        f = h[:, -1] @ B.transpose(0, 1)
+        lin = _tangent(W, B, h_prev, D, x, W_star - W, A_star - A)
+        f_star = _output(W_star, A_star, B, x)
+        return out_scale * (f_star - f - lin).abs().sum(dim=1)
 
 
 # --- validation shared by the loops ---------------------------------------------------------------
@@ -788,6 +803,12 @@ class PairResult:
     evaluation inputs, where ``z`` are the two predictors being trained (scaled
     outputs), and ``output_change = mean |z_pseudo(x) - z_0(x)|``, the size of
     what the training changed, for a relative gap ``output_gap / output_change``.
+
+    With a ``comparator`` ``theta*`` (:func:`train_pair`), at the same steps on the
+    *training* inputs: ``convexity_mean`` and ``convexity_max``, the mean and the
+    largest over the training set of the approximate-convexity gap
+    ``delta_t(x) = out_scale |F_rnn(x; theta*) - F_rnn(x; theta_t) - <grad F_rnn(x; theta_t), theta* - theta_t>|``
+    (:func:`convexity_gap`) along the RNN's own iterates ``theta_t``; empty without one.
     """
 
     rnn: TrainResult
@@ -795,6 +816,12 @@ class PairResult:
     steps_logged: np.ndarray
     output_gap: np.ndarray
     output_change: np.ndarray
+    convexity_mean: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )
+    convexity_max: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )
 
     @property
     def relative_gap(self) -> np.ndarray:
@@ -822,6 +849,7 @@ def train_pair(
     y_eval: torch.Tensor | None = None,
     log_every: int | None = None,
     progress: bool = False,
+    comparator: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> PairResult:
     """:func:`train_rnn` and :func:`train_pseudo` under identical SGD (same samples, same order; chapter 5).
 
@@ -829,6 +857,9 @@ def train_pair(
     predictors is measured on the evaluation inputs (``x_eval`` if given, else
     ``x``). Same arguments as :func:`train_rnn`; returns a :class:`PairResult`
     whose ``rnn`` and ``pseudo`` equal what the two functions return alone.
+    ``comparator``: a weight change ``theta* = (W*, A*)`` ((m, m), (m, d)); if given,
+    the approximate-convexity gap ``delta_t`` of the RNN's iterates towards it is
+    logged on the training inputs (``PairResult.convexity_mean``, ``convexity_max``).
     """
     args = _check_common(
         model,
@@ -848,12 +879,43 @@ def train_pair(
         (args[8] if args[8] is not None else args[1]),
     )
     init = args[0]
+    star = None
+    if comparator is not None:
+        if (
+            not isinstance(comparator, (tuple, list))
+            or len(comparator) != 2
+        ):
+            raise TypeError(
+                f"comparator must be a pair (W*, A*) of tensors, got {type(comparator).__name__}"
+            )
+        m, dd = init.W.shape[0], init.A.shape[1]
+        star = (
+            init.W.detach()
+            + check_tensor(
+                comparator[0], "comparator[0]", shape=(m, m)
+            ).to(init.W.dtype),
+            init.A.detach()
+            + check_tensor(
+                comparator[1], "comparator[1]", shape=(m, dd)
+            ).to(init.A.dtype),
+        )
     with torch.no_grad():
         z0 = out_scale * _output(init.W, init.A, init.B, xp)
-    gaps, changes = [], []
+    gaps, changes, conv_mean, conv_max = [], [], [], []
 
     def on_log(runs):
         rnn, pseudo = runs
+        if star is not None:
+            delta = _convexity_gap(
+                init,
+                rnn.W.detach(),
+                rnn.A.detach(),
+                *star,
+                args[1],
+                out_scale,
+            )
+            conv_mean.append(float(delta.mean()))
+            conv_max.append(float(delta.max()))
         with torch.no_grad():
             zr = out_scale * _output(rnn.W, rnn.A, init.B, xp)
             zp = out_scale * _linearized(
@@ -876,6 +938,60 @@ def train_pair(
         rnn.history.steps_logged,
         np.asarray(gaps),
         np.asarray(changes),
+        np.asarray(conv_mean),
+        np.asarray(conv_max),
+    )
+
+
+def convexity_gap(
+    model: ElmanRNN,
+    theta: tuple[torch.Tensor, torch.Tensor],
+    theta_star: tuple[torch.Tensor, torch.Tensor],
+    x: torch.Tensor,
+    *,
+    out_scale: float,
+) -> torch.Tensor:
+    """The approximate-convexity gap of the RNN at ``theta`` towards ``theta*`` (chapter 5).
+
+    With ``theta = (W', A')`` and ``theta* = (W*, A*)`` weight changes from the
+    initialization ``model`` (each (m, m), (m, d)) and ``F_rnn(x; theta)`` the RNN's
+    output at ``(W + W', A + A')``, returns per sequence (N,)
+
+        delta(x) = out_scale |F_rnn(x; theta*) - F_rnn(x; theta) - <grad_theta F_rnn(x; theta), theta* - theta>|,
+
+    the error of the first-order Taylor expansion of the RNN *at theta* (not at the
+    initialization), evaluated at ``theta*``. For ``G`` convex and 1-Lipschitz,
+    ``G(out_scale F_rnn(x; theta*)) >= G(out_scale F_rnn(x; theta)) +
+    <grad_theta G(out_scale F_rnn(x; theta)), theta* - theta> - delta(x)``, the
+    inequality that the regret bound of online gradient descent needs along the
+    RNN's own iterates (our form of P&G's Lemma D.3). Sum over the outputs for
+    ``d_out > 1``. ``x`` is (N, L, d).
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
+    m, d = model.W.shape[0], model.A.shape[1]
+    pairs = []
+    for name, pair in (
+        ("theta", theta),
+        ("theta_star", theta_star),
+    ):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(
+                f"{name} must be a pair (W', A') of tensors, got {type(pair).__name__}"
+            )
+        dW = check_tensor(pair[0], f"{name}[0]", shape=(m, m))
+        dA = check_tensor(pair[1], f"{name}[1]", shape=(m, d))
+        pairs.append(
+            (
+                model.W.detach() + dW.to(model.W.dtype),
+                model.A.detach() + dA.to(model.A.dtype),
+            )
+        )
+    return _convexity_gap(
+        model, *pairs[0], *pairs[1], x, out_scale
     )
 
 
@@ -1031,6 +1147,11 @@ class LazyGrid:
     its linearization trained on the same samples (held-out inputs); ``train_*``, ``eval_*``:
     final losses of the RNN, of the linearized RNN and of the kernel ridge reference;
     ``init_eval``: the held-out loss at initialization; ``lr``: the learning rates used;
+    ``star_norm``: ``||theta*||`` of the kernel ridge solution ``theta*`` (:func:`kernel_reference`);
+    ``train_star_rnn``: the RNN's training loss at ``theta*`` (the comparator's loss in the
+    regret bound); ``convexity_mean``, ``convexity_max``: the approximate-convexity gap
+    ``delta_t`` towards ``theta*`` along the RNN's iterates (:class:`PairResult`), its mean over
+    the training set and the logged steps, and its largest value;
     ``diverged``: runs stopped by :class:`DivergenceError` (their entries are NaN).
     ``pairs[s][k][j]``: the :class:`PairResult` of each run (None if it diverged).
     """
@@ -1051,8 +1172,46 @@ class LazyGrid:
     eval_kernel: np.ndarray
     init_eval: np.ndarray
     lr: np.ndarray
+    star_norm: np.ndarray
+    train_star_rnn: np.ndarray
+    convexity_mean: np.ndarray
+    convexity_max: np.ndarray
     diverged: np.ndarray
     pairs: list = field(default_factory=list, repr=False)
+
+
+def worst_case_flip_fraction(
+    width: int,
+    tau: float,
+    *,
+    n_draws: int = 20,
+    generator: torch.Generator | int | None = None,
+) -> float:
+    """The largest fraction of one cell's activations that a change of spectral norm ``tau/sqrt(m)`` can flip (chapter 5).
+
+    One cell's pre-activations at initialization are ``g = M u`` with ``M`` of
+    i.i.d. ``N(0, 2/m)`` entries and ``|u| = 1``, so ``g_r ~ N(0, 2/m)``. A change
+    ``M'`` with ``||M'||_2 <= tau/sqrt(m)`` moves ``g`` by ``M' u``, a vector of norm
+    at most ``tau/sqrt(m)``, and flips neuron ``r`` iff it moves ``g_r`` across 0.
+    The best a data-dependent ``M' = v u^T`` can do is to spend its budget
+    ``|v|^2 <= tau^2/m`` on the neurons with the smallest ``|g_r|``: the fraction
+    flipped is ``k/m`` with ``k`` the largest count whose smallest ``|g_r|`` have
+    ``sum g_r^2 <= tau^2/m``. Since ``|g_r|`` has density ``~ sqrt(m/pi)`` near 0,
+    the ``j``-th smallest is ``~ sqrt(pi) j / m^(3/2)``, so ``k^3 ~ 3 tau^2 m^2 / pi``
+    and the fraction is ``~ (3/pi)^(1/3) tau^(2/3) m^(-1/3)`` (ours), against
+    ``~ tau / sqrt(m)`` for a random direction. Returns the mean over ``n_draws``
+    draws of ``g``.
+    """
+    width = check_int(width, "width", minimum=1)
+    tau = check_real(tau, "tau", low=0.0)
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    gen = as_generator(generator)
+    g = torch.randn(
+        n_draws, width, generator=gen, dtype=torch.float64
+    )
+    g2 = (g.abs().sort(dim=1).values * math.sqrt(2 / width)) ** 2
+    k = (g2.cumsum(dim=1) <= tau**2 / width).sum(dim=1)
+    return float(k.double().mean()) / width
 
 
 def regression_task(
@@ -1212,6 +1371,10 @@ def lazy_grid(
         "eval_kernel",
         "init_eval",
         "lr",
+        "star_norm",
+        "train_star_rnn",
+        "convexity_mean",
+        "convexity_max",
     )
     out = {k: np.full(shape, np.nan) for k in names}
     diverged = np.zeros(shape, dtype=bool)
@@ -1238,6 +1401,16 @@ def lazy_grid(
         out["init_eval"][i, k, j] = float(
             _loss(predict(model, xe, lam), ye, "squared").mean()
         )
+        ridge = lam**2 * kbar / (lr_scale * steps)
+        ftr, fev, star_norm, star = kernel_reference(
+            model,
+            x,
+            y,
+            xe,
+            out_scale=lam,
+            ridge=ridge,
+            return_weights=True,
+        )
         try:
             pair = train_pair(
                 model,
@@ -1250,16 +1423,17 @@ def lazy_grid(
                 x_eval=xe,
                 y_eval=ye,
                 log_every=log_every,
+                comparator=star,
             )
         except DivergenceError:
             diverged[i, k, j] = True
             continue
         pairs[i][k][j] = pair
         h, hp = pair.rnn.history, pair.pseudo.history
-        ridge = lam**2 * kbar / (lr_scale * steps)
-        ftr, fev, _ = kernel_reference(
-            model, x, y, xe, out_scale=lam, ridge=ridge
-        )
+        with torch.no_grad():
+            z_star = lam * _output(
+                model.W + star[0], model.A + star[1], model.B, x
+            )
         vals = dict(
             rel_move=h.dist_W_fro[-1] / h.W0_fro,
             spec_move=math.sqrt(m) * h.dist_W_spec[-1],
@@ -1272,6 +1446,12 @@ def lazy_grid(
             eval_rnn=h.eval_loss[-1],
             eval_pseudo=hp.eval_loss[-1],
             eval_kernel=float(_loss(fev, ye, "squared").mean()),
+            star_norm=star_norm,
+            train_star_rnn=float(
+                _loss(z_star, y, "squared").mean()
+            ),
+            convexity_mean=float(pair.convexity_mean.mean()),
+            convexity_max=float(pair.convexity_max.max()),
         )
         for key, v in vals.items():
             out[key][i, k, j] = v

@@ -4264,6 +4264,87 @@ row(
         ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1
     ),
 )
+row(
+    "rnnlib.train.train_pair",
+    "type",
+    "comparator",
+    lambda: train.train_pair(
+        ELMAN,
+        X,
+        Y1,
+        out_scale=0.5,
+        lr=0.01,
+        steps=2,
+        comparator=1.0,
+    ),
+)
+row(
+    "rnnlib.train.train_pair",
+    "shape",
+    "comparator[1]",
+    lambda: train.train_pair(
+        ELMAN,
+        X,
+        Y1,
+        out_scale=0.5,
+        lr=0.01,
+        steps=2,
+        comparator=(torch.zeros(M, M), torch.zeros(M, 2)),
+    ),
+)
+T = "rnnlib.train.convexity_gap"
+TH = (torch.zeros(M, M), torch.zeros(M, D))
+row(
+    T,
+    "type",
+    "model",
+    lambda: train.convexity_gap(None, TH, TH, X, out_scale=1.0),
+)
+row(
+    T,
+    "type",
+    "theta",
+    lambda: train.convexity_gap(ELMAN, 1.0, TH, X, out_scale=1.0),
+)
+row(
+    T,
+    "shape",
+    "theta_star[0]",
+    lambda: train.convexity_gap(
+        ELMAN, TH, (torch.zeros(3, 3), TH[1]), X, out_scale=1.0
+    ),
+)
+tensor_rows(
+    T,
+    "x",
+    X,
+    lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0),
+)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: train.convexity_gap(ELMAN, TH, TH, X, out_scale=v),
+    bad=(0.0,),
+)
+T = "rnnlib.train.worst_case_flip_fraction"
+int_rows(
+    T,
+    "width",
+    lambda v: train.worst_case_flip_fraction(v, 1.0),
+    low=1,
+)
+real_rows(
+    T,
+    "tau",
+    lambda v: train.worst_case_flip_fraction(8, v),
+    bad=(-1.0,),
+)
+int_rows(
+    T,
+    "n_draws",
+    lambda v: train.worst_case_flip_fraction(8, 1.0, n_draws=v),
+    low=1,
+)
 T = "rnnlib.train.lazy_grid"
 LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(

@@ -435,3 +435,92 @@ def test_kernel_reference_recovers_the_primal_ridge_solution():
         model, x, y, xe, out_scale=s, ridge=ridge
     )
     assert len(out3) == 3 and math.isclose(out3[2], norm)
+
+
+def test_convexity_gap_is_the_taylor_error_at_the_current_weights():
+    """delta = s |F(theta*) - F(theta) - <grad F(theta), theta* - theta>|, the
+    directional derivative computed independently by torch.func.jvp."""
+    from rnnlib.elman import elman_hidden_states
+    from rnnlib.train import convexity_gap
+
+    model, x, _ = _data(n=6, L=4, d=3, m=10)
+    gen = torch.Generator().manual_seed(3)
+    th = (
+        0.1 * torch.randn(10, 10, generator=gen, dtype=D),
+        0.1 * torch.randn(10, 3, generator=gen, dtype=D),
+    )
+    st = (
+        0.1 * torch.randn(10, 10, generator=gen, dtype=D),
+        0.1 * torch.randn(10, 3, generator=gen, dtype=D),
+    )
+    W0, A0, B = (
+        model.W.detach(),
+        model.A.detach(),
+        model.B.detach(),
+    )
+
+    def out(W, A):
+        return elman_hidden_states(W, A, x)[:, -1] @ B[0]
+
+    f, jvp = torch.func.jvp(
+        out,
+        (W0 + th[0], A0 + th[1]),
+        (st[0] - th[0], st[1] - th[1]),
+    )
+    f_star = out(W0 + st[0], A0 + st[1])
+    want = 0.5 * (f_star - f - jvp).abs()
+    got = convexity_gap(model, th, st, x, out_scale=0.5)
+    assert torch.allclose(got, want, atol=1e-12)
+    # at theta = theta* the gap vanishes
+    assert (
+        float(convexity_gap(model, st, st, x, out_scale=0.5).max())
+        < 1e-12
+    )
+
+
+def test_train_pair_logs_the_convexity_gap_of_its_rnn_iterates():
+    from rnnlib.train import convexity_gap
+
+    model, x, y = _data(n=8, L=4, d=3, m=12)
+    gen = torch.Generator().manual_seed(4)
+    star = (
+        0.05 * torch.randn(12, 12, generator=gen, dtype=D),
+        0.05 * torch.randn(12, 3, generator=gen, dtype=D),
+    )
+    kw = dict(
+        out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3
+    )
+    pair = train_pair(model, x, y, comparator=star, **kw)
+    plain = train_pair(model, x, y, **kw)
+    assert pair.convexity_mean.shape == (3,)
+    assert plain.convexity_mean.shape == (0,)
+    # the runs themselves are unchanged by the logging
+    assert torch.equal(pair.rnn.model.W, plain.rnn.model.W)
+    final = convexity_gap(
+        model, (pair.rnn.dW, pair.rnn.dA), star, x, out_scale=0.5
+    )
+    assert math.isclose(
+        pair.convexity_mean[-1], float(final.mean()), rel_tol=1e-9
+    )
+    assert math.isclose(
+        pair.convexity_max[-1], float(final.max()), rel_tol=1e-9
+    )
+
+
+def test_worst_case_flip_fraction_follows_tau_two_thirds_m_minus_one_third():
+    from rnnlib.train import worst_case_flip_fraction
+
+    tau = 2.0
+    fr = [
+        worst_case_flip_fraction(m, tau, n_draws=4, generator=0)
+        for m in (4096, 32768)
+    ]
+    predicted = [
+        (3 / math.pi) ** (1 / 3) * tau ** (2 / 3) * m ** (-1 / 3)
+        for m in (4096, 32768)
+    ]
+    for f, p in zip(fr, predicted):
+        assert abs(f / p - 1) < 0.1
+    slope = math.log(fr[1] / fr[0]) / math.log(8)
+    assert abs(slope + 1 / 3) < 0.05
+    assert worst_case_flip_fraction(64, 0.0) == 0.0

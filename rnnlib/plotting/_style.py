@@ -17,10 +17,32 @@ from matplotlib.figure import Figure
 
 __all__ = ["STYLE", "use_book_style", "new_figure", "loglog_slope"]
 
+#: Width of the book's text column at 1280 px (pixels); a figure is drawn for it.
+COLUMN_PX = 676
+#: Resolution of the book's figures (dots per inch): a figure ``COLUMN_WIDTH`` wide is
+#: shown at its natural size, so one point of type is ``DPI / 72`` pixels on the page.
+DPI = 110
+#: The margin ``bbox_inches="tight"`` adds on each side of a saved figure (inches).
+PAD_INCHES = 0.1
+#: Width of a figure that fills the column, in inches: its PNG, margins included, is
+#: ``COLUMN_PX`` wide.
+COLUMN_WIDTH = COLUMN_PX / DPI - 2 * PAD_INCHES
+#: Smallest type on the page (pixels) that ``booktools.browser_check`` accepts.
+MIN_TEXT_PX = 11.0
+#: Smallest font size of a figure (points): 8 pt at 110 dpi is 12.2 px at natural size.
+MIN_FONT_PT = 8.0
+#: Panels side by side at most; more are stacked in rows of two.
+MAX_PANELS_PER_ROW = 2
+#: The PNG text chunk in which a figure records its smallest font size (points), which
+#: ``booktools.browser_check`` reads back to measure the type on the page.
+SMALLEST_FONT_KEY = "rnnlib:smallest-font-pt"
+
 #: rcParams of the book: white background (readable in dark mode), readable fonts.
 STYLE: dict[str, object] = {
-    "figure.figsize": (6.4, 3.6),
-    "figure.dpi": 110,
+    "figure.figsize": (COLUMN_WIDTH, 3.4),
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "savefig.pad_inches": PAD_INCHES,
     "figure.facecolor": "white",
     "axes.facecolor": "white",
     "savefig.facecolor": "white",
@@ -29,25 +51,95 @@ STYLE: dict[str, object] = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "font.size": 10,
-    "axes.titlesize": 11,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
     "legend.fontsize": 9,
     "legend.frameon": False,
     "lines.linewidth": 1.8,
 }
 
 
+def smallest_font_pt(fig: Figure) -> float:
+    """The smallest font size (points) of the visible, non-empty text of ``fig``."""
+    from matplotlib.text import Text
+
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
+    return (
+        float(min(sizes)) if sizes else float(STYLE["font.size"])
+    )
+
+
+def _raise_small_fonts(fig: Figure) -> None:
+    """Fonts below :data:`MIN_FONT_PT` (a ``fontsize=7`` of a figure function) are raised to it."""
+    from matplotlib.text import Text
+
+    for t in fig.findobj(Text):
+        if t.get_fontsize() < MIN_FONT_PT:
+            t.set_fontsize(MIN_FONT_PT)
+
+
+def figure_png(fig: Figure) -> bytes:
+    """The PNG of ``fig`` as the book shows it, its smallest font size in a text chunk.
+
+    Registered for matplotlib figures with IPython by :func:`use_book_style`, so every
+    figure of an executed chapter carries :data:`SMALLEST_FONT_KEY` for the browser check.
+    """
+    import io
+
+    _raise_small_fonts(fig)
+    buf = io.BytesIO()
+    fig.savefig(
+        buf,
+        format="png",
+        dpi=DPI,
+        bbox_inches="tight",
+        metadata={
+            SMALLEST_FONT_KEY: f"{smallest_font_pt(fig):.2f}"
+        },
+    )
+    return buf.getvalue()
+
+
+def _register_png_formatter() -> None:
+    try:
+        from IPython import get_ipython
+    except (
+        ImportError
+    ):  # pragma: no cover - IPython is a dependency of the book
+        return
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return
+    shell.display_formatter.formatters["image/png"].for_type(
+        Figure, figure_png
+    )
+
+
 def use_book_style() -> None:
-    """Apply :data:`STYLE` to matplotlib's global rcParams."""
+    """Apply :data:`STYLE` to matplotlib's global rcParams (and, in IPython, :func:`figure_png`)."""
     matplotlib.rcParams.update(STYLE)
+    _register_png_formatter()
 
 
 def new_figure(
     ncols: int = 1,
     *,
     width: float | None = None,
-    height: float = 3.6,
+    height: float = 3.4,
 ) -> tuple[Figure, np.ndarray]:
-    """A figure with ``ncols`` side-by-side axes in the book's style; returns ``(fig, axes)``."""
+    """``ncols`` axes in the book's style, drawn for the text column; returns ``(fig, axes)``.
+
+    The figure is never wider than :data:`COLUMN_WIDTH` (a wider ``width`` is taken
+    as the column), so its type is shown at natural size: at most two panels side by
+    side, more stacked in rows of two (an odd last panel spans the row). ``height``
+    is the height of one row; ``axes`` is a flat array of ``ncols`` axes.
+    """
     if isinstance(ncols, bool) or not isinstance(ncols, int):
         raise TypeError(
             f"ncols must be a positive integer, got {ncols!r}"
@@ -57,15 +149,36 @@ def new_figure(
             f"ncols must be a positive integer, got {ncols!r}"
         )
     use_book_style()
-    width = 4.2 * ncols if width is None else width
-    fig, axes = plt.subplots(
-        1,
-        ncols,
-        figsize=(width, height),
-        squeeze=False,
-        layout="constrained",
+    per_row = min(ncols, MAX_PANELS_PER_ROW)
+    rows = -(-ncols // per_row)
+    if width is None:
+        width = (
+            COLUMN_WIDTH if per_row > 1 else 0.85 * COLUMN_WIDTH
+        )
+    width = min(float(width), COLUMN_WIDTH)
+    row_height = height if rows == 1 else 0.8 * height
+    fig = plt.figure(
+        figsize=(width, row_height * rows), layout="constrained"
     )
-    return fig, axes[0]
+    mosaic = [
+        [min(r * per_row + c, ncols - 1) for c in range(per_row)]
+        for r in range(rows)
+    ]
+    by_index = fig.subplot_mosaic(mosaic)
+    return fig, np.array([by_index[i] for i in range(ncols)])
+
+
+def legend_outside(ax, **kwargs) -> None:
+    """The legend of ``ax`` below its axes, off the data (columns side by side)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    kwargs.setdefault("ncols", min(len(handles), 2))
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.18),
+        **kwargs,
+    )
 
 
 def _values(

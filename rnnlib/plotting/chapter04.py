@@ -233,7 +233,7 @@ def plot_step_features(
     _width_ticks(ax, widths)
     ax.set_xlabel("number of features $m$")
     ax.set_ylabel(r"mean of $\max_u |\mathrm{average} - \phi(u)|$")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
     return fig
 
 
@@ -324,7 +324,7 @@ def plot_construction(sweep) -> Figure:
     )
     _width_ticks(ax0, widths)
     ax0.set_xlabel("width $m$")
-    ax0.legend(fontsize=7)
+    ax0.legend(fontsize=8)
     F, F_star = (
         _values(sweep.sample.F, "sample.F"),
         _values(sweep.sample.F_star, "sample.F_star"),
