@@ -194,6 +194,12 @@ student-pdf: student-notebooks cache-check
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going student
 	@echo "The student edition's PDF is in $(CURDIR)/student/_build/latex/"
 
+# The chapters in JupyterLab with their MyST and math rendered (jupyterlab-myst; README.md,
+# "Running the chapters yourself"): reader copies in lab/ (booktools.lab). STUDENT=1: the student edition.
+.PHONY: lab
+lab: env $(if $(STUDENT),student-notebooks)
+	$(PY) -m booktools.lab $(if $(STUDENT),--student)
+
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env
 	$(PY) benchmarks/bench_elman.py

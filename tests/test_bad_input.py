@@ -2329,6 +2329,20 @@ row(
     lambda: _notebook.glue("ch01 x", 1.0),
 )
 row(
+    "rnnlib.notebook.glued",
+    "type",
+    "name",
+    lambda: _notebook.glued(None),
+    exc=TypeError,
+)
+row(
+    "rnnlib.notebook.glued",
+    "type",
+    "format_spec",
+    lambda: _notebook.glued("ch01_x", 2),
+    exc=TypeError,
+)
+row(
     "rnnlib.notebook.glue",
     "type",
     "display",
@@ -4202,6 +4216,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.STRICT_ENV": "a constant",
     "rnnlib.claims.strict": "no arguments; reads the environment",
     "rnnlib.notebook.HAS_MYST_NB": "a constant",
+    "rnnlib.widgets.SLOW_S": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
