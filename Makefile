@@ -1,10 +1,12 @@
 # The two commands of the README:
 #   make book   create the environment, execute every chapter, write the HTML book to _build/html/
-#   make test   lint, unit tests, the machinery's tests, every chapter executed (twice: the build's
-#               execution and an independent one, compared), strict builds and the checks of the
-#               built book (ARCHITECTURE.md, "What make test runs")
-# Everything installs into .venv from requirements.txt, and the browser assets (MathJax)
-# into node_modules from package-lock.json; nothing needs to be installed by hand.
+#   make test   lint, unit tests, the machinery's tests, every chapter executed twice (the build's
+#               execution, and nbval's, which compares every text output with it), strict builds
+#               and the checks of the built book (ARCHITECTURE.md, "What make test runs")
+# Needed beforehand (README.md, "What you need"): Python 3.11, make, and Node's npm (the browser
+# assets); `make test` also needs Debian's chromium and chromium-driver, which it installs when
+# run as root. Everything else installs into .venv from requirements.txt, and the browser
+# assets (MathJax) into node_modules from package-lock.json.
 # The machinery is the booktools package (python -m booktools.<tool>), installed with rnnlib.
 
 PYTHON ?= python3
@@ -21,15 +23,18 @@ RUFF_PATHS ?= .
 # The environment is (re)built when requirements.txt or pyproject.toml change.
 ENV_STAMP := $(VENV)/.installed
 
-.PHONY: book test env unit tools-test lint executions book-strict cache-check bench clean
+.PHONY: book test env unit tools-test lint executions book-strict cache-check bench clean nbval
 
 env: $(ENV_STAMP)
 
+# The venv's own pip installs (no upgrade of it first). pip compiles every module to bytecode
+# as it installs (keep it so: where PYTHONDONTWRITEBYTECODE is set, as on this project's machines, nothing
+# else would, and each kernel would compile torch again: 9 s of CPU instead of 4).
 $(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json booktools/vendor_assets.py booktools/assets/ipywidgets_offline.js
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
 		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "npm is needed for the book's browser assets (MathJax): install Node.js (Debian: apt-get install npm)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
@@ -49,21 +54,25 @@ book: cache-check
 	@echo
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
-# `make test` runs in three phases, two jobs at a time (make -j2; the executions step has its
-# own pool of JOBS kernels). The budget check reads the kernels' CPU time, which work running
-# beside them does not inflate (booktools/exec_times.py).
-#   1. lint, unit tests, the machinery's tests, and every execution of a notebook;
-#   2. the strict book build and the student edition's build (both render from the caches);
-#   3. the checks of the built books (BUILT=1: they do not ask for the builds again).
+# `make test`: first the environment and the browser, side by side (pip and apt-get); then
+# every step in one make run, two at a time (make -j2; the executions step and nbval each
+# have their own JOBS kernels), each step as soon as what it reads is there:
+#   lint, unit tests, the machinery's tests, and the executions (book and student, one pool);
+#   after the executions: nbval (each chapter again, compared), the strict book build and
+#   the student edition's build (both render from the caches);
+#   after the builds: the checks of the built books.
+# With IN_TEST=1 the steps that read executions wait for the executions step instead of
+# executing what is missing themselves. The budget check reads the kernels' CPU time,
+# which work running beside them does not inflate (booktools/exec_times.py).
 PHASE := --no-print-directory -j2 --output-sync=target
-test: env browser-deps
-	$(MAKE) $(PHASE) lint unit tools-test executions
-	$(MAKE) $(PHASE) book-strict student
-	$(MAKE) $(PHASE) BUILT=1 exec-times repro-check student-check browser-check built-checks
+test:
+	$(MAKE) $(PHASE) env browser-deps
+	$(MAKE) $(PHASE) IN_TEST=1 lint unit tools-test executions nbval book-strict student exec-times student-check browser-check built-checks
 
-# With BUILT=1 (phase 3 of `make test`) the checks read the builds as they are.
-BUILD_DEP   = $(if $(BUILT),,book-strict)
-STUDENT_DEP = $(if $(BUILT),,student)
+# In `make test` (IN_TEST=1) the steps that read executions wait for the one executions step.
+EXEC_DEP    = $(if $(IN_TEST),executions,cache-check)
+BUILD_DEP   = book-strict
+STUDENT_DEP = student
 
 # Format and lint (ruff, configured in pyproject.toml; notebooks included).
 lint: env
@@ -79,36 +88,48 @@ unit: env
 tools-test: env browser-deps
 	$(PY) -m pytest booktools/tests -k "not built_" -p no:cacheprovider
 
-# Every execution of a notebook that `make test` needs, in one pool of JOBS workers:
-# each chapter for the book (cached), each student notebook (cached), and each chapter
-# once more for repro-check. The later steps only read these executions.
+# The executions that the builds render, in one pool of JOBS workers: each chapter for the
+# book (cached), and each student notebook (cached). The builds and the checks only read
+# them; nbval executes each chapter once more.
 executions: cache-check student-notebooks
-	$(PY) -m booktools.execute --jobs $(JOBS) book student repro
+	$(PY) -m booktools.execute --jobs $(JOBS) book student
+
+# nbval, the notebook check: each chapter executed again in a fresh kernel, every text output
+# compared cell by cell with the build's execution of it (exported from the jupyter-cache by
+# booktools.nbval_notebooks), what legitimately varies masked by booktools/nbval_sanitize.cfg;
+# a differing or failing cell is a pytest failure that shows the cell and both outputs.
+# One chapter: make nbval NB=chapters/05_sgd.ipynb (it executes the chapter for the book
+# first if the cache lacks it). JOBS chapters at once (pytest-xdist), one thread each.
+NBVAL_CELL_TIMEOUT ?= 300
+nbval: $(EXEC_DEP)
+	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) book $(if $(NB),--only $(NB)))
+	$(PY) -m booktools.nbval_notebooks --out _build/nbval $(NB)
+	OMP_NUM_THREADS=$(if $(NB),$(OMP_NUM_THREADS),1) MKL_NUM_THREADS=$(if $(NB),$(OMP_NUM_THREADS),1) \
+	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with booktools/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT) \
+		$(if $(NB),,-n $(JOBS) --dist loadfile) _build/nbval
 
 # Strict build (-W -n: any warning, broken reference or failing cell fails it).
-book-strict: cache-check
-	$(PY) -m booktools.execute --jobs $(JOBS) book
+book-strict: $(EXEC_DEP)
+	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) book)
 	$(BIN)/jupyter-book build -W -n --keep-going .
 
 # Reliability checks of the built book (README.md, "Reliability checks"), run by `make test`
 # after the strict build.
-.PHONY: browser-deps browser-check repro-check exec-times
+.PHONY: browser-deps browser-check exec-times
 
-# Chromium and chromedriver come from Debian's packages, installed here (as root, as in CI) if absent.
+# Chromium and chromedriver come from Debian's packages, installed here (as root, as in CI) if
+# absent; `make book` does not need them. Not root and absent: one line says what to install.
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
-		if [ "$$(id -u)" != 0 ]; then echo "chromium and chromedriver are needed: sudo apt-get install -y chromium chromium-driver"; exit 1; fi; \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+		if [ "$$(id -u)" != 0 ]; then echo "make test needs chromium and chromedriver (the browser check): sudo apt-get install -y chromium chromium-driver"; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	fi
 
 # Every built page in headless Chromium with no network: math typeset, images loaded, no console
 # errors, title and headings present, nothing wider than the column. Screenshots: _build/html/_screenshots/index.html.
 browser-check: $(BUILD_DEP) browser-deps
 	$(PY) -m booktools.browser_check _build/html
-
-# The build's execution of each chapter and an independent one give the same text outputs (timings aside).
-repro-check: $(BUILD_DEP)
-	$(PY) -m booktools.repro_check --jobs $(JOBS) _build
 
 # Each chapter's execution time (kernel CPU seconds, one thread: < 90 s each, < 600 s in all);
 # the wall times are in the book's appendix.
@@ -129,8 +150,8 @@ student-notebooks: env
 	$(PY) -m booktools.student_edition
 
 # Its notebooks executed once (errors allowed: the stubs raise), and its HTML built from that execution.
-student: student-notebooks cache-check
-	$(PY) -m booktools.execute --jobs $(JOBS) student
+student: student-notebooks $(EXEC_DEP)
+	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) student)
 	$(BIN)/jupyter-book build -W -n --keep-going student
 	@echo
 	@echo "The student edition is at $(CURDIR)/student/_build/html/index.html (notebooks in student/chapters/)"
@@ -141,9 +162,31 @@ student-check: $(STUDENT_DEP)
 	$(PY) -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
 # One score per exercise of a completed notebook: make grade NB=path/to/notebook.ipynb
+# A class at once: make grade SUBMISSIONS=folder [OUT=folder_grades], in parallel (one process
+# and kernel per submission), into OUT/gradebook.csv, OUT/grades.json and OUT/answers/
+# (points: booktools/grading.yml; chapters/instructor_guide.md, "Grading").
 grade: env
-	@test -n "$(NB)" || { echo "usage: make grade NB=path/to/notebook.ipynb"; exit 2; }
-	$(PY) -m booktools.grade "$(NB)"
+	@if [ -n "$(SUBMISSIONS)" ]; then \
+		$(PY) -m booktools.grade --class "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)"); \
+	elif [ -n "$(NB)" ]; then \
+		$(PY) -m booktools.grade "$(NB)"; \
+	else \
+		echo "usage: make grade NB=path/to/notebook.ipynb, or make grade SUBMISSIONS=folder [OUT=folder]"; exit 2; \
+	fi
+
+# PDFs of the two editions (LaTeX through jupyter-book's pdflatex builder; needs TeX Live:
+# apt-get install texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk
+# texlive-plain-generic fonts-freefont-otf). Not part of `make test`.
+.PHONY: pdf student-pdf
+pdf: cache-check
+	$(PY) -m booktools.execute --jobs $(JOBS) book
+	$(BIN)/jupyter-book build --builder pdflatex --keep-going .
+	@echo "The instructor edition's PDF is in $(CURDIR)/_build/latex/"
+
+student-pdf: student-notebooks cache-check
+	$(PY) -m booktools.execute --jobs $(JOBS) student
+	$(BIN)/jupyter-book build --builder pdflatex --keep-going student
+	@echo "The student edition's PDF is in $(CURDIR)/student/_build/latex/"
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env

@@ -6,8 +6,8 @@ library versions, so ``make book`` runs this module first: it hashes
 ``rnnlib/**/*.py``, ``requirements.txt``, ``_config.yml`` and the ``Makefile``
 (which sets the execution environment); when the hash
 differs from the one stored beside the cache, it deletes the cache, the built
-pages and the kept independent executions (``repro/``) so that every chapter is
-executed afresh.
+pages and the exported notebooks nbval compares with (``nbval/``) so that every
+chapter is executed afresh.
 
 Usage: ``python -m booktools.cache_key BUILD_DIR ...`` (``make cache-check`` passes
 ``_build`` and ``student/_build``).
@@ -56,7 +56,7 @@ def check(build_dir: str, root: Path = ROOT) -> None:
             "jupyter_execute",
             "html",
             ".doctrees",
-            "repro",
+            "nbval",
         ):
             shutil.rmtree(build / sub, ignore_errors=True)
     build.mkdir(parents=True, exist_ok=True)

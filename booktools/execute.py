@@ -1,6 +1,6 @@
-"""Execute the book's notebooks, ``--jobs`` at a time: every execution that ``make test`` needs, once.
+"""Execute the book's notebooks, ``--jobs`` at a time, into the caches the builds render from.
 
-Three sets of executions, given as arguments (``make test`` asks for all three, in one
+Two sets of executions, given as arguments (``make test`` asks for both, in one
 pool, so both cores stay busy until the last notebook ends):
 
 ``book``
@@ -15,11 +15,10 @@ pool, so both cores stay busy until the last notebook ends):
     allowed (the stubs raise ``NotImplementedError``). The student edition's HTML is
     built from this execution, and ``booktools.grade --expect-stubs --executed
     student/_build`` grades the same execution.
-``repro``
-    each chapter once more, in a fresh kernel, into ``_build/repro/`` (the
-    independent execution that ``booktools.repro_check`` compares with the
-    build's). A copy that is up to date with the chapter's code and with the
-    library (``booktools.cache_key``) is kept.
+
+The second, independent execution of each chapter is nbval's (``make nbval``):
+``booktools.nbval_notebooks`` exports the ``book`` records from the cache and nbval
+executes them again, comparing every text output cell by cell.
 
 Timing. Each record holds ``execution_seconds``, the wall time of the execution
 (kernel start to kernel shutdown, as myst-nb measures its own), ``cpu_seconds``, the CPU
@@ -31,14 +30,12 @@ kernel), so two chapters on two cores do not fight over threads. The budget
 time alone on one core, whatever else runs on the machine; ``--jobs 1`` runs each chapter
 alone (with all the cores' threads).
 
-Usage: ``python -m booktools.execute [--jobs N] {book,student,repro} ...``
+Usage: ``python -m booktools.execute [--jobs N] [--only NOTEBOOK ...] {book,student} ...``
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import multiprocessing
 import os
 import sys
@@ -52,16 +49,14 @@ import yaml
 
 from booktools.toc import ROOT, chapter_notebooks
 
-TARGETS = ("book", "student", "repro")
-#: cell metadata / notebook metadata key under which a repro copy records what it executed
-STAMP_KEY = "booktools_repro"
+TARGETS = ("book", "student")
 
 
 @dataclass
 class Job:
     """One notebook to execute."""
 
-    target: str  #: "book", "student" or "repro"
+    target: str  #: "book" or "student"
     path: Path  #: the notebook (executed in its own folder)
     allow_errors: bool
     timeout: int
@@ -91,15 +86,6 @@ def default_timeout(root: Path = ROOT) -> int:
     return int((config.get("execute") or {}).get("timeout", 300))
 
 
-def code_hash(nb: nbformat.NotebookNode) -> str:
-    """SHA-256 of a notebook's code cells and kernel: what its outputs depend on, besides the library."""
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    kernel = nb.metadata.get("kernelspec", {}).get("name", "")
-    return hashlib.sha256(
-        json.dumps([kernel, code]).encode()
-    ).hexdigest()
-
-
 def _kernel_cpu_seconds(client) -> float | None:
     """CPU seconds used so far by the kernel process of an nbclient client (and its children)."""
     try:
@@ -126,6 +112,9 @@ def run_job(job: Job) -> Result:
         os.environ[name] = str(
             job.threads
         )  # the kernel inherits the worker's environment
+    os.environ["RNNLIB_STRICT_CLAIMS"] = (
+        "1"  # the build is strict: rnnlib.claims.strict()
+    )
     nb = nbformat.read(job.path, as_version=4)
     cpu: list[float | None] = [None]
     client = NotebookClient(
@@ -166,66 +155,18 @@ def _store(
         "cpu_seconds": result.cpu_seconds,
         "jobs": job.jobs,
     }
-    if job.target in ("book", "student"):
-        from jupyter_cache import get_cache
-        from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
 
-        cache_dir = (
-            build if job.target == "book" else student_build
-        ) / ".jupyter_cache"
-        get_cache(str(cache_dir)).cache_notebook_bundle(
-            CacheBundleIn(result.nb, str(job.path), data=data),
-            check_validity=False,
-            overwrite=True,
-        )
-        return str(cache_dir)
-    target = repro_path(job.path, root, build)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    result.nb.metadata[STAMP_KEY] = {
-        **data,
-        **_repro_stamp(
-            nbformat.read(job.path, as_version=4), root
-        ),
-    }
-    nbformat.write(result.nb, target)
-    return str(target)
-
-
-def repro_path(
-    chapter: Path, root: Path = ROOT, build: Path | None = None
-) -> Path:
-    """Where the independent execution of ``chapter`` is kept: ``_build/repro/<path in the book>``."""
-    build = build if build is not None else Path(root) / "_build"
-    return (
-        build
-        / "repro"
-        / Path(chapter).resolve().relative_to(Path(root).resolve())
+    cache_dir = (
+        build if job.target == "book" else student_build
+    ) / ".jupyter_cache"
+    get_cache(str(cache_dir)).cache_notebook_bundle(
+        CacheBundleIn(result.nb, str(job.path), data=data),
+        check_validity=False,
+        overwrite=True,
     )
-
-
-def _repro_stamp(nb: nbformat.NotebookNode, root: Path) -> dict:
-    from booktools.cache_key import source_hash
-
-    return {
-        "code_hash": code_hash(nb),
-        "source_hash": source_hash(root),
-    }
-
-
-def repro_is_current(
-    chapter: Path, root: Path = ROOT, build: Path | None = None
-) -> bool:
-    """Whether the kept independent execution of ``chapter`` ran its current code with the current library."""
-    path = repro_path(chapter, root, build)
-    if not path.is_file():
-        return False
-    stamp = nbformat.read(path, as_version=4).metadata.get(
-        STAMP_KEY, {}
-    )
-    current = _repro_stamp(
-        nbformat.read(chapter, as_version=4), root
-    )
-    return all(stamp.get(k) == v for k, v in current.items())
+    return str(cache_dir)
 
 
 def executed_in_build(
@@ -279,8 +220,14 @@ def plan(
     timeout: int,
     threads: int,
     jobs: int,
+    only: list[str] | None = None,
 ) -> tuple[list[Job], list[str]]:
-    """The jobs to run, and a line for each notebook skipped because its execution is up to date."""
+    """The jobs to run, and a line for each notebook skipped because its execution is up to date.
+
+    ``only``: notebook paths or names; then only the notebooks of those file names
+    (``chapters/05_sgd.ipynb`` selects the chapter and its student notebook).
+    """
+    names = None if only is None else {Path(o).name for o in only}
     todo, skipped = [], []
     for target in targets:
         if target == "book":
@@ -297,15 +244,10 @@ def plan(
                 chapter_notebooks(student_root),
                 student_root / "_build" / ".jupyter_cache",
             )
-        else:
-            paths, cache_dir = chapter_notebooks(root), None
+        if names is not None:
+            paths = [p for p in paths if p.name in names]
         for path in paths:
-            current = (
-                repro_is_current(path, root, build)
-                if cache_dir is None
-                else _is_cached(path, cache_dir)
-            )
-            if current:
+            if _is_cached(path, cache_dir):
                 skipped.append(
                     f"{target:8s} {path.relative_to(root)}: up to date"
                 )
@@ -330,8 +272,12 @@ def execute(
     jobs: int = 2,
     threads: int | None = None,
     timeout: int | None = None,
+    only: list[str] | None = None,
 ) -> list[Result]:
-    """Run the executions of ``targets`` (see the module docstring), ``jobs`` at a time; print a line each."""
+    """Run the executions of ``targets`` (see the module docstring), ``jobs`` at a time; print a line each.
+
+    ``only``: restrict to the notebooks of these file names (see ``plan``).
+    """
     unknown = [t for t in targets if t not in TARGETS]
     if unknown or not targets:
         raise ValueError(
@@ -352,6 +298,7 @@ def execute(
         timeout or default_timeout(root),
         threads,
         jobs,
+        only,
     )
     for line in skipped:
         print(line)
@@ -420,6 +367,13 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="seconds per cell (default: _config.yml's)",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        default=None,
+        metavar="NOTEBOOK",
+        help="only these notebooks (by file name), e.g. chapters/05_sgd.ipynb",
+    )
     args = parser.parse_args(argv)
     try:
         results = execute(
@@ -427,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs=args.jobs,
             threads=args.threads,
             timeout=args.timeout,
+            only=args.only,
         )
     except (ValueError, FileNotFoundError) as exc:
         print(f"execute: {exc}", file=sys.stderr)

@@ -2,19 +2,28 @@
 
     python -m booktools.grade path/to/01_rnns_as_functions.ipynb   # or: make grade NB=...
     python -m booktools.grade --json NB.ipynb                      # machine-readable
+    python -m booktools.grade --class submissions/ [--out DIR]     # or: make grade SUBMISSIONS=...
     python -m booktools.grade --expect-stubs student/chapters/*.ipynb            # an untouched student edition
     python -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
-The notebook is executed top to bottom with nbclient in a fresh kernel, errors
-allowed (a cell that fails does not stop the run; a cell that runs past
-``--timeout`` is interrupted and counts as an error). Errors in cells that are
+The notebook is executed with nbclient in a fresh kernel, errors allowed (a cell
+that fails does not stop the run; an exercise cell that runs past ``--timeout``
+is interrupted and counts as an error). By default only what the exercises need
+is executed (:func:`cells_to_run`): each exercise cell, cut after its last
+checker call, and the earlier cells that bind or change a name it reads, so the
+chapter's experiments are skipped; ``--full`` executes every cell in order.
+``--class FOLDER`` grades every notebook under a folder, each in its own process
+with a time limit (``--limit``), as many at once as there are cores, into a CSV
+gradebook with the points of ``booktools/grading.yml``, the JSON detail and one
+file per student with the answers to the prose exercises (:func:`grade_class`). Errors in cells that are
 not exercises, and errors inside widgets (an explorer whose figure function
 fails shows the error in its widget while the cell succeeds), are listed. The exercise code cells
 are the cells tagged by the student edition (``metadata.rnnlib_exercise``), the
 cells that call ``check_exercise_N_M(...)`` and the cells with solution markers.
-After the student's cells, the grader appends one cell per checker call that
-runs the registered checker again, ``rnnlib.homework.CHECKERS["N.M"](arg)``, on
-the student's function, so a printed "passed" line alone does not pass. When a
+The grader adds one cell per checker call that runs the registered checker
+again, ``rnnlib.homework.CHECKERS["N.M"](arg)``, freshly imported, on the
+student's function, right after the exercise's last cell (a kernel that dies
+later does not take it down), so a printed "passed" line alone does not pass. When a
 chapter notebook of the same name exists in ``chapters/`` (or ``--reference`` is
 given), its checker calls are the ones re-run, and a code exercise whose cell
 the student deleted is reported as missing.
@@ -23,7 +32,8 @@ An exercise passes when all its code cells ran without error and every re-run
 checker printed ``Exercise N.M: all K checks passed``. It fails with the
 checker's message (``ExerciseCheckFailed``), as "not done" (the stub's
 ``NotImplementedError``), or with the error its cell raised. Prose exercises are
-listed "by hand". The grader runs the student's code with your permissions: run
+listed "by hand", with the student's answer (the answer cells of the student
+edition) collected for the instructor. The grader runs the student's code with your permissions: run
 it in a container or a throw-away account for untrusted submissions.
 
 ``--executed BUILD_DIR`` grades the execution that a book build already made
@@ -41,8 +51,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
+import csv
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,11 +69,18 @@ from nbclient.exceptions import DeadKernelError
 
 from booktools.execute import executed_in_build
 from booktools.student_edition import (
+    _DIRECTIVE,
+    _EXERCISE_LABEL,
+    _LABEL,
+    ANSWER_KEY,
+    ANSWER_PLACEHOLDER,
     BEGIN,
     EXERCISE_KEY,
+    GRADING_CONFIG,
     ROOT,
     checker_calls,
     exercise_number,
+    exercise_points,
     find_exercises,
     scan_markdown,
 )
@@ -98,6 +122,11 @@ class GradeReport:
     other_errors: list[tuple[int, str, str]] = field(
         default_factory=list
     )  #: (cell, exception, message)
+    answers: dict[str, str] = field(
+        default_factory=dict
+    )  #: the student's answer to each prose exercise ("" when not answered)
+    skipped: int = 0  #: code cells not executed (fast mode: no exercise needs them)
+    seconds: float = 0.0  #: wall time of the grading
 
     @property
     def passed(self) -> int:
@@ -302,7 +331,15 @@ def widget_errors(
     return errors
 
 
+TIMEOUT_ENAME = "CellTimeoutError"
+#: Seconds a cell that is neither an exercise nor a checker may run (``--timeout`` bounds
+#: the student's exercise cells; the chapter's own cells, imports included, get this).
+SETUP_TIMEOUT = 600
+
+
 def _verdict(ename: str, evalue: str) -> tuple[str, str]:
+    if ename in (TIMEOUT_ENAME, "KeyboardInterrupt"):
+        return ERROR, evalue or "the cell ran past the time limit"
     if ename == "NotImplementedError":
         return NOT_DONE, evalue or "NotImplementedError"
     if ename == "ExerciseCheckFailed":
@@ -315,25 +352,332 @@ def _execute(
     path: Path,
     timeout: int,
     kernel_name: str,
+    run: set[int] | None = None,
+    exercise_of: dict[int, str] | None = None,
+    order: list[int] | None = None,
 ) -> str | None:
-    """Execute ``nb`` in place in ``path``'s folder, errors allowed; a message if the kernel died."""
+    """Execute ``nb`` in place in ``path``'s folder, errors allowed; a message if the kernel died.
+
+    Only the code cells in ``run`` are executed (all when None). A grader cell
+    (``metadata.rnnlib_grader``) is not executed when a cell of its exercise
+    (``exercise_of``: cell -> exercise) already failed: the verdict is that error,
+    and an endless loop is not waited for twice. A cell that runs past
+    ``timeout`` seconds (another cell: :data:`SETUP_TIMEOUT`) is interrupted and
+    gets a ``CellTimeoutError``. ``order``
+    is the order of execution (default: the notebook's).
+    """
+    exercise_of = exercise_of or {}
+    graded = {id(nb.cells[i]) for i in exercise_of} | {
+        id(c) for c in nb.cells if c.metadata.get(GRADER_KEY)
+    }
+    setup = max(timeout, SETUP_TIMEOUT)
+    message = f"the cell ran past the time limit of {timeout} s and was interrupted"
     client = NotebookClient(
         nb,
         timeout=timeout,
+        timeout_func=lambda cell: (
+            timeout if id(cell) in graded else setup
+        ),
         kernel_name=kernel_name,
         allow_errors=True,
         interrupt_on_timeout=True,
+        error_on_timeout={
+            "ename": TIMEOUT_ENAME,
+            "evalue": message,
+            "traceback": [],
+        },
         resources={
             "metadata": {"path": str(path.resolve().parent)}
         },
     )
+    failed: set[str] = set()
     try:
-        client.execute()
+        client.reset_execution_trackers()
+        with client.setup_kernel():
+            for index in (
+                order
+                if order is not None
+                else range(len(nb.cells))
+            ):
+                cell = nb.cells[index]
+                if cell.cell_type != "code" or (
+                    run is not None and index not in run
+                ):
+                    continue
+                if cell.metadata.get(GRADER_KEY) in failed:
+                    continue
+                client.execute_cell(
+                    cell,
+                    index,
+                    execution_count=client.code_cells_executed + 1,
+                )
+                error = _error_of(cell)
+                if error and index in exercise_of:
+                    failed.add(exercise_of[index])
+                if error and error[0] == "KeyboardInterrupt":
+                    cell.outputs = [
+                        o
+                        for o in cell.outputs
+                        if o.get("output_type") != "error"
+                    ] + [
+                        nbformat.v4.new_output(
+                            "error",
+                            ename=TIMEOUT_ENAME,
+                            evalue=message
+                            if id(cell) in graded
+                            else f"the cell ran past the time limit of {setup} s and was interrupted",
+                            traceback=[],
+                        )
+                    ]
+            client.set_widgets_metadata()
     except (
         DeadKernelError
     ) as exc:  # the rest of the cells did not run
         return f"the kernel died: {exc}"
     return None
+
+
+# --------------------------------------------------------------------------- fast mode: the cells an exercise needs
+
+#: Methods whose call on a name changes the object in place (a cell that calls one on a
+#: name an exercise needs is run).
+_MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "update",
+    "setdefault",
+    "pop",
+    "remove",
+    "clear",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+    "set_default_dtype",
+    "manual_seed",
+    "seed",
+    "seed_everything",
+    "use_deterministic_algorithms",
+    "set_num_threads",
+    "load_state_dict",
+    "register_buffer",
+}
+_BUILTINS = set(dir(builtins))
+
+
+def _parse(source: str) -> ast.Module | None:
+    code = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.split("\n")
+    )
+    try:
+        return ast.parse(code)
+    except SyntaxError:
+        return None
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _bound_and_used(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Names a cell binds or changes at top level, and every name it reads (function bodies too)."""
+    bound: set[str] = set()
+    for stmt in tree.body:
+        stack = [stmt]
+        while stack:  # top-level statements and their blocks, not function or class bodies
+            node = stack.pop()
+            if isinstance(
+                node,
+                (
+                    ast.FunctionDef,
+                    ast.AsyncFunctionDef,
+                    ast.ClassDef,
+                ),
+            ):
+                bound.add(node.name)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.name == "*":
+                        bound.add("*")
+                    else:
+                        bound.add(
+                            (alias.asname or alias.name).split(
+                                "."
+                            )[0]
+                        )
+                continue
+            if isinstance(node, ast.Name) and isinstance(
+                node.ctx, (ast.Store, ast.Del)
+            ):
+                bound.add(node.id)
+            if isinstance(
+                node,
+                (
+                    ast.Assign,
+                    ast.AugAssign,
+                    ast.AnnAssign,
+                    ast.Delete,
+                ),
+            ):
+                targets = (
+                    node.targets
+                    if isinstance(node, (ast.Assign, ast.Delete))
+                    else [node.target]
+                )
+                for target in targets:
+                    for part in ast.walk(target):
+                        if isinstance(
+                            part, (ast.Subscript, ast.Attribute)
+                        ) and (root := _root(part)):
+                            bound.add(
+                                root
+                            )  # x[0] = ..., x.attr = ...
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and (
+                    node.func.attr in _MUTATORS
+                    or node.func.attr.endswith("_")
+                )
+                and (root := _root(node.func.value))
+            ):
+                bound.add(
+                    root
+                )  # x.append(...), w.mul_(2), torch.manual_seed(0)
+            stack.extend(ast.iter_child_nodes(node))
+    return bound, _free_names(tree, frozenset()) - _BUILTINS
+
+
+def _stored(nodes: list[ast.AST]) -> set[str]:
+    return {
+        n.id
+        for node in nodes
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+def _free_names(node: ast.AST, local: frozenset[str]) -> set[str]:
+    """The names ``node`` reads that are not local to one of its functions or comprehensions."""
+    out: set[str] = set()
+    for child in ast.iter_child_nodes(node):
+        if isinstance(
+            child,
+            (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda),
+        ):
+            args = child.args
+            params = {
+                a.arg
+                for a in args.posonlyargs
+                + args.args
+                + args.kwonlyargs
+            } | {a.arg for a in (args.vararg, args.kwarg) if a}
+            body = (
+                child.body
+                if isinstance(child.body, list)
+                else [child.body]
+            )
+            inner = frozenset(local | params | _stored(body))
+            outer = [
+                *getattr(child, "decorator_list", []),
+                *args.defaults,
+                *[d for d in args.kw_defaults if d is not None],
+            ]
+            for part in outer:
+                out |= _free_names(
+                    ast.Expression(part), local
+                ) | _name_of(part, local)
+            for stmt in body:
+                out |= _free_names(stmt, inner) | _name_of(
+                    stmt, inner
+                )
+        elif isinstance(
+            child,
+            (
+                ast.ListComp,
+                ast.SetComp,
+                ast.GeneratorExp,
+                ast.DictComp,
+            ),
+        ):
+            targets = _stored([g.target for g in child.generators])
+            out |= _free_names(child, frozenset(local | targets))
+        else:
+            out |= _name_of(child, local) | _free_names(
+                child, local
+            )
+    return out
+
+
+def _name_of(node: ast.AST, local: frozenset[str]) -> set[str]:
+    if (
+        isinstance(node, ast.Name)
+        and isinstance(node.ctx, ast.Load)
+        and node.id not in local
+    ):
+        return {node.id}
+    return set()
+
+
+def _cut_after_checker(source: str) -> str:
+    """``source`` up to the end of its last top-level statement that calls a checker."""
+    tree = _parse(source)
+    if tree is None:
+        return source
+    last = None
+    for stmt in tree.body:
+        if any(
+            isinstance(n, ast.Call)
+            and (
+                getattr(n.func, "attr", None)
+                or getattr(n.func, "id", "")
+            ).startswith("check_exercise_")
+            for n in ast.walk(stmt)
+        ):
+            last = stmt.end_lineno
+    if last is None:
+        return source
+    return "\n".join(source.split("\n")[:last])
+
+
+def cells_to_run(
+    nb: nbformat.NotebookNode, needed: set[int]
+) -> set[int]:
+    """The code cells to execute so that the cells ``needed`` run as in the whole notebook.
+
+    From each needed cell back: for every name it reads (in its function bodies
+    too), the last earlier cell that binds or changes that name at top level
+    (an assignment, a ``def``, an import, ``x[...] =``, an in-place method such as
+    ``x.append`` or ``w.mul_``, a seed), and so on from those cells. Cells that
+    import ``*`` are always run; a cell that does not parse binds nothing.
+    """
+    info: dict[int, tuple[set[str], set[str]]] = {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        tree = _parse(cell.source)
+        info[index] = (
+            _bound_and_used(tree) if tree else (set(), set())
+        )
+    run = set(needed) | {
+        i for i, (b, _) in info.items() if "*" in b
+    }
+    todo = sorted(run)
+    while todo:
+        index = todo.pop()
+        for name in info.get(index, (set(), set()))[1]:
+            for earlier in range(index - 1, -1, -1):
+                if name in info.get(earlier, (set(), set()))[0]:
+                    if earlier not in run:
+                        run.add(earlier)
+                        todo.append(earlier)
+                    break
+    return run
 
 
 def grade_notebook(
@@ -343,6 +687,7 @@ def grade_notebook(
     timeout: int = 300,
     kernel_name: str = "python3",
     executed: nbformat.NotebookNode | None = None,
+    fast: bool = True,
 ) -> GradeReport:
     """Execute ``notebook`` in a fresh kernel and grade each of its exercises.
 
@@ -350,7 +695,10 @@ def grade_notebook(
     notebook of the same name in ``chapters/`` if there is one. ``executed`` is
     an execution of ``notebook`` made elsewhere (a build's, see ``--executed``): it
     is graded as it is, without executing again and without re-running the
-    checkers. Raises ``FileNotFoundError`` naming the argument for a path that does
+    checkers. With ``fast`` (the default) only the exercise cells, cut after
+    their last checker call, the grader's checker cells and the cells they need
+    (:func:`cells_to_run`) are executed; ``fast=False`` executes every cell.
+    Raises ``FileNotFoundError`` naming the argument for a path that does
     not exist.
     """
     path = Path(notebook)
@@ -405,18 +753,65 @@ def grade_notebook(
                 f"executed: its cells are not those of {where} (an execution of an older version?)"
             )
         nb, recheck, dead = executed, [], None
+    started = time.monotonic()
     first_grader_cell = len(nb.cells)
     for number, argument in recheck:
+        # a fresh import of the checkers: the student's cells cannot have replaced them
         cell = nbformat.v4.new_code_cell(
+            "import sys as _rnnlib_grader_sys\n"
+            "for _m in [m for m in _rnnlib_grader_sys.modules if m.startswith('rnnlib.homework')]:\n"
+            "    del _rnnlib_grader_sys.modules[_m]\n"
             "import rnnlib.homework as _rnnlib_grader_homework\n"
             f"_rnnlib_grader_homework.CHECKERS[{number!r}]({argument})"
         )
         cell.metadata[GRADER_KEY] = number
         nb.cells.append(cell)
 
+    skipped = 0
     if executed is None:
-        dead = _execute(nb, path, timeout, kernel_name)
+        exercise_of = {
+            i: number for number, idx in cells.items() for i in idx
+        }
+        run = None
+        if fast:
+            for index in exercise_of:
+                nb.cells[index].source = _cut_after_checker(
+                    nb.cells[index].source
+                )
+            run = cells_to_run(
+                nb,
+                set(exercise_of)
+                | set(range(first_grader_cell, len(nb.cells))),
+            )
+            skipped = sum(
+                c.cell_type == "code" and i not in run
+                for i, c in enumerate(nb.cells)
+            )
+        # each exercise's checker runs again right after its last cell: a kernel
+        # that dies later does not take the exercises before it down with it
+        order = []
+        for index in range(first_grader_cell):
+            order.append(index)
+            order += [
+                g
+                for g in range(first_grader_cell, len(nb.cells))
+                if max(
+                    cells.get(
+                        nb.cells[g].metadata[GRADER_KEY], [-1]
+                    )
+                )
+                == index
+            ]
+        order += [
+            g
+            for g in range(first_grader_cell, len(nb.cells))
+            if g not in order
+        ]
+        dead = _execute(
+            nb, path, timeout, kernel_name, run, exercise_of, order
+        )
 
+    answers = collect_answers(nb)
     grades = []
     stated = [s.number for s in statements]
     numbers = stated + sorted(
@@ -426,11 +821,16 @@ def grade_notebook(
     for number in numbers:
         own = cells.get(number, [])
         if number not in code_numbers and not own:
+            answer = answers.get(number)
             grades.append(
                 ExerciseGrade(
                     number,
                     BY_HAND,
-                    "prose exercise: read the answer",
+                    "prose exercise: no answer cell"
+                    if answer is None
+                    else "prose exercise: not answered"
+                    if not answer
+                    else f"prose exercise: answered ({len(answer.split())} words), read it",
                 )
             )
             continue
@@ -491,7 +891,10 @@ def grade_notebook(
             else:
                 detail = dead or "ran without error (no checker)"
             grade = ExerciseGrade(
-                number, PASS if not dead else ERROR, detail, own
+                number,
+                PASS if any(checks) or not dead else ERROR,
+                detail,
+                own,
             )
         grades.append(grade)
 
@@ -513,7 +916,50 @@ def grade_notebook(
     )
     if dead:
         others.append((-1, "DeadKernelError", dead))
-    return GradeReport(str(path), grades, others)
+    return GradeReport(
+        str(path),
+        grades,
+        others,
+        {
+            g.number: answers.get(g.number, "")
+            for g in grades
+            if not g.auto
+        },
+        skipped,
+        round(time.monotonic() - started, 2),
+    )
+
+
+def collect_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """The text of each answer cell (``metadata.rnnlib_answer``) of a student notebook, by exercise.
+
+    An untouched answer cell gives ""; a cell whose metadata was lost is still
+    found by its first words, ``**Your answer to exercise N.M.**``.
+    """
+    answers: dict[str, list[str]] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        number = cell.metadata.get(ANSWER_KEY)
+        text = cell.source.strip()
+        if number is None and text.startswith(
+            "**Your answer to exercise "
+        ):
+            number = text.split("exercise ", 1)[1].split(".**", 1)[
+                0
+            ]
+        if number is None:
+            continue
+        text = text.removeprefix(
+            f"**Your answer to exercise {number}.**"
+        ).strip()
+        if text == ANSWER_PLACEHOLDER:
+            text = ""
+        answers.setdefault(str(number), []).append(text)
+    return {
+        n: "\n\n".join(t for t in texts if t)
+        for n, texts in answers.items()
+    }
 
 
 def student_edition_problems(report: GradeReport) -> list[str]:
@@ -536,6 +982,390 @@ def student_edition_problems(report: GradeReport) -> list[str]:
             f"cell {index} is not an exercise cell but raised {ename}: {_first_line(evalue)}"
         )
     return problems
+
+
+# --------------------------------------------------------------------------- a class at once
+
+
+def _blocks(
+    nb: nbformat.NotebookNode,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The statement (the ``{exercise}`` block) and the model answer (the gated prose) of each exercise."""
+    statements: dict[str, str] = {}
+    models: dict[str, list[str]] = {}
+    gate = None
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        i = 0
+        while i < len(lines):
+            match = _DIRECTIVE.match(lines[i])
+            if match and match["name"] in (
+                "exercise",
+                "solution-start",
+                "solution-end",
+            ):
+                fence = match["fence"]
+                j = i + 1
+                while j < len(lines) and lines[j].strip() != fence:
+                    j += 1
+                block = lines[i : j + 1]
+                if match["name"] == "exercise":
+                    label = next(
+                        (
+                            m["label"]
+                            for line in block
+                            if (m := _LABEL.match(line))
+                        ),
+                        "",
+                    )
+                    if _EXERCISE_LABEL.match(label):
+                        statements[exercise_number(label)] = (
+                            "\n".join(
+                                line
+                                for line in block[1:-1]
+                                if not line.strip().startswith(":")
+                            ).strip()
+                        )
+                elif match["name"] == "solution-start":
+                    gate = exercise_number(match["arg"])
+                    models.setdefault(gate, [])
+                else:
+                    gate = None
+                i = j + 1
+                continue
+            if gate is not None:
+                models[gate].append(lines[i])
+            i += 1
+    return statements, {
+        n: "\n".join(t).strip() for n, t in models.items()
+    }
+
+
+def _student_of(path: Path, folder: Path) -> str:
+    """``folder/alice/05_sgd.ipynb`` -> ``alice``; ``folder/alice.ipynb`` -> ``alice``."""
+    rel = path.relative_to(folder)
+    return (
+        "/".join(rel.parts[:-1])
+        if len(rel.parts) > 1
+        else rel.stem
+    )
+
+
+def _reference_of(
+    path: Path, reference: Path | None
+) -> Path | None:
+    if reference is not None:
+        return reference
+    for candidate in (ROOT / "chapters").glob("*.ipynb"):
+        if candidate.name == path.name:
+            return candidate
+    return None
+
+
+def _grade_in_a_process(
+    path: Path,
+    reference: Path | None,
+    timeout: int,
+    limit: int,
+    fast: bool,
+) -> dict:
+    """Grade one submission in its own process (and kernel), killed after ``limit`` seconds."""
+    command = [
+        sys.executable,
+        "-m",
+        "booktools.grade",
+        "--json",
+        "--timeout",
+        str(timeout),
+        *(["--reference", str(reference)] if reference else []),
+        *([] if fast else ["--full"]),
+        str(path),
+    ]
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join(
+            p
+            for p in (str(ROOT), os.environ.get("PYTHONPATH"))
+            if p
+        ),
+    }
+    started = time.monotonic()
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its kernel too is killed with the group
+    )
+    try:
+        out, err = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return {
+            "failure": f"the grading ran past the limit of {limit} s per submission and was stopped",
+            "seconds": round(time.monotonic() - started, 2),
+        }
+    try:
+        report = json.loads(out)[0]
+    except (json.JSONDecodeError, IndexError):
+        last = (err or out).strip().splitlines()
+        return {
+            "failure": f"the grader failed (exit status {process.returncode}): "
+            + (last[-1] if last else "no output"),
+            "seconds": round(time.monotonic() - started, 2),
+        }
+    report["wall_seconds"] = round(time.monotonic() - started, 2)
+    return report
+
+
+def _points(
+    report: dict, points: dict[str, float], numbers: list[str]
+) -> dict[str, str]:
+    """The gradebook cells of one submission: the points of each code exercise ("" for prose)."""
+    by_number = {
+        e["number"]: e for e in report.get("exercises", [])
+    }
+    row = {}
+    for number in numbers:
+        e = by_number.get(number)
+        if e is None:
+            row[number] = ""
+        elif e["status"] == BY_HAND:
+            row[number] = ""
+        else:
+            row[number] = _number(
+                points.get(number, 1) if e["status"] == PASS else 0
+            )
+    return row
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _answers_file(
+    student: str,
+    report: dict,
+    reference: Path | None,
+    points: dict[str, float],
+) -> str:
+    statements, models = (
+        _blocks(nbformat.read(reference, as_version=4))
+        if reference
+        else ({}, {})
+    )
+    lines = [
+        f"# Answers of {student} to the prose exercises",
+        "",
+        f"Submission: `{report.get('notebook', '?')}`. Grade each answer with the rubric of the",
+        'instructor guide ("Grading proofs and explanations"); the model answer is the',
+        "instructor edition's. Write the points in the gradebook's column of the exercise.",
+    ]
+    answers = report.get("answers", {})
+    if not answers:
+        lines += ["", "(This chapter has no prose exercise.)"]
+    for number, answer in answers.items():
+        lines += [
+            "",
+            f"## Exercise {number} ({_number(points.get(number, 1))} points)",
+            "",
+            "### Statement",
+            "",
+            statements.get(number, "(see the chapter)"),
+            "",
+            "### The student's answer",
+            "",
+            answer or "*(not answered)*",
+            "",
+            "### Model answer (instructor edition)",
+            "",
+            models.get(number, "(none in the chapter)"),
+            "",
+            f"Points: ____ / {_number(points.get(number, 1))}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def grade_class(
+    folder: str | Path,
+    out: str | Path,
+    *,
+    reference: str | Path | None = None,
+    jobs: int | None = None,
+    timeout: int = 300,
+    limit: int = 900,
+    fast: bool = True,
+    config: str | Path = GRADING_CONFIG,
+) -> list[dict]:
+    """Grade every ``.ipynb`` under ``folder`` in parallel; write the gradebook to ``out``.
+
+    Each submission is graded in its own process and kernel (``jobs`` at once,
+    default: the cores this process may use), stopped after ``limit`` seconds; a
+    cell is interrupted after ``timeout``. Writes ``out/gradebook.csv`` (one row
+    per submission: the student, the points of each exercise from ``config``,
+    empty for prose exercises, the total of the automatic points and their
+    maximum), ``out/grades.json`` (every verdict and message) and
+    ``out/answers/<student>.md`` (the answers to the prose exercises beside the
+    statement and the model answer). Returns the JSON records.
+    """
+    folder, out = Path(folder), Path(out)
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"submissions: no such folder {str(folder)!r}"
+        )
+    submissions = sorted(
+        p
+        for p in folder.rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts
+        and not p.resolve().is_relative_to(out.resolve())
+    )
+    if not submissions:
+        raise FileNotFoundError(
+            f"submissions: no .ipynb under {str(folder)!r}"
+        )
+    points = exercise_points(Path(config))
+    jobs = jobs or len(os.sched_getaffinity(0))
+    started = time.monotonic()
+    references = {
+        p: _reference_of(p, Path(reference) if reference else None)
+        for p in submissions
+    }
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        reports = list(
+            pool.map(
+                lambda p: _grade_in_a_process(
+                    p, references[p], timeout, limit, fast
+                ),
+                submissions,
+            )
+        )
+    records = []
+    numbers: set[str] = set()
+    for path, report in zip(submissions, reports):
+        ref = references[path]
+        if (
+            "failure" in report
+        ):  # every exercise of the chapter gets the failure
+            exercises = find_exercises(ref) if ref else []
+            report.update(
+                notebook=str(path),
+                exercises=[
+                    asdict(
+                        ExerciseGrade(
+                            e.number,
+                            BY_HAND
+                            if e.kind == "prose"
+                            else ERROR,
+                            ""
+                            if e.kind == "prose"
+                            else report["failure"],
+                        )
+                    )
+                    for e in exercises
+                ],
+                answers={},
+            )
+        numbers |= {e["number"] for e in report["exercises"]}
+        records.append(
+            {"student": _student_of(path, folder), **report}
+        )
+    ordered = sorted(
+        numbers, key=lambda n: tuple(map(int, n.split(".")))
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "answers").mkdir(exist_ok=True)
+    with open(
+        out / "gradebook.csv", "w", newline="", encoding="utf-8"
+    ) as f:
+        writer = csv.writer(f)
+        writer.writerow(
+            [
+                "student",
+                "notebook",
+                *ordered,
+                "auto_points",
+                "auto_max",
+                "by_hand",
+                "note",
+            ]
+        )
+        for record in records:
+            row = _points(record, points, ordered)
+            auto = [
+                e
+                for e in record["exercises"]
+                if e["status"] != BY_HAND
+            ]
+            record["points"] = {
+                n: (float(v) if v != "" else None)
+                for n, v in row.items()
+            }
+            writer.writerow(
+                [
+                    record["student"],
+                    Path(record["notebook"]).name,
+                    *row.values(),
+                    _number(
+                        sum(
+                            float(v)
+                            for v in row.values()
+                            if v != ""
+                        )
+                    ),
+                    _number(
+                        sum(
+                            points.get(e["number"], 1)
+                            for e in auto
+                        )
+                    ),
+                    " ".join(
+                        e["number"]
+                        for e in record["exercises"]
+                        if e["status"] == BY_HAND
+                    ),
+                    record.get("failure", ""),
+                ]
+            )
+            (
+                out
+                / "answers"
+                / f"{record['student'].replace('/', '_')}.md"
+            ).write_text(
+                _answers_file(
+                    record["student"],
+                    record,
+                    references[Path(record["notebook"])]
+                    if Path(record["notebook"]) in references
+                    else None,
+                    points,
+                ),
+                encoding="utf-8",
+            )
+    seconds = round(time.monotonic() - started, 1)
+    (out / "grades.json").write_text(
+        json.dumps(
+            {
+                "submissions": len(records),
+                "jobs": jobs,
+                "seconds": seconds,
+                "fast": fast,
+                "grades": records,
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    print(
+        f"graded {len(records)} submission{'s' if len(records) != 1 else ''} in {seconds} s "
+        f"({jobs} at a time): {out / 'gradebook.csv'}, {out / 'grades.json'}, {out / 'answers'}/"
+    )
+    return records
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -570,7 +1400,53 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BUILD_DIR",
         help="with --expect-stubs: grade the execution of that book build instead of executing",
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="execute every cell (default: only the exercises and the cells they need)",
+    )
+    parser.add_argument(
+        "--class",
+        dest="folder",
+        action="store_true",
+        help="the argument is a folder of submissions: grade them all in parallel into --out",
+    )
+    parser.add_argument(
+        "--out",
+        help="with --class: where to write gradebook.csv, grades.json and answers/ (default: FOLDER_grades)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="with --class: submissions graded at once (default: the cores)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=900,
+        help="with --class: seconds per submission before it is stopped (default 900)",
+    )
     args = parser.parse_args(argv)
+    if args.folder:
+        if len(args.notebooks) != 1:
+            parser.error("--class takes one folder of submissions")
+        folder = Path(args.notebooks[0])
+        try:
+            grade_class(
+                folder,
+                args.out
+                or folder.parent / f"{folder.name}_grades",
+                reference=args.reference,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                limit=args.limit,
+                fast=not args.full,
+            )
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"grade: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.executed and not args.expect_stubs:
         parser.error(
             "--executed grades without re-running the checkers: it serves only --expect-stubs"
@@ -589,6 +1465,7 @@ def main(argv: list[str] | None = None) -> int:
                 reference=args.reference,
                 timeout=args.timeout,
                 executed=executed,
+                fast=not args.full,
             )
         except (FileNotFoundError, ValueError, LookupError) as exc:
             print(f"grade: {exc}", file=sys.stderr)

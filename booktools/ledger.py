@@ -74,6 +74,7 @@ ORDER = (*VERDICTS, CANNOT_TEST, NOT_YET_TESTED)
 _CAUTION = (
     "not reproduced",
     "not testable at this scale",
+    "checked (closed form)",
     "reproduced in trend only",
     "reproduced",
 )
@@ -368,6 +369,7 @@ except ImportError:  # pragma: no cover - the pure functions above work without 
 _BADGE = {
     "reproduced": "success",
     "reproduced in trend only": "info",
+    "checked (closed form)": "primary",
     "not reproduced": "danger",
     "not testable at this scale": "warning",
     CANNOT_TEST: "secondary",

@@ -15,7 +15,14 @@ truth. The student edition is derived from them (CONTRIBUTING.md, "Exercises"):
 * a code cell inside a gate without markers is solution material and is dropped;
 * stub cells are tagged ``raises-exception`` (the book build and nbval accept
   their error) and ``remove-output`` (the HTML shows no traceback), and carry
-  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`booktools.grade` finds them.
+  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`booktools.grade` finds them;
+* every prose exercise (a proof, an explanation) is followed by an answer cell,
+  a markdown cell with ``metadata["rnnlib_answer"] = "N.M"`` that the grader
+  collects for the instructor (a markdown cell holding several statements is
+  cut into one cell per statement first);
+* stub and answer cells also carry nbgrader's cell metadata (``metadata.nbgrader``,
+  schema 3: an autograded answer, a manually graded answer with the points of
+  ``booktools/grading.yml``), so nbgrader's tools recognise them.
 
 Usage (the Makefile's ``student-notebooks`` target)::
 
@@ -56,6 +63,12 @@ END = "### END SOLUTION"
 STUB_TAGS = ("raises-exception", "remove-output")
 #: Cell metadata key holding the exercise number ("N.M") of a stub cell.
 EXERCISE_KEY = "rnnlib_exercise"
+#: Cell metadata key holding the exercise number ("N.M") of an answer cell (prose exercises).
+ANSWER_KEY = "rnnlib_answer"
+#: The text of an answer cell that the student has not touched.
+ANSWER_PLACEHOLDER = "Replace this line by your answer (Markdown; math as in the text, between dollar signs)."
+#: Points per exercise (the gradebook's weights; chapters/instructor_guide.md).
+GRADING_CONFIG = Path(__file__).resolve().parent / "grading.yml"
 #: Pages of the instructor edition that the student edition leaves out.
 INSTRUCTOR_ONLY = ("chapters/instructor_guide",)
 
@@ -69,6 +82,18 @@ _EXERCISE_LABEL = re.compile(
 _CHECKER_CALL = re.compile(
     r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\("
 )
+
+
+def exercise_points(
+    config: Path = GRADING_CONFIG,
+) -> dict[str, float]:
+    """The points of each exercise ("N.M" -> points) from the grading configuration."""
+    data = (
+        yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+        or {}
+    )
+    points = data.get("points") or {}
+    return {str(k): float(v) for k, v in points.items()}
 
 
 class MarkupError(ValueError):
@@ -246,6 +271,88 @@ def scan_markdown(
     return "\n".join(kept).strip("\n"), gate, events
 
 
+def _split_statements(text: str) -> list[str]:
+    """``text`` cut before its second, third, ... ``{exercise}`` directive (empty pieces dropped)."""
+    lines = text.split("\n")
+    starts = [
+        i
+        for i, line in enumerate(lines)
+        if (m := _DIRECTIVE.match(line))
+        and m["name"] == "exercise"
+    ]
+    cuts = [0] + starts[1:] + [len(lines)]
+    pieces = [
+        "\n".join(lines[a:b]).strip("\n")
+        for a, b in zip(cuts, cuts[1:])
+    ]
+    return [p for p in pieces if p.strip()]
+
+
+def _statement_number(source: str) -> str | None:
+    """The number of the last ``{exercise}`` stated in a markdown cell's text, if any."""
+    found = None
+    for line in source.split("\n"):
+        m = _DIRECTIVE.match(line)
+        if m and m["name"] == "exercise":
+            found = "?"
+        label = _LABEL.match(line)
+        if found == "?" and label:
+            found = exercise_number(label["label"])
+    return found if found != "?" else None
+
+
+def answer_cell(number: str) -> nbformat.NotebookNode:
+    """The markdown cell a student writes the answer of prose exercise ``number`` in.
+
+    Tagged ``metadata["rnnlib_answer"] = "N.M"`` (the grader collects these cells),
+    and given nbgrader's metadata of a manually graded answer cell (points from
+    :data:`GRADING_CONFIG`).
+    """
+    cell = nbformat.v4.new_markdown_cell(
+        f"**Your answer to exercise {number}.** {ANSWER_PLACEHOLDER}"
+    )
+    cell["id"] = f"answer-{number.replace('.', '-')}"
+    cell.metadata[ANSWER_KEY] = number
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": f"answer-{number.replace('.', '-')}",
+        "locked": False,
+        "points": exercise_points().get(number, 1),
+        "schema_version": 3,
+        "solution": True,
+        "task": False,
+    }
+    return cell
+
+
+def _add_answer_cells(
+    out: nbformat.NotebookNode, exercises: dict[str, Exercise]
+) -> None:
+    """After the statement of every prose exercise, an answer cell (unless one is there already)."""
+    prose = {n for n, e in exercises.items() if e.kind == "prose"}
+    cells = []
+    for index, cell in enumerate(out.cells):
+        cells.append(cell)
+        if cell.cell_type != "markdown":
+            continue
+        number = _statement_number(cell.source)
+        following = (
+            out.cells[index + 1]
+            if index + 1 < len(out.cells)
+            else None
+        )
+        if (
+            number in prose
+            and not (
+                following is not None
+                and following.metadata.get(ANSWER_KEY) == number
+            )
+            and cell.metadata.get(ANSWER_KEY) is None
+        ):
+            cells.append(answer_cell(number))
+    out.cells = cells
+
+
 def _transform(
     nb: nbformat.NotebookNode, where: str, student: bool
 ) -> tuple[nbformat.NotebookNode, list[Exercise]]:
@@ -282,9 +389,23 @@ def _transform(
             gate = gate_after
             new = copy.deepcopy(cell)
             if student:
-                new.source = text
-            if not student or text.strip():
-                out.cells.append(new)
+                # one cell per exercise statement, so an answer cell can follow each
+                for piece in _split_statements(text):
+                    part = copy.deepcopy(cell)
+                    part.source = piece
+                    if (
+                        "id" in part
+                        and len(out.cells)
+                        and piece != text
+                    ):
+                        part["id"] = (
+                            f"{cell.get('id', 'cell')}-{len(out.cells)}"[
+                                :64
+                            ]
+                        )
+                    out.cells.append(part)
+                continue
+            out.cells.append(new)
             continue
         new = copy.deepcopy(cell)
         if cell.cell_type == "code":
@@ -331,6 +452,14 @@ def _transform(
                         t for t in STUB_TAGS if t not in tags
                     ]
                     new.metadata[EXERCISE_KEY] = number
+                    new.metadata["nbgrader"] = {
+                        "grade": False,
+                        "grade_id": f"code-{number.replace('.', '-')}-{len(exercise.code_cells)}",
+                        "locked": False,
+                        "schema_version": 3,
+                        "solution": True,
+                        "task": False,
+                    }
                     new.outputs = []
                     new.execution_count = None
         out.cells.append(new)
@@ -340,6 +469,7 @@ def _transform(
         )
     if student:
         out.metadata["rnnlib_edition"] = "student"
+        _add_answer_cells(out, exercises)
     return out, list(exercises.values())
 
 

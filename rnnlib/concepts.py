@@ -36,14 +36,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ._rng import derive
 from ._validation import (
     as_generator,
     check_int,
     check_real,
     check_tensor,
 )
-from .elman import _check_true_sequence
-from .languages import count_ones, sample_dl1_balanced
+from .elman import (
+    check_true_sequence,
+    normalize_sequence,
+    sample_true_sequence,
+)
 
 __all__ = [
     "C_STAR",
@@ -57,11 +61,11 @@ __all__ = [
     "complexity_eps",
     "ConceptTarget",
     "sample_target",
+    "sample_task",
     "token_circle",
     "mixed_difference",
     "AdditiveFit",
     "fit_additive",
-    "additive_dl1_loss",
     "dl1_neuron",
 ]
 
@@ -514,7 +518,7 @@ class ConceptTarget:
 
     def preactivations(self, x_bar: torch.Tensor) -> torch.Tensor:
         """``<w_{r,s}, xbar>`` for each sequence; returns (batch, d_out, p)."""
-        x_bar = _check_true_sequence(x_bar)
+        x_bar = check_true_sequence(x_bar)
         if tuple(x_bar.shape[1:]) != (
             self.n_tokens,
             self.token_dim,
@@ -634,6 +638,45 @@ def sample_target(
         for s in range(output_dim)
     ]
     return ConceptTarget(phis, w, b, L - 2, d - 1)
+
+
+def sample_task(
+    L: int,
+    d: int,
+    eps_x: float,
+    n: int,
+    *,
+    p: int = 4,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(x, F*(x_bar))``: ``n`` normalized sequences and the values of a random concept-class target (chapters 5-6).
+
+    ``x_bar`` is :func:`rnnlib.elman.sample_true_sequence` on the stream
+    ``derive(generator, "data")``, ``F*`` is :func:`sample_target` (``p``
+    neurons) on the stream ``"target"``, and ``x`` is ``x_bar`` normalized
+    (Definition 3.1). The one draw behind :func:`rnnlib.train.regression_task`
+    (chapter 5) and :func:`rnnlib.generalization.classification_task` (chapter 6).
+    """
+    L, d = (
+        check_int(L, "L", minimum=3),
+        check_int(d, "d", minimum=3),
+    )
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    n = check_int(n, "n", minimum=1)
+    x_bar = sample_true_sequence(
+        n, L, d, generator=derive(generator, "data"), dtype=dtype
+    )
+    target = sample_target(
+        L,
+        d,
+        p=p,
+        generator=derive(generator, "target"),
+        dtype=dtype,
+    )
+    return normalize_sequence(x_bar, eps_x), target(x_bar)
 
 
 def token_circle(
@@ -793,42 +836,6 @@ def fit_additive(
     ).solution[:, 0]
     mse = float(((X @ sol - yy) ** 2).mean())
     return AdditiveFit(sol[1:].reshape(n, k), float(sol[0]), mse)
-
-
-def additive_dl1_loss(
-    lengths: Sequence[int],
-    *,
-    samples_per_token: int = 60,
-    generator: torch.Generator | int | None = None,
-) -> np.ndarray:
-    """Best additive least-squares loss on ``D_L1`` for each string length n in ``lengths`` (chapter 2).
-
-    Strings come from :func:`rnnlib.languages.sample_dl1_balanced` (number of
-    1s uniform on {0, 1, 2}), ``samples_per_token * n`` of them (at least 200),
-    labelled by ``D_L1``. Returns the training mean squared error of
-    :func:`fit_additive` for each length. By symmetry the population optimum
-    is ``c + a s`` fitted to ``s(2 - s)`` on s in {0, 1, 2}: slope 0,
-    constant 1/3, loss 2/9 at every length (the chapter derives this).
-    """
-    if isinstance(lengths, (str, bytes)) or len(lengths) == 0:
-        raise ValueError(
-            f"lengths must be a non-empty sequence of string lengths, got {lengths!r}"
-        )
-    lengths = [
-        check_int(n, "lengths[i]", minimum=2) for n in lengths
-    ]
-    samples_per_token = check_int(
-        samples_per_token, "samples_per_token", minimum=2
-    )
-    gen = as_generator(generator)
-    out = []
-    for n in lengths:
-        z = sample_dl1_balanced(
-            max(200, samples_per_token * n), n, generator=gen
-        )
-        y = (count_ones(z) == 1).to(torch.float64)
-        out.append(fit_additive(z, y, alphabet_size=2).mse)
-    return np.asarray(out)
 
 
 def dl1_neuron(

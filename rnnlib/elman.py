@@ -38,6 +38,7 @@ __all__ = [
     "sample_true_sequence",
     "sample_normalized_sequence",
     "true_token_tolerance",
+    "check_true_sequence",
 ]
 
 
@@ -232,9 +233,14 @@ def true_token_tolerance(dtype: torch.dtype) -> float:
     return 1e-4 if dtype == torch.float32 else 1e-10
 
 
-def _check_true_sequence(
+def check_true_sequence(
     x_bar: object, name: str = "x_bar"
 ) -> torch.Tensor:
+    """Validate true tokens of Definition 3.1 and return them: shape (batch, L-2, d-1), unit norm, last coordinate 1/2.
+
+    The tolerance is :func:`true_token_tolerance` of the dtype. Used by every
+    function that takes ``x_bar`` (here and in :mod:`rnnlib.concepts`).
+    """
     x_bar = check_tensor(
         x_bar, name, shape=("batch", "L-2", "d-1")
     )
@@ -272,7 +278,7 @@ def normalize_sequence(
 
     ``eps_x`` must lie in (0, 1].
     """
-    x_bar = _check_true_sequence(x_bar)
+    x_bar = check_true_sequence(x_bar)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
     )

@@ -51,9 +51,9 @@ from ._validation import (
     check_real,
     check_tensor,
 )
+from .concepts import sample_task
 from .elman import ElmanRNN
 from .train import (
-    _target_sample,
     objective,
     predict,
     tangent_kernel_diag,
@@ -199,7 +199,7 @@ def classification_task(
         check_int(n_train, "n_train", minimum=1),
         check_int(n_test, "n_test", minimum=1),
     )
-    x, f = _target_sample(
+    x, f = sample_task(
         L,
         d,
         eps_x,

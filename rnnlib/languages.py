@@ -45,7 +45,7 @@ any of the three with its decision threshold.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +57,14 @@ from ._validation import (
     check_int,
     check_real,
     check_tensor,
+)
+from .concepts import (
+    ConceptTarget,
+    SmoothFunction,
+    complexity_s,
+    dl1_neuron,
+    fit_additive,
+    get_function,
 )
 
 __all__ = [
@@ -82,10 +90,12 @@ __all__ = [
     "held_out_split",
     "language_dataset",
     "encode_strings",
+    "check_strings",
     "pattern_neurons",
     "parity_neuron",
     "concept_representation",
     "representation_complexity",
+    "additive_dl1_loss",
 ]
 
 #: The padding symbol: strings shorter than the tensor's width are left-padded with -1.
@@ -101,7 +111,7 @@ def _check_binary(z: object, name: str = "z") -> torch.Tensor:
     return z
 
 
-def _check_strings(z: object, name: str = "z") -> torch.Tensor:
+def check_strings(z: object, name: str = "z") -> torch.Tensor:
     """Binary strings (batch, n_max), possibly left-padded with PAD = -1; at least one symbol per row."""
     z = check_tensor(z, name, ndim=2, floating=False)
     if z.dtype == torch.bool or z.is_floating_point():
@@ -229,7 +239,7 @@ def sample_dl1_balanced(
 
 def string_lengths(z: torch.Tensor) -> torch.Tensor:
     """The length of each (left-padded) string in ``z`` (batch, n_max): the number of non-PAD symbols; (batch,) int64."""
-    return (_check_strings(z) != PAD).sum(dim=1)
+    return (check_strings(z) != PAD).sum(dim=1)
 
 
 def _ones(z: torch.Tensor) -> torch.Tensor:
@@ -246,7 +256,7 @@ def _as_label(mask: torch.Tensor) -> torch.Tensor:
 
 def parity_indicator(z: torch.Tensor) -> torch.Tensor:
     """``PARITY(z) = 1[sum_i z_i is odd]`` for (left-padded) strings ``z`` (batch, n_max); (batch,) float (chapter 7)."""
-    z = _check_strings(z)
+    z = check_strings(z)
     return _as_label(_ones(z) % 2 == 1)
 
 
@@ -283,7 +293,7 @@ def contains_pattern(
     ``pattern`` is a string such as ``"101"`` or a tuple of bits. Computed by
     comparing every window of ``len(pattern)`` symbols with the pattern.
     """
-    z = _check_strings(z)
+    z = check_strings(z)
     q = torch.tensor(_check_pattern(pattern), dtype=torch.int64)
     k = len(q)
     if k > z.shape[1]:
@@ -333,7 +343,7 @@ def tomita_indicator(z: torch.Tensor, k: int) -> torch.Tensor:
     Computed from counts, windows and runs (not from the automaton), so that the
     tests can check the automata of :func:`get_language` against it (chapter 7).
     """
-    z = _check_strings(z)
+    z = check_strings(z)
     k = check_int(k, "k", minimum=1, maximum=7)
     n = string_lengths(z)
     valid = z != PAD
@@ -425,7 +435,7 @@ class DFA:
 
     def run(self, z: torch.Tensor) -> torch.Tensor:
         """The final state after reading each (left-padded) string of ``z`` (batch, n_max); (batch,) int64."""
-        z = _check_strings(z)
+        z = check_strings(z)
         q = torch.full(
             (z.shape[0],), self.start, dtype=torch.int64
         )
@@ -662,7 +672,7 @@ def get_language(name: str | Language) -> Language:
         return Language(
             "dl1",
             dfa,
-            lambda z: _as_label(_ones(_check_strings(z)) == 1),
+            lambda z: _as_label(_ones(check_strings(z)) == 1),
             "exactly one 1 (D_L1)",
         )
     if name == "parity":
@@ -877,7 +887,7 @@ def held_out_split(
     small lengths where a sample repeats strings; the label balance of the
     sample is kept on both sides up to multiplicities.
     """
-    z = _check_strings(z)
+    z = check_strings(z)
     y = check_tensor(y, "y", shape=(z.shape[0],))
     if bool((~((y == 0) | (y == 1))).any()):
         raise ValueError("y must hold labels 0 and 1")
@@ -959,7 +969,7 @@ def encode_strings(
     *before* its start token: from ``h^(0) = 0`` they give ``relu(0) = 0``, so
     the ReLU RNN's output is exactly that of the unpadded input (chapter 7).
     """
-    z = _check_strings(z)
+    z = check_strings(z)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
     )
@@ -996,7 +1006,6 @@ def encode_strings(
 
 def _scaled_expm1(scale: float, factor: float, name: str):
     """``phi(t) = factor * (exp(scale * t) - 1)`` as a concepts.SmoothFunction (coefficients factor scale^i / i!)."""
-    from .concepts import SmoothFunction
 
     def log_abs_coef(k: int) -> np.ndarray:
         i = np.arange(k, dtype=float)
@@ -1038,8 +1047,6 @@ def pattern_neurons(
     neurons; its complexity (:func:`representation_complexity`) is
     polynomial in n for a fixed pattern and radius.
     """
-    from .concepts import ConceptTarget
-
     n = check_int(n, "n", minimum=1)
     q = _check_pattern(pattern)
     k = len(q)
@@ -1081,8 +1088,6 @@ def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     in n. (The paper's camera-ready says PARITY has "small complexity"; its
     construction is not available, and this natural one does not have it.)
     """
-    from .concepts import ConceptTarget, SmoothFunction
-
     n = check_int(n, "n", minimum=1)
     c = math.sqrt(3.0) / (2.0 * math.sqrt(n))
     a = math.pi / c
@@ -1124,8 +1129,6 @@ def concept_representation(name: str, n: int):
     (:func:`pattern_neurons`, 5/8). ``1[target(embed_binary(z)) > threshold]``
     is the language's indicator on every string of length n.
     """
-    from .concepts import dl1_neuron
-
     lang = get_language(name)
     n = check_int(n, "n", minimum=1)
     if lang.name == "dl1":
@@ -1152,12 +1155,6 @@ def representation_complexity(
     computed so, because :func:`rnnlib.concepts.complexity_s` sums as many
     Taylor terms as coefficients like ``1/i!`` need at the radius it is given.
     """
-    from .concepts import (
-        SmoothFunction,
-        complexity_s,
-        get_function,
-    )
-
     R = check_real(R, "R", low=0.0, low_open=True)
     lang = get_language(name)
     n = check_int(n, "n", minimum=1)
@@ -1192,3 +1189,39 @@ def representation_complexity(
         )
     target, _ = concept_representation(lang.name, n)
     return complexity_s(target.phis[0][0], R, log10=True)
+
+
+def additive_dl1_loss(
+    lengths: Sequence[int],
+    *,
+    samples_per_token: int = 60,
+    generator: torch.Generator | int | None = None,
+) -> np.ndarray:
+    """Best additive least-squares loss on ``D_L1`` for each string length n in ``lengths`` (chapter 2).
+
+    Strings come from :func:`sample_dl1_balanced` (number of
+    1s uniform on {0, 1, 2}), ``samples_per_token * n`` of them (at least 200),
+    labelled by ``D_L1``. Returns the training mean squared error of
+    :func:`rnnlib.concepts.fit_additive` for each length. By symmetry the population optimum
+    is ``c + a s`` fitted to ``s(2 - s)`` on s in {0, 1, 2}: slope 0,
+    constant 1/3, loss 2/9 at every length (the chapter derives this).
+    """
+    if isinstance(lengths, (str, bytes)) or len(lengths) == 0:
+        raise ValueError(
+            f"lengths must be a non-empty sequence of string lengths, got {lengths!r}"
+        )
+    lengths = [
+        check_int(n, "lengths[i]", minimum=2) for n in lengths
+    ]
+    samples_per_token = check_int(
+        samples_per_token, "samples_per_token", minimum=2
+    )
+    gen = as_generator(generator)
+    out = []
+    for n in lengths:
+        z = sample_dl1_balanced(
+            max(200, samples_per_token * n), n, generator=gen
+        )
+        y = (count_ones(z) == 1).to(torch.float64)
+        out.append(fit_additive(z, y, alphabet_size=2).mse)
+    return np.asarray(out)

@@ -41,6 +41,7 @@ from ._rng import derive
 from ._validation import (
     as_generator,
     check_int,
+    check_model,
     check_real,
     check_tensor,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "bits_per_char",
     "next_step_batch",
     "evaluate",
+    "readout_loss",
     "truncated_curve",
     "fit_baseline",
     "local_jacobian_norms",
@@ -472,13 +474,20 @@ def next_step_batch(
     return x[:, :-1], x[:, 1:], mask[:, 1:]
 
 
-def _loss(
+def readout_loss(
     model: NextStepModel | Baseline,
     logits: torch.Tensor,
     targets: torch.Tensor,
     mask: torch.Tensor,
-    reduction: str,
-):
+    reduction: str = "mean",
+) -> torch.Tensor:
+    """The loss of ``model``'s readout (chapter 11): :func:`frame_nll` for ``"bernoulli"``, :func:`bits_per_char` for ``"categorical"``.
+
+    The one place that picks the metric from the readout, used by
+    :func:`evaluate`, :func:`fit_baseline` and :func:`rnnlib.train.train_next_step`.
+    ``logits``, ``targets``, ``mask`` and ``reduction`` are checked by the metric.
+    """
+    model = check_model(model, (NextStepModel, Baseline))
     if model.readout == "bernoulli":
         return frame_nll(
             logits, targets, mask, reduction=reduction
@@ -529,7 +538,7 @@ def evaluate(
                 [seqs[i] for i in chunk], dtype=model.dtype
             )
             total += float(
-                _loss(
+                readout_loss(
                     model, model(inputs, k), targets, mask, "sum"
                 )
             )
@@ -670,7 +679,7 @@ def fit_baseline(
     def closure() -> torch.Tensor:
         opt.zero_grad()
         loss = (
-            _loss(base, base(inputs), targets, mask, "mean")
+            readout_loss(base, base(inputs), targets, mask, "mean")
             + l2 * (base.A**2).sum()
         )
         loss.backward()

@@ -45,7 +45,7 @@ from .elman import ElmanRNN
 from .languages import (
     PAD,
     HeldOutSplit,
-    _check_strings,
+    check_strings,
     encode_strings,
     get_language,
     language_dataset,
@@ -89,7 +89,7 @@ class Recognition:
 
     def accuracy(self, z: torch.Tensor, y: torch.Tensor) -> float:
         """The fraction of strings of ``z`` whose predicted label equals ``y``."""
-        z = _check_strings(z)
+        z = check_strings(z)
         return float(
             (self.predict(z) == y.to(torch.float32))
             .to(torch.float64)
@@ -214,7 +214,7 @@ class PracticalRNN(nn.Module):
                 )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
-        z = _check_strings(z)
+        z = check_strings(z)
         onehot = nn.functional.one_hot(
             torch.where(z == PAD, 2, z), 3
         ).to(torch.float32)
@@ -298,7 +298,7 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
     )
 
     def predict(z: torch.Tensor) -> torch.Tensor:
-        z = _check_strings(z)
+        z = check_strings(z)
         if z.shape[1] != split.z_train.shape[1]:
             raise ValueError(
                 f"z must have the training width {split.z_train.shape[1]} (an additive fit has one table per position)"

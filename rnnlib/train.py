@@ -69,9 +69,14 @@ from ._validation import (
     check_real,
     check_tensor,
 )
+from .concepts import sample_task
 from .elman import ElmanRNN
-from .next_step import NextStepModel, evaluate, next_step_batch
-from .next_step import _loss as _next_step_loss
+from .next_step import (
+    NextStepModel,
+    evaluate,
+    next_step_batch,
+    readout_loss,
+)
 from .pseudo import back_matrices
 
 __all__ = [
@@ -85,6 +90,8 @@ __all__ = [
     "train_pseudo",
     "PairResult",
     "train_pair",
+    "convexity_gap",
+    "worst_case_flip_fraction",
     "tangent_kernel",
     "tangent_kernel_diag",
     "kernel_ridge",
@@ -306,6 +313,19 @@ def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
         return h[:, -1] @ B.transpose(0, 1) + _tangent(
             W, B, h_prev, D, x, dW, dA
         )
+
+
+def _convexity_gap(
+    init: ElmanRNN, W, A, W_star, A_star, x, out_scale
+):
+    """out_scale |F(W*) - F(W) - <grad F(W), (W*, A*) - (W, A)>| per sequence, (N,); no grad."""
+    B = init.B
+    with torch.no_grad():
+        h_prev, D, h = _states(W, A, x)
+        f = h[:, -1] @ B.transpose(0, 1)
+        lin = _tangent(W, B, h_prev, D, x, W_star - W, A_star - A)
+        f_star = _output(W_star, A_star, B, x)
+        return out_scale * (f_star - f - lin).abs().sum(dim=1)
 
 
 # --- validation shared by the loops ---------------------------------------------------------------
@@ -783,6 +803,12 @@ class PairResult:
     evaluation inputs, where ``z`` are the two predictors being trained (scaled
     outputs), and ``output_change = mean |z_pseudo(x) - z_0(x)|``, the size of
     what the training changed, for a relative gap ``output_gap / output_change``.
+
+    With a ``comparator`` ``theta*`` (:func:`train_pair`), at the same steps on the
+    *training* inputs: ``convexity_mean`` and ``convexity_max``, the mean and the
+    largest over the training set of the approximate-convexity gap
+    ``delta_t(x) = out_scale |F_rnn(x; theta*) - F_rnn(x; theta_t) - <grad F_rnn(x; theta_t), theta* - theta_t>|``
+    (:func:`convexity_gap`) along the RNN's own iterates ``theta_t``; empty without one.
     """
 
     rnn: TrainResult
@@ -790,6 +816,12 @@ class PairResult:
     steps_logged: np.ndarray
     output_gap: np.ndarray
     output_change: np.ndarray
+    convexity_mean: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )
+    convexity_max: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )
 
     @property
     def relative_gap(self) -> np.ndarray:
@@ -817,6 +849,7 @@ def train_pair(
     y_eval: torch.Tensor | None = None,
     log_every: int | None = None,
     progress: bool = False,
+    comparator: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> PairResult:
     """:func:`train_rnn` and :func:`train_pseudo` under identical SGD (same samples, same order; chapter 5).
 
@@ -824,6 +857,9 @@ def train_pair(
     predictors is measured on the evaluation inputs (``x_eval`` if given, else
     ``x``). Same arguments as :func:`train_rnn`; returns a :class:`PairResult`
     whose ``rnn`` and ``pseudo`` equal what the two functions return alone.
+    ``comparator``: a weight change ``theta* = (W*, A*)`` ((m, m), (m, d)); if given,
+    the approximate-convexity gap ``delta_t`` of the RNN's iterates towards it is
+    logged on the training inputs (``PairResult.convexity_mean``, ``convexity_max``).
     """
     args = _check_common(
         model,
@@ -843,12 +879,43 @@ def train_pair(
         (args[8] if args[8] is not None else args[1]),
     )
     init = args[0]
+    star = None
+    if comparator is not None:
+        if (
+            not isinstance(comparator, (tuple, list))
+            or len(comparator) != 2
+        ):
+            raise TypeError(
+                f"comparator must be a pair (W*, A*) of tensors, got {type(comparator).__name__}"
+            )
+        m, dd = init.W.shape[0], init.A.shape[1]
+        star = (
+            init.W.detach()
+            + check_tensor(
+                comparator[0], "comparator[0]", shape=(m, m)
+            ).to(init.W.dtype),
+            init.A.detach()
+            + check_tensor(
+                comparator[1], "comparator[1]", shape=(m, dd)
+            ).to(init.A.dtype),
+        )
     with torch.no_grad():
         z0 = out_scale * _output(init.W, init.A, init.B, xp)
-    gaps, changes = [], []
+    gaps, changes, conv_mean, conv_max = [], [], [], []
 
     def on_log(runs):
         rnn, pseudo = runs
+        if star is not None:
+            delta = _convexity_gap(
+                init,
+                rnn.W.detach(),
+                rnn.A.detach(),
+                *star,
+                args[1],
+                out_scale,
+            )
+            conv_mean.append(float(delta.mean()))
+            conv_max.append(float(delta.max()))
         with torch.no_grad():
             zr = out_scale * _output(rnn.W, rnn.A, init.B, xp)
             zp = out_scale * _linearized(
@@ -871,6 +938,60 @@ def train_pair(
         rnn.history.steps_logged,
         np.asarray(gaps),
         np.asarray(changes),
+        np.asarray(conv_mean),
+        np.asarray(conv_max),
+    )
+
+
+def convexity_gap(
+    model: ElmanRNN,
+    theta: tuple[torch.Tensor, torch.Tensor],
+    theta_star: tuple[torch.Tensor, torch.Tensor],
+    x: torch.Tensor,
+    *,
+    out_scale: float,
+) -> torch.Tensor:
+    """The approximate-convexity gap of the RNN at ``theta`` towards ``theta*`` (chapter 5).
+
+    With ``theta = (W', A')`` and ``theta* = (W*, A*)`` weight changes from the
+    initialization ``model`` (each (m, m), (m, d)) and ``F_rnn(x; theta)`` the RNN's
+    output at ``(W + W', A + A')``, returns per sequence (N,)
+
+        delta(x) = out_scale |F_rnn(x; theta*) - F_rnn(x; theta) - <grad_theta F_rnn(x; theta), theta* - theta>|,
+
+    the error of the first-order Taylor expansion of the RNN *at theta* (not at the
+    initialization), evaluated at ``theta*``. For ``G`` convex and 1-Lipschitz,
+    ``G(out_scale F_rnn(x; theta*)) >= G(out_scale F_rnn(x; theta)) +
+    <grad_theta G(out_scale F_rnn(x; theta)), theta* - theta> - delta(x)``, the
+    inequality that the regret bound of online gradient descent needs along the
+    RNN's own iterates (our form of P&G's Lemma D.3). Sum over the outputs for
+    ``d_out > 1``. ``x`` is (N, L, d).
+    """
+    model = _check_model(model)
+    x = model._check_input(x)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
+    m, d = model.W.shape[0], model.A.shape[1]
+    pairs = []
+    for name, pair in (
+        ("theta", theta),
+        ("theta_star", theta_star),
+    ):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(
+                f"{name} must be a pair (W', A') of tensors, got {type(pair).__name__}"
+            )
+        dW = check_tensor(pair[0], f"{name}[0]", shape=(m, m))
+        dA = check_tensor(pair[1], f"{name}[1]", shape=(m, d))
+        pairs.append(
+            (
+                model.W.detach() + dW.to(model.W.dtype),
+                model.A.detach() + dA.to(model.A.dtype),
+            )
+        )
+    return _convexity_gap(
+        model, *pairs[0], *pairs[1], x, out_scale
     )
 
 
@@ -1026,6 +1147,11 @@ class LazyGrid:
     its linearization trained on the same samples (held-out inputs); ``train_*``, ``eval_*``:
     final losses of the RNN, of the linearized RNN and of the kernel ridge reference;
     ``init_eval``: the held-out loss at initialization; ``lr``: the learning rates used;
+    ``star_norm``: ``||theta*||`` of the kernel ridge solution ``theta*`` (:func:`kernel_reference`);
+    ``train_star_rnn``: the RNN's training loss at ``theta*`` (the comparator's loss in the
+    regret bound); ``convexity_mean``, ``convexity_max``: the approximate-convexity gap
+    ``delta_t`` towards ``theta*`` along the RNN's iterates (:class:`PairResult`), its mean over
+    the training set and the logged steps, and its largest value;
     ``diverged``: runs stopped by :class:`DivergenceError` (their entries are NaN).
     ``pairs[s][k][j]``: the :class:`PairResult` of each run (None if it diverged).
     """
@@ -1046,47 +1172,46 @@ class LazyGrid:
     eval_kernel: np.ndarray
     init_eval: np.ndarray
     lr: np.ndarray
+    star_norm: np.ndarray
+    train_star_rnn: np.ndarray
+    convexity_mean: np.ndarray
+    convexity_max: np.ndarray
     diverged: np.ndarray
     pairs: list = field(default_factory=list, repr=False)
 
 
-def _target_sample(
-    L: int,
-    d: int,
-    eps_x: float,
-    n: int,
+def worst_case_flip_fraction(
+    width: int,
+    tau: float,
     *,
-    p: int,
-    generator: torch.Generator | int | None,
-    dtype: torch.dtype,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` normalized sequences and ``F*(x_bar)`` for a random concept-class target.
+    n_draws: int = 20,
+    generator: torch.Generator | int | None = None,
+) -> float:
+    """The largest fraction of one cell's activations that a change of spectral norm ``tau/sqrt(m)`` can flip (chapter 5).
 
-    The shared draw of :func:`regression_task` (chapter 5) and
-    :func:`rnnlib.generalization.classification_task` (chapter 6): streams
-    ``derive(generator, "data")`` for the sequences and ``"target"`` for ``F*``.
+    One cell's pre-activations at initialization are ``g = M u`` with ``M`` of
+    i.i.d. ``N(0, 2/m)`` entries and ``|u| = 1``, so ``g_r ~ N(0, 2/m)``. A change
+    ``M'`` with ``||M'||_2 <= tau/sqrt(m)`` moves ``g`` by ``M' u``, a vector of norm
+    at most ``tau/sqrt(m)``, and flips neuron ``r`` iff it moves ``g_r`` across 0.
+    The best a data-dependent ``M' = v u^T`` can do is to spend its budget
+    ``|v|^2 <= tau^2/m`` on the neurons with the smallest ``|g_r|``: the fraction
+    flipped is ``k/m`` with ``k`` the largest count whose smallest ``|g_r|`` have
+    ``sum g_r^2 <= tau^2/m``. Since ``|g_r|`` has density ``~ sqrt(m/pi)`` near 0,
+    the ``j``-th smallest is ``~ sqrt(pi) j / m^(3/2)``, so ``k^3 ~ 3 tau^2 m^2 / pi``
+    and the fraction is ``~ (3/pi)^(1/3) tau^(2/3) m^(-1/3)`` (ours), against
+    ``~ tau / sqrt(m)`` for a random direction. Returns the mean over ``n_draws``
+    draws of ``g``.
     """
-    from .concepts import sample_target
-    from .elman import normalize_sequence, sample_true_sequence
-
-    L, d = (
-        check_int(L, "L", minimum=3),
-        check_int(d, "d", minimum=3),
+    width = check_int(width, "width", minimum=1)
+    tau = check_real(tau, "tau", low=0.0)
+    n_draws = check_int(n_draws, "n_draws", minimum=1)
+    gen = as_generator(generator)
+    g = torch.randn(
+        n_draws, width, generator=gen, dtype=torch.float64
     )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    x_bar = sample_true_sequence(
-        n, L, d, generator=derive(generator, "data"), dtype=dtype
-    )
-    target = sample_target(
-        L,
-        d,
-        p=p,
-        generator=derive(generator, "target"),
-        dtype=dtype,
-    )
-    return normalize_sequence(x_bar, eps_x), target(x_bar)
+    g2 = (g.abs().sort(dim=1).values * math.sqrt(2 / width)) ** 2
+    k = (g2.cumsum(dim=1) <= tau**2 / width).sum(dim=1)
+    return float(k.double().mean()) / width
 
 
 def regression_task(
@@ -1110,7 +1235,7 @@ def regression_task(
         check_int(n_train, "n_train", minimum=2),
         check_int(n_eval, "n_eval", minimum=1),
     )
-    x, y = _target_sample(
+    x, y = sample_task(
         L,
         d,
         eps_x,
@@ -1131,14 +1256,36 @@ def kernel_reference(
     *,
     out_scale: float,
     ridge: float,
-) -> tuple[torch.Tensor, torch.Tensor, float]:
+    return_weights: bool = False,
+) -> (
+    tuple[torch.Tensor, torch.Tensor, float]
+    | tuple[
+        torch.Tensor,
+        torch.Tensor,
+        float,
+        tuple[torch.Tensor, torch.Tensor],
+    ]
+):
     """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
 
-    The linearized RNN is ``z(x) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``;
-    fitting ``y - out_scale F_rnn(x; W_0, A_0)`` by kernel ridge (:func:`kernel_ridge`)
-    gives the best such predictor for squared loss plus ``ridge/2 ||out_scale theta||^2``.
-    Returns its predictions on ``x`` and ``x_eval`` and the norm ``||theta||``
-    (the norm of the weight change, ``(W', A')`` stacked).
+    The linearized RNN is ``z(x; theta) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``
+    with ``theta = (W', A')`` the weight change. Its features are
+    ``phi(x) = out_scale grad F(x)`` (kernel ``out_scale^2 K``), so fitting the residual
+    ``y - out_scale F_rnn(x; W_0, A_0)`` by :func:`kernel_ridge` minimizes, over ``theta``,
+
+        (1/N) sum_n (z(x_n; theta) - y_n)^2 / 2 + (ridge / 2) ||theta||^2,
+
+    the penalty on the weight change itself (not on ``out_scale theta``). This is the
+    penalty that early stopping mimics: gradient descent on ``theta`` with step ``lr``
+    for ``T`` steps damps the directions of the empirical feature covariance whose
+    eigenvalue is below about ``1 / (lr T)``, as this ridge does with ``ridge = 1/(lr T)``
+    (our heuristic, used by :func:`lazy_grid`). The minimizer is
+    ``theta* = out_scale sum_n alpha_n grad F(x_n)``.
+
+    Returns the predictions ``z(.; theta*)`` on ``x`` and ``x_eval`` and the norm
+    ``||theta*||`` (Frobenius, ``(W', A')`` stacked); with ``return_weights=True`` also
+    ``(W*, A*)``, computed by one backward pass through ``sum_n alpha_n F(x_n)``
+    (``W*`` (m, m), ``A*`` (m, d)).
     """
     model = _check_model(model)
     x, y = _check_data(model, x, y, "squared")
@@ -1147,6 +1294,10 @@ def kernel_reference(
         out_scale, "out_scale", low=0.0, low_open=True
     )
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    if not isinstance(return_weights, bool):
+        raise TypeError(
+            f"return_weights must be a bool, got {type(return_weights).__name__}"
+        )
     with torch.no_grad():
         f0, f0e = (
             out_scale * _output(model.W, model.A, model.B, xx)
@@ -1155,7 +1306,13 @@ def kernel_reference(
     K = out_scale**2 * tangent_kernel(model, x)
     alpha, norm = kernel_ridge(K, y - f0, ridge)
     Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
-    return f0 + K @ alpha, f0e + Ke @ alpha, norm / out_scale
+    if not return_weights:
+        return f0 + K @ alpha, f0e + Ke @ alpha, norm
+    W = model.W.detach().clone().requires_grad_(True)
+    A = model.A.detach().clone().requires_grad_(True)
+    out = (_output(W, A, model.B.detach(), x) * alpha).sum()
+    gW, gA = torch.autograd.grad(out_scale * out, (W, A))
+    return f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
 
 
 def lazy_grid(
@@ -1214,6 +1371,10 @@ def lazy_grid(
         "eval_kernel",
         "init_eval",
         "lr",
+        "star_norm",
+        "train_star_rnn",
+        "convexity_mean",
+        "convexity_max",
     )
     out = {k: np.full(shape, np.nan) for k in names}
     diverged = np.zeros(shape, dtype=bool)
@@ -1240,6 +1401,16 @@ def lazy_grid(
         out["init_eval"][i, k, j] = float(
             _loss(predict(model, xe, lam), ye, "squared").mean()
         )
+        ridge = lam**2 * kbar / (lr_scale * steps)
+        ftr, fev, star_norm, star = kernel_reference(
+            model,
+            x,
+            y,
+            xe,
+            out_scale=lam,
+            ridge=ridge,
+            return_weights=True,
+        )
         try:
             pair = train_pair(
                 model,
@@ -1252,16 +1423,17 @@ def lazy_grid(
                 x_eval=xe,
                 y_eval=ye,
                 log_every=log_every,
+                comparator=star,
             )
         except DivergenceError:
             diverged[i, k, j] = True
             continue
         pairs[i][k][j] = pair
         h, hp = pair.rnn.history, pair.pseudo.history
-        ridge = lam**2 * kbar / (lr_scale * steps)
-        ftr, fev, _ = kernel_reference(
-            model, x, y, xe, out_scale=lam, ridge=ridge
-        )
+        with torch.no_grad():
+            z_star = lam * _output(
+                model.W + star[0], model.A + star[1], model.B, x
+            )
         vals = dict(
             rel_move=h.dist_W_fro[-1] / h.W0_fro,
             spec_move=math.sqrt(m) * h.dist_W_spec[-1],
@@ -1274,6 +1446,12 @@ def lazy_grid(
             eval_rnn=h.eval_loss[-1],
             eval_pseudo=hp.eval_loss[-1],
             eval_kernel=float(_loss(fev, ye, "squared").mean()),
+            star_norm=star_norm,
+            train_star_rnn=float(
+                _loss(z_star, y, "squared").mean()
+            ),
+            convexity_mean=float(pair.convexity_mean.mean()),
+            convexity_max=float(pair.convexity_max.max()),
         )
         for key, v in vals.items():
             out[key][i, k, j] = v
@@ -1450,9 +1628,7 @@ def train_next_step(
             raise DivergenceError(
                 f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
             )
-        loss = _next_step_loss(
-            model, logits, targets, mask, "mean"
-        )
+        loss = readout_loss(model, logits, targets, mask, "mean")
         opt.zero_grad()
         loss.backward()
         grads_finite = all(

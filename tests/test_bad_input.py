@@ -1507,18 +1507,20 @@ row(T, "shape", "tokens", lambda: FIT.predict(TOKENS[:, :2]))
 row(T, "dtype", "tokens", lambda: FIT.predict(TOKENS.float()))
 row(T, "range", "tokens", lambda: FIT.predict(TOKENS + 5))
 
-T = "rnnlib.concepts.additive_dl1_loss"
-row(T, "empty", "lengths", lambda: concepts.additive_dl1_loss([]))
+T = "rnnlib.languages.additive_dl1_loss"
+row(T, "empty", "lengths", lambda: languages.additive_dl1_loss([]))
 row(
     T,
     "range",
     "lengths",
-    lambda: concepts.additive_dl1_loss([4, 1]),
+    lambda: languages.additive_dl1_loss([4, 1]),
 )
 int_rows(
     T,
     "samples_per_token",
-    lambda v: concepts.additive_dl1_loss([4], samples_per_token=v),
+    lambda v: languages.additive_dl1_loss(
+        [4], samples_per_token=v
+    ),
     low=2,
 )
 
@@ -2790,6 +2792,31 @@ row(
     "range",
     "value",
     lambda: widgets.log_slider(10.0, -3, 0),
+)
+
+# --- rnnlib.notebook -------------------------------------------------------------------------------
+
+from rnnlib import notebook as _notebook  # noqa: E402
+
+row(
+    "rnnlib.notebook.glue",
+    "type",
+    "name",
+    lambda: _notebook.glue(3, 1.0),
+    exc=TypeError,
+)
+row(
+    "rnnlib.notebook.glue",
+    "malformed",
+    "name",
+    lambda: _notebook.glue("ch01 x", 1.0),
+)
+row(
+    "rnnlib.notebook.glue",
+    "type",
+    "display",
+    lambda: _notebook.glue("ch01_x", 1.0, display="no"),
+    exc=TypeError,
 )
 
 # --- rnnlib.homework -------------------------------------------------------------------------------
@@ -4244,6 +4271,95 @@ real_rows(
     ),
     bad=(0.0,),
 )
+row(
+    T,
+    "type",
+    "return_weights",
+    lambda: train.kernel_reference(
+        ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1
+    ),
+)
+row(
+    "rnnlib.train.train_pair",
+    "type",
+    "comparator",
+    lambda: train.train_pair(
+        ELMAN,
+        X,
+        Y1,
+        out_scale=0.5,
+        lr=0.01,
+        steps=2,
+        comparator=1.0,
+    ),
+)
+row(
+    "rnnlib.train.train_pair",
+    "shape",
+    "comparator[1]",
+    lambda: train.train_pair(
+        ELMAN,
+        X,
+        Y1,
+        out_scale=0.5,
+        lr=0.01,
+        steps=2,
+        comparator=(torch.zeros(M, M), torch.zeros(M, 2)),
+    ),
+)
+T = "rnnlib.train.convexity_gap"
+TH = (torch.zeros(M, M), torch.zeros(M, D))
+row(
+    T,
+    "type",
+    "model",
+    lambda: train.convexity_gap(None, TH, TH, X, out_scale=1.0),
+)
+row(
+    T,
+    "type",
+    "theta",
+    lambda: train.convexity_gap(ELMAN, 1.0, TH, X, out_scale=1.0),
+)
+row(
+    T,
+    "shape",
+    "theta_star[0]",
+    lambda: train.convexity_gap(
+        ELMAN, TH, (torch.zeros(3, 3), TH[1]), X, out_scale=1.0
+    ),
+)
+tensor_rows(
+    T,
+    "x",
+    X,
+    lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0),
+)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: train.convexity_gap(ELMAN, TH, TH, X, out_scale=v),
+    bad=(0.0,),
+)
+T = "rnnlib.train.worst_case_flip_fraction"
+int_rows(
+    T,
+    "width",
+    lambda v: train.worst_case_flip_fraction(v, 1.0),
+    low=1,
+)
+real_rows(
+    T,
+    "tau",
+    lambda v: train.worst_case_flip_fraction(8, v),
+    bad=(-1.0,),
+)
+int_rows(
+    T,
+    "n_draws",
+    lambda v: train.worst_case_flip_fraction(8, 1.0, n_draws=v),
+    low=1,
+)
 T = "rnnlib.train.lazy_grid"
 LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(
@@ -4861,6 +4977,14 @@ row(
     ),
 )
 row(
+    T,
+    "type",
+    "closed_form",
+    lambda: claims.Claim(
+        "c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", "", 1
+    ),
+)
+row(
     "rnnlib.claims.register",
     "type",
     "claims",
@@ -4890,6 +5014,90 @@ row(
     "figure",
     lambda: claims.check("mh-word-level-lm", True, ""),
 )
+row(
+    T,
+    "malformed",
+    "verdict",
+    lambda: claims.check(
+        "mh-word-level-lm",
+        True,
+        "1.0",
+        verdict="checked (closed form)",
+    ),
+    note="closed-form-verdict-for-a-measured-claim",
+    match=r"^claim 'mh-word-level-lm' is registered with closed_form=False: its verdict must not be 'checked \(closed form\)', got 'checked \(closed form\)'$",
+)
+row(
+    T,
+    "type",
+    "piloted",
+    lambda: claims.check(
+        "mh-word-level-lm", True, "1.0", piloted="yes"
+    ),
+)
+
+
+# --- validators and draws made public so that no module imports another's private name ---------
+
+T = "rnnlib.elman.check_true_sequence"
+tensor_rows(T, "x_bar", XBAR, elman.check_true_sequence)
+row(
+    T,
+    "malformed",
+    "x_bar",
+    lambda: elman.check_true_sequence(2 * XBAR),
+    note="non-unit tokens",
+    match=r"^x_bar tokens must be unit vectors \(Definition 3\.1\); the largest \|norm - 1\| is 1$",
+)
+T = "rnnlib.languages.check_strings"
+row(T, "type", "z", lambda: languages.check_strings([[0, 1]]))
+row(T, "shape", "z", lambda: languages.check_strings(Z[0]))
+row(
+    T,
+    "malformed",
+    "z",
+    lambda: languages.check_strings(2 * Z),
+    note="not binary",
+)
+T = "rnnlib.concepts.sample_task"
+int_rows(
+    T, "L", lambda v: concepts.sample_task(v, 4, 0.1, 3), low=3
+)
+int_rows(
+    T, "d", lambda v: concepts.sample_task(5, v, 0.1, 3), low=3
+)
+int_rows(
+    T, "n", lambda v: concepts.sample_task(5, 4, 0.1, v), low=1
+)
+real_rows(
+    T,
+    "eps_x",
+    lambda v: concepts.sample_task(5, 4, v, 3),
+    bad=(0.0, 1.5),
+)
+T = "rnnlib.next_step.readout_loss"
+row(
+    T,
+    "type",
+    "model",
+    lambda: nstep.readout_loss(
+        "rnn",
+        LOG,
+        torch.ones(2, 3, 88),
+        torch.ones(2, 3, dtype=torch.bool),
+    ),
+)
+row(
+    T,
+    "shape",
+    "targets",
+    lambda: nstep.readout_loss(
+        NSM,
+        LOG,
+        torch.ones(2, 3, 4),
+        torch.ones(2, 3, dtype=torch.bool),
+    ),
+)
 
 
 # --- names with no arguments to validate --------------------------------------------------------
@@ -4899,6 +5107,10 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.KINDS": "a constant",
     "rnnlib.claims.VERDICTS": "a constant",
     "rnnlib.claims.MIME": "a constant",
+    "rnnlib.claims.CLOSED_FORM": "a constant",
+    "rnnlib.claims.STRICT_ENV": "a constant",
+    "rnnlib.claims.strict": "no arguments; reads the environment",
+    "rnnlib.notebook.HAS_MYST_NB": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from rnnlib.concepts import (
     C_STAR,
     ConceptTarget,
-    additive_dl1_loss,
     complexity_eps,
     complexity_s,
     dl1_neuron,
@@ -26,6 +25,7 @@ from rnnlib.concepts import (
 )
 from rnnlib.elman import sample_true_sequence
 from rnnlib.languages import (
+    additive_dl1_loss,
     count_ones,
     dl1_indicator,
     embed_binary,

@@ -29,9 +29,32 @@ def _spy_reference(monkeypatch, checker, make_wrong):
     real = module.compare_with_reference
 
     def spy(exercise, student_fn, reference_fn, cases, **kwargs):
+        # the reference is sealed while the student's function runs: look its
+        # values up in a table made beforehand
+        cases = list(cases)
+        table = [
+            (c.args, reference_fn(*c.args, **c.kwargs))
+            for c in cases
+        ]
+
+        def same(a, b):
+            if isinstance(a, torch.Tensor):
+                return isinstance(b, torch.Tensor) and torch.equal(
+                    a, b
+                )
+            return a == b
+
+        def lookup(*args, **kwargs):
+            for known, out in table:
+                if all(same(a, b) for a, b in zip(known, args)):
+                    return out.clone()
+            raise AssertionError(
+                "an input the checker did not list"
+            )
+
         return real(
             exercise,
-            make_wrong(reference_fn),
+            make_wrong(lookup),
             reference_fn,
             cases,
             **kwargs,
@@ -107,3 +130,128 @@ def test_every_checker_lets_the_stub_error_through(number):
         NotImplementedError, match=re.escape(f"Exercise {number}")
     ):
         homework.CHECKERS[number](stub)
+
+
+def _float32(reference):
+    def wrong(*a, **k):
+        return (reference(*a, **k).float() * (1 + 5e-6)).double()
+
+    return wrong
+
+
+@pytest.mark.parametrize("number", CHECKER_NUMBERS)
+def test_a_wrong_value_names_the_dtype_and_tolerance_and_float32(
+    number, monkeypatch
+):
+    """A result right to float32 precision only is told to compute in float64."""
+    checker = homework.CHECKERS[number]
+    _spy_reference(monkeypatch, checker, _float32)
+    try:
+        checker(lambda *a, **k: None)
+    except homework.ExerciseCheckFailed as exc:
+        message = str(exc)
+    else:
+        pytest.skip(
+            f"{number}: a float32 answer passes its tolerance"
+        )
+    if "wrong values" not in message:
+        pytest.skip(f"{number}: compares no floating-point values")
+    assert re.search(
+        r"\(compared in \w+ with atol = \S+, rtol = \S+; your result has dtype float64\)",
+        message,
+    ), message
+    if "compared in float64" in message:
+        assert (
+            "your result matches to float32 precision; compute in float64"
+            in message
+        ), message
+
+
+@pytest.mark.parametrize("number", CHECKER_NUMBERS)
+def test_the_checkers_reference_cannot_be_handed_in(
+    number, monkeypatch
+):
+    """``my_fn = _reference_...`` (or calling it inside) fails, however it was imported."""
+    checker = homework.CHECKERS[number]
+    module = sys.modules[checker.__module__]
+    real = module.compare_with_reference
+    seen = {}
+
+    def spy(exercise, student_fn, reference_fn, cases, **kwargs):
+        seen["reference"] = reference_fn
+        return real(
+            exercise,
+            lambda *a, **k: reference_fn(*a, **k),
+            reference_fn,
+            cases,
+            **kwargs,
+        )
+
+    monkeypatch.setattr(module, "compare_with_reference", spy)
+    with pytest.raises(
+        homework.ExerciseCheckFailed, match="your function calls "
+    ):
+        checker(lambda *a, **k: None)
+    # unsealed again afterwards
+    assert seen["reference"].__code__.co_filename != "<sealed>"
+
+
+def test_calling_the_library_function_the_exercise_reimplements_fails():
+    from rnnlib.homework.chapter05 import _reference_kernel
+    from rnnlib.train import tangent_kernel
+
+    def calls_library(W, A, B, x):
+        return _reference_kernel(W, A, B, x)
+
+    for student in (_reference_kernel, calls_library):
+        with pytest.raises(
+            homework.ExerciseCheckFailed,
+            match=r"your function calls the checker's reference \(rnnlib\.homework\.chapter05\._reference_kernel\)",
+        ):
+            homework.check_exercise_5_2(student)
+
+    def swallowing(
+        W, A, B, x
+    ):  # catching the sealed call does not help
+        try:
+            return tangent_kernel(None, x)
+        except BaseException:
+            return torch.zeros(
+                x.shape[0], x.shape[0], dtype=x.dtype
+            )
+
+    with pytest.raises(
+        homework.ExerciseCheckFailed,
+        match=r"your function calls rnnlib\.train\.tangent_kernel, a library function",
+    ):
+        homework.check_exercise_5_2(swallowing)
+    assert tangent_kernel.__code__.co_name == "tangent_kernel"
+
+
+def test_a_checker_traceback_ends_at_the_students_code():
+    """Only the checker's entry frame (hidden in IPython) stays; the rest is the student's."""
+
+    def student(W, A, B, x):
+        return W[10_000]  # IndexError in the student's own line
+
+    for fn, last in (
+        (student, "student"),
+        (lambda *a: None, None),
+    ):
+        with pytest.raises(homework.ExerciseCheckFailed) as info:
+            homework.check_exercise_5_2(fn)
+        frames = []
+        tb = info.value.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        in_homework = [
+            f
+            for f in frames
+            if "rnnlib/homework" in f.f_code.co_filename
+        ]
+        assert len(in_homework) == 1
+        assert in_homework[0].f_locals.get("__tracebackhide__")
+        if last:
+            assert frames[-1].f_code.co_name == last
+        assert info.value.__suppress_context__

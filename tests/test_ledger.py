@@ -552,3 +552,36 @@ def test_fixture_book_warns_about_typed_numbers_asserts_and_unchecked_claims(
         warnings
     )
     assert len(lines) == 4, warnings
+
+
+def test_closed_form_claims_get_their_own_verdict_and_count():
+    """A claim registered closed_form=True is checked as "checked (closed form)" only,
+    and the summary counts it apart from the reproductions."""
+    cf = [c for c in claims.CLAIMS.values() if c.closed_form]
+    assert cf, "the book registers closed-form checks"
+    claim = cf[0]
+    bundle = claims.check(
+        claim.id, True, "1 = 1"
+    )._repr_mimebundle_()
+    assert (
+        f'"verdict": "{claims.CLOSED_FORM}"' in bundle[claims.MIME]
+    )
+    with pytest.raises(ValueError, match="closed_form=True"):
+        claims.check(claim.id, True, "1", verdict="reproduced")
+    rows = ledger.ledger_rows(
+        {claim.id: claim},
+        {
+            "chapters/x": [
+                {
+                    "id": claim.id,
+                    "verdict": claims.CLOSED_FORM,
+                    "figure": "f",
+                }
+            ]
+        },
+        {claim.chapter: "chapters/x"},
+        executed=["chapters/x"],
+    )
+    counts = ledger.verdict_counts(rows)
+    assert counts[claims.CLOSED_FORM]["all"] == 1
+    assert counts["reproduced"]["all"] == 0

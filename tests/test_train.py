@@ -372,3 +372,155 @@ def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(
         homework.check_exercise_5_2(
             lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x)
         )
+
+
+def test_kernel_reference_recovers_the_primal_ridge_solution():
+    """theta* from per-sequence autograd gradients and the primal ridge problem.
+
+    Minimize (1/N) sum (s (F0 + <g_n, theta>) - y_n)^2 / 2 + ridge/2 ||theta||^2
+    over the weight change theta = (W', A'): the predictions, the norm and the
+    weights of kernel_reference must be those of this independent solve.
+    """
+    from rnnlib.elman import elman_hidden_states
+    from rnnlib.train import kernel_reference
+
+    model, x, y = _data(n=9, L=4, d=3, m=8)
+    xe = sample_normalized_sequence(
+        5, 4, 3, 0.1, generator=7, dtype=D
+    )
+    s, ridge = 0.5, 0.05
+    rows, f0 = [], []
+    for xx in (x, xe):
+        for n in range(xx.shape[0]):
+            W = model.W.detach().clone().requires_grad_(True)
+            A = model.A.detach().clone().requires_grad_(True)
+            out = (
+                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
+                @ (model.B[0])
+            )
+            gW, gA = torch.autograd.grad(out, (W, A))
+            rows.append(torch.cat([gW.flatten(), gA.flatten()]))
+            f0.append(float(out.detach()))
+    G = torch.stack(rows)
+    f0 = torch.tensor(f0, dtype=D)
+    N = x.shape[0]
+    Gt, Ge = G[:N], G[N:]
+    theta = torch.linalg.solve(
+        s**2 * Gt.T @ Gt / N
+        + ridge * torch.eye(G.shape[1], dtype=D),
+        s * Gt.T @ (y[:, 0] - s * f0[:N]) / N,
+    )
+    ftr, fev, norm, (Ws, As) = kernel_reference(
+        model,
+        x,
+        y,
+        xe,
+        out_scale=s,
+        ridge=ridge,
+        return_weights=True,
+    )
+    assert torch.allclose(
+        ftr[:, 0], s * (f0[:N] + Gt @ theta), atol=1e-9
+    )
+    assert torch.allclose(
+        fev[:, 0], s * (f0[N:] + Ge @ theta), atol=1e-9
+    )
+    assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
+    m = model.width
+    assert torch.allclose(
+        Ws.flatten(), theta[: m * m], atol=1e-9
+    ) and torch.allclose(As.flatten(), theta[m * m :], atol=1e-9)
+    # without weights: the same three values
+    out3 = kernel_reference(
+        model, x, y, xe, out_scale=s, ridge=ridge
+    )
+    assert len(out3) == 3 and math.isclose(out3[2], norm)
+
+
+def test_convexity_gap_is_the_taylor_error_at_the_current_weights():
+    """delta = s |F(theta*) - F(theta) - <grad F(theta), theta* - theta>|, the
+    directional derivative computed independently by torch.func.jvp."""
+    from rnnlib.elman import elman_hidden_states
+    from rnnlib.train import convexity_gap
+
+    model, x, _ = _data(n=6, L=4, d=3, m=10)
+    gen = torch.Generator().manual_seed(3)
+    th = (
+        0.1 * torch.randn(10, 10, generator=gen, dtype=D),
+        0.1 * torch.randn(10, 3, generator=gen, dtype=D),
+    )
+    st = (
+        0.1 * torch.randn(10, 10, generator=gen, dtype=D),
+        0.1 * torch.randn(10, 3, generator=gen, dtype=D),
+    )
+    W0, A0, B = (
+        model.W.detach(),
+        model.A.detach(),
+        model.B.detach(),
+    )
+
+    def out(W, A):
+        return elman_hidden_states(W, A, x)[:, -1] @ B[0]
+
+    f, jvp = torch.func.jvp(
+        out,
+        (W0 + th[0], A0 + th[1]),
+        (st[0] - th[0], st[1] - th[1]),
+    )
+    f_star = out(W0 + st[0], A0 + st[1])
+    want = 0.5 * (f_star - f - jvp).abs()
+    got = convexity_gap(model, th, st, x, out_scale=0.5)
+    assert torch.allclose(got, want, atol=1e-12)
+    # at theta = theta* the gap vanishes
+    assert (
+        float(convexity_gap(model, st, st, x, out_scale=0.5).max())
+        < 1e-12
+    )
+
+
+def test_train_pair_logs_the_convexity_gap_of_its_rnn_iterates():
+    from rnnlib.train import convexity_gap
+
+    model, x, y = _data(n=8, L=4, d=3, m=12)
+    gen = torch.Generator().manual_seed(4)
+    star = (
+        0.05 * torch.randn(12, 12, generator=gen, dtype=D),
+        0.05 * torch.randn(12, 3, generator=gen, dtype=D),
+    )
+    kw = dict(
+        out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3
+    )
+    pair = train_pair(model, x, y, comparator=star, **kw)
+    plain = train_pair(model, x, y, **kw)
+    assert pair.convexity_mean.shape == (3,)
+    assert plain.convexity_mean.shape == (0,)
+    # the runs themselves are unchanged by the logging
+    assert torch.equal(pair.rnn.model.W, plain.rnn.model.W)
+    final = convexity_gap(
+        model, (pair.rnn.dW, pair.rnn.dA), star, x, out_scale=0.5
+    )
+    assert math.isclose(
+        pair.convexity_mean[-1], float(final.mean()), rel_tol=1e-9
+    )
+    assert math.isclose(
+        pair.convexity_max[-1], float(final.max()), rel_tol=1e-9
+    )
+
+
+def test_worst_case_flip_fraction_follows_tau_two_thirds_m_minus_one_third():
+    from rnnlib.train import worst_case_flip_fraction
+
+    tau = 2.0
+    fr = [
+        worst_case_flip_fraction(m, tau, n_draws=4, generator=0)
+        for m in (4096, 32768)
+    ]
+    predicted = [
+        (3 / math.pi) ** (1 / 3) * tau ** (2 / 3) * m ** (-1 / 3)
+        for m in (4096, 32768)
+    ]
+    for f, p in zip(fr, predicted):
+        assert abs(f / p - 1) < 0.1
+    slope = math.log(fr[1] / fr[0]) / math.log(8)
+    assert abs(slope + 1 / 3) < 0.05
+    assert worst_case_flip_fraction(64, 0.0) == 0.0

@@ -103,6 +103,30 @@ def test_claims_check_asserts_and_records():
         claims.check("no-such-claim", True, "1")
 
 
+def test_claims_check_is_lenient_off_the_piloted_sizes_unless_strict(
+    monkeypatch,
+):
+    from rnnlib import claims
+
+    monkeypatch.delenv(claims.STRICT_ENV, raising=False)
+    assert not claims.strict()
+    with pytest.warns(UserWarning, match="NOT SUPPORTED at these"):
+        assert (
+            claims.check(
+                "mh-word-level-lm", False, "ppl 9", piloted=False
+            )
+            is None
+        )
+    with pytest.raises(AssertionError, match="ppl 9"):
+        claims.check("mh-word-level-lm", False, "ppl 9")
+    monkeypatch.setenv(claims.STRICT_ENV, "1")
+    assert claims.strict()
+    with pytest.raises(AssertionError, match="ppl 9"):
+        claims.check(
+            "mh-word-level-lm", False, "ppl 9", piloted=False
+        )
+
+
 def test_derived_streams_are_distinct_and_reproducible():
     from rnnlib._rng import derive, derive_seed
 

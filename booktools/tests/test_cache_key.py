@@ -21,7 +21,7 @@ def book(tmp_path):
 def _fake_cache(build: Path) -> list[Path]:
     markers = [
         build / ".jupyter_cache" / "executed.txt",
-        build / "repro" / "chapters" / "01.ipynb",
+        build / "nbval" / "chapters" / "01.ipynb",
     ]
     for marker in markers:
         marker.parent.mkdir(parents=True, exist_ok=True)
@@ -58,5 +58,5 @@ def test_cache_is_cleared_when_library_or_pins_change(
     )
     cache_key.check("_build", book)
     assert not any(m.exists() for m in markers), (
-        f"changing {changed} must clear the execution cache and repro/"
+        f"changing {changed} must clear the execution cache and nbval/"
     )

@@ -10,7 +10,7 @@ import yaml
 from jupyter_cache import get_cache
 
 from booktools import execute as ex
-from booktools import repro_check, strip_notebooks
+from booktools import nbval_notebooks, strip_notebooks
 from booktools.toc import ROOT
 
 
@@ -53,20 +53,14 @@ def _book(tmp_path):
     return tmp_path
 
 
-def test_book_and_repro_executions_are_recorded_once(
-    tmp_path, capsys
-):
+def test_book_executions_are_recorded_once(tmp_path, capsys):
     root = _book(tmp_path)
-    results = ex.execute(
-        ["book", "repro"], root=root, jobs=2, threads=1
-    )
+    results = ex.execute(["book"], root=root, jobs=2, threads=1)
     assert sorted(
         (r.job.target, r.job.path.name) for r in results
     ) == [
         ("book", "one.ipynb"),
         ("book", "two.ipynb"),
-        ("repro", "one.ipynb"),
-        ("repro", "two.ipynb"),
     ]
     assert all(r.error is None and r.seconds > 0 for r in results)
     cache = get_cache(str(root / "_build" / ".jupyter_cache"))
@@ -92,36 +86,33 @@ def test_book_and_repro_executions_are_recorded_once(
         assert (
             merged.cells[1].outputs[0]["text"] == printed
         )  # the kernel's threads, run in the chapter's folder
-        assert ex.repro_is_current(
-            root / "chapters" / f"{name}.ipynb", root
-        )
     out = capsys.readouterr().out
     assert (
-        "executing 4 notebooks, 2 at a time, 1 thread(s) each"
+        "executing 2 notebooks, 2 at a time, 1 thread(s) each"
         in out
     )
     # nothing is executed twice
-    assert (
-        ex.execute(["book", "repro"], root=root, jobs=2, threads=1)
-        == []
-    )
-    # an edited chapter is executed again (cache and repro); the other is not
+    assert ex.execute(["book"], root=root, jobs=2, threads=1) == []
+    # an edited chapter is executed again; the other is not
     nb = nbformat.read(
         root / "chapters" / "two.ipynb", as_version=4
     )
     nb.cells[1].source += "\n2 + 2"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
-    again = ex.execute(["book", "repro"], root=root, jobs=1)
-    assert sorted(
-        (r.job.target, r.job.path.name) for r in again
-    ) == [
-        ("book", "two.ipynb"),
-        ("repro", "two.ipynb"),
+    again = ex.execute(["book"], root=root, jobs=1)
+    assert [(r.job.target, r.job.path.name) for r in again] == [
+        ("book", "two.ipynb")
     ]
-    # so is every chapter when the library changes
-    (root / "rnnlib" / "a.py").write_text("A = 2\n")
-    assert not ex.repro_is_current(
-        root / "chapters" / "one.ipynb", root
+
+
+def test_only_executes_the_notebooks_named(tmp_path):
+    root = _book(tmp_path)
+    results = ex.execute(
+        ["book"], root=root, jobs=1, only=["chapters/two.ipynb"]
+    )
+    assert [r.job.path.name for r in results] == ["two.ipynb"]
+    assert (
+        ex.execute(["book"], root=root, only=["two.ipynb"]) == []
     )
 
 
@@ -150,7 +141,7 @@ def test_a_failing_chapter_is_reported_and_not_cached(tmp_path):
 def test_bad_arguments_are_named(tmp_path):
     with pytest.raises(
         ValueError,
-        match=r"targets: expected some of \['book', 'student', 'repro'\], got \['all'\]",
+        match=r"targets: expected some of \['book', 'student'\], got \['all'\]",
     ):
         ex.execute(["all"], root=_book(tmp_path))
     with pytest.raises(
@@ -163,41 +154,50 @@ def test_bad_arguments_are_named(tmp_path):
         ex.execute(["student"], root=tmp_path)
 
 
-def test_repro_compare_reads_the_cache_and_the_independent_execution(
+def test_nbval_notebooks_export_the_cache_and_name_what_is_missing(
     tmp_path,
 ):
     root = _book(tmp_path)
-    chapter = root / "chapters" / "two.ipynb"
-    assert (
-        "build: no execution cache at"
-        in repro_check.compare(chapter, root / "_build", root)[0]
-    )
+    chapters = [root / "chapters" / "two.ipynb"]
+    out = root / "_build" / "nbval"
+    with pytest.raises(
+        FileNotFoundError, match="build: no execution cache at"
+    ):
+        nbval_notebooks.export(
+            chapters, root / "_build", out, root
+        )
+    ex.execute(["book"], root=root, jobs=1, only=["one.ipynb"])
+    with pytest.raises(
+        LookupError, match="two.ipynb: no execution in"
+    ):
+        nbval_notebooks.export(
+            chapters, root / "_build", out, root
+        )
     ex.execute(["book"], root=root, jobs=1)
-    assert (
-        "no independent execution at"
-        in repro_check.compare(chapter, root / "_build", root)[0]
+    (out / "stale.ipynb").parent.mkdir(parents=True)
+    (out / "stale.ipynb").write_text("{}")
+    written = nbval_notebooks.export(
+        chapters, root / "_build", out, root
     )
-    ex.execute(["repro"], root=root, jobs=1)
-    assert (
-        repro_check.compare(chapter, root / "_build", root) == []
-    )
-    fresh = ex.repro_path(chapter, root)
-    nb = nbformat.read(fresh, as_version=4)
-    nb.cells[1].outputs[0]["text"] = "cwd elsewhere\n"
-    nbformat.write(nb, fresh)
-    diff = "".join(
-        repro_check.compare(chapter, root / "_build", root)
-    )
-    assert (
-        "-[cell 1] stdout: cwd chapters" in diff
-        and "+[cell 1] stdout: cwd elsewhere" in diff
-    )
+    assert written == [out / "chapters" / "two.ipynb"]
+    assert not (
+        out / "stale.ipynb"
+    ).exists()  # only what was asked
+    nb = nbformat.read(written[0], as_version=4)
+    assert nb.cells[1].outputs[0]["text"] == "cwd chapters\n"
+    assert nb.cells[1].execution_count == 1
+    assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
 def test_strip_notebooks(tmp_path):
     root = _book(tmp_path)
-    ex.execute(["repro"], root=root, jobs=1)
-    executed = ex.repro_path(root / "chapters" / "one.ipynb", root)
+    ex.execute(["book"], root=root, jobs=1)
+    (executed,) = nbval_notebooks.export(
+        [root / "chapters" / "one.ipynb"],
+        root / "_build",
+        root / "_build" / "nbval",
+        root,
+    )
     assert strip_notebooks.main(["--check", str(executed)]) == 1
     assert strip_notebooks.main([str(executed)]) == 0
     nb = nbformat.read(executed, as_version=4)

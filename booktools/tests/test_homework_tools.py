@@ -183,6 +183,10 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         ),
         (
             "markdown",
+            f"**Your answer to exercise 99.3.** {se.ANSWER_PLACEHOLDER}",
+        ),
+        (
+            "markdown",
             ":::{exercise} 99.4 · Colon fences\n:label: ex-99-4\n:nonumber:\n\nWrite `square(x)`.\n:::",
         ),
         (
@@ -201,6 +205,17 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         if c.cell_type == "code"
         and "NotImplementedError" in c.source
     ]
+    answers = [
+        c for c in student.cells if se.ANSWER_KEY in c.metadata
+    ]
+    assert [c.metadata[se.ANSWER_KEY] for c in answers] == ["99.3"]
+    assert answers[0].metadata["nbgrader"]["grade"] is True
+    assert answers[0].metadata["nbgrader"]["points"] > 0
+    assert all(
+        c.metadata["nbgrader"]["solution"]
+        and not c.metadata["nbgrader"]["grade"]
+        for c in stubs
+    )
     assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == [
         "99.1",
         "99.2",
@@ -442,7 +457,11 @@ def test_grade_a_completed_assignment(tmp_path):
     _fill(
         nb,
         "1.1",
-        "def my_normalize(x_bar, eps_x):\n    return normalize_sequence(x_bar, eps_x)\n\n"
+        "def my_normalize(x_bar, eps_x):\n"
+        "    start = torch.zeros(x_bar.shape[0], 1, x_bar.shape[2] + 1)\n"
+        "    start[..., -1] = 1.0\n"
+        "    middle = torch.cat([eps_x * x_bar, torch.zeros_like(x_bar[..., :1])], dim=2)\n"
+        "    return torch.cat([start, middle, start], dim=1)\n\n"
         "rnnlib.homework.check_exercise_1_1(my_normalize)",
     )
     _fill(
@@ -475,7 +494,8 @@ def test_grade_a_completed_assignment(tmp_path):
     assert (
         got["1.2"][0] == "FAIL"
         and got["1.2"][1].startswith("cell ")
-        and "Exercise 1.2: wrong values" in got["1.2"][1]
+        and "Exercise 1.2: your function calls rnnlib.elman.elman_hidden_states"
+        in got["1.2"][1]
     )
     assert got["8.1"][0] == "missing"
     assert got["8.2"][0] == "FAIL" and got["8.2"][1].startswith(
@@ -731,3 +751,152 @@ def test_built_student_pages_have_stubs_and_no_solutions(path):
                 f"Exercise {ex.number}: replace this line by your solution"
                 in html
             )
+
+
+# --------------------------------------------------------------------------- answer cells, points, fast grading
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_every_prose_exercise_of_the_student_edition_has_an_answer_cell(
+    path,
+):
+    student = se.student_notebook(path)
+    prose = [
+        e.number
+        for e in se.find_exercises(path)
+        if e.kind == "prose"
+    ]
+    for number in prose:
+        at = [
+            i
+            for i, c in enumerate(student.cells)
+            if c.metadata.get(se.ANSWER_KEY) == number
+        ]
+        assert len(at) == 1, (
+            f"exercise {number}: {len(at)} answer cells"
+        )
+        statement = student.cells[at[0] - 1]
+        assert statement.cell_type == "markdown" and (
+            f":label: ex-{number.replace('.', '-')}"
+            in statement.source
+        ), (
+            f"exercise {number}: its answer cell does not follow its statement"
+        )
+    assert grade.collect_answers(student) == {n: "" for n in prose}
+    ids = [c.get("id") for c in student.cells]
+    assert len(ids) == len(set(ids)), "cell ids are unique"
+
+
+def test_every_exercise_has_points_in_the_grading_config():
+    points = se.exercise_points()
+    numbers = {
+        e.number
+        for path in CHAPTERS
+        for e in se.find_exercises(path)
+    }
+    assert not numbers - set(points), (
+        f"booktools/grading.yml has no points for {sorted(numbers - set(points))}"
+    )
+    assert not set(points) - numbers, (
+        f"booktools/grading.yml lists exercises no chapter has: {sorted(set(points) - numbers)}"
+    )
+    assert all(p > 0 for p in points.values())
+    assert "booktools/grading.yml" in GUIDE.read_text(
+        encoding="utf-8"
+    )
+
+
+def test_fast_grading_runs_what_the_exercise_cells_need():
+    cells = [
+        "import torch\nimport rnnlib",  # 0: needed (torch, rnnlib)
+        "SCALE = 2.0",  # 1: needed by the helper
+        "results = [train(m) for m in range(100)]",  # 2: an experiment: skipped
+        "def helper(x):\n    return SCALE * x",  # 3: needed by the exercise
+        "fig = plot(results)",  # 4: skipped
+        "table = {}\ntable['a'] = 1",  # 5: binds table
+        "table.update(b=2)",  # 6: changes table: needed
+        "def f(x, results=None):\n    y = helper(x) + table['a']\n    return [results for results in y]\n\n"
+        "rnnlib.homework.check_exercise_8_1(f)\nprint(results)",  # 7: the exercise
+    ]
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c) for c in cells]
+    )
+    assert 2 in grade.cells_to_run(nb, {7})  # print(results)
+    nb.cells[7].source = grade._cut_after_checker(cells[7])
+    assert nb.cells[7].source.endswith(
+        "rnnlib.homework.check_exercise_8_1(f)"
+    )
+    assert grade.cells_to_run(nb, {7}) == {0, 1, 3, 5, 6, 7}
+
+
+def test_chapter_5_is_graded_in_seconds_from_its_exercise_cells(
+    tmp_path,
+):
+    """The instructor's chapter 5 (its solutions in place) graded as a submission: the
+    exercise passes without running the chapter's experiments."""
+    path = tmp_path / "05_sgd.ipynb"
+    nbformat.write(
+        nbformat.read(
+            ROOT / "chapters" / "05_sgd.ipynb", as_version=4
+        ),
+        path,
+    )
+    report = grade.grade_notebook(path, timeout=120)
+    got = {e.number: e.status for e in report.exercises}
+    assert got == {"5.1": "by hand", "5.2": "pass"}, report.table()
+    assert report.skipped >= 10 and report.other_errors == []
+    assert report.seconds < 60
+
+
+STUDENT_SITE = ROOT / "student" / "_build" / "html"
+
+
+def test_built_student_site_has_no_solution_in_any_page_or_download():
+    """Every file of the student site (pages, the notebooks of its download button, search
+    index) is free of solution lines and markers."""
+    _require_built(STUDENT_SITE / "index.html", "make student")
+    solution_lines = set()
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            inside = False
+            for line in cell.source.split("\n"):
+                if se.END in line:
+                    inside = False
+                if inside and len(line.strip()) > 25:
+                    solution_lines.add(line.strip())
+                if se.BEGIN in line:
+                    inside = True
+    leaks = []
+    for file in STUDENT_SITE.rglob("*"):
+        if not file.is_file() or file.suffix not in (
+            ".html",
+            ".ipynb",
+            ".md",
+            ".txt",
+            ".js",
+            ".json",
+        ):
+            continue
+        if "_vendor" in file.parts or "_static" in file.parts:
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")
+        for marker in (
+            se.BEGIN,
+            "{solution-start}",
+            'class="solution',
+        ):
+            if marker in text:
+                leaks.append(
+                    f"{file.relative_to(STUDENT_SITE)}: {marker}"
+                )
+        leaks += [
+            f"{file.relative_to(STUDENT_SITE)}: {line}"
+            for line in solution_lines
+            if line in text
+        ][:3]
+    assert not leaks, "\n".join(leaks[:20])
+    downloads = list((STUDENT_SITE / "_sources").rglob("*.ipynb"))
+    assert downloads, (
+        "the student site offers its notebooks for download"
+    )

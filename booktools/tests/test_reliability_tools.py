@@ -1,119 +1,19 @@
-"""Tests of the reliability checks (booktools.repro_check, booktools.browser_check, booktools.vendor_assets)."""
+"""Tests of the reliability checks (booktools.browser_check, booktools.vendor_assets; nbval: test_nbval.py)."""
 
 from __future__ import annotations
 
 import shutil
 
-import nbformat
 import pytest
 import yaml
 
 from booktools import browser_check as browser
-from booktools import repro_check as repro
 from booktools import vendor_assets as vendor
 from booktools.toc import ROOT
 
 CHROMIUM = shutil.which("chromium") and shutil.which(
     "chromedriver"
 )
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "100%|##########| 50/50 [00:01<00:00, 30.2it/s]",
-        "trained in 1.25 s",
-        "forward: 35 ms per batch",
-        "3.2s/it",
-        "elapsed 00:12",
-        "Wall time: 2.1 s",
-    ],
-)
-def test_timing_lines_are_ignored(line):
-    assert repro._clean(line) == []
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        "loss 0.1234",
-        "m = 512, L = 50",
-        "relative gap 3.1e-03",
-        "seconds per chapter: see the appendix",
-    ],
-)
-def test_other_lines_are_compared(line):
-    assert repro._clean(line) == [line]
-
-
-def test_addresses_are_masked_and_carriage_returns_keep_the_last_text():
-    assert repro._clean("<Foo at 0x7f3a2b4c5d60>") == [
-        "<Foo at 0x…>"
-    ]
-    assert repro._clean("step 1\rstep 2") == ["step 2"]
-
-
-def _nb(*outputs):
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("print(1)")
-    cell.outputs = list(outputs)
-    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
-    return nb
-
-
-def _printed_and_figure(png: str):
-    """A notebook that prints a number and shows a figure whose image is ``png``."""
-    return _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="x = 1.000\n"
-        ),
-        nbformat.v4.new_output(
-            "display_data",
-            data={
-                "image/png": png,
-                "text/plain": "<Figure size 640x480>",
-            },
-        ),
-    )
-
-
-def test_text_outputs_compare_numbers_not_images():
-    a, b = _printed_and_figure("AAA"), _printed_and_figure("BBB")
-    c = _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="x = 1.001\n"
-        )
-    )
-    assert repro.text_outputs(a) == repro.text_outputs(b)
-    assert repro.text_outputs(a) != repro.text_outputs(c)
-    assert repro.text_outputs(a)[0] == "[cell 1] stdout: x = 1.000"
-
-
-def test_a_print_split_over_stream_messages_compares_equal():
-    """One print may reach the notebook as one stream output or as two."""
-    whole = _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="rates: {0.5: 0.4993}\n"
-        )
-    )
-    split = _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="rates:"
-        ),
-        nbformat.v4.new_output(
-            "stream", name="stdout", text=" {0.5: 0.4993}\n"
-        ),
-    )
-    assert repro.text_outputs(whole) == repro.text_outputs(split)
-    other = _nb(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="rates:\n"
-        ),
-        nbformat.v4.new_output(
-            "stream", name="stdout", text=" {0.5: 0.4993}\n"
-        ),
-    )
-    assert repro.text_outputs(whole) != repro.text_outputs(other)
 
 
 def test_source_headings_skip_code_and_directives(tmp_path):

@@ -210,7 +210,7 @@ def _dry_run(target: str) -> list[str]:
             "make",
             "-n",
             "--no-print-directory",
-            target,
+            *target.split(),
             "PYTHON=" + sys.executable,
         ],
         capture_output=True,
@@ -219,31 +219,51 @@ def _dry_run(target: str) -> list[str]:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    return result.stdout.splitlines()
+    # a recipe line continued with a backslash is one command
+    return [
+        " ".join(line.split())
+        for line in result.stdout.replace("\\\n", " ").splitlines()
+    ]
 
 
-def test_make_test_executes_each_chapter_at_most_twice_and_each_student_notebook_once():
-    """The commands of `make test` (make -n): one pool executes everything (booktools.execute book
-    student repro); the builds, the checks and the grader only read those executions."""
+def test_make_test_executes_each_chapter_twice_and_each_student_notebook_once():
+    """The commands of `make test` (make -n): one pool executes the book and the student
+    edition (booktools.execute book student), nbval executes each chapter once more and
+    compares it with the build's execution; the builds, the checks and the grader only read."""
     commands = _dry_run("test")
     executions = [c for c in commands if "booktools.execute" in c]
-    assert any(
-        re.search(
-            r"booktools\.execute .*\bbook student repro\b", c
-        )
+    assert [
+        c
         for c in executions
-    ), executions
+        if re.search(r"booktools\.execute .*\bbook\b", c)
+    ] == [
+        c
+        for c in executions
+        if re.search(r"booktools\.execute .*\bbook student$", c)
+    ] and len(executions) == 1, executions
     assert not any(
-        "nbval" in c or "nbconvert" in c for c in commands
+        "nbconvert" in c or "repro_check" in c for c in commands
     )
+    nbval = [c for c in commands if "--nbval" in c]
+    assert len(nbval) == 1, nbval
+    assert (
+        "--nbval " in nbval[0] + " "
+        and "--nbval-lax" not in nbval[0]
+        and "--nbval-sanitize-with booktools/nbval_sanitize.cfg"
+        in nbval[0]
+        and nbval[0].rstrip().endswith("_build/nbval")
+    ), nbval
+    assert any(
+        "booktools.nbval_notebooks --out _build/nbval" in c
+        for c in commands
+    )
+    assert commands.index(executions[0]) < commands.index(nbval[0])
     assert any(
         "booktools.grade --expect-stubs --executed student/_build"
         in c
         for c in commands
     )
-    assert any(
-        "booktools.repro_check" in c for c in commands
-    ) and any("booktools.exec_times" in c for c in commands)
+    assert any("booktools.exec_times" in c for c in commands)
     assert any(
         "ruff format --check" in c for c in commands
     ) and any("ruff check" in c for c in commands)
@@ -253,6 +273,27 @@ def test_make_test_executes_each_chapter_at_most_twice_and_each_student_notebook
     assert unit and not any("booktools" in c for c in unit), (
         "make unit runs the library's tests only"
     )
+
+
+def test_make_nbval_checks_one_chapter():
+    commands = _dry_run("nbval NB=chapters/05_sgd.ipynb")
+    text = "\n".join(commands)
+    assert (
+        "booktools.execute --jobs 2 book --only chapters/05_sgd.ipynb"
+        in text
+    )
+    assert (
+        "booktools.nbval_notebooks --out _build/nbval chapters/05_sgd.ipynb"
+        in text
+    )
+    assert "--nbval " in text and " -n " not in text
+
+
+def test_make_book_needs_no_browser():
+    """`make book` asks for neither Chromium nor root (README, "What you need")."""
+    commands = "\n".join(_dry_run("book"))
+    assert "chromium" not in commands and "apt-get" not in commands
+    assert "jupyter-book build" in commands
 
 
 def test_makefile_has_the_homework_targets():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 from dataclasses import asdict, dataclass
 
@@ -30,23 +31,54 @@ __all__ = [
     "CLAIMS",
     "KINDS",
     "VERDICTS",
+    "CLOSED_FORM",
     "MIME",
     "register",
     "check",
     "untestable",
+    "STRICT_ENV",
+    "strict",
 ]
 
 #: Kinds of claim: the paper's own statement, our reconstruction of a missing part, our heuristic.
 KINDS = ("paper", "reconstruction", "heuristic")
-#: Verdicts a measurement can give.
+#: Verdicts a measurement can give. ``"checked (closed form)"`` is for an assert that
+#: re-evaluates a closed form (a formula computed and compared with itself or with its
+#: limit): it checks the implementation of the statement, and cannot fail if the paper
+#: were wrong, so the ledger counts it apart from the reproductions.
 VERDICTS = (
     "reproduced",
     "reproduced in trend only",
+    "checked (closed form)",
     "not reproduced",
     "not testable at this scale",
 )
+#: The verdict of an assert that re-evaluates a closed form.
+CLOSED_FORM = "checked (closed form)"
 #: MIME type of the record :func:`check` displays.
 MIME = "application/vnd.rnnlib.claim+json"
+#: Environment variable that makes every :func:`check` strict (the book's build sets it to ``1``).
+STRICT_ENV = "RNNLIB_STRICT_CLAIMS"
+
+
+def strict() -> bool:
+    """Whether a failed :func:`check` must raise even where the chapter runs off its piloted sizes.
+
+    True when the environment variable :data:`STRICT_ENV` (``RNNLIB_STRICT_CLAIMS``)
+    is set to ``1``, ``true`` or ``yes`` (any case); ``booktools.execute`` sets it for
+    every chapter the build executes, so the book's build is always strict. Unset (a
+    reader's own Jupyter session), a check whose chapter says it runs at parameters
+    other than the piloted ones (``check(..., piloted=False)``) reports a failure as a
+    clearly marked line and lets the notebook continue; a check at the piloted
+    parameters raises in every mode.
+
+    Used by :func:`check`; chapters 8-11 pass ``piloted=`` from their parameters cell.
+    """
+    return os.environ.get(STRICT_ENV, "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+    )
 
 
 @dataclass(frozen=True)
@@ -57,7 +89,8 @@ class Claim:
     or ``"M&H 2019"``; ``statement``: its number there (``"Lemma 4.4"``, ``"Prop. 2"``,
     ``"Sec. 5"``); ``kind``: one of :data:`KINDS`; ``chapter``: the chapter that tests
     it (0 if none); ``text``: the claim in one sentence; ``untestable``: if non-empty,
-    why the book cannot test it.
+    why the book cannot test it; ``closed_form``: the chapter's assert re-evaluates a
+    closed form (so its only verdict is ``"checked (closed form)"``, see :func:`check`).
     """
 
     id: str
@@ -67,6 +100,7 @@ class Claim:
     chapter: int
     text: str
     untestable: str = ""
+    closed_form: bool = False
 
     def __post_init__(self) -> None:
         if (
@@ -92,6 +126,10 @@ class Claim:
         ):
             raise ValueError(
                 f"chapter must be an int in [0, 11], got {self.chapter!r}"
+            )
+        if not isinstance(self.closed_form, bool):
+            raise TypeError(
+                f"closed_form must be a bool, got {type(self.closed_form).__name__}"
             )
         if not isinstance(self.text, str) or not self.text.strip():
             raise ValueError(
@@ -177,7 +215,8 @@ def check(
     holds: bool,
     figure: str,
     *,
-    verdict: str = "reproduced",
+    verdict: str | None = None,
+    piloted: bool = True,
 ):
     """Assert that a measurement supports claim ``claim_id``, and record it for the ledger.
 
@@ -185,26 +224,64 @@ def check(
     ``figure`` the key measured number(s) as a short string; ``verdict`` one of
     :data:`VERDICTS`: what the measurement says about the paper's claim when
     ``holds`` is true (a chapter that measures a disagreement asserts the
-    disagreement and says ``"not reproduced"``).
+    disagreement and says ``"not reproduced"``). The default is
+    ``"checked (closed form)"`` for a claim registered with ``closed_form=True``
+    (the only verdict such a claim accepts) and ``"reproduced"`` otherwise; the
+    closed-form verdict is refused for any other claim.
+
+    ``piloted``: whether the chapter runs at the parameters the check was
+    piloted at (a chapter passes ``piloted=(its parameters == the defaults)``).
 
     Raises ``AssertionError`` naming the claim and the figure when ``holds`` is
-    false; otherwise displays (in a notebook) one line plus the record (ids,
+    false, unless ``piloted`` is false and :func:`strict` is false (a reader's
+    run at other sizes): then it displays one line marked ``NOT SUPPORTED at
+    these parameters`` (no ledger record), warns, and returns ``None``.
+    Otherwise displays (in a notebook) one line plus the record (ids,
     verdict, figure), once, and returns it.
     """
     if claim_id not in CLAIMS:
         raise KeyError(
             f"claim_id {claim_id!r} is not registered (add it to rnnlib/claims/chapterNN.py)"
         )
+    closed = CLAIMS[claim_id].closed_form
+    if verdict is None:
+        verdict = CLOSED_FORM if closed else "reproduced"
     if verdict not in VERDICTS:
         raise ValueError(
             f"verdict must be one of {VERDICTS}, got {verdict!r}"
+        )
+    if closed != (verdict == CLOSED_FORM):
+        raise ValueError(
+            f"claim {claim_id!r} is registered with closed_form={closed}: its verdict "
+            f"must {'' if closed else 'not '}be {CLOSED_FORM!r}, got {verdict!r}"
         )
     if not isinstance(figure, str) or not figure.strip():
         raise ValueError(
             "figure must be a non-empty string with the measured number(s)"
         )
+    if not isinstance(piloted, bool):
+        raise TypeError(
+            f"piloted must be a bool, got {type(piloted).__name__}"
+        )
     if not isinstance(holds, bool):
         holds = bool(holds)  # numpy/torch booleans
+    if not holds and not piloted and not strict():
+        import warnings
+
+        line = (
+            f"claim {claim_id} NOT SUPPORTED at these parameters "
+            f"(piloted at the chapter's defaults only): {figure}"
+        )
+        warnings.warn(line, stacklevel=2)
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+
+            if get_ipython() is not None:
+                display({"text/plain": line}, raw=True)
+        except ImportError:  # pragma: no cover
+            pass
+        return None
     if not holds:
         raise AssertionError(
             f"claim {claim_id} not supported by the measurement: {figure}"

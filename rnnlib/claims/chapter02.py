@@ -21,6 +21,7 @@ register(
         "paper",
         2,
         "For phi(z) = z^k, C_s(phi, R) = O(R^k) and C_eps(phi, R) = O(R^k log^(k/2)(1/eps)).",
+        closed_form=True,
     ),
     Claim(
         "pg-def-2.1-entire-O1",
@@ -29,6 +30,7 @@ register(
         "paper",
         2,
         "For sin and e^z, C_s = O(1) (at R = O(1)).",
+        closed_form=True,
     ),
     Claim(
         "pg-def-2.1-entire-growth",
@@ -37,6 +39,7 @@ register(
         "reconstruction",
         2,
         "For sin and e^z, C_s(phi, R) grows like e^(R(1 + o(1))) as R grows (our computation).",
+        closed_form=True,
     ),
     Claim(
         "pg-def-2.1-tanh",
@@ -45,6 +48,7 @@ register(
         "reconstruction",
         2,
         "tanh is not in the class at large radius: C_s(tanh, R) is infinite for R >= pi/2 (our computation).",
+        closed_form=True,
     ),
     Claim(
         "pg-sec-2-cs-le-ceps",
@@ -78,5 +82,6 @@ register(
         "paper",
         2,
         "The D_L1 neuron has complexity polynomial in the length (C_s linear in n at a fixed radius).",
+        closed_form=True,
     ),
 )

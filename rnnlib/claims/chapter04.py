@@ -96,6 +96,7 @@ register(
         "reconstruction",
         4,
         "The constructed A* has Frobenius norm O(1/sqrt(m)), inside the lazy radius of chapter 5.",
+        closed_form=True,
     ),
     Claim(
         "pg-thm-4.3-radius",

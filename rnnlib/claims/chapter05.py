@@ -21,7 +21,9 @@ register(
         "heuristic",
         5,
         "Trained to the same function-space progress, the relative weight movement ||W_T - W_0||_F / ||W_0||_F "
-        "falls like 1/m while sqrt(m) ||W_T - W_0||_2 stays roughly constant.",
+        "falls like 1/m while sqrt(m) ||W_T - W_0||_2 stays roughly constant. (Largely implied by the book's "
+        "step eta = c / (out_scale^2 mean K) with K proportional to m: a test of the scaling argument, not of "
+        "a prediction of the paper.)",
     ),
     Claim(
         "pg-lazy-flips",
@@ -57,5 +59,15 @@ register(
         5,
         "The RNN's training loss follows that of the linearized RNN trained by the same SGD, a convex problem "
         "whose kernel-ridge solution is a reference.",
+    ),
+    Claim(
+        "pg-lemma-d3-convexity-gap",
+        "P&G 2021",
+        "Lemma D.3",
+        "reconstruction",
+        5,
+        "Along the RNN's own SGD iterates theta_t, the loss is approximately convex towards a fixed comparator "
+        "theta* (the kernel-ridge solution): the linearization error delta_t = out_scale |F(theta*) - F(theta_t) "
+        "- <grad F(theta_t), theta* - theta_t>|, the additive error of the regret bound, shrinks as m grows.",
     ),
 )

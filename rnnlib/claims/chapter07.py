@@ -31,6 +31,7 @@ register(
         7,
         "The natural PARITY neuron (1 - cos(pi s))/2 has complexity C_s = e^(Theta(sqrt(n) R)), "
         "super-polynomial in the length n.",
+        closed_form=True,
     ),
     Claim(
         "pg-sec5-parity",
@@ -49,6 +50,7 @@ register(
         7,
         "Pattern matching is efficiently representable: one neuron per offset, with complexity polynomial "
         "in the length for a fixed pattern and radius.",
+        closed_form=True,
     ),
     Claim(
         "pg-sec5-pattern-learned",

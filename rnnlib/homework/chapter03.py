@@ -83,4 +83,5 @@ def check_exercise_3_1(
         cases,
         atol=1e-9,
         rtol=1e-7,
+        forbidden=(pseudo_network,),
     )

@@ -62,4 +62,5 @@ def check_exercise_10_1(
         cases,
         atol=1e-10,
         rtol=1e-8,
+        forbidden=(growth_recursion_bound,),
     )

@@ -1,0 +1,169 @@
+"""The chapters as notebooks: what a front end (JupyterLab, Colab, Binder) needs from the repository.
+
+* the math macros: one source (``_config.yml``), copied into a hidden cell of each
+  chapter by ``booktools.macros``;
+* ``rnnlib.notebook.glue``: the chapters' ``glue`` without MyST-NB;
+* the Binder / conda environment: ``environment.yml`` parses, installs the package and
+  the JupyterLab with MyST rendering, and nothing in ``binder/`` shadows it;
+* the package declares what the chapters import at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from booktools import macros as book_macros
+from booktools.toc import chapter_notebooks
+from rnnlib import notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = chapter_notebooks(ROOT)
+
+
+def test_config_macros_are_well_formed():
+    macros = book_macros.book_macros(ROOT)
+    assert {"vx", "mW", "norm", "ip", "Back", "Frnn"} <= set(
+        macros
+    )
+    lines = book_macros.newcommands(macros)
+    assert lines[list(macros).index("norm")] == (
+        r"\newcommand{\norm}[1]{\left\lVert #1 \right\rVert}"
+    )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_carries_the_current_macro_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if book_macros.is_macro_cell(c)]
+    assert len(cells) == 1, (
+        f"{path.name}: run python -m booktools.macros"
+    )
+    cell = cells[0]
+    assert cell.source == book_macros.macro_source(
+        book_macros.book_macros(ROOT)
+    ), (
+        f"{path.name}: stale macro cell: run python -m booktools.macros"
+    )
+    assert "remove-cell" in cell.metadata.get("tags", [])
+    # before the first use of a macro
+    names = "|".join(book_macros.book_macros(ROOT))
+    uses = re.compile(rf"\\(?:{names})(?![A-Za-z])")
+    first_use = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown"
+        and not book_macros.is_macro_cell(c)
+        and uses.search(c.source)
+    )
+    assert nb.cells.index(cell) < first_use
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_take_glue_from_rnnlib(path):
+    """A bare ``pip install`` of the package (Colab) has no myst_nb."""
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(
+        c.source for c in nb.cells if c.cell_type == "code"
+    )
+    assert "myst_nb" not in code, (
+        f"{path.name}: import glue from rnnlib.notebook"
+    )
+
+
+def test_sync_inserts_first_and_is_idempotent():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 1. Title"),
+        nbformat.v4.new_code_cell("x = 1"),
+    ]
+    macros = {"vx": r"\mathbf{x}", "ip": ["<#1, #2>", 2]}
+    assert book_macros.sync(nb, macros)
+    assert book_macros.is_macro_cell(nb.cells[0])
+    assert nb.cells[0].source == (
+        r"$\newcommand{\vx}{\mathbf{x}} \newcommand{\ip}[2]{<#1, #2>}$"
+    )
+    assert not book_macros.sync(nb, macros)
+    assert book_macros.sync(nb, {"vx": r"\mathbf{v}"})
+    assert "mathbf{v}" in nb.cells[0].source
+    nbformat.validate(nb)
+
+
+def test_glue_is_a_no_op_without_myst_nb(monkeypatch):
+    monkeypatch.setattr(notebook, "_myst_glue", None)
+    assert notebook.glue("ch00_x", 1.5, display=False) is None
+
+
+def test_glue_forwards_to_myst_nb(monkeypatch):
+    seen = []
+    monkeypatch.setattr(
+        notebook,
+        "_myst_glue",
+        lambda name, value, display: seen.append(
+            (name, value, display)
+        ),
+    )
+    notebook.glue("ch00_x", 2.0, display=False)
+    assert seen == [("ch00_x", 2.0, False)]
+
+
+def _third_party_imports(source: str) -> set[str]:
+    tops = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            tops |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+def test_the_package_declares_what_the_chapters_import():
+    """What a chapter imports is installed by ``pip install`` of the package (Colab)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = {
+        re.split(r"[<>=!~ \[;]", d)[0].lower().replace("-", "_")
+        for d in project["project"]["dependencies"]
+    }
+    provided_by = {
+        "IPython": "ipywidgets"
+    }  # ipywidgets requires IPython
+    stdlib = set(__import__("sys").stdlib_module_names)
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if (
+                cell.cell_type != "code"
+                or cell.source.lstrip().startswith(("%", "!"))
+            ):
+                continue
+            for top in _third_party_imports(cell.source):
+                if top in stdlib or top in ("rnnlib", "booktools"):
+                    continue
+                need = provided_by.get(top, top).lower()
+                assert need in declared, (
+                    f"{path.name} imports {top}: declare {need} in pyproject.toml"
+                )
+
+
+def test_environment_yml_is_usable_by_binder():
+    """Binder (repo2docker) reads environment.yml at the root unless binder/ exists."""
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert (
+        not (ROOT / "binder").exists()
+        and not (ROOT / ".binder").exists()
+    ), "a binder/ folder would shadow environment.yml"
+    deps = env["dependencies"]
+    assert any(
+        isinstance(d, str) and d.startswith("python=3.11")
+        for d in deps
+    )
+    pip = next(d["pip"] for d in deps if isinstance(d, dict))
+    assert "-e ." in pip, "Binder must install the package"
+    names = {p.split("==")[0] for p in pip if "==" in p}
+    assert {"jupyterlab", "jupyterlab-myst", "ipykernel"} <= names
