@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from numbers import Real
+from numbers import Integral, Real
 
 from .._validation import check_int
 
@@ -75,8 +75,8 @@ def _cell(value: object, digits: int, name: str) -> str:
             raise TypeError(
                 f"{name} must be a number or a string, got {type(value).__name__}"
             ) from None
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, Integral):
+        return str(int(value))
     value = float(value)
     if math.isnan(value):
         raise ValueError(f"{name} contains NaN entries")
