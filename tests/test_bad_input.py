@@ -2007,6 +2007,35 @@ row(
 
 # --- rnnlib.plotting -------------------------------------------------------------------------------
 
+T = "rnnlib.plotting.html_table"
+row(
+    T,
+    "type",
+    "header",
+    lambda: plotting.html_table("ab", [["a", "b"]]),
+)
+row(T, "empty", "header", lambda: plotting.html_table([], []))
+row(
+    T,
+    "shape",
+    "rows",
+    lambda: plotting.html_table(["a", "b"], [[1]]),
+)
+row(
+    T,
+    "nan",
+    "rows",
+    lambda: plotting.html_table(["a"], [[float("nan")]]),
+)
+row(
+    T, "type", "rows", lambda: plotting.html_table(["a"], [[None]])
+)
+row(
+    T,
+    "range",
+    "digits",
+    lambda: plotting.html_table(["a"], [[1.0]], digits=-1),
+)
 T = "rnnlib.plotting.new_figure"
 row(T, "range", "ncols", lambda: plotting.new_figure(0))
 row(T, "type", "ncols", lambda: plotting.new_figure("2"))
@@ -4226,6 +4255,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
     "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
     "rnnlib.plotting.use_book_style": "takes no arguments",
+    "rnnlib.plotting.Table": "built by html_table, which validates",
     "rnnlib.dynamical.INIT_SCHEMES": "a constant",
     "rnnlib.homework.CHECKERS": "a registry (dict) filled by @register",
     "rnnlib.homework.ExerciseCheckFailed": "an exception class",
