@@ -182,17 +182,18 @@ grade: env
 
 # PDFs of the two editions (LaTeX through jupyter-book's pdflatex builder; needs TeX Live:
 # apt-get install texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk
-# texlive-plain-generic fonts-freefont-otf). Not part of `make test`.
+# texlive-plain-generic texlive-science texlive-fonts-extra fonts-freefont-otf; the LaTeX class of
+# jupyter-book needs bbm.sty, from texlive-fonts-extra). Not part of `make test`.
 .PHONY: pdf student-pdf
 pdf: cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) book
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going .
-	@echo "The instructor edition's PDF is in $(CURDIR)/_build/latex/"
+	@echo "The instructor edition's PDF is $(CURDIR)/_build/latex/book.pdf"
 
 student-pdf: student-notebooks cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) student
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going student
-	@echo "The student edition's PDF is in $(CURDIR)/student/_build/latex/"
+	@echo "The student edition's PDF is $(CURDIR)/student/_build/latex/book.pdf"
 
 # The chapters in JupyterLab with their MyST and math rendered (jupyterlab-myst; README.md,
 # "Running the chapters yourself"): reader copies in lab/ (booktools.lab). STUDENT=1: the student edition.

@@ -729,6 +729,63 @@ def build_student_edition(
     return written
 
 
+def statements_and_model_answers(
+    nb: nbformat.NotebookNode,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The statement (the ``{exercise}`` block, without its options) and the model answer (the prose
+    inside its ``{solution-start}`` gate) of each exercise of an instructor notebook, by number."""
+    statements: dict[str, str] = {}
+    models: dict[str, list[str]] = {}
+    gate = None
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        i = 0
+        while i < len(lines):
+            match = DIRECTIVE.match(lines[i])
+            if match and match["name"] in (
+                "exercise",
+                "solution-start",
+                "solution-end",
+            ):
+                fence = match["fence"]
+                j = i + 1
+                while j < len(lines) and lines[j].strip() != fence:
+                    j += 1
+                block = lines[i : j + 1]
+                if match["name"] == "exercise":
+                    label = next(
+                        (
+                            m["label"]
+                            for line in block
+                            if (m := LABEL.match(line))
+                        ),
+                        "",
+                    )
+                    if EXERCISE_LABEL.match(label):
+                        statements[exercise_number(label)] = (
+                            "\n".join(
+                                line
+                                for line in block[1:-1]
+                                if not line.strip().startswith(":")
+                            ).strip()
+                        )
+                elif match["name"] == "solution-start":
+                    gate = exercise_number(match["arg"])
+                    models.setdefault(gate, [])
+                else:
+                    gate = None
+                i = j + 1
+                continue
+            if gate is not None:
+                models[gate].append(lines[i])
+            i += 1
+    return statements, {
+        n: "\n".join(t).strip() for n, t in models.items()
+    }
+
+
 def exercise_rows(root: Path = ROOT) -> list[str]:
     """One markdown table row ``| N.M | title | kind | checker | |`` per exercise of every chapter."""
     rows = []

@@ -2410,6 +2410,19 @@ row(
     lambda: homework.compare_with_reference("1.1", abs, abs, []),
     match=r"^Exercise 1\.1: the checker has no test cases$",
 )
+row(
+    T,
+    "type",
+    "forbidden",
+    lambda: homework.compare_with_reference(
+        "1.1",
+        abs,
+        abs,
+        [homework.Case("c", (1,))],
+        forbidden=(abs,),
+    ),
+    match=r"^forbidden must hold Python functions \(they are sealed while the student's function runs\), got builtin_function_or_method <built-in function abs>$",
+)
 T = "rnnlib.homework.register"
 row(
     T,
