@@ -54,6 +54,7 @@ from ._validation import (
     Int,
     as_generator,
     check_int,
+    check_real,
     check_tensor,
     validate_params,
 )
