@@ -1001,10 +1001,8 @@ def _reference_of(
 ) -> Path | None:
     if reference is not None:
         return reference
-    for candidate in (ROOT / "chapters").glob("*.ipynb"):
-        if candidate.name == path.name:
-            return candidate
-    return None
+    candidate = ROOT / "chapters" / path.name
+    return candidate if candidate.is_file() else None
 
 
 def _grade_in_a_process(
@@ -1166,8 +1164,9 @@ def grade_class(
         )
     submissions = sorted(
         p
-        for p in folder.rglob("*.ipynb")
-        if ".ipynb_checkpoints" not in p.parts
+        for p in folder.rglob("*")
+        if p.suffix == ".ipynb"
+        and ".ipynb_checkpoints" not in p.parts
         and not p.resolve().is_relative_to(out.resolve())
     )
     if not submissions:
