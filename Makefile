@@ -14,7 +14,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 export PYTHONHASHSEED := 0
-export OMP_NUM_THREADS ?= 2
+# The thread policy (ARCHITECTURE.md, "Threads"): threads come from the environment, never
+# from code. Every process make starts (pytest, benchmarks) reads OMP_NUM_THREADS; the
+# kernels of booktools.execute get cores / JOBS each (one thread at JOBS=2 on 2 cores).
+export OMP_NUM_THREADS ?= 1
 # notebooks executed at once (booktools.execute); each kernel gets (cores / JOBS) threads
 JOBS       ?= 2
 # what `make lint` formats-checks and lints
@@ -180,17 +183,24 @@ grade: env
 
 # PDFs of the two editions (LaTeX through jupyter-book's pdflatex builder; needs TeX Live:
 # apt-get install texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk
-# texlive-plain-generic fonts-freefont-otf). Not part of `make test`.
+# texlive-plain-generic texlive-science texlive-fonts-extra fonts-freefont-otf; the LaTeX class of
+# jupyter-book needs bbm.sty, from texlive-fonts-extra). Not part of `make test`.
 .PHONY: pdf student-pdf
 pdf: cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) book
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going .
-	@echo "The instructor edition's PDF is in $(CURDIR)/_build/latex/"
+	@echo "The instructor edition's PDF is $(CURDIR)/_build/latex/book.pdf"
 
 student-pdf: student-notebooks cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) student
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going student
-	@echo "The student edition's PDF is in $(CURDIR)/student/_build/latex/"
+	@echo "The student edition's PDF is $(CURDIR)/student/_build/latex/book.pdf"
+
+# The chapters in JupyterLab with their MyST and math rendered (jupyterlab-myst; README.md,
+# "Running the chapters yourself"): reader copies in lab/ (booktools.lab). STUDENT=1: the student edition.
+.PHONY: lab
+lab: env $(if $(STUDENT),student-notebooks)
+	$(PY) -m booktools.lab $(if $(STUDENT),--student)
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env
@@ -199,6 +209,9 @@ bench: env
 	$(PY) benchmarks/bench_truncation.py
 	$(PY) benchmarks/bench_truncation_memory.py
 	$(PY) benchmarks/bench_train.py --threads 1
+	$(PY) benchmarks/bench_ntk.py
 
+# Everything a build or a test run leaves behind (the environment .venv and node_modules stay).
 clean:
-	rm -rf _build student/_build
+	rm -rf _build student/_build .pytest_cache booktools/tests/.pytest_cache .hypothesis .ruff_cache
+	find . \( -path ./.venv -o -path ./node_modules \) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

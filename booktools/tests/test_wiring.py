@@ -176,6 +176,7 @@ def test_sphinx_extensions_are_installed_modules():
         "booktools.sphinx_ext.offline_fixes",
         "booktools.sphinx_ext.layout",
         "booktools.sphinx_ext.static_page",
+        "booktools.sphinx_ext.latex_macros",
         "booktools.ledger",
     ]
     for name in ours:
