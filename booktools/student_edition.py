@@ -72,11 +72,11 @@ GRADING_CONFIG = Path(__file__).resolve().parent / "grading.yml"
 #: Pages of the instructor edition that the student edition leaves out.
 INSTRUCTOR_ONLY = ("chapters/instructor_guide",)
 
-_DIRECTIVE = re.compile(
+DIRECTIVE = re.compile(
     r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$"
 )
-_LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
-_EXERCISE_LABEL = re.compile(
+LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
+EXERCISE_LABEL = re.compile(
     r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$"
 )
 _CHECKER_CALL = re.compile(
@@ -102,7 +102,7 @@ class MarkupError(ValueError):
 
 def exercise_number(label: str, where: str = "") -> str:
     """``"ex-1-2"`` -> ``"1.2"``; raises :class:`MarkupError` (naming ``where``) for other labels."""
-    match = _EXERCISE_LABEL.match(label)
+    match = EXERCISE_LABEL.match(label)
     if not match:
         raise MarkupError(
             f"{where}: exercise label {label!r} is not of the form ex-N-M"
@@ -218,7 +218,7 @@ def scan_markdown(
     events: list[tuple[str, str, str]] = []
     i = 0
     while i < len(lines):
-        match = _DIRECTIVE.match(lines[i])
+        match = DIRECTIVE.match(lines[i])
         if match and match["name"] in (
             "solution-start",
             "solution-end",
@@ -257,7 +257,7 @@ def scan_markdown(
             for option in lines[i + 1 :]:
                 if not option.strip().startswith(":"):
                     break
-                found = _LABEL.match(option)
+                found = LABEL.match(option)
                 if found:
                     label = found["label"]
             if not label:
@@ -277,8 +277,7 @@ def _split_statements(text: str) -> list[str]:
     starts = [
         i
         for i, line in enumerate(lines)
-        if (m := _DIRECTIVE.match(line))
-        and m["name"] == "exercise"
+        if (m := DIRECTIVE.match(line)) and m["name"] == "exercise"
     ]
     cuts = [0] + starts[1:] + [len(lines)]
     pieces = [
@@ -292,10 +291,10 @@ def _statement_number(source: str) -> str | None:
     """The number of the last ``{exercise}`` stated in a markdown cell's text, if any."""
     found = None
     for line in source.split("\n"):
-        m = _DIRECTIVE.match(line)
+        m = DIRECTIVE.match(line)
         if m and m["name"] == "exercise":
             found = "?"
-        label = _LABEL.match(line)
+        label = LABEL.match(line)
         if found == "?" and label:
             found = exercise_number(label["label"])
     return found if found != "?" else None
@@ -728,6 +727,63 @@ def build_student_edition(
         encoding="utf-8",
     )
     return written
+
+
+def statements_and_model_answers(
+    nb: nbformat.NotebookNode,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The statement (the ``{exercise}`` block, without its options) and the model answer (the prose
+    inside its ``{solution-start}`` gate) of each exercise of an instructor notebook, by number."""
+    statements: dict[str, str] = {}
+    models: dict[str, list[str]] = {}
+    gate = None
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        i = 0
+        while i < len(lines):
+            match = DIRECTIVE.match(lines[i])
+            if match and match["name"] in (
+                "exercise",
+                "solution-start",
+                "solution-end",
+            ):
+                fence = match["fence"]
+                j = i + 1
+                while j < len(lines) and lines[j].strip() != fence:
+                    j += 1
+                block = lines[i : j + 1]
+                if match["name"] == "exercise":
+                    label = next(
+                        (
+                            m["label"]
+                            for line in block
+                            if (m := LABEL.match(line))
+                        ),
+                        "",
+                    )
+                    if EXERCISE_LABEL.match(label):
+                        statements[exercise_number(label)] = (
+                            "\n".join(
+                                line
+                                for line in block[1:-1]
+                                if not line.strip().startswith(":")
+                            ).strip()
+                        )
+                elif match["name"] == "solution-start":
+                    gate = exercise_number(match["arg"])
+                    models.setdefault(gate, [])
+                else:
+                    gate = None
+                i = j + 1
+                continue
+            if gate is not None:
+                models[gate].append(lines[i])
+            i += 1
+    return statements, {
+        n: "\n".join(t).strip() for n, t in models.items()
+    }
 
 
 def exercise_rows(root: Path = ROOT) -> list[str]:

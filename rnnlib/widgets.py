@@ -16,7 +16,13 @@ from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 
-from ._validation import check_int, check_real
+from ._validation import (
+    ANY_INT,
+    ANY_REAL,
+    POSITIVE,
+    Int,
+    validate_params,
+)
 
 __all__ = [
     "explore",
@@ -47,6 +53,9 @@ def _check_range(
         )
 
 
+@validate_params(
+    value=ANY_INT, min=ANY_INT, max=ANY_INT, step=Int(1)
+)
 def int_slider(
     value: int,
     min: int,
@@ -57,12 +66,6 @@ def int_slider(
     """An ``IntSlider`` that updates on release."""
     import ipywidgets as w
 
-    value, min, max = (
-        check_int(value, "value"),
-        check_int(min, "min"),
-        check_int(max, "max"),
-    )
-    step = check_int(step, "step", minimum=1)
     _check_range(value, min, max, ("value", "min", "max"))
 
     return w.IntSlider(
@@ -75,6 +78,9 @@ def int_slider(
     )
 
 
+@validate_params(
+    value=ANY_REAL, min=ANY_REAL, max=ANY_REAL, step=POSITIVE
+)
 def float_slider(
     value: float,
     min: float,
@@ -85,12 +91,6 @@ def float_slider(
     """A ``FloatSlider`` that updates on release."""
     import ipywidgets as w
 
-    value, min, max = (
-        check_real(value, "value"),
-        check_real(min, "min"),
-        check_real(max, "max"),
-    )
-    step = check_real(step, "step", low=0.0, low_open=True)
     _check_range(value, min, max, ("value", "min", "max"))
 
     return w.FloatSlider(
@@ -103,6 +103,12 @@ def float_slider(
     )
 
 
+@validate_params(
+    value=POSITIVE,
+    min_exp=ANY_REAL,
+    max_exp=ANY_REAL,
+    step=POSITIVE,
+)
 def log_slider(
     value: float,
     min_exp: float,
@@ -113,12 +119,6 @@ def log_slider(
     """A ``FloatLogSlider`` (base 10) that updates on release."""
     import ipywidgets as w
 
-    value = check_real(value, "value", low=0.0, low_open=True)
-    min_exp, max_exp = (
-        check_real(min_exp, "min_exp"),
-        check_real(max_exp, "max_exp"),
-    )
-    step = check_real(step, "step", low=0.0, low_open=True)
     _check_range(
         value,
         10.0**min_exp,
