@@ -20,7 +20,7 @@ def test_every_checker_is_registered_and_exported():
     assert rnnlib.homework is homework
 
 
-def test_chapter1_references_pass(capsys):
+def test_chapter1_references_pass(unsealed, capsys):
     homework.check_exercise_1_1(normalize_sequence)
     homework.check_exercise_1_2(elman_hidden_states)
     out = capsys.readouterr().out
@@ -81,7 +81,7 @@ def _tanh_instead_of_relu(W, A, x):
     ],
 )
 def test_wrong_answers_fail_with_a_useful_message(
-    checker, wrong, expected
+    unsealed, checker, wrong, expected
 ):
     with pytest.raises(
         homework.ExerciseCheckFailed, match=expected

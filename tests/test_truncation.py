@@ -336,7 +336,7 @@ def test_growth_recursion_closed_forms():
 # --- exercise checkers of chapters 9 and 10 ---
 
 
-def test_chapter9_and_10_checkers(capsys):
+def test_chapter9_and_10_checkers(unsealed, capsys):
     from rnnlib import homework
 
     def naive(W, U, x, k):
