@@ -7,7 +7,8 @@ is read out by a *trained* affine map, ``logits_t = V h_t + c``, which predicts
 ``x_{t+1}``:
 
 * **polyphonic music** (88 binary keys): ``p(key j on at t+1) = sigmoid(logits_t,j)``,
-  independently over keys. The metric of Boulanger-Lewandowski et al. (2012)
+  independently over keys. The metric of Boulanger-Lewandowski et al. (2012) and of the
+  TCN benchmark code (Bai, Kolter & Koltun 2018, locuslab/TCN, which Miller & Hardt forked)
   is the Bernoulli negative log-likelihood **summed over the 88 keys, in nats,
   averaged over the predicted frames** of a split (every frame weighs the same;
   the first frame of a sequence is not predicted):
@@ -589,8 +590,8 @@ def truncated_curve(
 def fit_baseline(
     seqs: Sequence[np.ndarray],
     *,
-    readout: str,
-    input_dim: int,
+    readout: str | None = None,
+    input_dim: int | None = None,
     previous: bool,
     l2: float = 1e-4,
     iterations: int = 100,
@@ -604,12 +605,31 @@ def fit_baseline(
     ``l2 * ||A||_F^2`` (``iterations`` iterations, deterministic); for characters
     (one-hot inputs) its maximum-likelihood solution is the bigram model,
     computed in closed form with add-1/2 smoothing.
+
+    ``readout`` and ``input_dim`` are inferred from ``seqs`` when not given:
+    (T, K) frames give ``"bernoulli"`` with ``K`` keys, (T,) integer codes give
+    ``"categorical"`` with ``1 +`` the largest code (pass the vocabulary size
+    when some characters never occur in ``seqs``).
     """
     seqs = _check_seqs(seqs)
+    ndims = {s.ndim for s in seqs}
+    if ndims not in ({1}, {2}):
+        raise ValueError(
+            "seqs must be all (T, K) frames or all (T,) integer codes"
+        )
+    if readout is None:
+        readout = "bernoulli" if ndims == {2} else "categorical"
     if readout not in READOUTS:
         raise ValueError(
             f"readout must be one of {READOUTS}, got {readout!r}"
         )
+    if input_dim is None:
+        input_dim = (
+            int(seqs[0].shape[1])
+            if ndims == {2}
+            else 1 + max(int(s.max()) for s in seqs)
+        )
+    input_dim = check_int(input_dim, "input_dim", minimum=2)
     base = Baseline(input_dim, readout=readout, previous=previous)
     # all (x_t, x_{t+1}) pairs of the split as one sequence-free batch (1, N, ...): no padding
     inputs = torch.as_tensor(
@@ -702,6 +722,7 @@ def local_jacobian_norms(
     seqs: Sequence[np.ndarray],
     *,
     batch_size: int = 32,
+    ord: float = 2,
 ) -> np.ndarray:
     """``||d s_t / d s_{t-1}||_2`` at every step of every sequence of ``seqs`` (chapter 11).
 
@@ -711,7 +732,11 @@ def local_jacobian_norms(
     Jacobian of the full state ``s = (c, h)`` (2H x 2H), by autograd
     (:func:`rnnlib.stability.jacobian_norms`). Returns a 1-d array over all steps.
     The worst case over all states is ``||W||_2`` for the RNN (``|tanh'| <= 1``).
+    ``ord=math.inf`` gives the l_inf operator norm (largest absolute row sum)
+    instead, the norm of chapter 8's LSTM certificate.
     """
+    if ord not in (2, math.inf):
+        raise ValueError(f"ord must be 2 or math.inf, got {ord!r}")
     if not isinstance(model, NextStepModel):
         raise TypeError(
             f"model must be a NextStepModel, got {type(model).__name__}"
@@ -729,9 +754,13 @@ def local_jacobian_norms(
                     u
                 )  # h_t for t = 1..T-1; J_t = diag(1 - h_t^2) W
                 J = (1 - h[mask] ** 2).unsqueeze(2) * model.core.W
-                norms = torch.linalg.matrix_norm(J, ord=2)
-            else:
+                norms = torch.linalg.matrix_norm(J, ord=ord)
+            elif ord == 2:
                 norms = jacobian_norms(model.core, u)[mask]
+            else:
+                norms = torch.linalg.matrix_norm(
+                    state_jacobians(model.core, u)[mask], ord=ord
+                )
             out.append(norms.double().numpy())
     return np.concatenate(out)
 

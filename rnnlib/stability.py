@@ -9,8 +9,10 @@ contraction ``||d s_t / d s_{t-1}||_2`` along a sequence.
 * Linear system ``W h + U x``: ``lambda = ||W||_2``.
 * RNN ``rho(W h + U x)`` with an ``L_rho``-Lipschitz ``rho``: ``lambda = L_rho ||W||_2``
   (tanh, relu: ``L_rho = 1``).
-* LSTM: the sufficient condition of the notes (a *reconstruction*, see
-  chapter 8). With ``fbar`` a bound on every forget gate and ``a = 1 - fbar``,
+* LSTM: a sufficient condition that we reconstruct (chapter 8; the paper's
+  own condition is not shown in the sources the book has, the authors' slides
+  and the abstract and introduction), whose constants match the radii in the
+  authors' code (their fork of the TCN repository, locuslab/TCN). With ``fbar`` a bound on every forget gate and ``a = 1 - fbar``,
   the one-step map is contractive in the max-norm over ``(c, h)`` with::
 
       lambda_inf = fbar + ||W_i||_inf / 4 + ||W_z||_inf + ||W_o||_inf / 4 + ||W_f||_inf / (4 a)
@@ -470,8 +472,10 @@ def project_lstm_(
     onto a convex set (a product of balls and a half-line), so the map is
     idempotent and leaves models already inside unchanged. NaN/inf weights are refused.
 
-    Unlike the authors' code (notes, Section 3.2(b)), rows are projected, not
-    columns rescaled, and the forget-gate input weights and bias are constrained.
+    Unlike the authors' code (``stabilize()`` in ``poly_music/model.py`` of their
+    fork of the TCN repository, locuslab/TCN), rows are projected, not columns
+    rescaled, and the forget-gate input weights and bias are constrained (that
+    code leaves the biases free and initializes the forget bias to 10).
     """
     model = check_model(model, LSTM, finite=True)
     margin = check_real(

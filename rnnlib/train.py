@@ -39,7 +39,7 @@ The API (kept stable; later additions are keyword arguments only):
 
 Part II (chapter 11): :func:`train_next_step` fits a next-step model
 (:mod:`rnnlib.next_step`) with Adam and gradient clipping, optionally projected
-onto the stable set after every step (Miller & Hardt 2019, Sec. 4), and
+onto the stable set after every step (as Miller & Hardt's code does), and
 :func:`train_stable_and_unstable` trains both variants from the same start.
 
 A loss that stops being finite raises :class:`DivergenceError` naming the
@@ -1473,7 +1473,9 @@ class NextStepHistory:
     ``loss``: the minibatch loss before each step (steps,); ``eval_steps``: the
     steps after which the validation metric ``valid`` and the certified
     contraction constant ``lam`` (``||W||_2`` or the LSTM's ``lambda_inf``) were
-    measured; ``seconds``: wall time of the run.
+    measured; ``seconds``: wall time of the run; ``best_step``: the evaluation
+    step whose weights the model holds at the end (the best validation metric
+    when ``keep_best`` and a validation split were given, else the last step).
     """
 
     loss: np.ndarray
@@ -1482,6 +1484,7 @@ class NextStepHistory:
     lam: np.ndarray
     seconds: float
     stable: bool
+    best_step: int = 0
 
 
 def _minibatch(
@@ -1530,6 +1533,7 @@ def train_next_step(
     f_max: float = 0.605,
     window: int | None = None,
     eval_every: int | None = None,
+    keep_best: bool = True,
     generator: torch.Generator | int | None = None,
     progress: bool = True,
 ) -> NextStepHistory:
@@ -1542,9 +1546,15 @@ def train_next_step(
     gradient norm at ``clip``, and steps Adam or SGD with ``lr``. With
     ``stable=True`` the model is projected (:meth:`NextStepModel.project_`: RNN
     ``||W||_2 <= lam``, LSTM row-wise projection with ``f_max``) before training
-    and after every step: projected gradient descent, as Miller & Hardt (2019,
-    Sec. 4) did. Every ``eval_every`` steps (and at the end) the validation
-    metric and the certified constant are recorded.
+    and after every step: projected gradient descent, as Miller & Hardt's code
+    (their fork of locuslab/TCN) does. Every ``eval_every`` steps (and at the end) the validation
+    metric and the certified constant are recorded. With ``keep_best`` (the
+    default) and a ``valid`` split, the model ends with the weights of the
+    evaluation step of lowest validation metric (early stopping by model
+    selection, as the TCN benchmark code and the authors' fork of it do: they
+    report the test metric at the best validation epoch); its step is
+    ``history.best_step``. The projected model is stable at every evaluation
+    step, so the selected one is too.
 
     Raises :class:`DivergenceError` naming the step and ``lr`` if the loss, a
     gradient or a weight stops being finite.
@@ -1574,7 +1584,12 @@ def train_next_step(
         if eval_every is None
         else check_int(eval_every, "eval_every", minimum=1)
     )
+    if not isinstance(keep_best, bool):
+        raise TypeError(
+            f"keep_best must be a bool, got {type(keep_best).__name__}"
+        )
     gen = derive(generator, "minibatches")
+    best = {"metric": math.inf, "step": 0, "state": None}
     train = [np.asarray(s) for s in train]
     params = [p for p in model.parameters() if p.requires_grad]
     opt = (
@@ -1639,6 +1654,21 @@ def train_next_step(
                 else math.nan
             )
             lam_hist.append(model.worst_case_lambda())
+            if (
+                keep_best
+                and valid is not None
+                and valid_hist[-1] < best["metric"]
+            ):
+                best.update(
+                    metric=valid_hist[-1],
+                    step=step,
+                    state={
+                        k: v.detach().clone()
+                        for k, v in model.state_dict().items()
+                    },
+                )
+    if best["state"] is not None and best["step"] != steps:
+        model.load_state_dict(best["state"])
     return NextStepHistory(
         np.array(losses),
         np.array(eval_steps),
@@ -1646,6 +1676,7 @@ def train_next_step(
         np.array(lam_hist),
         time.perf_counter() - t0,
         bool(stable),
+        best_step=int(best["step"] or steps),
     )
 
 

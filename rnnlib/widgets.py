@@ -2,12 +2,16 @@
 
 An explorer is a pure function that returns a figure, wrapped here with
 sliders that recompute on release (``continuous_update=False``, which spares
-the CPU). In the static book the explorer cell is followed by a plain call at
-the default values, so the page and the PDF show a figure.
+the CPU). A line under the sliders says "computing…" while a figure is being
+redrawn and, after a redraw slower than :data:`SLOW_S`, how long it took (so a
+reader knows a slow setting from a stuck kernel). In the static book the explorer
+cell is followed by a plain call at the default values, so the page and the PDF
+show a figure.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import matplotlib.pyplot as plt
@@ -20,7 +24,16 @@ from ._validation import (
     validate_params,
 )
 
-__all__ = ["explore", "int_slider", "float_slider", "log_slider"]
+__all__ = [
+    "explore",
+    "int_slider",
+    "float_slider",
+    "log_slider",
+    "SLOW_S",
+]
+
+#: A redraw slower than this (seconds) reports its time under the sliders.
+SLOW_S = 1.0
 
 
 def _check_range(
@@ -128,8 +141,9 @@ def explore(figure_fn: Callable[..., object], **sliders):
     """Wrap ``figure_fn(**values)`` (which returns a matplotlib figure) in sliders.
 
     Each keyword is a slider built with :func:`int_slider`, :func:`float_slider`
-    or :func:`log_slider`. Returns the ``ipywidgets`` container; display it as
-    the last expression of a cell.
+    or :func:`log_slider`. Returns the ``ipywidgets.interactive`` container (display
+    it as the last expression of a cell), with a status line ("computing…" during a
+    redraw) and ``.timings``, the seconds of each redraw (the first at the defaults).
     """
     import ipywidgets as w
 
@@ -142,9 +156,28 @@ def explore(figure_fn: Callable[..., object], **sliders):
             "sliders: explore needs at least one slider keyword argument"
         )
 
-    def show(**values):
-        fig = figure_fn(**values)
-        plt.show()
-        plt.close(fig)
+    status = w.HTML(value="")
+    timings: list[float] = []
 
-    return w.interactive(show, **sliders)
+    def show(**values):
+        status.value = "<i>computing…</i>"
+        start = time.perf_counter()
+        try:
+            fig = figure_fn(**values)
+            plt.show()
+            plt.close(fig)
+        finally:
+            elapsed = time.perf_counter() - start
+            timings.append(elapsed)
+            status.value = (
+                f"<i>redrawn in {elapsed:.1f} s</i>"
+                if elapsed > SLOW_S
+                else ""
+            )
+
+    ui = w.interactive(show, **sliders)
+    # the status line sits between the sliders and the figure
+    ui.children = (*ui.children[:-1], status, ui.children[-1])
+    ui.status = status
+    ui.timings = timings  # seconds of each redraw, the first at the defaults
+    return ui

@@ -2007,6 +2007,35 @@ row(
 
 # --- rnnlib.plotting -------------------------------------------------------------------------------
 
+T = "rnnlib.plotting.html_table"
+row(
+    T,
+    "type",
+    "header",
+    lambda: plotting.html_table("ab", [["a", "b"]]),
+)
+row(T, "empty", "header", lambda: plotting.html_table([], []))
+row(
+    T,
+    "shape",
+    "rows",
+    lambda: plotting.html_table(["a", "b"], [[1]]),
+)
+row(
+    T,
+    "nan",
+    "rows",
+    lambda: plotting.html_table(["a"], [[float("nan")]]),
+)
+row(
+    T, "type", "rows", lambda: plotting.html_table(["a"], [[None]])
+)
+row(
+    T,
+    "range",
+    "digits",
+    lambda: plotting.html_table(["a"], [[1.0]], digits=-1),
+)
 T = "rnnlib.plotting.new_figure"
 row(T, "range", "ncols", lambda: plotting.new_figure(0))
 row(T, "type", "ncols", lambda: plotting.new_figure("2"))
@@ -2329,6 +2358,20 @@ row(
     lambda: _notebook.glue("ch01 x", 1.0),
 )
 row(
+    "rnnlib.notebook.glued",
+    "type",
+    "name",
+    lambda: _notebook.glued(None),
+    exc=TypeError,
+)
+row(
+    "rnnlib.notebook.glued",
+    "type",
+    "format_spec",
+    lambda: _notebook.glued("ch01_x", 2),
+    exc=TypeError,
+)
+row(
     "rnnlib.notebook.glue",
     "type",
     "display",
@@ -2366,6 +2409,19 @@ row(
     "cases",
     lambda: homework.compare_with_reference("1.1", abs, abs, []),
     match=r"^Exercise 1\.1: the checker has no test cases$",
+)
+row(
+    T,
+    "type",
+    "forbidden",
+    lambda: homework.compare_with_reference(
+        "1.1",
+        abs,
+        abs,
+        [homework.Case("c", (1,))],
+        forbidden=(abs,),
+    ),
+    match=r"^forbidden must hold Python functions \(they are sealed while the student's function runs\), got builtin_function_or_method <built-in function abs>$",
 )
 T = "rnnlib.homework.register"
 row(
@@ -3084,6 +3140,12 @@ row(
 row(
     T, "empty", "seqs", lambda: nstep.local_jacobian_norms(NSM, [])
 )
+row(
+    T,
+    "malformed",
+    "ord",
+    lambda: nstep.local_jacobian_norms(NSM, ROLLS, ord=1),
+)
 T = "rnnlib.next_step.multi_step_jacobian_norms"
 row(
     T,
@@ -3164,6 +3226,14 @@ row(
     "optimizer",
     lambda: rtrain.train_next_step(
         NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False
+    ),
+)
+row(
+    T,
+    "type",
+    "keep_best",
+    lambda: rtrain.train_next_step(
+        NSM, ROLLS, steps=1, keep_best=1, progress=False
     ),
 )
 int_rows(
@@ -3879,11 +3949,151 @@ for name, call, arg, kind in (
         "tables",
         "type",
     ),
+    (
+        "plot_kernel_curves",
+        lambda: plotting.plot_kernel_curves([]),
+        "curves",
+        "type",
+    ),
 ):
     row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 
+T = "rnnlib.generalization.sgd_budget"
+SB = dict(p=1, C=1.0, L=4, width=8, out_scale=0.5, eps=0.1)
+int_rows(
+    T,
+    "p",
+    lambda v: generalization.sgd_budget(**{**SB, "p": v}),
+    low=1,
+)
+real_rows(
+    T,
+    "C",
+    lambda v: generalization.sgd_budget(**{**SB, "C": v}),
+    bad=(0.0,),
+)
+int_rows(
+    T,
+    "L",
+    lambda v: generalization.sgd_budget(**{**SB, "L": v}),
+    low=1,
+)
+int_rows(
+    T,
+    "width",
+    lambda v: generalization.sgd_budget(**{**SB, "width": v}),
+    low=1,
+)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: generalization.sgd_budget(**{**SB, "out_scale": v}),
+    bad=(0.0,),
+)
+real_rows(
+    T,
+    "eps",
+    lambda v: generalization.sgd_budget(**{**SB, "eps": v}),
+    bad=(0.0,),
+)
+real_rows(
+    T,
+    "kernel_constant",
+    lambda v: generalization.sgd_budget(**SB, kernel_constant=v),
+    bad=(0.0,),
+)
+real_rows(
+    T,
+    "loss_bound",
+    lambda v: generalization.sgd_budget(**SB, loss_bound=v),
+    bad=(-1.0,),
+)
+
+
 # --- rnnlib.claims ------------------------------------------------------------------------------
+
+from rnnlib import ntk  # noqa: E402
+
+T = "rnnlib.ntk.limit_tangent_kernel"
+tensor_rows(T, "x", X, lambda v: ntk.limit_tangent_kernel(v))
+tensor_rows(T, "x2", X, lambda v: ntk.limit_tangent_kernel(X, v))
+row(
+    T,
+    "shape",
+    "x2",
+    lambda: ntk.limit_tangent_kernel(X, X[:, :-1]),
+)
+T = "rnnlib.ntk.limit_hidden_covariance"
+tensor_rows(T, "x", X, lambda v: ntk.limit_hidden_covariance(v))
+tensor_rows(
+    T, "x2", X, lambda v: ntk.limit_hidden_covariance(X, v)
+)
+T = "rnnlib.ntk.cross_time_fraction"
+row(T, "type", "model", lambda: ntk.cross_time_fraction("m", X))
+tensor_rows(T, "x", X, lambda v: ntk.cross_time_fraction(ELMAN, v))
+row(
+    T,
+    "malformed",
+    "output_dim",
+    lambda: ntk.cross_time_fraction(elman.ElmanRNN(D, M, 2), X),
+    match=r"^model must have output_dim 1 for cross_time_fraction, got 2$",
+)
+
+from rnnlib.experiments import ch07 as exp07  # noqa: E402
+
+T = "rnnlib.experiments.ch07.limit_kernel_curve"
+row(
+    T,
+    "type",
+    "language",
+    lambda: exp07.limit_kernel_curve(3, 8, [20]),
+)
+row(
+    T,
+    "malformed",
+    "language",
+    lambda: exp07.limit_kernel_curve("nope", 8, [20]),
+    match=r"^language unknown language 'nope'; known: .+$",
+)
+int_rows(
+    T,
+    "n",
+    lambda v: exp07.limit_kernel_curve("dl1", v, [20]),
+    low=2,
+)
+int_rows(
+    T,
+    "seeds",
+    lambda v: exp07.limit_kernel_curve("dl1", 8, [20], seeds=v),
+    low=1,
+)
+row(
+    T,
+    "empty",
+    "sizes",
+    lambda: exp07.limit_kernel_curve("dl1", 8, []),
+    match=r"^sizes must be a non-empty sequence of integers, got \[\]$",
+)
+real_rows(
+    T,
+    "eps_x",
+    lambda v: exp07.limit_kernel_curve("dl1", 8, [20], eps_x=v),
+    bad=(0.0, 1.5),
+)
+T = "rnnlib.experiments.ch07.draw_strings"
+int_rows(
+    T,
+    "n_samples",
+    lambda v: exp07.draw_strings("dl1", v, 8, generator=0),
+    low=2,
+)
+int_rows(
+    T,
+    "n",
+    lambda v: exp07.draw_strings("dl1", 10, v, generator=0),
+    low=2,
+)
 
 from rnnlib import claims  # noqa: E402
 
@@ -4048,6 +4258,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.STRICT_ENV": "a constant",
     "rnnlib.claims.strict": "no arguments; reads the environment",
     "rnnlib.notebook.HAS_MYST_NB": "a constant",
+    "rnnlib.widgets.SLOW_S": "a constant",
     "rnnlib.concepts.C_STAR": "a constant",
     "rnnlib.languages.PAD": "a constant",
     "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
@@ -4057,6 +4268,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
     "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
     "rnnlib.plotting.use_book_style": "takes no arguments",
+    "rnnlib.plotting.Table": "built by html_table, which validates",
     "rnnlib.dynamical.INIT_SCHEMES": "a constant",
     "rnnlib.homework.CHECKERS": "a registry (dict) filled by @register",
     "rnnlib.homework.ExerciseCheckFailed": "an exception class",
@@ -4084,6 +4296,10 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.data.MIDI_HIGH": "a constant",
     "rnnlib.data.N_KEYS": "a constant",
     "rnnlib.data.CHORALE_FILE": "a constant (path of the shipped file)",
+    "rnnlib.data.JSB_STANDARD_STATISTICS": "a constant (published statistics)",
+    "rnnlib.data.JSB_PUBLISHED_NLL": "a constant (published results)",
+    "rnnlib.data.VOICES": "a constant",
+    "rnnlib.data.OCTAVE_SHIFT": "a constant",
     "rnnlib.data.PianoRollData": "a record built by load_chorales / load_benchmark from validated files",
     "rnnlib.data.TextData": "a record built by load_abc_text (its encode/decode validate; tests/test_data.py)",
     "rnnlib.next_step.KINDS": "a constant",
@@ -4094,6 +4310,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.train.TrainResult": "a result record built by train_rnn / train_pseudo",
     "rnnlib.train.PairResult": "a result record built by train_pair",
     "rnnlib.train.LazyGrid": "a result record built by lazy_grid",
+    "rnnlib.experiments.ch07.KernelCurve": "a result record built by limit_kernel_curve",
     "rnnlib.generalization.GeneralizationRun": "a result record built by generalization_run",
 }
 

@@ -37,6 +37,7 @@ from .chapter06 import plot_complexity_vs_width, plot_gap_vs_n
 from .chapter07 import (
     plot_accuracy_grid,
     plot_eps_effect,
+    plot_kernel_curves,
     plot_learner_accuracy,
     plot_length_sweep,
     plot_representation_complexity,
@@ -56,9 +57,12 @@ from .chapter10 import (
     plot_weight_distance,
 )
 from .chapter11 import plot_local_contraction, plot_truncated_nll
+from .tables import Table, html_table
 
 __all__ = [
     "STYLE",
+    "Table",
+    "html_table",
     "loglog_slope",
     "new_figure",
     "use_book_style",
@@ -84,6 +88,7 @@ __all__ = [
     "plot_complexity_vs_width",
     "plot_accuracy_grid",
     "plot_eps_effect",
+    "plot_kernel_curves",
     "plot_learner_accuracy",
     "plot_length_sweep",
     "plot_representation_complexity",
