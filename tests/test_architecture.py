@@ -12,7 +12,9 @@ The rule for private names (CONTRIBUTING.md, "Imports"):
   ``rnnlib._rng``, ``rnnlib._linalg``, ``rnnlib.plotting._style``,
   ``rnnlib.homework._core``) is a package-internal utility: the modules of the
   package (and of its subpackages) may import any of its names, private ones
-  included; code outside the package (``booktools``, the chapters) may not.
+  included; code outside the package (``booktools``, the chapters) may not;
+* the exercise checkers (``rnnlib.homework``) may import the private kernel that
+  they seal while a student's function runs (``elman._elman_scan``).
 """
 
 from __future__ import annotations
