@@ -184,6 +184,7 @@ const done = arguments[arguments.length - 1];
   }).filter(f => f.shown > 0 && f.natural > 0);
   // elements clipped by their box: reaching past the nearest ancestor that clips or scrolls, or the column
   out.clipped = [];
+  const clippedEls = [];
   const clipper = el => {
     for (let p = el.parentElement; p && p !== column; p = p.parentElement) {
       const ox = getComputedStyle(p).overflowX;
@@ -196,9 +197,11 @@ const done = arguments[arguments.length - 1];
   column.querySelectorAll("table, th, td, mjx-container:not([display]), img, figure").forEach(el => {
     const box = el.getBoundingClientRect();
     if (box.width === 0) { return; }
+    if (clippedEls.some(c => c.contains(el))) { return; }  // inside an element already named
     const limit = clipper(el).getBoundingClientRect();
     const cut = el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === "hidden";
     if (box.right > limit.right + 1 || box.left < limit.left - 1 || cut) {
+      clippedEls.push(el);
       out.clipped.push({what: describe(el), width: Math.round(box.width), box: Math.round(limit.width),
                         past: Math.round(Math.max(box.right - limit.right, limit.left - box.left, cut ? el.scrollWidth - el.clientWidth : 0)),
                         text: (el.textContent || "").trim().slice(0, 60)});

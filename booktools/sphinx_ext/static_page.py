@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from docutils import nodes
+from sphinx.transforms import SphinxTransform
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: the call that makes a cell an explorer
@@ -168,7 +169,87 @@ def _unresolved_rnnlib_name(app, env, node, contnode):
     return None
 
 
+class FigureCells(SphinxTransform):
+    """A figure cell's caption on its figure only, and the figure named by ``figure_name``.
+
+    MyST-NB wraps *every* display output of a cell with ``mystnb.figure`` metadata in
+    a figure with the caption (a progress bar, a displayed claim check), and gives each
+    the same name, which Sphinx reports as a duplicate target. So the name is kept in
+    the cell's own metadata key ``figure_name``, given here to the first figure that
+    holds an image; figures without an image are unwrapped (their caption dropped).
+    """
+
+    default_priority = 200
+
+    def apply(self, **kwargs) -> None:
+        for cell in list(self.document.findall(nodes.container)):
+            if cell.get("nb_element") != "cell_code":
+                continue
+            name = (cell.get("cell_metadata") or {}).get(
+                "figure_name"
+            )
+            named = False
+            for fig in list(cell.findall(nodes.figure)):
+                if any(
+                    isinstance(n, nodes.image)
+                    for n in fig.findall()
+                ):
+                    if name and not named:
+                        fig["names"].append(
+                            nodes.fully_normalize_name(name)
+                        )
+                        self.document.note_explicit_target(
+                            fig, fig
+                        )
+                        named = True
+                    continue
+                keep = [
+                    child
+                    for child in fig.children
+                    if not isinstance(
+                        child, (nodes.caption, nodes.legend)
+                    )
+                ]
+                fig.replace_self(keep)
+
+
+#: the line ``claims.check`` displays: ``claim <id> (<verdict>): <figure>``
+CLAIM_LINE = re.compile(r"^claim (\S+) \(([^)]+)\): (.*)$", re.S)
+
+
+class ClaimLines(SphinxTransform):
+    """The line a ``claims.check`` leaves is shown as a sentence that wraps, not as a ``pre``.
+
+    Its text is unchanged (``booktools.ledger`` reads the records from it), only the
+    literal block becomes a paragraph: ``claim`` *id* (*verdict*): figure.
+    """
+
+    default_priority = 210
+
+    def apply(self, **kwargs) -> None:
+        for box in list(self.document.findall(nodes.container)):
+            if box.get("mime_type") != "text/plain" or not (
+                box.parent is not None
+                and box.parent.get("nb_element") == "mime_bundle"
+            ):
+                continue
+            match = CLAIM_LINE.match(box.astext().strip())
+            if not match:
+                continue
+            claim_id, verdict, figure = match.groups()
+            para = nodes.paragraph(classes=["rnnlib-claim-record"])
+            para += nodes.Text("claim ")
+            para += nodes.literal(claim_id, claim_id)
+            para += nodes.Text(" (")
+            para += nodes.emphasis(verdict, verdict)
+            para += nodes.Text(f"): {figure}")
+            box.children = []
+            box += para
+
+
 def setup(app) -> dict[str, Any]:
+    app.add_transform(FigureCells)
+    app.add_transform(ClaimLines)
     # after myst-nb has turned the notebook's outputs into nodes
     app.connect("doctree-read", static_widgets, priority=900)
     app.connect("doctree-read", link_rnnlib_names, priority=910)

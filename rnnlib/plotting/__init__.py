@@ -57,9 +57,12 @@ from .chapter10 import (
     plot_weight_distance,
 )
 from .chapter11 import plot_local_contraction, plot_truncated_nll
+from .tables import Table, html_table
 
 __all__ = [
     "STYLE",
+    "Table",
+    "html_table",
     "loglog_slope",
     "new_figure",
     "use_book_style",
