@@ -76,7 +76,11 @@ class Recognition:
     training strings and on the held-out ones; ``majority_baseline``: the
     held-out accuracy of the constant majority answer; ``losses``: the
     training loss per step (empty for the additive fit); ``predict``: maps
-    strings (int64, left-padded) to 0/1 labels.
+    strings (int64, left-padded) to 0/1 labels. For the wide RNN, its laziness
+    at the end of training (chapter 5's measures, :class:`rnnlib.train.TrainHistory`):
+    ``flip_fraction``, the fraction of activation patterns changed since
+    initialization, and ``coupling_relative``, the gap to its own pseudo-network
+    relative to the pseudo-network's change (NaN for the other learners).
     """
 
     learner: str
@@ -87,6 +91,8 @@ class Recognition:
     predict: Callable[[torch.Tensor], torch.Tensor] = field(
         repr=False
     )
+    flip_fraction: float = float("nan")
+    coupling_relative: float = float("nan")
 
     def accuracy(self, z: torch.Tensor, y: torch.Tensor) -> float:
         """The fraction of strings of ``z`` whose predicted label equals ``y``."""
@@ -171,9 +177,14 @@ def train_wide_rnn(
                 result.predict(encode_strings(z, eps_x))[:, 0] > 0
             ).to(torch.float32)
 
-    return _finish(
+    r = _finish(
         "wide RNN", split, result.history.step_loss, predict
     )
+    r.flip_fraction = float(result.history.flip_fraction[-1])
+    r.coupling_relative = float(
+        result.history.coupling_relative[-1]
+    )
+    return r
 
 
 class PracticalRNN(nn.Module):

@@ -78,4 +78,32 @@ register(
         "Outside the theory: trained on lengths up to n, the wide RNN keeps its accuracy (above 0.75) at "
         "length 2n on the Tomita grammars it learned (an observation of ours).",
     ),
+    Claim(
+        "ch7-fast-dl1",
+        "P&G 2021",
+        "Thm 3.1 (scope)",
+        "heuristic",
+        7,
+        "Outside the theory: SGD on W, A with B frozen at a step far above chapter 5's lazy step (activation "
+        "patterns flip, the run leaves its pseudo-network) learns D_L1 on held-out strings, well above the "
+        "best additive predictor (an observation of ours, not Theorem 3.1's learner).",
+    ),
+    Claim(
+        "ch7-fast-parity",
+        "P&G 2021",
+        "Thm 3.1 (scope)",
+        "heuristic",
+        7,
+        "Outside the theory: the same fast SGD run does not beat the majority answer on held-out PARITY "
+        "strings at any length tested (an observation of ours).",
+    ),
+    Claim(
+        "ch7-fast-pattern",
+        "P&G 2021",
+        "Thm 3.1 (scope)",
+        "heuristic",
+        7,
+        "Outside the theory: the fast SGD run learns pattern matching at both lengths tested, on held-out "
+        "strings (an observation of ours).",
+    ),
 )
