@@ -14,7 +14,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 export PYTHONHASHSEED := 0
-export OMP_NUM_THREADS ?= 2
+# The thread policy (ARCHITECTURE.md, "Threads"): threads come from the environment, never
+# from code. Every process make starts (pytest, benchmarks) reads OMP_NUM_THREADS; the
+# kernels of booktools.execute get cores / JOBS each (one thread at JOBS=2 on 2 cores).
+export OMP_NUM_THREADS ?= 1
 # notebooks executed at once (booktools.execute); each kernel gets (cores / JOBS) threads
 JOBS       ?= 2
 # what `make lint` formats-checks and lints
@@ -27,15 +30,18 @@ ENV_STAMP := $(VENV)/.installed
 
 env: $(ENV_STAMP)
 
-# The venv's own pip installs (no upgrade of it first). pip compiles every module to bytecode
-# as it installs (keep it so: where PYTHONDONTWRITEBYTECODE is set, as on this project's machines, nothing
-# else would, and each kernel would compile torch again: 9 s of CPU instead of 4).
+# The venv's own pip installs (no upgrade of it first), without compiling to bytecode as it
+# goes (one core); compileall then compiles every module on all the cores. Keep the compiling:
+# where PYTHONDONTWRITEBYTECODE is set (as on this project's machines) nothing else writes the
+# .pyc files, and each kernel would compile torch again (9 s of CPU instead of 4). The one file
+# excluded is Python 3.12 syntax in torch's test helpers (pip skips it too).
 $(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json booktools/vendor_assets.py booktools/assets/ipywidgets_offline.js
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
 		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
 	@command -v npm >/dev/null 2>&1 || { echo "npm is needed for the book's browser assets (MathJax): install Node.js (Debian: apt-get install npm)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-compile -r requirements.txt
+	$(PY) -m compileall -q -j 0 -x '/py312_intrinsics\.py$$' $(VENV)/lib
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
@@ -176,17 +182,24 @@ grade: env
 
 # PDFs of the two editions (LaTeX through jupyter-book's pdflatex builder; needs TeX Live:
 # apt-get install texlive-xetex texlive-latex-extra texlive-fonts-recommended latexmk
-# texlive-plain-generic fonts-freefont-otf). Not part of `make test`.
+# texlive-plain-generic texlive-science texlive-fonts-extra fonts-freefont-otf; the LaTeX class of
+# jupyter-book needs bbm.sty, from texlive-fonts-extra). Not part of `make test`.
 .PHONY: pdf student-pdf
 pdf: cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) book
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going .
-	@echo "The instructor edition's PDF is in $(CURDIR)/_build/latex/"
+	@echo "The instructor edition's PDF is $(CURDIR)/_build/latex/book.pdf"
 
 student-pdf: student-notebooks cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) student
 	$(BIN)/jupyter-book build --builder pdflatex --keep-going student
-	@echo "The student edition's PDF is in $(CURDIR)/student/_build/latex/"
+	@echo "The student edition's PDF is $(CURDIR)/student/_build/latex/book.pdf"
+
+# The chapters in JupyterLab with their MyST and math rendered (jupyterlab-myst; README.md,
+# "Running the chapters yourself"): reader copies in lab/ (booktools.lab). STUDENT=1: the student edition.
+.PHONY: lab
+lab: env $(if $(STUDENT),student-notebooks)
+	$(PY) -m booktools.lab $(if $(STUDENT),--student)
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine).
 bench: env
@@ -195,6 +208,9 @@ bench: env
 	$(PY) benchmarks/bench_truncation.py
 	$(PY) benchmarks/bench_truncation_memory.py
 	$(PY) benchmarks/bench_train.py --threads 1
+	$(PY) benchmarks/bench_ntk.py
 
+# Everything a build or a test run leaves behind (the environment .venv and node_modules stay).
 clean:
-	rm -rf _build student/_build
+	rm -rf _build student/_build .pytest_cache booktools/tests/.pytest_cache .hypothesis .ruff_cache
+	find . \( -path ./.venv -o -path ./node_modules \) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

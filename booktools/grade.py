@@ -55,6 +55,7 @@ import builtins
 import csv
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -69,9 +70,6 @@ from nbclient.exceptions import DeadKernelError
 
 from booktools.execute import executed_in_build
 from booktools.student_edition import (
-    _DIRECTIVE,
-    _EXERCISE_LABEL,
-    _LABEL,
     ANSWER_KEY,
     ANSWER_PLACEHOLDER,
     BEGIN,
@@ -83,6 +81,7 @@ from booktools.student_edition import (
     exercise_points,
     find_exercises,
     scan_markdown,
+    statements_and_model_answers,
 )
 
 GRADER_KEY = "rnnlib_grader"
@@ -987,62 +986,6 @@ def student_edition_problems(report: GradeReport) -> list[str]:
 # --------------------------------------------------------------------------- a class at once
 
 
-def _blocks(
-    nb: nbformat.NotebookNode,
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The statement (the ``{exercise}`` block) and the model answer (the gated prose) of each exercise."""
-    statements: dict[str, str] = {}
-    models: dict[str, list[str]] = {}
-    gate = None
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        lines = cell.source.split("\n")
-        i = 0
-        while i < len(lines):
-            match = _DIRECTIVE.match(lines[i])
-            if match and match["name"] in (
-                "exercise",
-                "solution-start",
-                "solution-end",
-            ):
-                fence = match["fence"]
-                j = i + 1
-                while j < len(lines) and lines[j].strip() != fence:
-                    j += 1
-                block = lines[i : j + 1]
-                if match["name"] == "exercise":
-                    label = next(
-                        (
-                            m["label"]
-                            for line in block
-                            if (m := _LABEL.match(line))
-                        ),
-                        "",
-                    )
-                    if _EXERCISE_LABEL.match(label):
-                        statements[exercise_number(label)] = (
-                            "\n".join(
-                                line
-                                for line in block[1:-1]
-                                if not line.strip().startswith(":")
-                            ).strip()
-                        )
-                elif match["name"] == "solution-start":
-                    gate = exercise_number(match["arg"])
-                    models.setdefault(gate, [])
-                else:
-                    gate = None
-                i = j + 1
-                continue
-            if gate is not None:
-                models[gate].append(lines[i])
-            i += 1
-    return statements, {
-        n: "\n".join(t).strip() for n, t in models.items()
-    }
-
-
 def _student_of(path: Path, folder: Path) -> str:
     """``folder/alice/05_sgd.ipynb`` -> ``alice``; ``folder/alice.ipynb`` -> ``alice``."""
     rel = path.relative_to(folder)
@@ -1156,7 +1099,9 @@ def _answers_file(
     points: dict[str, float],
 ) -> str:
     statements, models = (
-        _blocks(nbformat.read(reference, as_version=4))
+        statements_and_model_answers(
+            nbformat.read(reference, as_version=4)
+        )
         if reference
         else ({}, {})
     )
@@ -1232,6 +1177,7 @@ def grade_class(
     points = exercise_points(Path(config))
     jobs = jobs or len(os.sched_getaffinity(0))
     started = time.monotonic()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     references = {
         p: _reference_of(p, Path(reference) if reference else None)
         for p in submissions
@@ -1348,12 +1294,21 @@ def grade_class(
                 encoding="utf-8",
             )
     seconds = round(time.monotonic() - started, 1)
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = round(
+        cpu_after.ru_utime
+        + cpu_after.ru_stime
+        - cpu_before.ru_utime
+        - cpu_before.ru_stime,
+        1,
+    )  # the graders and their kernels (each reaps its kernel)
     (out / "grades.json").write_text(
         json.dumps(
             {
                 "submissions": len(records),
                 "jobs": jobs,
                 "seconds": seconds,
+                "cpu_seconds": cpu,
                 "fast": fast,
                 "grades": records,
             },
@@ -1363,7 +1318,7 @@ def grade_class(
     )
     print(
         f"graded {len(records)} submission{'s' if len(records) != 1 else ''} in {seconds} s "
-        f"({jobs} at a time): {out / 'gradebook.csv'}, {out / 'grades.json'}, {out / 'answers'}/"
+        f"({jobs} at a time, {cpu} s of CPU): {out / 'gradebook.csv'}, {out / 'grades.json'}, {out / 'answers'}/"
     )
     return records
 

@@ -3,16 +3,17 @@
 The one source is ``_config.yml``: ``sphinx.config.mathjax3_config.tex.macros``
 (the book's MathJax reads it there). A notebook front end (JupyterLab, Notebook,
 Colab, VS Code) does not read ``_config.yml``, so every chapter notebook carries,
-as its first cell, one hidden markdown cell generated from it: the same
-macros as ``\\newcommand`` definitions inside one ``$...$``, which typesets to
-nothing and defines the macros for every later cell of the page. The cell is
+as its first cell, one hidden markdown cell generated from it: the macros as MyST
+front matter (``math:``, read by jupyterlab-myst for the whole notebook), followed
+by the same macros as ``\\def`` definitions inside one ``$...$`` (for MathJax front
+ends, where they typeset to nothing and hold for every later cell of the page). The cell is
 tagged ``remove-cell`` (the book does not show it) and marked
 ``metadata["rnnlib_macros"] = true``.
 
     python -m booktools.macros            # write the cell into every chapter of _toc.yml
     python -m booktools.macros --check    # list the notebooks whose cell is missing or stale; exit 1 if any
 
-``tests/test_notebook_macros.py`` runs the check, so a macro added to ``_config.yml``
+``tests/test_notebook_front_ends.py`` runs the check, so a macro added to ``_config.yml``
 and not to the notebooks (or the other way round) fails the tests.
 """
 
@@ -76,9 +77,39 @@ def newcommands(macros: dict[str, str | list]) -> list[str]:
     return lines
 
 
+def definitions(macros: dict[str, str | list]) -> list[str]:
+    """One TeX ``\\def`` per macro (``\\def\\norm#1{...}``), in the order of ``_config.yml``."""
+    lines = []
+    for name, body in macros.items():
+        if isinstance(body, list):
+            text, n_args = body
+            params = "".join(f"#{i + 1}" for i in range(n_args))
+            lines.append(f"\\def\\{name}{params}{{{text}}}")
+        else:
+            lines.append(f"\\def\\{name}{{{body}}}")
+    return lines
+
+
 def macro_source(macros: dict[str, str | list]) -> str:
-    """The markdown of the macro cell: every definition inside one inline ``$...$`` (on one line)."""
-    return "$" + " ".join(newcommands(macros)) + "$"
+    """The markdown of the macro cell: MyST front matter ``math:``, then the same macros as ``\\def``.
+
+    jupyterlab-myst (KaTeX) reads the macros of the notebook's front matter (its first
+    cell) and would refuse a ``\\newcommand`` of a macro so defined; a plain Markdown front
+    end with MathJax (Notebook, VS Code, Colab) shows the front matter as text and takes
+    the ``\\def`` definitions, which KaTeX accepts silently.
+    """
+    yaml_lines = []
+    for name, body in macros.items():
+        text = body[0] if isinstance(body, list) else body
+        quoted = text.replace("'", "''")
+        yaml_lines.append(f"  '\\{name}': '{quoted}'")
+    return (
+        "---\nmath:\n"
+        + "\n".join(yaml_lines)
+        + "\n---\n$"
+        + " ".join(definitions(macros))
+        + "$"
+    )
 
 
 def is_macro_cell(cell) -> bool:

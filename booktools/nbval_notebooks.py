@@ -13,7 +13,14 @@ this module writes that record as a notebook with its outputs and execution coun
 
 What legitimately differs between two executions (timing lines, addresses, widget model
 ids, temporary folders) is masked by the sanitizer file ``booktools/nbval_sanitize.cfg``;
-images and widget views are not compared (nbval's own skip list). nbval runs the kernel
+images and widget views are not compared (nbval's own skip list).
+
+One thing is rewritten. An explorer (``ipywidgets.interactive``) shows its function's
+figure and prints in an ``Output`` widget: nbclient, which made the record, files those
+outputs in the widget's state (``nb.metadata.widgets``), while nbval, which knows no
+widgets, sees them as the cell's own outputs, before the widget's view. So the export
+puts each displayed widget's captured outputs into the cell, just before the view,
+where nbval finds them and compares them like any other output. nbval runs the kernel
 in the folder of the notebook it checks, here ``_build/nbval/chapters/`` rather than
 ``chapters/``: a chapter that read a file relative to its folder would fail there (none
 does; data ship with packages or are made in temporary folders).
@@ -36,6 +43,7 @@ from booktools.execute import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 
 SANITIZER = ROOT / "booktools" / "nbval_sanitize.cfg"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def export(
@@ -53,7 +61,7 @@ def export(
     shutil.rmtree(out, ignore_errors=True)
     written = []
     for chapter in chapters:
-        nb = executed_in_build(chapter, build)
+        nb = lift_widget_outputs(executed_in_build(chapter, build))
         target = out / Path(chapter).resolve().relative_to(
             root.resolve()
         )
@@ -61,6 +69,50 @@ def export(
         nbformat.write(nb, target)
         written.append(target)
     return written
+
+
+def lift_widget_outputs(
+    nb: nbformat.NotebookNode,
+) -> nbformat.NotebookNode:
+    """``nb`` with the outputs each displayed widget's ``Output`` widgets hold put into the cell, before the view."""
+    state = (
+        nb.metadata.get("widgets", {})
+        .get("application/vnd.jupyter.widget-state+json", {})
+        .get("state", {})
+    )
+
+    def captured(model_id: str, seen: set[str]) -> list[dict]:
+        if model_id in seen or model_id not in state:
+            return []
+        seen.add(model_id)
+        model = state[model_id].get("state", {})
+        found = (
+            list(model.get("outputs", []))
+            if state[model_id].get("model_name") == "OutputModel"
+            else []
+        )
+        for child in model.get("children", []):
+            found += captured(
+                str(child).removeprefix("IPY_MODEL_"), seen
+            )
+        return found
+
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not state:
+            continue
+        outputs = []
+        for output in cell.outputs:
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view:
+                outputs += [
+                    nbformat.from_dict(o)
+                    for o in captured(
+                        view.get("model_id", ""), set()
+                    )
+                ]
+            outputs.append(output)
+        cell.outputs = outputs
+    return nb
 
 
 def _chosen(names: list[str], root: Path) -> list[Path]:

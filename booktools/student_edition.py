@@ -72,11 +72,11 @@ GRADING_CONFIG = Path(__file__).resolve().parent / "grading.yml"
 #: Pages of the instructor edition that the student edition leaves out.
 INSTRUCTOR_ONLY = ("chapters/instructor_guide",)
 
-_DIRECTIVE = re.compile(
+DIRECTIVE = re.compile(
     r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$"
 )
-_LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
-_EXERCISE_LABEL = re.compile(
+LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
+EXERCISE_LABEL = re.compile(
     r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$"
 )
 _CHECKER_CALL = re.compile(
@@ -102,7 +102,7 @@ class MarkupError(ValueError):
 
 def exercise_number(label: str, where: str = "") -> str:
     """``"ex-1-2"`` -> ``"1.2"``; raises :class:`MarkupError` (naming ``where``) for other labels."""
-    match = _EXERCISE_LABEL.match(label)
+    match = EXERCISE_LABEL.match(label)
     if not match:
         raise MarkupError(
             f"{where}: exercise label {label!r} is not of the form ex-N-M"
@@ -218,7 +218,7 @@ def scan_markdown(
     events: list[tuple[str, str, str]] = []
     i = 0
     while i < len(lines):
-        match = _DIRECTIVE.match(lines[i])
+        match = DIRECTIVE.match(lines[i])
         if match and match["name"] in (
             "solution-start",
             "solution-end",
@@ -257,7 +257,7 @@ def scan_markdown(
             for option in lines[i + 1 :]:
                 if not option.strip().startswith(":"):
                     break
-                found = _LABEL.match(option)
+                found = LABEL.match(option)
                 if found:
                     label = found["label"]
             if not label:
@@ -277,8 +277,7 @@ def _split_statements(text: str) -> list[str]:
     starts = [
         i
         for i, line in enumerate(lines)
-        if (m := _DIRECTIVE.match(line))
-        and m["name"] == "exercise"
+        if (m := DIRECTIVE.match(line)) and m["name"] == "exercise"
     ]
     cuts = [0] + starts[1:] + [len(lines)]
     pieces = [
@@ -292,10 +291,10 @@ def _statement_number(source: str) -> str | None:
     """The number of the last ``{exercise}`` stated in a markdown cell's text, if any."""
     found = None
     for line in source.split("\n"):
-        m = _DIRECTIVE.match(line)
+        m = DIRECTIVE.match(line)
         if m and m["name"] == "exercise":
             found = "?"
-        label = _LABEL.match(line)
+        label = LABEL.match(line)
         if found == "?" and label:
             found = exercise_number(label["label"])
     return found if found != "?" else None
@@ -536,6 +535,12 @@ def student_config(
     if repository_url:
         cfg.setdefault("repository", {})["url"] = repository_url
         cfg["repository"]["path_to_book"] = ""
+        # the book's own are off (its chapters hold the solutions): on here
+        cfg["launch_buttons"] = {
+            "notebook_interface": "jupyterlab",
+            "binderhub_url": "https://mybinder.org",
+            "colab_url": "https://colab.research.google.com",
+        }
     else:
         cfg.pop("repository", None)
         cfg["launch_buttons"] = {
@@ -551,6 +556,76 @@ def student_config(
     sphinx = cfg.setdefault("sphinx", {}).setdefault("config", {})
     sphinx["ledger_check_prose"] = False
     return cfg
+
+
+#: Cell metadata key of the install cell that opens every student notebook.
+INSTALL_KEY = "rnnlib_install"
+
+
+def install_source(url: str, branch: str = "main") -> str:
+    """The install cell's code: the book's package from ``url`` (at ``branch``), where it is missing.
+
+    Colab (or any Python without rnnlib) installs it with its run-time dependencies
+    (pyproject.toml); where rnnlib is installed (the course environment, Binder) the cell
+    does nothing.
+    """
+    if not isinstance(url, str) or not url.startswith(
+        ("https://", "http://")
+    ):
+        raise ValueError(
+            f"url: the repository URL must be http(s), got {url!r} (repository.url in _config.yml)"
+        )
+    return (
+        "# Colab, or any Python without the book's library: install it first.\n"
+        "try:\n"
+        "    import rnnlib  # noqa: F401\n"
+        "except ImportError:\n"
+        "    get_ipython().run_line_magic(\n"
+        '        "pip",\n'
+        f"        \"install --quiet 'rnnlib @ git+{url}@{branch}'\",\n"
+        "    )"
+    )
+
+
+def add_install_cell(
+    nb: nbformat.NotebookNode, url: str, branch: str = "main"
+) -> nbformat.NotebookNode:
+    """Put the install cell (:func:`install_source`) before the first code cell of ``nb``."""
+    cell = nbformat.v4.new_code_cell(install_source(url, branch))
+    cell["id"] = "rnnlib-install"
+    cell.metadata[INSTALL_KEY] = True
+    cell.metadata["tags"] = [
+        "remove-cell"
+    ]  # the student book does not show it
+    nb.cells = [
+        c for c in nb.cells if not c.metadata.get(INSTALL_KEY)
+    ]
+    first_code = next(
+        (
+            i
+            for i, c in enumerate(nb.cells)
+            if c.cell_type == "code"
+        ),
+        len(nb.cells),
+    )
+    nb.cells.insert(first_code, cell)
+    return nb
+
+
+def binder_environment(
+    environment: dict, url: str, branch: str = "main"
+) -> dict:
+    """The student repository's ``environment.yml`` (Binder): the book's, with the package from ``url``."""
+    env = copy.deepcopy(environment)
+    for dep in env.get("dependencies", []):
+        if isinstance(dep, dict) and "pip" in dep:
+            dep["pip"] = [
+                f"rnnlib @ git+{url}@{branch}"
+                if p == "-e ."
+                else p
+                for p in dep["pip"]
+            ]
+    return env
 
 
 def build_student_edition(
@@ -578,10 +653,21 @@ def build_student_edition(
     for old in (out / "chapters").glob("*"):
         if old.is_file():
             old.unlink()
+    config = yaml.safe_load(
+        (root / "_config.yml").read_text(encoding="utf-8")
+    )
+    repository = config.get("repository") or {}
     written = []
     for path in chapter_notebooks(root):
         target = out / "chapters" / path.name
-        nbformat.write(student_notebook(path), target)
+        nb = student_notebook(path)
+        if repository.get("url"):
+            add_install_cell(
+                nb,
+                repository["url"],
+                repository.get("branch", "main"),
+            )
+        nbformat.write(nb, target)
         written.append(target)
     for page in pages(root):
         rel = page.relative_to(root)
@@ -595,9 +681,6 @@ def build_student_edition(
     for name in ("references.bib",):
         if (root / name).exists():
             shutil.copy2(root / name, out / name)
-    config = yaml.safe_load(
-        (root / "_config.yml").read_text(encoding="utf-8")
-    )
     sphinx = config.get("sphinx") or {}
     sphinx_config = sphinx.get("config") or {}
     asset_dirs = {
@@ -620,6 +703,22 @@ def build_student_edition(
         ),
         encoding="utf-8",
     )
+    if repository_url and repository.get("url"):
+        environment = yaml.safe_load(
+            (root / "environment.yml").read_text(encoding="utf-8")
+        )
+        (out / "environment.yml").write_text(
+            header.format("environment.yml")
+            + yaml.safe_dump(
+                binder_environment(
+                    environment,
+                    repository["url"],
+                    repository.get("branch", "main"),
+                ),
+                sort_keys=False,
+            ),
+            encoding="utf-8",
+        )
     (out / "_toc.yml").write_text(
         header.format("_toc.yml")
         + yaml.safe_dump(
@@ -628,6 +727,63 @@ def build_student_edition(
         encoding="utf-8",
     )
     return written
+
+
+def statements_and_model_answers(
+    nb: nbformat.NotebookNode,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The statement (the ``{exercise}`` block, without its options) and the model answer (the prose
+    inside its ``{solution-start}`` gate) of each exercise of an instructor notebook, by number."""
+    statements: dict[str, str] = {}
+    models: dict[str, list[str]] = {}
+    gate = None
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        i = 0
+        while i < len(lines):
+            match = DIRECTIVE.match(lines[i])
+            if match and match["name"] in (
+                "exercise",
+                "solution-start",
+                "solution-end",
+            ):
+                fence = match["fence"]
+                j = i + 1
+                while j < len(lines) and lines[j].strip() != fence:
+                    j += 1
+                block = lines[i : j + 1]
+                if match["name"] == "exercise":
+                    label = next(
+                        (
+                            m["label"]
+                            for line in block
+                            if (m := LABEL.match(line))
+                        ),
+                        "",
+                    )
+                    if EXERCISE_LABEL.match(label):
+                        statements[exercise_number(label)] = (
+                            "\n".join(
+                                line
+                                for line in block[1:-1]
+                                if not line.strip().startswith(":")
+                            ).strip()
+                        )
+                elif match["name"] == "solution-start":
+                    gate = exercise_number(match["arg"])
+                    models.setdefault(gate, [])
+                else:
+                    gate = None
+                i = j + 1
+                continue
+            if gate is not None:
+                models[gate].append(lines[i])
+            i += 1
+    return statements, {
+        n: "\n".join(t).strip() for n, t in models.items()
+    }
 
 
 def exercise_rows(root: Path = ROOT) -> list[str]:

@@ -1,31 +1,38 @@
 """rnnlib: the library behind the executable textbook on recurrent networks.
 
-Modules follow the objects of the theory (ARCHITECTURE and chapter map in the
-repository's README and CONTRIBUTING.md):
+Modules follow the objects of the theory (the module map with chapters is the table
+"rnnlib, module by module" in the repository's ARCHITECTURE.md; conventions in
+CONTRIBUTING.md):
 
 Part I (Panigrahi & Goyal 2021, chapters 1-7):
 
 * :mod:`rnnlib.elman` - the Elman ReLU RNN in the paper's parametrization and its inputs;
 * :mod:`rnnlib.initialization` - measurements at random initialization (chapter 1);
-* :mod:`rnnlib.concepts`, :mod:`rnnlib.languages` - the concept class and the D_L1 language (chapter 2);
+* :mod:`rnnlib.concepts`, :mod:`rnnlib.languages` - the concept class, the D_L1 language (chapter 2), regular languages (chapter 7);
 * :mod:`rnnlib.pseudo` - the pseudo-network, the linearization of the RNN (chapter 3);
-* :mod:`rnnlib.inversion` - reading tokens back from the hidden state; the existence construction (chapter 4).
+* :mod:`rnnlib.inversion` - reading tokens back from the hidden state; the existence construction (chapter 4);
+* :mod:`rnnlib.train` - SGD on the RNN and the pseudo-network, the tangent kernel (chapter 5), and chapter 11's next-step training;
+* :mod:`rnnlib.generalization` - Rademacher complexity and the generalization gap (chapter 6);
+* :mod:`rnnlib.recognizers` - learners of regular languages and their baselines (chapter 7).
 
-Part II (Miller & Hardt 2019, chapters 8-10):
+Part II (Miller & Hardt 2019, chapters 8-11):
 
 * :mod:`rnnlib.dynamical` - linear systems, simple RNNs and LSTMs as recurrent maps;
 * :mod:`rnnlib.stability` - certificates, projections, data-dependent contraction (chapter 8);
 * :mod:`rnnlib.truncation` - truncated models for inference and training (chapters 9, 10);
-* :mod:`rnnlib.train` - training loops (so far: :class:`rnnlib.train.DivergenceError`).
+* :mod:`rnnlib.data`, :mod:`rnnlib.next_step` - real sequence data offline and next-step models (chapter 11).
 
 For the whole book:
 
+* :mod:`rnnlib.experiments` - the chapters' sweeps, one module per chapter;
 * :mod:`rnnlib.plotting`, :mod:`rnnlib.widgets` - one figure style, thin explorers;
 * :mod:`rnnlib.homework` - checkers that students call from exercises;
 * :mod:`rnnlib.claims` - the registry of the papers' claims and ``claims.check``.
 
 Conventions: randomness through an explicit ``generator`` (``rnnlib._rng``),
-validation at the public boundary (``rnnlib._validation``).
+validation at the public boundary (``rnnlib._validation``: scalars declared with
+``validate_params``), no import circle and no private name imported across modules
+(``tests/test_architecture.py``).
 """
 
 from __future__ import annotations

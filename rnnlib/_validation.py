@@ -5,13 +5,30 @@ Every check raises a ``TypeError`` (wrong kind of object) or a ``ValueError``
 the offending argument and says what was expected. This is the
 scikit-learn convention: validate at the public boundary, never return NaN
 silently.
+
+**Each scalar constraint is declared once.** :data:`PARAMS` is the table of the
+named scalars of the book (``eps_x``, ``L``, ``d``, ``width``, ``lam``, ``lr``,
+``steps``, ``batch_size``, ...), each with its range; ``@validate_params("L",
+"d", "eps_x")`` on a public function checks those arguments by name before the
+body runs (``check_int`` / ``check_real``, so the messages are theirs), passes
+the converted values on (``int`` / ``float``), and records the constraints on
+the function as ``fn.__rnnlib_params__``. An argument whose default is
+``None`` may be ``None``. A constraint particular to one function is declared
+at its decorator (``@validate_params("L", n=Int(1))``); constraints that depend
+on other arguments or on a tensor's shape stay in the body. The bad-input
+tests for declared constraints are generated from the records
+(``tests/test_bad_input.py``), as scikit-learn's
+``test_public_functions.py`` does from its ``validate_params``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -30,6 +47,17 @@ __all__ = [
     "check_model",
     "check_lam",
     "as_generator",
+    "Int",
+    "Real",
+    "DType",
+    "POSITIVE",
+    "NONNEGATIVE",
+    "OPEN_UNIT",
+    "UNIT",
+    "ANY_REAL",
+    "ANY_INT",
+    "PARAMS",
+    "validate_params",
 ]
 
 
@@ -260,3 +288,140 @@ class DivergenceError(RuntimeError):
     Public name: :class:`rnnlib.train.DivergenceError` (defined here, at the bottom
     of the import chain, so that :mod:`rnnlib.truncation` can raise it too).
     """
+
+
+# --- the declared scalar constraints ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Int:
+    """An integer argument in ``[low, high]`` (``high=None``: unbounded); bools are refused."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, value: object, name: str) -> int:
+        return check_int(
+            value, name, minimum=self.low, maximum=self.high
+        )
+
+
+@dataclass(frozen=True)
+class Real:
+    """A finite real argument in an interval; ``None`` is unbounded, ``*_open`` excludes the end."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def check(self, value: object, name: str) -> float:
+        return check_real(
+            value,
+            name,
+            low=self.low,
+            high=self.high,
+            low_open=self.low_open,
+            high_open=self.high_open,
+        )
+
+
+@dataclass(frozen=True)
+class DType:
+    """A model dtype: ``torch.float32`` or ``torch.float64`` (:func:`check_dtype`)."""
+
+    def check(self, value: object, name: str) -> torch.dtype:
+        return check_dtype(value, name)
+
+
+#: Intervals many scalars share (the table below and the declarations of single functions use them).
+POSITIVE = Real(0.0, low_open=True)
+NONNEGATIVE = Real(0.0)
+OPEN_UNIT = Real(0.0, 1.0, low_open=True, high_open=True)
+UNIT = Real(0.0, 1.0)
+ANY_REAL = Real()
+ANY_INT = Int()
+
+#: The named scalars of the book and their ranges: one declaration per name.
+PARAMS: dict[str, Int | Real | DType] = {
+    # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
+    "L": Int(3),
+    "d": Int(3),
+    "input_dim": Int(1),
+    "width": Int(1),
+    "output_dim": Int(1),
+    "hidden_dim": Int(1),
+    "batch_size": Int(1),
+    "n_networks": Int(1),
+    "n_perturbations": Int(1),
+    "n_test": Int(1),
+    "n_eval": Int(1),
+    "n_draws": Int(1),
+    "n_trials": Int(1),
+    "steps": Int(1),
+    "iterations": Int(1),
+    "window": Int(1),
+    "log_every": Int(1),
+    "eval_every": Int(1),
+    "seed": Int(0),
+    "k": Int(1),
+    "n": Int(1),
+    "n_train": Int(1),
+    # input scale of Definition 3.1, contraction constants, step sizes
+    "eps_x": Real(0.0, 1.0, low_open=True),
+    "lam": Real(0.0, 1.0, low_open=True),
+    "lr": POSITIVE,
+    "lr_scale": POSITIVE,
+    "out_scale": POSITIVE,
+    "ridge": POSITIVE,
+    "clip": POSITIVE,
+    "radius": POSITIVE,
+    "x_bound": NONNEGATIVE,
+    "tau": NONNEGATIVE,
+    "R": NONNEGATIVE,
+    "f_max": OPEN_UNIT,
+    "dtype": DType(),
+}
+
+
+def validate_params(
+    *names: str, **declared: Int | Real | DType
+) -> Callable[[Callable], Callable]:
+    """Check the named scalar arguments of a public function (or ``__init__``) before its body runs.
+
+    ``names`` take their constraint from :data:`PARAMS`; ``declared`` gives a
+    constraint of this function's own. The checked value replaces the argument
+    (``check_int`` returns ``int``, ``check_real`` ``float``). The constraints
+    are recorded as ``fn.__rnnlib_params__`` (``name -> constraint``), which the
+    bad-input tests read.
+    """
+    specs = {name: PARAMS[name] for name in names}
+    specs.update(declared)
+
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        missing = sorted(set(specs) - set(sig.parameters))
+        if missing:
+            raise TypeError(
+                f"validate_params: {fn.__qualname__} has no argument {missing}"
+            )
+        may_be_none = {
+            n for n in specs if sig.parameters[n].default is None
+        }
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = sig.bind(*args, **kwargs)
+            arguments = bound.arguments
+            for name, spec in specs.items():
+                if name in arguments:
+                    value = arguments[name]
+                    if value is None and name in may_be_none:
+                        continue
+                    arguments[name] = spec.check(value, name)
+            return fn(*bound.args, **bound.kwargs)
+
+        wrapper.__rnnlib_params__ = dict(specs)
+        return wrapper
+
+    return decorate

@@ -38,10 +38,13 @@ import torch
 
 from ._rng import derive
 from ._validation import (
+    OPEN_UNIT,
+    Int,
     as_generator,
     check_int,
     check_real,
     check_tensor,
+    validate_params,
 )
 from .elman import (
     check_true_sequence,
@@ -283,9 +286,9 @@ def polynomial(
     )
 
 
+@validate_params("k")
 def monomial(k: int) -> SmoothFunction:
     """``phi(z) = z^k`` (chapter 2); ``k >= 1`` so that ``phi(0) = 0``."""
-    k = check_int(k, "k", minimum=1)
     f = polynomial([0.0] * k + [1.0], name=f"z^{k}")
     return SmoothFunction(
         f"z^{k}",
@@ -314,12 +317,12 @@ def get_function(phi: SmoothFunction | str) -> SmoothFunction:
     )
 
 
+@validate_params("n")
 def taylor_coefficients(
     phi: SmoothFunction | str, n: int
 ) -> np.ndarray:
     """The first ``n`` Taylor coefficients ``|c_0|, ..., |c_{n-1}|`` of ``phi`` at 0, in absolute value."""
     phi = get_function(phi)
-    n = check_int(n, "n", minimum=1)
     return np.exp(phi.log_abs_coef(n))
 
 
@@ -353,6 +356,7 @@ def _result(log_value: float, log10: bool) -> float:
     return math.inf if value10 > 308 else 10.0**value10
 
 
+@validate_params("R")
 def complexity_s(
     phi: SmoothFunction | str, R: float, *, log10: bool = False
 ) -> float:
@@ -363,7 +367,6 @@ def complexity_s(
     ``log10 C_s`` instead (finite whenever the series converges).
     """
     phi = get_function(phi)
-    R = check_real(R, "R", low=0.0)
     if R >= phi.radius:
         return math.inf
     n = _n_terms(phi, R)
@@ -381,6 +384,7 @@ def complexity_s(
     return _result(_logsumexp(terms), log10)
 
 
+@validate_params("R", eps=OPEN_UNIT)
 def complexity_eps(
     phi: SmoothFunction | str,
     R: float,
@@ -396,15 +400,6 @@ def complexity_eps(
     ``log10 C_eps`` (about 4343 for sin at R = 1: ``C_eps`` is ``e^(C* R)``-large).
     """
     phi = get_function(phi)
-    R = check_real(R, "R", low=0.0)
-    eps = check_real(
-        eps,
-        "eps",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
     a = C_STAR * R
     lg = math.sqrt(math.log(1.0 / eps))
     if (
@@ -570,6 +565,7 @@ class ConceptTarget:
         )
 
 
+@validate_params("L", "d", "output_dim", p=Int(1))
 def sample_target(
     L: int,
     d: int,
@@ -600,10 +596,6 @@ def sample_target(
     every radius, as ``eps_x -> 0`` requires); ``tanh``, whose series stops
     converging at ``pi/2``, is refused unless ``radius < pi / (2 C*)``.
     """
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    p = check_int(p, "p", minimum=1)
-    output_dim = check_int(output_dim, "output_dim", minimum=1)
     if not (isinstance(radius, float) and radius == math.inf):
         radius = check_real(
             radius, "radius", low=0.0, low_open=True
@@ -640,6 +632,7 @@ def sample_target(
     return ConceptTarget(phis, w, b, L - 2, d - 1)
 
 
+@validate_params("L", "d", "eps_x", "n")
 def sample_task(
     L: int,
     d: int,
@@ -658,14 +651,6 @@ def sample_task(
     (Definition 3.1). The one draw behind :func:`rnnlib.train.regression_task`
     (chapter 5) and :func:`rnnlib.generalization.classification_task` (chapter 6).
     """
-    L, d = (
-        check_int(L, "L", minimum=3),
-        check_int(d, "d", minimum=3),
-    )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    n = check_int(n, "n", minimum=1)
     x_bar = sample_true_sequence(
         n, L, d, generator=derive(generator, "data"), dtype=dtype
     )
@@ -838,6 +823,7 @@ def fit_additive(
     return AdditiveFit(sol[1:].reshape(n, k), float(sol[0]), mse)
 
 
+@validate_params("n")
 def dl1_neuron(
     n: int, *, dtype: torch.dtype = torch.float64
 ) -> ConceptTarget:
@@ -851,7 +837,6 @@ def dl1_neuron(
     the indicator of ``D_L1`` on every string. A reconstruction for the book
     (the paper's Sec. H is not available), following its one-neuron remark.
     """
-    n = check_int(n, "n", minimum=1)
     c = math.sqrt(3.0) / (2.0 * math.sqrt(n))
     phi = polynomial([0.0, 2.0 / c, -1.0 / c**2], name="s(2-s)")
     w = torch.zeros(1, 1, n, 3, dtype=dtype)

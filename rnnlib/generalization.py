@@ -5,16 +5,18 @@ the Rademacher complexity of its pseudo-network (their Lemma D.4, whose
 statement is in the unavailable appendix). What is here is the textbook
 argument, written out by us (a reconstruction, not the paper's statement):
 
-* The uniform bound (Shalev-Shwartz & Ben-David, Thm 26.5): for a loss with
-  values in [0, b], with probability at least 1 - delta over the N samples,
-  every predictor f of a class satisfies
+* The uniform bound with the *empirical* complexity (Shalev-Shwartz & Ben-David,
+  Thm 26.5, its third bound): for a loss with values in [0, b], with probability
+  at least 1 - delta over the N samples Z, every predictor f of a class satisfies
 
-      E_D loss(f) - E_Z loss(f) <= 2 R_N(loss o class) + b sqrt(2 log(2 / delta) / N)
+      E_D loss(f) - E_Z loss(f) <= 2 R_Z(loss o class) + 4 b sqrt(2 log(4 / delta) / N),
 
-  (the "4 b" of the theorem's variant with the empirical complexity is not
-  needed here: ``R_N`` below is bounded for every sample, so the expected
-  complexity is bounded too). A 1-Lipschitz loss does not increase the
-  complexity (contraction lemma, SSBD Lemma 26.9): ``R_N(loss o class) <= R_N(class)``.
+  where ``R_Z`` is the empirical Rademacher complexity on Z itself. This is the
+  form that a complexity computed from the sample's own kernel may be put into
+  (the first form of the theorem needs the *expected* complexity E_Z R_Z, which a
+  kernel evaluated on one sample does not give). A 1-Lipschitz loss does not
+  increase the complexity (contraction lemma, SSBD Lemma 26.9):
+  ``R_Z(loss o class) <= R_Z(class)``.
 
 * The linearized RNN with weight change ``theta = (W', A')`` is
   ``z(x) = out_scale (F_rnn(x; W_0, A_0) + <theta, grad F(x)>)``. For the class
@@ -46,10 +48,15 @@ import torch
 
 from ._rng import as_seed, derive
 from ._validation import (
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    Int,
     as_generator,
     check_int,
     check_real,
     check_tensor,
+    validate_params,
 )
 from .concepts import sample_task
 from .elman import ElmanRNN
@@ -68,9 +75,11 @@ __all__ = [
     "classification_task",
     "GeneralizationRun",
     "generalization_run",
+    "sgd_budget",
 ]
 
 
+@validate_params("out_scale", norm=NONNEGATIVE)
 def rademacher_bound(
     K_diag: torch.Tensor, *, out_scale: float, norm: float
 ) -> float:
@@ -87,10 +96,6 @@ def rademacher_bound(
         raise ValueError(
             "K_diag must be non-negative (a kernel's diagonal)"
         )
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    norm = check_real(norm, "norm", low=0.0)
     n = K_diag.shape[0]
     return (
         out_scale
@@ -100,6 +105,7 @@ def rademacher_bound(
     )
 
 
+@validate_params("out_scale", norm=NONNEGATIVE, n_signs=Int(2))
 def empirical_rademacher(
     K: torch.Tensor,
     *,
@@ -121,11 +127,6 @@ def empirical_rademacher(
         raise ValueError(
             f"K must be square (N, N), got shape {tuple(K.shape)}"
         )
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    norm = check_real(norm, "norm", low=0.0)
-    n_signs = check_int(n_signs, "n_signs", minimum=2)
     gen = as_generator(generator)
     n = K.shape[0]
     sigma = (
@@ -142,6 +143,12 @@ def empirical_rademacher(
     )
 
 
+@validate_params(
+    "n",
+    rademacher=NONNEGATIVE,
+    loss_bound=NONNEGATIVE,
+    delta=OPEN_UNIT,
+)
 def uniform_bound(
     rademacher: float,
     *,
@@ -149,34 +156,26 @@ def uniform_bound(
     loss_bound: float,
     delta: float = 0.05,
 ) -> float:
-    """``2 R + b sqrt(2 log(2 / delta) / N)``: the bound on E_D - E_Z (SSBD Thm 26.5; chapter 6).
+    """``2 R_Z + 4 b sqrt(2 log(4 / delta) / N)``: the bound on E_D - E_Z with the empirical complexity (SSBD Thm 26.5; chapter 6).
 
-    ``rademacher`` bounds the Rademacher complexity of the (1-Lipschitz loss
-    composed with the) class, ``loss_bound`` is ``b`` (losses in [0, b]), ``n`` the
-    sample size, ``delta`` the failure probability.
+    ``rademacher`` bounds the *empirical* Rademacher complexity ``R_Z`` of the
+    (1-Lipschitz loss composed with the) class on the training sample itself,
+    ``loss_bound`` is ``b`` (losses in [0, b]), ``n`` the sample size, ``delta`` the
+    failure probability.
     """
-    rademacher = check_real(rademacher, "rademacher", low=0.0)
-    n = check_int(n, "n", minimum=1)
-    loss_bound = check_real(loss_bound, "loss_bound", low=0.0)
-    delta = check_real(
-        delta,
-        "delta",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
-    return 2 * rademacher + loss_bound * math.sqrt(
-        2 * math.log(2 / delta) / n
+    return 2 * rademacher + 4 * loss_bound * math.sqrt(
+        2 * math.log(4 / delta) / n
     )
 
 
+@validate_params(max_abs_output=NONNEGATIVE)
 def logistic_loss_bound(max_abs_output: float) -> float:
     """``b = log(1 + exp(M))``: the largest logistic loss of a predictor with ``|z| <= M`` (chapter 6)."""
-    M = check_real(max_abs_output, "max_abs_output", low=0.0)
+    M = max_abs_output
     return M + math.log1p(math.exp(-M))
 
 
+@validate_params("n_train", "n_test")
 def classification_task(
     L: int,
     d: int,
@@ -195,10 +194,6 @@ def classification_task(
     The first ``n_train`` sequences are the training pool (a smaller training set is
     a prefix of it), the rest the test set. Returns ``(x, y, x_test, y_test)``.
     """
-    n_train, n_test = (
-        check_int(n_train, "n_train", minimum=1),
-        check_int(n_test, "n_test", minimum=1),
-    )
     x, f = sample_task(
         L,
         d,
@@ -222,7 +217,12 @@ class GeneralizationRun:
     ``complexity``: ``rademacher`` itself (the term the theory predicts to be
     roughly independent of m); ``loss_bound``: b; ``bound``: :func:`uniform_bound`;
     ``flip_fraction``, ``coupling_relative``: from the RNN's history, on the training inputs
-    (how lazy the run was).
+    (how lazy the run was); ``steps``: the SGD steps taken; ``kbar``: the mean of
+    ``K(x_n, x_n)`` over the training set (the tangent kernel at initialization);
+    ``norm_prior``: the a-priori radius ``eta T Gamma`` with ``Gamma = out_scale max sqrt(K(x, x))``
+    (over the inputs of ``b``): ``||theta_T|| <= eta sum_t ||g_t|| <= eta T Gamma`` for every
+    run of ``T`` steps, whatever the data (the logistic loss has ``|G'| <= 1``);
+    ``f0_max``: the largest ``|F_rnn(x; W_0, A_0)|`` over those inputs (unscaled).
     """
 
     n: int
@@ -238,8 +238,15 @@ class GeneralizationRun:
     bound: float
     flip_fraction: float
     coupling_relative: float
+    steps: int = 0
+    kbar: float = 0.0
+    norm_prior: float = 0.0
+    f0_max: float = 0.0
 
 
+@validate_params(
+    "n", "width", "out_scale", "lr_scale", epochs=POSITIVE
+)
 def generalization_run(
     n: int,
     width: int,
@@ -269,17 +276,8 @@ def generalization_run(
     (``out_scale (|F_rnn(x; W_0)| + B sqrt(K(x, x)))``): an estimate of the sup
     over the distribution, ours. Returns a :class:`GeneralizationRun`.
     """
-    n = check_int(n, "n", minimum=1)
-    width = check_int(width, "width", minimum=1)
     seed = as_seed(generator)
     n_pool = check_int(n_pool, "n_pool", minimum=n)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
-    epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
     x, y, xt, yt = classification_task(
         L, d, eps_x, n_pool, n_test, generator=seed
     )
@@ -315,12 +313,9 @@ def generalization_run(
     rad = rademacher_bound(k_train, out_scale=out_scale, norm=norm)
     xs = torch.cat([x, xt[:200]])
     ks = torch.cat([k_train, tangent_kernel_diag(model, xt[:200])])
-    M = float(
-        (
-            predict(model, xs, out_scale).abs()[:, 0]
-            + out_scale * norm * ks.sqrt()
-        ).max()
-    )
+    f0 = predict(model, xs, out_scale).abs()[:, 0]
+    f0_max = float(f0.max()) / out_scale
+    M = float((f0 + out_scale * norm * ks.sqrt()).max())
     b = logistic_loss_bound(M)
     with torch.no_grad():
         zt = res.predict(xt)
@@ -341,4 +336,71 @@ def generalization_run(
         uniform_bound(rad, n=n, loss_bound=b, delta=delta),
         float(h.flip_fraction[-1]),
         float(h.coupling_relative[-1]),
+        steps,
+        float(k_train.mean()),
+        lr * steps * out_scale * math.sqrt(float(ks.max())),
+        f0_max,
     )
+
+
+def sgd_budget(
+    *,
+    p: int,
+    C: float,
+    L: int,
+    width: int,
+    out_scale: float,
+    eps: float,
+    kernel_constant: float = 1.0,
+    loss_bound: float = 1.0,
+) -> dict[str, float]:
+    """The bookkeeping that assembles Theorem 3.1 from its pieces, every hidden constant explicit (ours; chapter 6).
+
+    From chapter 4's construction, the comparator ``theta* = (W*, A*)/out_scale`` has
+    ``||theta*|| = sqrt(2) p C / (out_scale sqrt(m))`` (``p`` neurons, ``|H| <= C``,
+    ``b_r ~ N(0, 2)``). With ``K(x, x) = c L m`` (``c = kernel_constant``, measured in
+    chapter 6) and ``|G'| <= 1``, the gradients obey ``||g_t|| <= Gamma = out_scale sqrt(c L m)``.
+    The regret terms ``||theta*||^2/(2 eta T) + eta Gamma^2/2`` are smallest at
+    ``eta = ||theta*|| / (Gamma sqrt(T))``, where they equal ``||theta*|| Gamma / sqrt(T)``;
+    setting this to ``eps`` gives
+
+        T = (||theta*|| Gamma / eps)^2 = 2 c p^2 C^2 L / eps^2,   eta = eps / (c out_scale^2 L m),
+
+    so ``out_scale`` and ``m`` cancel from ``T``. The a-priori radius from the SGD
+    recursion, ``||theta_T - theta*||^2 <= ||theta*||^2 + 2 eta T b + eta^2 T Gamma^2``
+    (``b`` bounds the comparator's losses, ``loss_bound``), gives the ball
+    ``B = ||theta*|| + sqrt(2 ||theta*||^2 + 2 eta T b)``, fixed before the data; its
+    complexity ``out_scale B sqrt(c L m) / sqrt(N)`` is at most ``eps`` once
+    ``N >= (out_scale B sqrt(c L m) / eps)^2`` (``N_min``).
+    Returns ``theta_star``, ``Gamma``, ``T``, ``eta``, ``tau_star = sqrt(m) ||theta*||``,
+    ``regret`` (the two terms at ``eta, T``: equals ``eps``), ``B`` and ``N_min``.
+    """
+    p = check_int(p, "p", minimum=1)
+    C = check_real(C, "C", low=0.0, low_open=True)
+    L = check_int(L, "L", minimum=1)
+    width = check_int(width, "width", minimum=1)
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
+    eps = check_real(eps, "eps", low=0.0, low_open=True)
+    c = check_real(
+        kernel_constant, "kernel_constant", low=0.0, low_open=True
+    )
+    b = check_real(loss_bound, "loss_bound", low=0.0)
+    theta = math.sqrt(2) * p * C / (out_scale * math.sqrt(width))
+    gamma = out_scale * math.sqrt(c * L * width)
+    T = (theta * gamma / eps) ** 2
+    eta = theta / (gamma * math.sqrt(T))
+    regret = theta**2 / (2 * eta * T) + eta * gamma**2 / 2
+    B = theta + math.sqrt(2 * theta**2 + 2 * eta * T * b)
+    n_min = (out_scale * B * math.sqrt(c * L * width) / eps) ** 2
+    return {
+        "theta_star": theta,
+        "Gamma": gamma,
+        "T": T,
+        "eta": eta,
+        "tau_star": math.sqrt(width) * theta,
+        "regret": regret,
+        "B": B,
+        "N_min": n_min,
+    }

@@ -27,10 +27,11 @@ import torch
 
 from ._rng import as_generator, derive, derive_seed
 from ._validation import (
+    Int,
     check_int,
     check_model,
-    check_real,
     check_tensor,
+    validate_params,
 )
 from .elman import (
     ElmanRNN,
@@ -72,6 +73,7 @@ class NormProfile:
     predicted: np.ndarray
 
 
+@validate_params("L", "d", "eps_x", "batch_size", n_nets=Int(2))
 def norm_profile(
     widths: Sequence[int],
     L: int,
@@ -92,13 +94,6 @@ def norm_profile(
     if len(widths) == 0:
         raise ValueError("widths must contain at least one width")
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    n_nets = check_int(n_nets, "n_nets", minimum=2)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     means, stds = [], []
     x = None
     for m in widths:

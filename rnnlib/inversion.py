@@ -57,11 +57,15 @@ import torch
 
 from ._rng import as_seed, derive
 from ._validation import (
+    NONNEGATIVE,
+    POSITIVE,
+    Int,
     as_generator,
     check_int,
     check_real,
     check_sequence,
     check_tensor,
+    validate_params,
 )
 from .concepts import ConceptTarget, SmoothFunction, get_function
 from .elman import (
@@ -155,6 +159,7 @@ def relu_identity(
     return factor * (T @ v) @ torch.relu(T @ x)
 
 
+@validate_params("width")
 def relu_identity_std(
     v: torch.Tensor, x: torch.Tensor, width: int
 ) -> float:
@@ -168,7 +173,7 @@ def relu_identity_std(
     """
     v = check_tensor(v, "v", ndim=1)
     x = check_tensor(x, "x", shape=(v.shape[0],))
-    m = check_int(width, "width", minimum=1)
+    m = width
     vx = float(v @ x)
     return math.sqrt(
         (2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m
@@ -194,6 +199,7 @@ class Lemma44Sweep:
     exceed: np.ndarray
 
 
+@validate_params("n_trials", d=Int(1))
 def lemma44_sweep(
     widths: Sequence[int],
     *,
@@ -207,8 +213,6 @@ def lemma44_sweep(
     ``x`` in R^d and a fresh ``T`` (m x d), i.i.d. N(0, 1). Float64.
     """
     widths = _check_widths(widths)
-    d = check_int(d, "d", minimum=1)
-    n_trials = check_int(n_trials, "n_trials", minimum=1)
     out = np.zeros((5, len(widths)))
     for j, m in enumerate(widths):
         gen = derive(generator, "lemma44", m)
@@ -247,6 +251,7 @@ def lemma44_sweep(
 # --- Theorem 4.5: decoding tokens from h^(L) ---------------------------------------------------------
 
 
+@validate_params(L=Int(1))
 def naive_decode(
     W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int
 ) -> torch.Tensor:
@@ -264,7 +269,6 @@ def naive_decode(
         )
     A = check_tensor(A, "A", shape=(W.shape[0], "d"))
     h = check_tensor(h, "h", shape=("batch", W.shape[0]))
-    L = check_int(L, "L", minimum=1)
     out = []
     y = h  # rows: (W^T)^k h^(L), written as h^T W^k
     for _ in range(L):
@@ -288,6 +292,7 @@ class LinearDecoder:
         return (h.to(self.matrix.dtype) @ self.matrix).to(h.dtype)
 
 
+@validate_params("ridge")
 def fit_linear_decoder(
     h: torch.Tensor, targets: torch.Tensor, *, ridge: float = 1e-3
 ) -> LinearDecoder:
@@ -303,7 +308,6 @@ def fit_linear_decoder(
     targets = check_tensor(
         targets, "targets", shape=(h.shape[0], "k")
     )
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     H, Y = h.double(), targets.double()
     n, m = H.shape
     if n < m:
@@ -345,6 +349,7 @@ def _token_errors(
     )
 
 
+@validate_params("L", "eps_x", "n_train", "n_test", "ridge")
 def decoding_errors(
     model: ElmanRNN,
     L: int,
@@ -362,13 +367,6 @@ def decoding_errors(
     fitted on the training sequences only. Errors are on the test sequences.
     """
     model = _check_model(model)
-    L = check_int(L, "L", minimum=3)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    n_train = check_int(n_train, "n_train", minimum=1)
-    n_test = check_int(n_test, "n_test", minimum=1)
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     d, dtype = model.input_dim, model.W.dtype
     if d < 3:
         raise ValueError(
@@ -420,6 +418,7 @@ class DecodingSweep:
     profiles: dict
 
 
+@validate_params("d", "n_networks")
 def decoding_sweep(
     widths: Sequence[int],
     lengths: Sequence[int],
@@ -451,8 +450,6 @@ def decoding_sweep(
         )
         for e in eps_values
     ]
-    d = check_int(d, "d", minimum=3)
-    n_networks = check_int(n_networks, "n_networks", minimum=1)
     shape = (len(widths), len(lengths), len(eps_values))
     naive, fitted, profiles = np.zeros(shape), np.zeros(shape), {}
     for i, m in enumerate(_progress(widths, progress, "widths")):
@@ -618,6 +615,7 @@ def _as_callable(
     return phi
 
 
+@validate_params("radius", "ridge", n_grid=Int(2), n_quad=Int(2))
 def fit_step_features(
     phi: Callable[[torch.Tensor], torch.Tensor]
     | SmoothFunction
@@ -657,7 +655,6 @@ def fit_step_features(
         raise ValueError(
             f"interval must have low < high, got {interval!r}"
         )
-    radius = check_real(radius, "radius", low=0.0, low_open=True)
     if not isinstance(degree, (tuple, list)) or len(degree) != 2:
         raise ValueError(
             f"degree must be a pair (J, K) of Hermite degrees, got {degree!r}"
@@ -666,9 +663,6 @@ def fit_step_features(
         check_int(degree[0], "degree[0]", minimum=0),
         check_int(degree[1], "degree[1]", minimum=0),
     )
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
-    n_grid = check_int(n_grid, "n_grid", minimum=2)
-    n_quad = check_int(n_quad, "n_quad", minimum=2)
     u = torch.linspace(lo, hi, n_grid, dtype=torch.float64)
     y = f(u).double()
     if y.shape != u.shape or not bool(torch.isfinite(y).all()):
@@ -691,6 +685,7 @@ def fit_step_features(
     )
 
 
+@validate_params("width")
 def step_feature_average(
     fit: StepFeatureFit,
     u: torch.Tensor,
@@ -709,7 +704,7 @@ def step_feature_average(
             f"fit must be a StepFeatureFit, got {type(fit).__name__}"
         )
     u = _check_u(u)
-    m = check_int(width, "width", minimum=1)
+    m = width
     gen = as_generator(generator)
     alpha, beta, b0 = torch.randn(
         3, m, generator=gen, dtype=torch.float64
@@ -740,6 +735,7 @@ class StepFeatureSweep:
     fit_errors: np.ndarray
 
 
+@validate_params("n_draws", n_points=Int(2))
 def step_feature_sweep(
     functions: dict,
     widths: Sequence[int],
@@ -761,8 +757,6 @@ def step_feature_sweep(
             "functions must be a non-empty dict {name: function}"
         )
     widths = _check_widths(widths)
-    n_draws = check_int(n_draws, "n_draws", minimum=1)
-    n_points = check_int(n_points, "n_points", minimum=2)
     u = torch.linspace(-1.0, 1.0, n_points, dtype=torch.float64)
     names = list(functions)
     errors = np.zeros((len(names), len(widths)))
@@ -831,6 +825,7 @@ class CorrelationSweep:
     profile: np.ndarray
 
 
+@validate_params("L", "d", "eps_x", "batch_size", "n_networks")
 def correlation_sweep(
     widths: Sequence[int],
     *,
@@ -845,13 +840,6 @@ def correlation_sweep(
     """:func:`backprop_correlations` (d_out = 1) for ``n_networks`` networks per width (chapter 4)."""
     seed = as_seed(generator)
     widths = _check_widths(widths)
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    n_networks = check_int(n_networks, "n_networks", minimum=1)
     last, max_earlier, profile = [], [], []
     for m in widths:
         cs = []
@@ -933,6 +921,12 @@ def _last_states(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
         )
 
 
+@validate_params(
+    "eps_x",
+    n_fit=Int(2),
+    decoder_ridge=POSITIVE,
+    margin=NONNEGATIVE,
+)
 def construct_existence(
     model: ElmanRNN,
     target: ConceptTarget,
@@ -970,14 +964,6 @@ def construct_existence(
             f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"
         )
     L = _check_target(target, target.n_tokens + 2, d).n_tokens + 2
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    n_fit = check_int(n_fit, "n_fit", minimum=2)
-    decoder_ridge = check_real(
-        decoder_ridge, "decoder_ridge", low=0.0, low_open=True
-    )
-    margin = check_real(margin, "margin", low=0.0)
     x_bar = sample_true_sequence(
         n_fit,
         L,
@@ -1047,6 +1033,7 @@ class ConstructionErrors:
     F_star: np.ndarray
 
 
+@validate_params("eps_x")
 def evaluate_construction(
     model: ElmanRNN,
     construction: Construction,
@@ -1065,9 +1052,6 @@ def evaluate_construction(
         raise ValueError(
             f"construction has A* of shape {tuple(construction.dA.shape)}, the model needs {(m, d)}"
         )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
     x = normalize_sequence(x_bar, eps_x)
     target = _check_target(target, x.shape[1], d)
     dA = construction.dA.to(model.W.dtype)
@@ -1130,6 +1114,7 @@ class ConstructionSweep:
     sample: ConstructionErrors
 
 
+@validate_params("eps_x", "n_networks", "n_test")
 def construction_sweep(
     widths: Sequence[int],
     target: ConceptTarget,
@@ -1156,11 +1141,6 @@ def construction_sweep(
         )
     L, d = target.n_tokens + 2, target.token_dim + 1
     _check_target(target, L, d)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    n_networks = check_int(n_networks, "n_networks", minimum=1)
-    n_test = check_int(n_test, "n_test", minimum=1)
     x_bar = sample_true_sequence(
         n_test, L, d, generator=derive(seed, "test"), dtype=dtype
     )

@@ -53,10 +53,13 @@ import torch
 
 from ._rng import as_generator, derive
 from ._validation import (
-    check_dtype,
+    OPEN_UNIT,
+    POSITIVE,
+    UNIT,
+    Int,
     check_int,
-    check_real,
     check_tensor,
+    validate_params,
 )
 from .concepts import (
     ConceptTarget,
@@ -134,6 +137,7 @@ def check_strings(z: object, name: str = "z") -> torch.Tensor:
     return z.to(torch.int64)
 
 
+@validate_params("dtype")
 def embed_binary(
     z: torch.Tensor, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
@@ -143,7 +147,6 @@ def embed_binary(
     vector with last coordinate 1/2, as Definition 3.1 requires, so the result
     can be passed to :func:`rnnlib.elman.normalize_sequence` (then d = 4).
     """
-    check_dtype(dtype)
     z = _check_binary(z).to(dtype)
     c = math.sqrt(3.0) / 2.0
     return torch.stack(
@@ -161,6 +164,7 @@ def dl1_indicator(z: torch.Tensor) -> torch.Tensor:
     return (count_ones(z) == 1).to(torch.get_default_dtype())
 
 
+@validate_params("batch_size", "n", p=UNIT)
 def sample_binary_strings(
     batch_size: int,
     n: int,
@@ -169,15 +173,13 @@ def sample_binary_strings(
     generator: torch.Generator | int | None = None,
 ) -> torch.Tensor:
     """``batch_size`` strings of ``n`` i.i.d. Bernoulli(p) bits; returns int64 (batch_size, n)."""
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    n = check_int(n, "n", minimum=1)
-    p = check_real(p, "p", low=0.0, high=1.0)
     gen = as_generator(generator)
     return (torch.rand(batch_size, n, generator=gen) < p).to(
         torch.int64
     )
 
 
+@validate_params("batch_size", "n")
 def sample_dl1_balanced(
     batch_size: int,
     n: int,
@@ -200,8 +202,6 @@ def sample_dl1_balanced(
     are left-padded with :data:`PAD`. This is the distribution on which the best
     additive predictor does no better than the majority answer (chapter 2).
     """
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    n = check_int(n, "n", minimum=1)
     max_ones = check_int(
         max_ones, "max_ones", minimum=1, maximum=n
     )
@@ -337,6 +337,7 @@ TOMITA_DESCRIPTIONS: dict[int, str] = {
 }
 
 
+@validate_params(k=Int(1, 7))
 def tomita_indicator(z: torch.Tensor, k: int) -> torch.Tensor:
     """Membership in Tomita grammar ``k`` (1..7; :data:`TOMITA_DESCRIPTIONS`) for strings ``z``; (batch,) float.
 
@@ -344,7 +345,6 @@ def tomita_indicator(z: torch.Tensor, k: int) -> torch.Tensor:
     tests can check the automata of :func:`get_language` against it (chapter 7).
     """
     z = check_strings(z)
-    k = check_int(k, "k", minimum=1, maximum=7)
     n = string_lengths(z)
     valid = z != PAD
     pos = (
@@ -711,9 +711,9 @@ def get_language(name: str | Language) -> Language:
     )
 
 
+@validate_params(n=Int(1, 20))
 def all_strings(n: int) -> torch.Tensor:
     """Every binary string of length ``n`` (1 <= n <= 20), in lexicographic order; int64 (2^n, n)."""
-    n = check_int(n, "n", minimum=1, maximum=20)
     k = torch.arange(2**n, dtype=torch.int64)
     return (k[:, None] >> torch.arange(n - 1, -1, -1)) & 1
 
@@ -751,6 +751,7 @@ def _near_negatives(
     return flips[torch.arange(batch), j], ok.any(dim=1)
 
 
+@validate_params("n", batch_size=Int(2), near_fraction=UNIT)
 def sample_language(
     language: str | Language,
     batch_size: int,
@@ -773,17 +774,12 @@ def sample_language(
     with -1, and float (batch_size,), rows in random order.
     """
     lang = get_language(language)
-    batch_size = check_int(batch_size, "batch_size", minimum=2)
-    n = check_int(n, "n", minimum=1)
     lo = (
         n
         if min_length is None
         else check_int(
             min_length, "min_length", minimum=1, maximum=n
         )
-    )
-    near_fraction = check_real(
-        near_fraction, "near_fraction", low=0.0, high=1.0
     )
     n_pos = batch_size // 2
     n_neg = batch_size - n_pos
@@ -871,6 +867,7 @@ class HeldOutSplit:
         )
 
 
+@validate_params(test_fraction=OPEN_UNIT)
 def held_out_split(
     z: torch.Tensor,
     y: torch.Tensor,
@@ -891,14 +888,6 @@ def held_out_split(
     y = check_tensor(y, "y", shape=(z.shape[0],))
     if bool((~((y == 0) | (y == 1))).any()):
         raise ValueError("y must hold labels 0 and 1")
-    test_fraction = check_real(
-        test_fraction,
-        "test_fraction",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
     gen = as_generator(generator)
     uniq, inverse = torch.unique(z, dim=0, return_inverse=True)
     u_label = torch.zeros(len(uniq), dtype=y.dtype)
@@ -928,6 +917,7 @@ def held_out_split(
     )
 
 
+@validate_params(n_samples=Int(2))
 def language_dataset(
     language: str | Language,
     n_samples: int,
@@ -939,7 +929,6 @@ def language_dataset(
     generator: torch.Generator | int | None = None,
 ) -> HeldOutSplit:
     """``n_samples`` balanced strings of ``language`` (:func:`sample_language`), split by :func:`held_out_split`."""
-    n_samples = check_int(n_samples, "n_samples", minimum=2)
     z, y = sample_language(
         language,
         n_samples,
@@ -956,6 +945,7 @@ def language_dataset(
     )
 
 
+@validate_params("eps_x")
 def encode_strings(
     z: torch.Tensor,
     eps_x: float,
@@ -970,9 +960,6 @@ def encode_strings(
     the ReLU RNN's output is exactly that of the unpadded input (chapter 7).
     """
     z = check_strings(z)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
     if (
         not isinstance(dtype, torch.dtype)
         or not dtype.is_floating_point
@@ -1026,6 +1013,7 @@ def _scaled_expm1(scale: float, factor: float, name: str):
     )
 
 
+@validate_params("n")
 def pattern_neurons(
     n: int,
     pattern: str | tuple[int, ...],
@@ -1047,7 +1035,6 @@ def pattern_neurons(
     neurons; its complexity (:func:`representation_complexity`) is
     polynomial in n for a fixed pattern and radius.
     """
-    n = check_int(n, "n", minimum=1)
     q = _check_pattern(pattern)
     k = len(q)
     if k > n:
@@ -1077,6 +1064,7 @@ def pattern_neurons(
     )
 
 
+@validate_params("n")
 def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     """The natural PARITY neuron ``phi(<w, xbar>) = (1 - cos(pi s)) / 2`` on strings of length ``n`` (chapter 7).
 
@@ -1088,7 +1076,6 @@ def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     in n. (The paper's camera-ready says PARITY has "small complexity"; its
     construction is not available, and this natural one does not have it.)
     """
-    n = check_int(n, "n", minimum=1)
     c = math.sqrt(3.0) / (2.0 * math.sqrt(n))
     a = math.pi / c
 
@@ -1121,6 +1108,7 @@ def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     )
 
 
+@validate_params("n")
 def concept_representation(name: str, n: int):
     """``(target, threshold)``: a concept-class target for strings of length ``n`` and its decision threshold (chapter 7).
 
@@ -1130,7 +1118,6 @@ def concept_representation(name: str, n: int):
     is the language's indicator on every string of length n.
     """
     lang = get_language(name)
-    n = check_int(n, "n", minimum=1)
     if lang.name == "dl1":
         return dl1_neuron(n), 0.5
     if lang.name == "parity":
@@ -1144,6 +1131,7 @@ def concept_representation(name: str, n: int):
     )
 
 
+@validate_params("n", R=POSITIVE)
 def representation_complexity(
     name: str, n: int, R: float
 ) -> float:
@@ -1155,9 +1143,7 @@ def representation_complexity(
     computed so, because :func:`rnnlib.concepts.complexity_s` sums as many
     Taylor terms as coefficients like ``1/i!`` need at the radius it is given.
     """
-    R = check_real(R, "R", low=0.0, low_open=True)
     lang = get_language(name)
-    n = check_int(n, "n", minimum=1)
     if lang.name == "parity":
         a = math.pi / (math.sqrt(3.0) / (2.0 * math.sqrt(n)))
 
@@ -1191,6 +1177,7 @@ def representation_complexity(
     return complexity_s(target.phis[0][0], R, log10=True)
 
 
+@validate_params(samples_per_token=Int(2))
 def additive_dl1_loss(
     lengths: Sequence[int],
     *,
@@ -1213,9 +1200,6 @@ def additive_dl1_loss(
     lengths = [
         check_int(n, "lengths[i]", minimum=2) for n in lengths
     ]
-    samples_per_token = check_int(
-        samples_per_token, "samples_per_token", minimum=2
-    )
     gen = as_generator(generator)
     out = []
     for n in lengths:

@@ -7,7 +7,8 @@ is read out by a *trained* affine map, ``logits_t = V h_t + c``, which predicts
 ``x_{t+1}``:
 
 * **polyphonic music** (88 binary keys): ``p(key j on at t+1) = sigmoid(logits_t,j)``,
-  independently over keys. The metric of Boulanger-Lewandowski et al. (2012)
+  independently over keys. The metric of Boulanger-Lewandowski et al. (2012) and of the
+  TCN benchmark code (Bai, Kolter & Koltun 2018, locuslab/TCN, which Miller & Hardt forked)
   is the Bernoulli negative log-likelihood **summed over the 88 keys, in nats,
   averaged over the predicted frames** of a split (every frame weighs the same;
   the first frame of a sequence is not predicted):
@@ -39,11 +40,15 @@ from torch import nn
 
 from ._rng import derive
 from ._validation import (
+    ANY_REAL,
+    NONNEGATIVE,
+    Int,
     as_generator,
     check_int,
     check_model,
     check_real,
     check_tensor,
+    validate_params,
 )
 from .data import pad_sequences
 from .dynamical import LSTM, SimpleRNN
@@ -94,6 +99,9 @@ class NextStepModel(nn.Module):
     the authors' code, ``c`` at 0.
     """
 
+    @validate_params(
+        "hidden_dim", input_dim=Int(2), forget_bias=ANY_REAL
+    )
     def __init__(
         self,
         kind: str,
@@ -114,9 +122,8 @@ class NextStepModel(nn.Module):
             raise ValueError(
                 f"readout must be one of {READOUTS}, got {readout!r}"
             )
-        n = check_int(input_dim, "input_dim", minimum=2)
-        H = check_int(hidden_dim, "hidden_dim", minimum=1)
-        forget_bias = check_real(forget_bias, "forget_bias")
+        n = input_dim
+        H = hidden_dim
         gen = as_generator(generator)
         g_core, g_out = derive(gen, "core"), derive(gen, "readout")
         if kind == "rnn":
@@ -497,6 +504,7 @@ def readout_loss(
     )
 
 
+@validate_params("batch_size")
 def evaluate(
     model: NextStepModel | Baseline,
     seqs: Sequence[np.ndarray],
@@ -511,7 +519,6 @@ def evaluate(
     """
     model = _check_predictor(model)
     seqs = _check_seqs(seqs)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     if k is not None:
         k = check_int(k, "k", minimum=1)
     total, count = 0.0, 0
@@ -579,11 +586,12 @@ def truncated_curve(
     )
 
 
+@validate_params("iterations", input_dim=Int(2), l2=NONNEGATIVE)
 def fit_baseline(
     seqs: Sequence[np.ndarray],
     *,
-    readout: str,
-    input_dim: int,
+    readout: str | None = None,
+    input_dim: int | None = None,
     previous: bool,
     l2: float = 1e-4,
     iterations: int = 100,
@@ -597,15 +605,31 @@ def fit_baseline(
     ``l2 * ||A||_F^2`` (``iterations`` iterations, deterministic); for characters
     (one-hot inputs) its maximum-likelihood solution is the bigram model,
     computed in closed form with add-1/2 smoothing.
+
+    ``readout`` and ``input_dim`` are inferred from ``seqs`` when not given:
+    (T, K) frames give ``"bernoulli"`` with ``K`` keys, (T,) integer codes give
+    ``"categorical"`` with ``1 +`` the largest code (pass the vocabulary size
+    when some characters never occur in ``seqs``).
     """
     seqs = _check_seqs(seqs)
+    ndims = {s.ndim for s in seqs}
+    if ndims not in ({1}, {2}):
+        raise ValueError(
+            "seqs must be all (T, K) frames or all (T,) integer codes"
+        )
+    if readout is None:
+        readout = "bernoulli" if ndims == {2} else "categorical"
     if readout not in READOUTS:
         raise ValueError(
             f"readout must be one of {READOUTS}, got {readout!r}"
         )
+    if input_dim is None:
+        input_dim = (
+            int(seqs[0].shape[1])
+            if ndims == {2}
+            else 1 + max(int(s.max()) for s in seqs)
+        )
     input_dim = check_int(input_dim, "input_dim", minimum=2)
-    l2 = check_real(l2, "l2", low=0.0)
-    iterations = check_int(iterations, "iterations", minimum=1)
     base = Baseline(input_dim, readout=readout, previous=previous)
     # all (x_t, x_{t+1}) pairs of the split as one sequence-free batch (1, N, ...): no padding
     inputs = torch.as_tensor(
@@ -692,11 +716,13 @@ def fit_baseline(
 # --- data-dependent stability --------------------------------------------------------------------------------
 
 
+@validate_params("batch_size")
 def local_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
     *,
     batch_size: int = 32,
+    ord: float = 2,
 ) -> np.ndarray:
     """``||d s_t / d s_{t-1}||_2`` at every step of every sequence of ``seqs`` (chapter 11).
 
@@ -706,13 +732,16 @@ def local_jacobian_norms(
     Jacobian of the full state ``s = (c, h)`` (2H x 2H), by autograd
     (:func:`rnnlib.stability.jacobian_norms`). Returns a 1-d array over all steps.
     The worst case over all states is ``||W||_2`` for the RNN (``|tanh'| <= 1``).
+    ``ord=math.inf`` gives the l_inf operator norm (largest absolute row sum)
+    instead, the norm of chapter 8's LSTM certificate.
     """
+    if ord not in (2, math.inf):
+        raise ValueError(f"ord must be 2 or math.inf, got {ord!r}")
     if not isinstance(model, NextStepModel):
         raise TypeError(
             f"model must be a NextStepModel, got {type(model).__name__}"
         )
     seqs = _check_seqs(seqs)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     out = []
     with torch.no_grad():
         for start in range(0, len(seqs), batch_size):
@@ -725,13 +754,18 @@ def local_jacobian_norms(
                     u
                 )  # h_t for t = 1..T-1; J_t = diag(1 - h_t^2) W
                 J = (1 - h[mask] ** 2).unsqueeze(2) * model.core.W
-                norms = torch.linalg.matrix_norm(J, ord=2)
-            else:
+                norms = torch.linalg.matrix_norm(J, ord=ord)
+            elif ord == 2:
                 norms = jacobian_norms(model.core, u)[mask]
+            else:
+                norms = torch.linalg.matrix_norm(
+                    state_jacobians(model.core, u)[mask], ord=ord
+                )
             out.append(norms.double().numpy())
     return np.concatenate(out)
 
 
+@validate_params("batch_size", r=Int(1))
 def multi_step_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -753,8 +787,6 @@ def multi_step_jacobian_norms(
             f"model must be a NextStepModel, got {type(model).__name__}"
         )
     seqs = _check_seqs(seqs)
-    r = check_int(r, "r", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     out = []
     with torch.no_grad():
         for start in range(0, len(seqs), batch_size):
@@ -813,6 +845,7 @@ def contraction_summary(
     return out
 
 
+@validate_params(digits=Int(0))
 def results_table(
     columns: dict[str, dict[str, float]],
     notes: dict[str, str] | None = None,
@@ -835,7 +868,6 @@ def results_table(
         raise ValueError(
             "columns must be a non-empty dict title -> {row: value}"
         )
-    digits = check_int(digits, "digits", minimum=0)
     rows: list[str] = []
     for title, col in columns.items():
         if not isinstance(col, dict):

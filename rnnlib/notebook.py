@@ -3,13 +3,18 @@
 The chapters glue their measured numbers into the prose with MyST-NB's ``glue``
 (``{glue:text}`` roles, rendered by the book's build). A reader who installs only
 the package (``pip install git+<repository>``, as in Colab) has no MyST-NB, and
-a notebook front end does not render the roles anyway: there :func:`glue` is a
-no-op, and the number is the one the cell printed just above the sentence.
+a notebook front end does not render the roles anyway: there :func:`glue` only
+records the value, and the number is the one the cell printed just above the sentence.
+
+For JupyterLab (``make lab``, ``booktools.lab``) the roles are rewritten into MyST
+inline expressions, ``{eval}`rnnlib.notebook.glued("key", ".2f")` ``, which
+jupyterlab-myst evaluates in the kernel once the cell above has run: :func:`glued`
+returns the recorded value formatted as the role would format it.
 """
 
 from __future__ import annotations
 
-__all__ = ["glue", "HAS_MYST_NB"]
+__all__ = ["glue", "glued", "HAS_MYST_NB"]
 
 try:  # MyST-NB is installed with the book's environment (requirements.txt), not with rnnlib
     from myst_nb import glue as _myst_glue
@@ -20,6 +25,8 @@ except (
 
 #: Whether MyST-NB (hence a real ``glue``) is available in this environment.
 HAS_MYST_NB = _myst_glue is not None
+#: The values glued so far in this kernel, by name.
+_GLUED: dict[str, object] = {}
 
 
 def glue(
@@ -44,5 +51,40 @@ def glue(
         raise TypeError(
             f"display must be a bool, got {type(display).__name__}"
         )
+    _GLUED[name] = variable
     if _myst_glue is not None:
         _myst_glue(name, variable, display=display)
+
+
+class _Text:
+    """What an inline expression shows: its text, as its plain-text representation."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def glued(name: str, format_spec: str = ""):
+    """The value glued under ``name``, formatted as ``{glue:text}`name:format_spec` `` shows it.
+
+    Before the cell that glues it has run, the text is "(computed above)" (the reader
+    runs the cells in order). Returns an object whose plain-text representation is
+    that text, which is what a front end shows for an inline expression.
+    """
+    if not isinstance(name, str):
+        raise TypeError(
+            f"name must be a str, got {type(name).__name__}"
+        )
+    if not isinstance(format_spec, str):
+        raise TypeError(
+            f"format_spec must be a str, got {type(format_spec).__name__}"
+        )
+    if name not in _GLUED:
+        return _Text("(computed above)")
+    value = _GLUED[name]
+    try:
+        return _Text(format(value, format_spec))
+    except (TypeError, ValueError):
+        return _Text(str(value))

@@ -40,15 +40,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._linalg import spectral_norm
 from ._rng import as_generator, derive, derive_seed
 from ._validation import (
-    check_dtype,
+    POSITIVE,
     check_int,
     check_model,
     check_real,
     check_sequence,
     check_tensor,
+    validate_params,
 )
 from .elman import (
     ElmanRNN,
@@ -60,7 +60,6 @@ __all__ = [
     "pseudo_network",
     "pseudo_network_sum",
     "back_matrices",
-    "spectral_norm",
     "random_perturbation",
     "DIRECTION_KINDS",
     "aligned_perturbation",
@@ -225,6 +224,7 @@ def _scale_to_spectral_norm(
     return t * (radius / norm)
 
 
+@validate_params("input_dim", "width", "tau", "dtype")
 def random_perturbation(
     input_dim: int,
     width: int,
@@ -243,10 +243,8 @@ def random_perturbation(
     not a certificate. For a Gaussian direction this is a Frobenius norm of
     about ``tau / 2`` for ``dW``: a change of every entry by ``O(tau / m)``.
     """
-    d = check_int(input_dim, "input_dim", minimum=1)
-    m = check_int(width, "width", minimum=1)
-    tau = check_real(tau, "tau", low=0.0)
-    check_dtype(dtype)
+    d = input_dim
+    m = width
     gen = as_generator(generator)
     radius = tau / math.sqrt(m)
     dW = torch.randn(m, m, generator=gen, dtype=dtype)
@@ -259,6 +257,7 @@ def random_perturbation(
 DIRECTION_KINDS = ("random", "gradient", "construction")
 
 
+@validate_params("tau")
 def aligned_perturbation(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -290,7 +289,6 @@ def aligned_perturbation(
     """
     model = check_model(model, ElmanRNN)
     x = model._check_input(x)
-    tau = check_real(tau, "tau", low=0.0)
     if kind not in ("gradient", "construction"):
         raise ValueError(
             f"kind must be 'gradient' or 'construction', got {kind!r}"
@@ -385,6 +383,7 @@ def _gap_measurements(
     ]
 
 
+@validate_params("n_perturbations", tau=POSITIVE)
 def linearization_gap(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -403,10 +402,6 @@ def linearization_gap(
     """
     model = check_model(model, ElmanRNN)
     x = model._check_input(x)
-    tau = check_real(tau, "tau", low=0.0, low_open=True)
-    n_perturbations = check_int(
-        n_perturbations, "n_perturbations", minimum=1
-    )
     return _gap_measurements(
         model, x, [tau], n_perturbations, as_generator(generator)
     )[0]
@@ -422,6 +417,15 @@ class GapSweep:
     flip_fraction: np.ndarray
 
 
+@validate_params(
+    "L",
+    "d",
+    "eps_x",
+    "batch_size",
+    "output_dim",
+    "n_networks",
+    "n_perturbations",
+)
 def gap_sweep(
     widths: Sequence[int],
     taus: Sequence[float],
@@ -459,17 +463,6 @@ def gap_sweep(
         check_real(t, "taus[i]", low=0.0, low_open=True)
         for t in taus
     ]
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    output_dim = check_int(output_dim, "output_dim", minimum=1)
-    n_networks = check_int(n_networks, "n_networks", minimum=1)
-    n_perturbations = check_int(
-        n_perturbations, "n_perturbations", minimum=1
-    )
     x = sample_normalized_sequence(
         batch_size,
         L,
@@ -565,6 +558,15 @@ def _unit_direction(
     )
 
 
+@validate_params(
+    "L",
+    "d",
+    "eps_x",
+    "output_dim",
+    "batch_size",
+    "n_networks",
+    "n_perturbations",
+)
 def direction_gap_sweep(
     widths: Sequence[int],
     taus: Sequence[float],
@@ -608,17 +610,6 @@ def direction_gap_sweep(
             raise ValueError(
                 f"kinds: unknown kind {kind!r}; known kinds are {DIRECTION_KINDS}"
             )
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    output_dim = check_int(output_dim, "output_dim", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    n_networks = check_int(n_networks, "n_networks", minimum=1)
-    n_perturbations = check_int(
-        n_perturbations, "n_perturbations", minimum=1
-    )
     base = derive_seed(generator, "direction_gap_sweep")
     x = sample_normalized_sequence(
         batch_size,
@@ -707,6 +698,14 @@ class LinearizationSample:
     flip_fraction: float
 
 
+@validate_params(
+    "width",
+    "L",
+    "d",
+    "batch_size",
+    "n_perturbations",
+    tau=POSITIVE,
+)
 def linearization_sample(
     width: int,
     tau: float,
@@ -724,14 +723,7 @@ def linearization_sample(
     of length ``L``, and ``n_perturbations`` directions of spectral norm
     ``tau / sqrt(m)``; returns all the (true change, pseudo-network) pairs.
     """
-    m = check_int(width, "width", minimum=1)
-    tau = check_real(tau, "tau", low=0.0, low_open=True)
-    L = check_int(L, "L", minimum=3)
-    d = check_int(d, "d", minimum=3)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    n_perturbations = check_int(
-        n_perturbations, "n_perturbations", minimum=1
-    )
+    m = width
     model = ElmanRNN(
         d,
         m,

@@ -36,9 +36,10 @@ from torch import nn
 from ._rng import derive
 from ._validation import (
     DivergenceError,
+    Int,
     as_generator,
     check_int,
-    check_real,
+    validate_params,
 )
 from .concepts import fit_additive
 from .elman import ElmanRNN
@@ -121,6 +122,9 @@ def _finish(
     return r
 
 
+@validate_params(
+    "width", "eps_x", "out_scale", "lr", "steps", "batch_size"
+)
 def train_wide_rnn(
     split: HeldOutSplit,
     width: int,
@@ -143,16 +147,6 @@ def train_wide_rnn(
     stops being finite.
     """
     split = _check_split(split)
-    width = check_int(width, "width", minimum=1)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
-    steps = check_int(steps, "steps", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     model = ElmanRNN(
         4, width, 1, generator=derive(generator, "weights")
     )
@@ -190,6 +184,7 @@ class PracticalRNN(nn.Module):
     per string. Initialized by torch's defaults from ``generator``.
     """
 
+    @validate_params(hidden=Int(1))
     def __init__(
         self,
         hidden: int = 16,
@@ -197,7 +192,6 @@ class PracticalRNN(nn.Module):
         generator: torch.Generator | int | None = None,
     ) -> None:
         super().__init__()
-        hidden = check_int(hidden, "hidden", minimum=1)
         gen = as_generator(generator)
         # built without touching the global generator, then filled from ours
         meta = {"device": "meta"}
@@ -222,6 +216,7 @@ class PracticalRNN(nn.Module):
         return self.readout(out[:, -1])[:, 0]
 
 
+@validate_params("lr", "steps", "batch_size", hidden=Int(1))
 def train_practical_rnn(
     split: HeldOutSplit,
     hidden: int = 16,
@@ -237,10 +232,6 @@ def train_practical_rnn(
     the wide RNN of the theory. The prediction is ``1[logit > 0]``.
     """
     split = _check_split(split)
-    hidden = check_int(hidden, "hidden", minimum=1)
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
-    steps = check_int(steps, "steps", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
     model = PracticalRNN(
         hidden, generator=derive(generator, "weights")
     )
@@ -349,6 +340,7 @@ def _check_widths(widths: object) -> list[int]:
     return [check_int(m, "widths[i]", minimum=1) for m in widths]
 
 
+@validate_params("n")
 def run_learners(
     language: str,
     n: int,
@@ -375,7 +367,6 @@ def run_learners(
     from ``generator``.
     """
     lang = get_language(language)
-    n = check_int(n, "n", minimum=1)
     widths = _check_widths(widths)
     if hidden is not None:
         hidden = check_int(hidden, "hidden", minimum=1)
@@ -483,6 +474,7 @@ def accuracy_table(
     }
 
 
+@validate_params("n_test")
 def length_generalization(
     runs: LanguageRuns,
     n_test: int,
@@ -501,7 +493,6 @@ def length_generalization(
         raise TypeError(
             f"runs must be an rnnlib.recognizers.LanguageRuns, got {type(runs).__name__}"
         )
-    n_test = check_int(n_test, "n_test", minimum=1)
     z, y = sample_language(
         runs.language, n_samples, n_test, generator=generator
     )

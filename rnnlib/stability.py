@@ -9,8 +9,10 @@ contraction ``||d s_t / d s_{t-1}||_2`` along a sequence.
 * Linear system ``W h + U x``: ``lambda = ||W||_2``.
 * RNN ``rho(W h + U x)`` with an ``L_rho``-Lipschitz ``rho``: ``lambda = L_rho ||W||_2``
   (tanh, relu: ``L_rho = 1``).
-* LSTM: the sufficient condition of the notes (a *reconstruction*, see
-  chapter 8). With ``fbar`` a bound on every forget gate and ``a = 1 - fbar``,
+* LSTM: a sufficient condition that we reconstruct (chapter 8; the paper's
+  own condition is not shown in the sources the book has, the authors' slides
+  and the abstract and introduction), whose constants match the radii in the
+  authors' code (their fork of the TCN repository, locuslab/TCN). With ``fbar`` a bound on every forget gate and ``a = 1 - fbar``,
   the one-step map is contractive in the max-norm over ``(c, h)`` with::
 
       lambda_inf = fbar + ||W_i||_inf / 4 + ||W_z||_inf + ||W_o||_inf / 4 + ||W_f||_inf / (4 a)
@@ -45,11 +47,13 @@ import torch
 from ._linalg import spectral_norm, spectral_norm_bound
 from ._rng import as_generator
 from ._validation import (
+    NONNEGATIVE,
+    Int,
     check_int,
-    check_lam,
     check_model,
     check_real,
     check_tensor,
+    validate_params,
 )
 from .dynamical import (
     INIT_SCHEMES,
@@ -159,6 +163,7 @@ def input_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     ) * spectral_norm_bound(model.U)
 
 
+@validate_params("x_bound")
 def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
     """An upper bound ``fbar`` on every forget gate of an LSTM on reachable states (chapter 8).
 
@@ -167,7 +172,6 @@ def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
     maximum over rows j, computed in float64. Refuses NaN/inf weights.
     """
     model = check_model(model, LSTM, finite=True)
-    x_bound = check_real(x_bound, "x_bound", low=0.0)
     return _forget_bound(model, x_bound)
 
 
@@ -182,6 +186,7 @@ def _forget_bound(model: LSTM, x_bound: float) -> float:
         return float(torch.sigmoid(pre.max()))
 
 
+@validate_params("x_bound")
 def lstm_lambda_inf(
     model: LSTM,
     x_bound: float = 1.0,
@@ -196,7 +201,6 @@ def lstm_lambda_inf(
     Refuses NaN/inf weights.
     """
     model = check_model(model, LSTM, finite=True)
-    x_bound = check_real(x_bound, "x_bound", low=0.0)
     if f_bound is not None:
         f_bound = check_real(
             f_bound, "f_bound", low=0.0, high=1.0, high_open=True
@@ -228,19 +232,12 @@ def _lambda_inf(
     )
 
 
+@validate_params("f_max")
 def lstm_radii(f_max: float) -> dict[str, float]:
     """The row-sum limits of the LSTM condition for a forget-gate bound ``f_max`` (chapter 8).
 
     With ``a = 1 - f_max``: ``W_i, W_o -> a``, ``W_z -> a/4``, ``W_f -> a^2``.
     """
-    f_max = check_real(
-        f_max,
-        "f_max",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
     a = 1.0 - f_max
     return {"W_i": a, "W_f": a * a, "W_z": a / 4, "W_o": a}
 
@@ -262,6 +259,7 @@ class StabilityCertificate:
     l2_iterations: int | None = 1
 
 
+@validate_params("x_bound")
 def certify(
     model: RecurrentModel, *, x_bound: float = 1.0
 ) -> StabilityCertificate:
@@ -276,7 +274,6 @@ def certify(
     (:func:`state_lipschitz`); a model with NaN or infinite weights is refused.
     """
     model = check_model(model, RecurrentModel, finite=True)
-    x_bound = check_real(x_bound, "x_bound", low=0.0)
     if isinstance(model, (LinearSystem, SimpleRNN)):
         lam = activation_lipschitz(
             model.activation
@@ -318,6 +315,7 @@ def certify(
 # --- Chapter 8, section 2: projections onto the stable set ---------------------------------------
 
 
+@validate_params("radius")
 def project_spectral(
     W: torch.Tensor, radius: float
 ) -> torch.Tensor:
@@ -329,7 +327,6 @@ def project_spectral(
     matrix already inside the ball is returned unchanged (bit for bit).
     """
     W = _check_square(W, "W")
-    radius = check_real(radius, "radius", low=0.0, low_open=True)
     with torch.no_grad():
         U, s, Vh = torch.linalg.svd(
             W.detach().double(), full_matrices=False
@@ -342,6 +339,7 @@ def project_spectral(
         return (W.detach().double() - correction).to(W.dtype)
 
 
+@validate_params("lam")
 def project_spectral_(
     model: LinearSystem | SimpleRNN, lam: float
 ) -> LinearSystem | SimpleRNN:
@@ -352,7 +350,6 @@ def project_spectral_(
     model = check_model(
         model, (LinearSystem, SimpleRNN), finite=True
     )
-    lam = check_lam(lam)
     with torch.no_grad():
         model.W.copy_(
             project_spectral(
@@ -452,6 +449,7 @@ def project_l1_rows(
         return out
 
 
+@validate_params("f_max", "x_bound", u_f_radius=NONNEGATIVE)
 def project_lstm_(
     model: LSTM,
     f_max: float = 0.605,
@@ -474,20 +472,12 @@ def project_lstm_(
     onto a convex set (a product of balls and a half-line), so the map is
     idempotent and leaves models already inside unchanged. NaN/inf weights are refused.
 
-    Unlike the authors' code (notes, Section 3.2(b)), rows are projected, not
-    columns rescaled, and the forget-gate input weights and bias are constrained.
+    Unlike the authors' code (``stabilize()`` in ``poly_music/model.py`` of their
+    fork of the TCN repository, locuslab/TCN), rows are projected, not columns
+    rescaled, and the forget-gate input weights and bias are constrained (that
+    code leaves the biases free and initializes the forget bias to 10).
     """
     model = check_model(model, LSTM, finite=True)
-    f_max = check_real(
-        f_max,
-        "f_max",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
-    x_bound = check_real(x_bound, "x_bound", low=0.0)
-    u_f_radius = check_real(u_f_radius, "u_f_radius", low=0.0)
     margin = check_real(
         margin,
         "margin",
@@ -527,6 +517,7 @@ def project_lstm_(
 # --- Chapter 8, section 3: the spectral norm at initialization -----------------------------------
 
 
+@validate_params("n_draws")
 def initialization_norms(
     widths: Sequence[int],
     schemes: Sequence[str] = INIT_SCHEMES,
@@ -543,7 +534,6 @@ def initialization_norms(
     if len(widths) == 0:
         raise ValueError("widths must contain at least one width")
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    n_draws = check_int(n_draws, "n_draws", minimum=1)
     for s in schemes:
         if s not in INIT_SCHEMES:
             raise ValueError(
@@ -569,6 +559,7 @@ def initialization_norms(
 # --- Sidebar: gradient descent learns a stable linear dynamical system (Hardt, Ma & Recht) ---
 
 
+@validate_params(K=Int(1))
 def lds_markov_parameters(
     a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: int
 ) -> torch.Tensor:
@@ -584,7 +575,6 @@ def lds_markov_parameters(
         raise ValueError(
             f"d must be a scalar (the feedthrough D), got shape {tuple(d.shape)}"
         )
-    K = check_int(K, "K", minimum=1)
     n = a.shape[0]
     v = torch.zeros(n, dtype=a.dtype)
     v = torch.cat(
@@ -607,6 +597,7 @@ class LDSFit:
     spectral_radius: np.ndarray
 
 
+@validate_params("n", "radius", "lr", "steps")
 def fit_lds_canonical(
     n: int = 4,
     *,
@@ -625,10 +616,6 @@ def fit_lds_canonical(
     the Pac-Man region, so every iterate is a stable system) after each step.
     Records the risk and the spectral radius of the student's ``A``.
     """
-    n = check_int(n, "n", minimum=1)
-    radius = check_real(radius, "radius", low=0.0, low_open=True)
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
-    steps = check_int(steps, "steps", minimum=1)
     gen = as_generator(generator)
     a_t = torch.randn(n, generator=gen, dtype=torch.float64)
     a_t = a_t / a_t.abs().sum() * 0.6 * radius

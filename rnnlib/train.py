@@ -39,7 +39,7 @@ The API (kept stable; later additions are keyword arguments only):
 
 Part II (chapter 11): :func:`train_next_step` fits a next-step model
 (:mod:`rnnlib.next_step`) with Adam and gradient clipping, optionally projected
-onto the stable set after every step (Miller & Hardt 2019, Sec. 4), and
+onto the stable set after every step (as Miller & Hardt's code does), and
 :func:`train_stable_and_unstable` trains both variants from the same start.
 
 A loss that stops being finite raises :class:`DivergenceError` naming the
@@ -64,10 +64,13 @@ from ._linalg import spectral_norm
 from ._rng import derive
 from ._validation import (
     DivergenceError,
+    Int,
+    Real,
     as_generator,
     check_int,
     check_real,
     check_tensor,
+    validate_params,
 )
 from .concepts import sample_task
 from .elman import ElmanRNN
@@ -193,15 +196,13 @@ def _output(
     return _elman_scan(W, A, x, keep_all=False) @ B.transpose(0, 1)
 
 
+@validate_params("out_scale")
 def predict(
     model: ElmanRNN, x: torch.Tensor, out_scale: float
 ) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
     model = _check_model(model)
     x = model._check_input(x)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
     with torch.no_grad():
         return out_scale * _output(model.W, model.A, model.B, x)
 
@@ -943,6 +944,7 @@ def train_pair(
     )
 
 
+@validate_params("out_scale")
 def convexity_gap(
     model: ElmanRNN,
     theta: tuple[torch.Tensor, torch.Tensor],
@@ -969,9 +971,6 @@ def convexity_gap(
     """
     model = _check_model(model)
     x = model._check_input(x)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
     m, d = model.W.shape[0], model.A.shape[1]
     pairs = []
     for name, pair in (
@@ -1072,6 +1071,7 @@ def tangent_kernel_diag(
         return (uu * zz).sum(dim=(1, 2))
 
 
+@validate_params("ridge")
 def kernel_ridge(
     K: torch.Tensor, y: torch.Tensor, ridge: float
 ) -> tuple[torch.Tensor, float]:
@@ -1094,7 +1094,6 @@ def kernel_ridge(
         raise ValueError(
             f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}"
         )
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     n = K.shape[0]
     Kd = K.to(torch.float64)
     yd = y.to(torch.float64)
@@ -1108,6 +1107,12 @@ def kernel_ridge(
     return alpha.to(K.dtype), norm
 
 
+@validate_params(
+    "L",
+    d_out=Int(1),
+    width=Int(2),
+    eps=Real(0.0, 1.0, low_open=True),
+)
 def theorem_3_1_constants(
     L: int, d_out: int, width: int, eps: float
 ) -> dict[str, float]:
@@ -1119,10 +1124,7 @@ def theorem_3_1_constants(
     with ``p = C = 1`` and ``poly(rho) = rho^2`` (the degree is not given in the paper);
     ``failure`` ``= exp(-rho^2)``, the failure probability without its constant.
     """
-    L = check_int(L, "L", minimum=3)
-    d_out = check_int(d_out, "d_out", minimum=1)
-    m = check_int(width, "width", minimum=2)
-    eps = check_real(eps, "eps", low=0.0, high=1.0, low_open=True)
+    m = width
     rho = 100 * L * d_out * math.log(m)
     return dict(
         rho=rho,
@@ -1180,6 +1182,7 @@ class LazyGrid:
     pairs: list = field(default_factory=list, repr=False)
 
 
+@validate_params("width", "tau", "n_draws")
 def worst_case_flip_fraction(
     width: int,
     tau: float,
@@ -1202,9 +1205,6 @@ def worst_case_flip_fraction(
     ``~ tau / sqrt(m)`` for a random direction. Returns the mean over ``n_draws``
     draws of ``g``.
     """
-    width = check_int(width, "width", minimum=1)
-    tau = check_real(tau, "tau", low=0.0)
-    n_draws = check_int(n_draws, "n_draws", minimum=1)
     gen = as_generator(generator)
     g = torch.randn(
         n_draws, width, generator=gen, dtype=torch.float64
@@ -1214,6 +1214,7 @@ def worst_case_flip_fraction(
     return float(k.double().mean()) / width
 
 
+@validate_params("n_eval", n_train=Int(2))
 def regression_task(
     L: int,
     d: int,
@@ -1231,10 +1232,6 @@ def regression_task(
     centred and scaled to unit variance over train and eval together; the inputs are
     the normalized sequences of Definition 3.1. Returns ``(x, y, x_eval, y_eval)``.
     """
-    n_train, n_eval = (
-        check_int(n_train, "n_train", minimum=2),
-        check_int(n_eval, "n_eval", minimum=1),
-    )
     x, y = sample_task(
         L,
         d,
@@ -1248,6 +1245,7 @@ def regression_task(
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
 
 
+@validate_params("out_scale", "ridge")
 def kernel_reference(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -1290,10 +1288,6 @@ def kernel_reference(
     model = _check_model(model)
     x, y = _check_data(model, x, y, "squared")
     x_eval = model._check_input(x_eval, "x_eval")
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     if not isinstance(return_weights, bool):
         raise TypeError(
             f"return_weights must be a bool, got {type(return_weights).__name__}"
@@ -1315,6 +1309,7 @@ def kernel_reference(
     return f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
 
 
+@validate_params("steps", "lr_scale")
 def lazy_grid(
     widths,
     out_scales,
@@ -1352,10 +1347,6 @@ def lazy_grid(
         raise ValueError(
             "widths, out_scales and seeds must be non-empty"
         )
-    steps = check_int(steps, "steps", minimum=1)
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
     shape = (len(seeds), len(out_scales), len(widths))
     names = (
         "rel_move",
@@ -1482,7 +1473,9 @@ class NextStepHistory:
     ``loss``: the minibatch loss before each step (steps,); ``eval_steps``: the
     steps after which the validation metric ``valid`` and the certified
     contraction constant ``lam`` (``||W||_2`` or the LSTM's ``lambda_inf``) were
-    measured; ``seconds``: wall time of the run.
+    measured; ``seconds``: wall time of the run; ``best_step``: the evaluation
+    step whose weights the model holds at the end (the best validation metric
+    when ``keep_best`` and a validation split were given, else the last step).
     """
 
     loss: np.ndarray
@@ -1491,6 +1484,7 @@ class NextStepHistory:
     lam: np.ndarray
     seconds: float
     stable: bool
+    best_step: int = 0
 
 
 def _minibatch(
@@ -1523,6 +1517,7 @@ def _minibatch(
     return out
 
 
+@validate_params("steps", "batch_size", "lr", "lam", "f_max")
 def train_next_step(
     model: NextStepModel,
     train: Sequence[np.ndarray],
@@ -1538,6 +1533,7 @@ def train_next_step(
     f_max: float = 0.605,
     window: int | None = None,
     eval_every: int | None = None,
+    keep_best: bool = True,
     generator: torch.Generator | int | None = None,
     progress: bool = True,
 ) -> NextStepHistory:
@@ -1550,9 +1546,15 @@ def train_next_step(
     gradient norm at ``clip``, and steps Adam or SGD with ``lr``. With
     ``stable=True`` the model is projected (:meth:`NextStepModel.project_`: RNN
     ``||W||_2 <= lam``, LSTM row-wise projection with ``f_max``) before training
-    and after every step: projected gradient descent, as Miller & Hardt (2019,
-    Sec. 4) did. Every ``eval_every`` steps (and at the end) the validation
-    metric and the certified constant are recorded.
+    and after every step: projected gradient descent, as Miller & Hardt's code
+    (their fork of locuslab/TCN) does. Every ``eval_every`` steps (and at the end) the validation
+    metric and the certified constant are recorded. With ``keep_best`` (the
+    default) and a ``valid`` split, the model ends with the weights of the
+    evaluation step of lowest validation metric (early stopping by model
+    selection, as the TCN benchmark code and the authors' fork of it do: they
+    report the test metric at the best validation epoch); its step is
+    ``history.best_step``. The projected model is stable at every evaluation
+    step, so the selected one is too.
 
     Raises :class:`DivergenceError` naming the step and ``lr`` if the loss, a
     gradient or a weight stops being finite.
@@ -1569,24 +1571,12 @@ def train_next_step(
         raise ValueError(
             "train must be a non-empty list of sequences"
         )
-    steps = check_int(steps, "steps", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
     if optimizer not in ("adam", "sgd"):
         raise ValueError(
             f"optimizer must be 'adam' or 'sgd', got {optimizer!r}"
         )
     if clip is not None:
         clip = check_real(clip, "clip", low=0.0, low_open=True)
-    lam = check_real(lam, "lam", low=0.0, high=1.0, low_open=True)
-    f_max = check_real(
-        f_max,
-        "f_max",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
     if window is not None:
         window = check_int(window, "window", minimum=1)
     eval_every = (
@@ -1594,7 +1584,12 @@ def train_next_step(
         if eval_every is None
         else check_int(eval_every, "eval_every", minimum=1)
     )
+    if not isinstance(keep_best, bool):
+        raise TypeError(
+            f"keep_best must be a bool, got {type(keep_best).__name__}"
+        )
     gen = derive(generator, "minibatches")
+    best = {"metric": math.inf, "step": 0, "state": None}
     train = [np.asarray(s) for s in train]
     params = [p for p in model.parameters() if p.requires_grad]
     opt = (
@@ -1659,6 +1654,21 @@ def train_next_step(
                 else math.nan
             )
             lam_hist.append(model.worst_case_lambda())
+            if (
+                keep_best
+                and valid is not None
+                and valid_hist[-1] < best["metric"]
+            ):
+                best.update(
+                    metric=valid_hist[-1],
+                    step=step,
+                    state={
+                        k: v.detach().clone()
+                        for k, v in model.state_dict().items()
+                    },
+                )
+    if best["state"] is not None and best["step"] != steps:
+        model.load_state_dict(best["state"])
     return NextStepHistory(
         np.array(losses),
         np.array(eval_steps),
@@ -1666,6 +1676,7 @@ def train_next_step(
         np.array(lam_hist),
         time.perf_counter() - t0,
         bool(stable),
+        best_step=int(best["step"] or steps),
     )
 
 

@@ -29,12 +29,15 @@ import torch
 from tqdm.auto import tqdm
 
 from ._validation import (
+    NONNEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
     DivergenceError,
     check_int,
     check_lam,
     check_model,
-    check_real,
     check_tensor,
+    validate_params,
 )
 from .dynamical import LinearSystem, RecurrentModel, SimpleRNN
 from .stability import project_spectral_
@@ -54,6 +57,7 @@ __all__ = [
 ]
 
 
+@validate_params("k")
 def truncated_states(
     model: RecurrentModel, x: torch.Tensor, k: int
 ) -> torch.Tensor:
@@ -69,7 +73,6 @@ def truncated_states(
     """
     model = check_model(model, RecurrentModel, finite=True)
     x = model.check_input(x)
-    k = check_int(k, "k", minimum=1)
     return _truncated_states(model, x, k)
 
 
@@ -103,6 +106,7 @@ def _truncated_states(
     return s.reshape(batch, T, model.state_dim)
 
 
+@validate_params("k", lam=OPEN_UNIT, L=NONNEGATIVE, B=NONNEGATIVE)
 def inference_bound(
     lam: float, k: int, L: float, B: float
 ) -> float:
@@ -111,13 +115,16 @@ def inference_bound(
     ``lam`` in (0, 1): contraction constant in the state; ``k >= 1``; ``L >= 0``:
     Lipschitz constant in the input; ``B >= 0``: bound on ``||x_t||``.
     """
-    lam = check_lam(lam, open_high=True)
-    k = check_int(k, "k", minimum=1)
-    L = check_real(L, "L", low=0.0)
-    B = check_real(B, "B", low=0.0)
     return lam**k * L * B / (1 - lam)
 
 
+@validate_params(
+    eps=POSITIVE,
+    lam=OPEN_UNIT,
+    L=NONNEGATIVE,
+    B=NONNEGATIVE,
+    L_f=NONNEGATIVE,
+)
 def k_for_epsilon(
     eps: float, lam: float, L: float, B: float, L_f: float = 1.0
 ) -> int:
@@ -126,11 +133,6 @@ def k_for_epsilon(
     ``k = ceil(log(L_f L B / ((1 - lambda) eps)) / log(1 / lambda))``, at least 1;
     then ``||y_t - y^k_t|| <= eps`` for an ``L_f``-Lipschitz read-out.
     """
-    eps = check_real(eps, "eps", low=0.0, low_open=True)
-    lam = check_lam(lam, open_high=True)
-    L = check_real(L, "L", low=0.0)
-    B = check_real(B, "B", low=0.0)
-    L_f = check_real(L_f, "L_f", low=0.0)
     scale = L_f * L * B / (1 - lam)
     if scale <= eps:
         return 1
@@ -348,6 +350,7 @@ def _gd_run(
     return torch.stack(weights).double().numpy(), np.array(losses)
 
 
+@validate_params("k", "steps", "lr")
 def train_full_and_truncated(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -376,9 +379,6 @@ def train_full_and_truncated(
     y = check_tensor(
         y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
     )
-    k = check_int(k, "k", minimum=1)
-    steps = check_int(steps, "steps", minimum=1)
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
     if project is not None:
         project = check_lam(project, "project")
         if not isinstance(model, (SimpleRNN, LinearSystem)):
@@ -463,6 +463,7 @@ def weight_distance_sweep(
     return np.stack(out)
 
 
+@validate_params(gradient_gap=NONNEGATIVE, beta=NONNEGATIVE)
 def growth_recursion_bound(
     gradient_gap: float,
     beta: float,
@@ -475,8 +476,7 @@ def growth_recursion_bound(
     ``delta_0, ..., delta_N`` (N + 1,). With ``alpha_i = alpha / i`` it grows
     like ``N^(alpha beta)``; with a constant ``alpha`` like ``(1 + alpha beta)^N``.
     """
-    gap = check_real(gradient_gap, "gradient_gap", low=0.0)
-    beta = check_real(beta, "beta", low=0.0)
+    gap = gradient_gap
     alphas = np.asarray(step_sizes, dtype=float)
     if (
         alphas.ndim != 1

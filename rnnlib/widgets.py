@@ -2,19 +2,38 @@
 
 An explorer is a pure function that returns a figure, wrapped here with
 sliders that recompute on release (``continuous_update=False``, which spares
-the CPU). In the static book the explorer cell is followed by a plain call at
-the default values, so the page and the PDF show a figure.
+the CPU). A line under the sliders says "computing…" while a figure is being
+redrawn and, after a redraw slower than :data:`SLOW_S`, how long it took (so a
+reader knows a slow setting from a stuck kernel). In the static book the explorer
+cell is followed by a plain call at the default values, so the page and the PDF
+show a figure.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 
-from ._validation import check_int, check_real
+from ._validation import (
+    ANY_INT,
+    ANY_REAL,
+    POSITIVE,
+    Int,
+    validate_params,
+)
 
-__all__ = ["explore", "int_slider", "float_slider", "log_slider"]
+__all__ = [
+    "explore",
+    "int_slider",
+    "float_slider",
+    "log_slider",
+    "SLOW_S",
+]
+
+#: A redraw slower than this (seconds) reports its time under the sliders.
+SLOW_S = 1.0
 
 
 def _check_range(
@@ -34,6 +53,9 @@ def _check_range(
         )
 
 
+@validate_params(
+    value=ANY_INT, min=ANY_INT, max=ANY_INT, step=Int(1)
+)
 def int_slider(
     value: int,
     min: int,
@@ -44,12 +66,6 @@ def int_slider(
     """An ``IntSlider`` that updates on release."""
     import ipywidgets as w
 
-    value, min, max = (
-        check_int(value, "value"),
-        check_int(min, "min"),
-        check_int(max, "max"),
-    )
-    step = check_int(step, "step", minimum=1)
     _check_range(value, min, max, ("value", "min", "max"))
 
     return w.IntSlider(
@@ -62,6 +78,9 @@ def int_slider(
     )
 
 
+@validate_params(
+    value=ANY_REAL, min=ANY_REAL, max=ANY_REAL, step=POSITIVE
+)
 def float_slider(
     value: float,
     min: float,
@@ -72,12 +91,6 @@ def float_slider(
     """A ``FloatSlider`` that updates on release."""
     import ipywidgets as w
 
-    value, min, max = (
-        check_real(value, "value"),
-        check_real(min, "min"),
-        check_real(max, "max"),
-    )
-    step = check_real(step, "step", low=0.0, low_open=True)
     _check_range(value, min, max, ("value", "min", "max"))
 
     return w.FloatSlider(
@@ -90,6 +103,12 @@ def float_slider(
     )
 
 
+@validate_params(
+    value=POSITIVE,
+    min_exp=ANY_REAL,
+    max_exp=ANY_REAL,
+    step=POSITIVE,
+)
 def log_slider(
     value: float,
     min_exp: float,
@@ -100,12 +119,6 @@ def log_slider(
     """A ``FloatLogSlider`` (base 10) that updates on release."""
     import ipywidgets as w
 
-    value = check_real(value, "value", low=0.0, low_open=True)
-    min_exp, max_exp = (
-        check_real(min_exp, "min_exp"),
-        check_real(max_exp, "max_exp"),
-    )
-    step = check_real(step, "step", low=0.0, low_open=True)
     _check_range(
         value,
         10.0**min_exp,
@@ -128,8 +141,9 @@ def explore(figure_fn: Callable[..., object], **sliders):
     """Wrap ``figure_fn(**values)`` (which returns a matplotlib figure) in sliders.
 
     Each keyword is a slider built with :func:`int_slider`, :func:`float_slider`
-    or :func:`log_slider`. Returns the ``ipywidgets`` container; display it as
-    the last expression of a cell.
+    or :func:`log_slider`. Returns the ``ipywidgets.interactive`` container (display
+    it as the last expression of a cell), with a status line ("computing…" during a
+    redraw) and ``.timings``, the seconds of each redraw (the first at the defaults).
     """
     import ipywidgets as w
 
@@ -142,9 +156,28 @@ def explore(figure_fn: Callable[..., object], **sliders):
             "sliders: explore needs at least one slider keyword argument"
         )
 
-    def show(**values):
-        fig = figure_fn(**values)
-        plt.show()
-        plt.close(fig)
+    status = w.HTML(value="")
+    timings: list[float] = []
 
-    return w.interactive(show, **sliders)
+    def show(**values):
+        status.value = "<i>computing…</i>"
+        start = time.perf_counter()
+        try:
+            fig = figure_fn(**values)
+            plt.show()
+            plt.close(fig)
+        finally:
+            elapsed = time.perf_counter() - start
+            timings.append(elapsed)
+            status.value = (
+                f"<i>redrawn in {elapsed:.1f} s</i>"
+                if elapsed > SLOW_S
+                else ""
+            )
+
+    ui = w.interactive(show, **sliders)
+    # the status line sits between the sliders and the figure
+    ui.children = (*ui.children[:-1], status, ui.children[-1])
+    ui.status = status
+    ui.timings = timings  # seconds of each redraw, the first at the defaults
+    return ui

@@ -1,7 +1,9 @@
-"""Shared pytest configuration: a non-interactive matplotlib backend and two torch threads."""
+"""Shared pytest configuration: a non-interactive matplotlib backend.
+
+Threads are not set here: torch takes them from ``OMP_NUM_THREADS`` (the Makefile's, one
+by default; ARCHITECTURE.md, "Threads").
+"""
 
 import matplotlib
-import torch
 
 matplotlib.use("Agg")
-torch.set_num_threads(2)

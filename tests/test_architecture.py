@@ -192,3 +192,102 @@ def test_the_scan_sees_imports_inside_functions():
     assert ("rnnlib.pseudo", "rnnlib.elman") in edges
     assert ("booktools.ledger", "rnnlib.claims") in edges
     assert len(edges) > 50
+
+
+# --- the written map: ARCHITECTURE.md's module tables match the packages -------------------------
+
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+
+
+def _table_modules(heading: str) -> list[str]:
+    """The first-column entries (in backticks) of the table under ``## heading`` / ``### heading``."""
+    text = ARCHITECTURE.read_text()
+    lines = text.split("\n")
+    start = next(
+        i
+        for i, line in enumerate(lines)
+        if line.lstrip("#").strip() == heading
+        and line.startswith("#")
+    )
+    out = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("| `"):
+            out.append(line.split("`")[1])
+    return out
+
+
+def _package_units(pkg: str) -> set[str]:
+    """What a map row names: a module ``name`` (``sub.name`` inside a subpackage that
+    has no ``__init__`` of its own to list) or a subpackage ``name/``."""
+    base = ROOT / pkg
+    units = set()
+    for path in sorted(base.iterdir()):
+        if (
+            path.name.startswith((".", "__"))
+            or path.name == "tests"
+        ):
+            continue
+        if path.suffix == ".py":
+            units.add(path.stem)
+        elif (path / "__init__.py").exists():
+            if (
+                pkg == "booktools"
+            ):  # machinery: one row per module of a subpackage
+                units |= {
+                    f"{path.name}.{p.stem}"
+                    for p in sorted(path.glob("*.py"))
+                    if p.name != "__init__.py"
+                }
+            else:  # rnnlib: one row per subpackage (plotting/, homework/, claims/, ...)
+                units.add(f"{path.name}/")
+    return units
+
+
+def _row_hint(pkg: str, unit: str) -> str:
+    if pkg == "rnnlib":
+        return f"| `{unit}` | <what it holds> | <chapters> |"
+    return f"| `{unit}` | <what it does> | <which make target or test runs it> |"
+
+
+def test_every_module_is_on_the_map_and_every_row_exists():
+    """ARCHITECTURE.md lists each module of rnnlib/ and booktools/ once, and nothing else."""
+    problems = []
+    for pkg, heading in (
+        ("rnnlib", "rnnlib, module by module"),
+        ("booktools", "booktools, module by module"),
+    ):
+        named = _table_modules(heading)
+        units = _package_units(pkg)
+        for unit in sorted(units - set(named)):
+            problems.append(
+                f"{pkg}/{unit.rstrip('/').replace('.', '/')} is not in ARCHITECTURE.md's table "
+                f"'{heading}': add the row  {_row_hint(pkg, unit)}"
+            )
+        for unit in sorted(set(named) - units):
+            problems.append(
+                f"ARCHITECTURE.md's table '{heading}' names `{unit}`, which is not a module of "
+                f"{pkg}/: delete or rename its row"
+            )
+        dup = sorted({u for u in named if named.count(u) > 1})
+        if dup:
+            problems.append(
+                f"'{heading}' lists {dup} more than once"
+            )
+    assert not problems, "\n".join(problems)
+
+
+def test_the_map_carries_no_dated_measurements():
+    """Measured, dated figures live in docs/measurements.md, not in the map."""
+    import re
+
+    text = ARCHITECTURE.read_text()
+    dated = re.findall(
+        r"\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|"
+        r"October|November|December) 20\d\d\b",
+        text,
+    )
+    assert not dated, (
+        f"ARCHITECTURE.md carries dated figures ({dated}); move them to docs/measurements.md"
+    )

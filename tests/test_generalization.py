@@ -75,7 +75,7 @@ def test_the_supremum_is_attained_by_the_aligned_direction():
 def test_uniform_bound_and_loss_bound():
     assert math.isclose(
         uniform_bound(0.1, n=100, loss_bound=1.0, delta=0.05),
-        0.2 + math.sqrt(2 * math.log(40) / 100),
+        0.2 + 4 * math.sqrt(2 * math.log(80) / 100),
     )
     assert math.isclose(logistic_loss_bound(0.0), math.log(2))
     assert math.isclose(
@@ -118,6 +118,9 @@ def test_generalization_run_is_consistent():
         r.bound >= 2 * r.rademacher and r.loss_bound >= math.log(2)
     )
     assert 0 <= r.test_error <= 1 and r.norm > 0
+    # epochs * n steps; the a-priori radius eta T Gamma holds the trained change
+    assert r.steps == 40 and 0 < r.norm <= r.norm_prior
+    assert r.kbar > 0 and r.f0_max > 0
 
 
 def test_exercise_6_2_checker(capsys):
@@ -147,3 +150,31 @@ def test_exercise_6_2_checker(capsys):
                 a * b * K.diagonal().sum().sqrt() / K.shape[0]
             )
         )
+
+
+def test_sgd_budget_closes_and_cancels_out_scale_and_width():
+    from rnnlib.generalization import sgd_budget
+
+    kw = dict(p=2, C=3.0, L=6, eps=0.1, kernel_constant=1.7)
+    a = sgd_budget(width=256, out_scale=0.5, **kw)
+    b = sgd_budget(width=4096, out_scale=0.01, **kw)
+    # the regret terms at (eta, T) equal eps, and T = 2 c p^2 C^2 L / eps^2
+    assert math.isclose(a["regret"], 0.1, rel_tol=1e-12)
+    assert math.isclose(
+        a["T"], 2 * 1.7 * 4 * 9 * 6 / 0.01, rel_tol=1e-12
+    )
+    assert math.isclose(a["T"], b["T"], rel_tol=1e-12)
+    # eta = eps / (c out_scale^2 L m), tau* = sqrt(2) p C / out_scale
+    assert math.isclose(
+        a["eta"], 0.1 / (1.7 * 0.25 * 6 * 256), rel_tol=1e-12
+    )
+    assert math.isclose(
+        b["tau_star"], math.sqrt(2) * 6 / 0.01, rel_tol=1e-12
+    )
+    # the a-priori ball's sample size does not depend on out_scale or m
+    assert math.isclose(a["N_min"], b["N_min"], rel_tol=1e-9)
+    # a brute-force minimization of the regret terms over eta gives the same T
+    th, G = a["theta_star"], a["Gamma"]
+    etas = a["eta"] * torch.logspace(-2, 2, 2001, dtype=D)
+    best = (th**2 / (2 * etas * a["T"]) + etas * G**2 / 2).min()
+    assert math.isclose(float(best), 0.1, rel_tol=1e-5)

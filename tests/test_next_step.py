@@ -222,15 +222,20 @@ def test_local_jacobian_norms_against_autograd(kind):
         seqs[0][:-1], dtype=torch.float64
     ).unsqueeze(0)
     s = model.core.initial_state(1)
-    expect = []
+    expect, expect_inf = [], []
     for t in range(x.shape[1]):
         J = torch.autograd.functional.jacobian(
             lambda v: model.core.step(v, x[:, t]), s
         )[0, :, 0]
         expect.append(float(torch.linalg.matrix_norm(J, ord=2)))
+        expect_inf.append(float(J.abs().sum(dim=1).max()))
         s = model.core.step(s, x[:, t]).detach()
     np.testing.assert_allclose(
         norms[: len(expect)], expect, rtol=1e-8
+    )
+    norms_inf = ns.local_jacobian_norms(model, seqs, ord=math.inf)
+    np.testing.assert_allclose(
+        norms_inf[: len(expect)], expect_inf, rtol=1e-8
     )
     if kind == "rnn":
         assert (
@@ -404,3 +409,86 @@ def test_results_table_markdown_and_html():
         and "<td>9.250</td>" in html
         and "a &lt; b" in html
     )
+
+
+def test_keep_best_restores_the_best_validation_weights():
+    seqs = [
+        np.repeat(q[::3], 3, axis=0) for q in toy_rolls(n=12, T=30)
+    ]
+    valid = toy_rolls(n=4, T=20, seed=5)  # unrelated: overfits
+    runs = {}
+    for keep in (True, False):
+        model = ns.NextStepModel(
+            "rnn", K, 8, generator=3
+        ).init_output_bias_(seqs)
+        hist = train_next_step(
+            model,
+            seqs,
+            valid,
+            steps=40,
+            batch_size=4,
+            lr=5e-2,
+            eval_every=5,
+            keep_best=keep,
+            generator=1,
+            progress=False,
+        )
+        runs[keep] = (model, hist)
+    model, hist = runs[True]
+    best = int(np.argmin(hist.valid))
+    assert hist.best_step == hist.eval_steps[best]
+    # the model holds the weights of the best evaluation step
+    assert ns.evaluate(model, valid) == pytest.approx(
+        hist.valid[best], rel=1e-5
+    )
+    assert runs[False][1].best_step == 40
+    assert ns.evaluate(runs[False][0], valid) == pytest.approx(
+        runs[False][1].valid[-1], rel=1e-5
+    )
+    # both runs saw the same minibatches
+    np.testing.assert_array_equal(hist.loss, runs[False][1].loss)
+
+
+def test_fit_baseline_infers_readout_and_input_dim():
+    seqs = toy_rolls(n=10, T=20)
+    a = ns.fit_baseline(seqs, previous=True)
+    b = ns.fit_baseline(
+        seqs, readout="bernoulli", input_dim=K, previous=True
+    )
+    assert ns.evaluate(a, seqs) == pytest.approx(
+        ns.evaluate(b, seqs), rel=1e-6
+    )
+    codes = toy_codes(n=10, T=40)
+    c = ns.fit_baseline(codes, previous=False)
+    assert c.readout == "categorical" and c.c.shape == (7,)
+
+
+def test_inference_bound_at_a_models_own_constants():
+    import rnnlib.stability as st
+    from rnnlib.experiments import ch11
+    from rnnlib.truncation import inference_bound
+
+    seqs = toy_rolls(n=5, T=12)
+    model = ns.NextStepModel("rnn", K, 5, generator=2)
+    model.project_(lam=0.5)
+    r = ch11.inference_bound_at(model, seqs, 3)
+    B = max(np.sqrt(q.sum(axis=1)).max() for q in seqs)
+    L = float(torch.linalg.matrix_norm(model.core.U, ord=2))
+    assert r["B"] == pytest.approx(B) and r["L"] == pytest.approx(
+        L, rel=1e-5
+    )
+    assert r["bound"] == pytest.approx(
+        0.5**3 * L * B / 0.5, rel=1e-4
+    )
+    assert r["bound"] == pytest.approx(
+        inference_bound(r["lambda"], 3, r["L"], r["B"])
+    )
+    assert r["diameter"] == pytest.approx(2 * math.sqrt(5))
+    assert st.certify(model.core).lam == pytest.approx(r["lambda"])
+    unstable = ns.NextStepModel("rnn", K, 5, generator=2)
+    with torch.no_grad():
+        unstable.core.W.mul_(
+            3 / torch.linalg.matrix_norm(unstable.core.W, ord=2)
+        )
+    with pytest.raises(ValueError, match="certifiably stable"):
+        ch11.inference_bound_at(unstable, seqs, 3)

@@ -32,10 +32,17 @@ def test_config_macros_are_well_formed():
     assert {"vx", "mW", "norm", "ip", "Back", "Frnn"} <= set(
         macros
     )
-    lines = book_macros.newcommands(macros)
+    lines = book_macros.definitions(macros)
     assert lines[list(macros).index("norm")] == (
-        r"\newcommand{\norm}[1]{\left\lVert #1 \right\rVert}"
+        r"\def\norm#1{\left\lVert #1 \right\rVert}"
     )
+    # the front matter of the macro cell is YAML that gives back every macro body
+    source = book_macros.macro_source(macros)
+    front = yaml.safe_load(source.split("---")[1])
+    assert front["math"] == {
+        "\\" + k: (v[0] if isinstance(v, list) else v)
+        for k, v in macros.items()
+    }
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -86,8 +93,8 @@ def test_sync_inserts_first_and_is_idempotent():
     macros = {"vx": r"\mathbf{x}", "ip": ["<#1, #2>", 2]}
     assert book_macros.sync(nb, macros)
     assert book_macros.is_macro_cell(nb.cells[0])
-    assert nb.cells[0].source == (
-        r"$\newcommand{\vx}{\mathbf{x}} \newcommand{\ip}[2]{<#1, #2>}$"
+    assert nb.cells[0].source.endswith(
+        r"$\def\vx{\mathbf{x}} \def\ip#1#2{<#1, #2>}$"
     )
     assert not book_macros.sync(nb, macros)
     assert book_macros.sync(nb, {"vx": r"\mathbf{v}"})
@@ -111,6 +118,18 @@ def test_glue_forwards_to_myst_nb(monkeypatch):
     )
     notebook.glue("ch00_x", 2.0, display=False)
     assert seen == [("ch00_x", 2.0, False)]
+
+
+def test_glued_formats_as_the_role_would(monkeypatch):
+    monkeypatch.setattr(notebook, "_GLUED", {})
+    assert (
+        repr(notebook.glued("ch00_y", ".2f")) == "(computed above)"
+    )
+    notebook.glue("ch00_y", 0.12345, display=False)
+    assert repr(notebook.glued("ch00_y", ".2f")) == "0.12"
+    assert repr(notebook.glued("ch00_y")) == "0.12345"
+    notebook.glue("ch00_s", "text", display=False)
+    assert repr(notebook.glued("ch00_s", ".2f")) == "text"
 
 
 def _third_party_imports(source: str) -> set[str]:
@@ -167,3 +186,57 @@ def test_environment_yml_is_usable_by_binder():
     assert "-e ." in pip, "Binder must install the package"
     names = {p.split("==")[0] for p in pip if "==" in p}
     assert {"jupyterlab", "jupyterlab-myst", "ipykernel"} <= names
+
+
+def test_student_notebooks_start_with_the_install_cell(tmp_path):
+    from booktools import student_edition as se
+
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = cfg["repository"]["url"]
+    written = se.build_student_edition(ROOT, tmp_path / "student")
+    for path in written:
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code[0].metadata.get(se.INSTALL_KEY), path.name
+        assert f"git+{url}@" in code[0].source
+        ast.parse(
+            code[0].source
+        )  # plain Python: no magics to transform
+    env = se.binder_environment(
+        yaml.safe_load((ROOT / "environment.yml").read_text()), url
+    )
+    pip = next(
+        d["pip"]
+        for d in env["dependencies"]
+        if isinstance(d, dict)
+    )
+    assert f"rnnlib @ git+{url}@main" in pip and "-e ." not in pip
+    with pytest.raises(ValueError, match="^url: "):
+        se.install_source("git@github.com:x/y")
+
+
+def test_explorer_reports_busy_and_its_redraw_time(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from rnnlib import widgets
+
+    seen = []
+
+    def figure(a=1):
+        seen.append(ui_status[0].value if ui_status else None)
+        fig, ax = plt.subplots()
+        ax.plot([0, a])
+        return fig
+
+    ui_status: list = []
+    ui = widgets.explore(figure, a=widgets.int_slider(1, 0, 3))
+    ui_status.append(ui.status)
+    assert ui.status in ui.children and len(ui.timings) == 1
+    assert ui.status.value == ""  # fast: nothing to say
+    monkeypatch.setattr(widgets, "SLOW_S", -1.0)
+    ui.children[0].value = 2  # a slider change redraws
+    assert (
+        seen[-1] == "<i>computing…</i>"
+    )  # shown while it computes
+    assert len(ui.timings) == 2
+    assert ui.status.value.startswith("<i>redrawn in ")

@@ -24,8 +24,8 @@ from rnnlib.pseudo import (
     pseudo_network,
     pseudo_network_sum,
     random_perturbation,
-    spectral_norm,
 )
+from rnnlib.stability import spectral_norm
 
 FAST = settings(max_examples=25, deadline=None)
 D = torch.float64

@@ -1,5 +1,6 @@
 """Tests of the shared validators: each error names the argument and the expectation."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -208,3 +209,64 @@ def test_check_sequence_refuses_empty_strings_and_scalars(bad):
     ):
         check_sequence(bad, "widths", "integers")
     assert check_sequence((1, 2), "widths", "integers") == [1, 2]
+
+
+def test_validate_params_checks_by_name_converts_and_records():
+    from rnnlib._validation import (
+        PARAMS,
+        POSITIVE,
+        Int,
+        validate_params,
+    )
+
+    @validate_params("L", "eps_x", k=Int(2, 5), lr=POSITIVE)
+    def f(L, eps_x=0.5, *, k=None, lr=1e-2):
+        return L, eps_x, k, lr
+
+    assert f.__rnnlib_params__ == {
+        "L": PARAMS["L"],
+        "eps_x": PARAMS["eps_x"],
+        "k": Int(2, 5),
+        "lr": POSITIVE,
+    }
+    # converted values are passed on: numpy scalars become int / float
+    out = f(np.int64(4), np.float32(0.25), k=3, lr=1)
+    assert out == (4, 0.25, 3, 1.0)
+    assert type(out[0]) is int and type(out[3]) is float
+    assert f(3) == (
+        3,
+        0.5,
+        None,
+        0.01,
+    )  # a None default may stay None
+    with pytest.raises(
+        ValueError, match=r"^L must be >= 3, got 2$"
+    ):
+        f(2)
+    with pytest.raises(
+        ValueError,
+        match=r"^eps_x must lie in \(0\.0, 1\.0\], got 0\.0$",
+    ):
+        f(3, 0.0)
+    with pytest.raises(
+        ValueError, match=r"^k must be <= 5, got 6$"
+    ):
+        f(3, k=6)
+    with pytest.raises(
+        TypeError, match=r"^lr must be a real number, got str"
+    ):
+        f(3, lr="0.1")
+    with pytest.raises(
+        TypeError
+    ):  # a missing argument: the signature's own error
+        f()
+
+
+def test_validate_params_refuses_an_undeclared_argument_name():
+    from rnnlib._validation import validate_params
+
+    with pytest.raises(TypeError, match="has no argument"):
+
+        @validate_params("eps_x")
+        def g(L):
+            return L

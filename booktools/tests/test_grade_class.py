@@ -308,8 +308,10 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     }
     assert not wrong, wrong
     print(
-        f"\n20 submissions graded in {seconds:.1f} s ({detail['jobs']} at a time)"
+        f"\n20 submissions graded in {seconds:.1f} s ({detail['jobs']} at a time, "
+        f"{detail['cpu_seconds']} s of CPU)"
     )
+    assert detail["cpu_seconds"] > 0
     # the messages say why
     assert (
         "float32 precision; compute in float64"

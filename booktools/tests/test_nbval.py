@@ -5,7 +5,8 @@ chapters into the build's cache, ``booktools.nbval_notebooks`` exports those exe
 and nbval, with the Makefile's options and the repository's sanitizer file, executes
 each one again and compares every text output. A printed number that changes between
 the two executions fails its cell with both outputs shown; a cell that raises fails;
-a timing line, an address and a print split over two stream messages do not.
+a timing line, an address, a print split over two stream messages and an explorer
+(whose print its Output widget holds) do not.
 """
 
 from __future__ import annotations
@@ -123,6 +124,14 @@ def test_the_exported_notebooks_hold_the_builds_outputs(nbval_run):
     code = [c for c in stable.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code)
     assert code[0].outputs[0]["text"].startswith("loss 0.844422")
+    # the explorer's print, held by its Output widget, is put before the widget's view
+    explorer = code[-1].outputs
+    assert [o.output_type for o in explorer] == [
+        "stream",
+        "execute_result",
+    ]
+    assert explorer[0].text == "a = 1\n"
+    assert nbval_notebooks.WIDGET_VIEW in explorer[1].data
 
 
 def test_a_chapter_that_reproduces_passes_despite_timings_and_addresses(
@@ -134,7 +143,7 @@ def test_a_chapter_that_reproduces_passes_despite_timings_and_addresses(
     assert stable and set(stable.values()) == {"PASSED"}, (
         result.stdout
     )
-    assert len(stable) == 4  # one pytest item per code cell
+    assert len(stable) == 5  # one pytest item per code cell
 
 
 def test_a_printed_number_that_changes_fails_with_the_cell_and_the_diff(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import register, untestable
 
 _PG_APPENDIX = "the paper's appendix (Secs. A-I) is not available; only the main text is"
-_MH_BODY = "the body of the paper (Secs. 2-4, appendix) is not available; only its abstract, slides and blog posts"
+_MH_BODY = "the body of the paper is not available; only its abstract and introduction, the authors' slides and blog posts"
 
 register(
     # --- Panigrahi & Goyal (2021) ---------------------------------------------------------------
@@ -68,7 +68,7 @@ register(
     untestable(
         "mh-word-level-lm",
         "M&H 2019",
-        "Sec. 4",
+        "slide 'Word-level language modeling'; BAIR blog post",
         "paper",
         "On word-level language modelling (Wikitext-2; Penn Treebank is also listed) stable models "
         "perform about as well as unstable ones: the stable tanh-RNN slightly better, the stable "
@@ -79,7 +79,7 @@ register(
     untestable(
         "mh-char-level-lm",
         "M&H 2019",
-        "Sec. 4",
+        "slide 'Character-level language modeling'",
         "paper",
         "On character-level language modelling of Tolstoy's War and Peace, stable models are "
         "worse than unstable ones, with no difference between LSTMs and RNNs.",
@@ -89,7 +89,7 @@ register(
     untestable(
         "mh-results-table",
         "M&H 2019",
-        "Sec. 4, Table 1",
+        "the paper's table of results (not among the book's sources)",
         "paper",
         "The paper's table of test results for stable and unstable RNNs and LSTMs on polyphonic "
         "music and on the language-modelling tasks, with its model sizes and training schedules.",
@@ -99,7 +99,7 @@ register(
     untestable(
         "mh-unstable-gd-fails",
         "M&H 2019",
-        "Sec. 2 (blog, 2018)",
+        "BAIR blog post (2018)",
         "paper",
         "Outside the stable regime gradient descent cannot be expected to work: even for very "
         "simple unstable models it fails to converge to a stationary point.",
@@ -109,7 +109,7 @@ register(
     untestable(
         "mh-unstable-necessary",
         "M&H 2019",
-        "Sec. 1",
+        "introduction",
         "paper",
         "Recurrent models that feed-forward networks cannot approximate are inevitably unstable, "
         "and so have exploding gradients.",

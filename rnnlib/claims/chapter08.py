@@ -1,8 +1,8 @@
-"""Claims measured in chapter 8 (stability; Miller & Hardt 2019, Sec. 1 and the slides).
+"""Claims measured in chapter 8 (stability; Miller & Hardt 2019).
 
-The body of the paper was not available (see chapter 8's note): statement
-numbers are the section of the notes' source (abstract, introduction, slides);
-the LSTM condition is our reconstruction.
+The book has the authors' slides and the paper's abstract and introduction,
+not its body: statements cite the slide titles ("Stability") or the abstract
+and introduction; the LSTM condition is our reconstruction.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ register(
     Claim(
         "mh-rnn-contraction",
         "M&H 2019",
-        "Sec. 1 (slides: stable RNN, ||W|| < 1/L_rho)",
+        "slides 'Stability' (tanh RNN, ||A|| < 1, 'since tanh is 1-Lipschitz')",
         "paper",
         8,
         "A tanh RNN with ||W||_2 = lambda < 1 is lambda-contractive: two trajectories driven by the same "
@@ -22,7 +22,7 @@ register(
     Claim(
         "mh-unstable-remembers",
         "M&H 2019",
-        "Sec. 1 (our illustration)",
+        "slides 'Stability' (our illustration)",
         "heuristic",
         8,
         "A tanh RNN with ||W||_2 = 2 does not forget its initial state: its two trajectories stay an O(1) "
@@ -31,7 +31,7 @@ register(
     Claim(
         "mh-init-not-certified",
         "M&H 2019",
-        "Sec. 1 (our survey of initializations)",
+        "slides 'Stability' (our survey of initializations)",
         "heuristic",
         8,
         "The spectral norms of the standard initializations approach 2 sigma sqrt(m) (random matrix theory), "
@@ -40,16 +40,19 @@ register(
     Claim(
         "mh-data-dependent-stability",
         "M&H 2019",
-        "Sec. 1 (introduction: stable in a data-dependent sense)",
-        "paper",
+        "abstract ('models that are nominally unstable often operate in the stable regime on the "
+        "data distribution'): one-step reading, on an untrained network",
+        "heuristic",
         8,
-        "A nominally unstable model (||W||_2 > 1) can contract along its data: the default-initialized tanh RNN "
-        "has ||d h_t / d h_{t-1}||_2 < 1 on almost every step.",
+        "One step at a time, on an untrained network: a default-initialized tanh RNN whose "
+        "certificate ||W||_2 is just above 1 has ||d h_t / d h_(t-1)||_2 < 1 on almost every step "
+        "of random inputs. The abstract's claim is about trained models; chapter 11 tests the same "
+        "one-step reading on them (mh-unstable-local-contraction), where it does not hold.",
     ),
     Claim(
         "mh-lstm-condition",
         "M&H 2019",
-        "Sec. 1 (slides: 'LSTM is stable if ...', formula not shown)",
+        "slides 'Stability' ('LSTM is stable if ... holds', formula not shown)",
         "reconstruction",
         8,
         "An LSTM projected onto the row-sum conditions (forget gates <= f_max, ||W_i||, ||W_o|| < a, "
@@ -59,10 +62,11 @@ register(
     Claim(
         "hmr-lds-projected-gd",
         "M&H 2019",
-        "Sec. 1 (related work: Hardt, Ma & Recht 2018)",
+        "not M&H's: Hardt, Ma & Recht 2018 (JMLR), their main theorem",
         "paper",
         8,
-        "Projected gradient descent on the l1-ball ||a||_1 <= sqrt(2)/2 learns a SISO linear system in "
+        "Hardt, Ma & Recht's result (listed in Part II's table because chapter 8 tests it): projected "
+        "gradient descent on the l1-ball ||a||_1 <= sqrt(2)/2 learns a SISO linear system in "
         "canonical form, every iterate stable (spectral radius < 1).",
     ),
 )

@@ -261,6 +261,13 @@ def compare_with_reference(
         raise TypeError(
             f"Exercise {exercise}: pass your function itself, got {_describe(student_fn)}"
         )
+    forbidden = tuple(forbidden)
+    for fn in forbidden:
+        if _function_of(fn) is None:
+            raise TypeError(
+                f"forbidden must hold Python functions (they are sealed while the student's "
+                f"function runs), got {_describe(fn)}"
+            )
     cases = list(cases)
     if not cases:
         raise ValueError(

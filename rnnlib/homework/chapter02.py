@@ -26,7 +26,7 @@ def check_exercise_2_1(
     student_complexity_s: Callable[
         [torch.Tensor, float], torch.Tensor
     ],
-) -> int:
+) -> None:
     """Exercise 2.1: ``student_complexity_s(c, R)`` must return C_s(phi, R) for ``phi(z) = sum_i c[i] z^i``.
 
     ``c`` is a float64 tensor of Taylor coefficients (c_0, c_1, ...); the answer is a
@@ -44,7 +44,7 @@ def check_exercise_2_1(
         cases.append(
             Case(f"coefficients {coefs}, R = {R}", (c, R))
         )
-    return compare_with_reference(
+    compare_with_reference(
         "2.1",
         student_complexity_s,
         _reference_complexity_s,

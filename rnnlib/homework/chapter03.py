@@ -28,7 +28,7 @@ def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
 @register("3.1")
 def check_exercise_3_1(
     student_pseudo: Callable[..., torch.Tensor],
-) -> int:
+) -> None:
     """Exercise 3.1: ``student_pseudo(W, A, B, dW, dA, x)`` must return eq. (4), shape (batch, d_out).
 
     ``W, A, B`` are the weights at initialization, ``(dW, dA)`` the perturbation and
@@ -76,7 +76,7 @@ def check_exercise_3_1(
                 args,
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "3.1",
         student_pseudo,
         _reference_pseudo,

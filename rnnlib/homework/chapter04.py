@@ -21,7 +21,7 @@ __all__ = ["check_exercise_4_3"]
 @register("4.3")
 def check_exercise_4_3(
     student_decode: Callable[..., torch.Tensor],
-) -> int:
+) -> None:
     """Exercise 4.3: ``student_decode(W, A, h, L)`` must return the naive inverse, shape (batch, L, d).
 
     Position l = 1..L (dimension 1) holds ``A^T (W^T)^(L-l) h``, for weights
@@ -55,7 +55,7 @@ def check_exercise_4_3(
                 (W, A, h, L),
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "4.3",
         student_decode,
         naive_decode,

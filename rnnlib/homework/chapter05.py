@@ -26,7 +26,7 @@ def _reference_kernel(W, A, B, x) -> torch.Tensor:
 @register("5.2")
 def check_exercise_5_2(
     student_kernel: Callable[..., torch.Tensor],
-) -> int:
+) -> None:
     """Exercise 5.2: ``student_kernel(W, A, B, x)`` must return the tangent kernel (N, N).
 
     ``K[n, n'] = <grad_{W,A} F(x_n), grad_{W,A} F(x_n')>`` with ``F = B h^(L)``
@@ -65,7 +65,7 @@ def check_exercise_5_2(
                 args,
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "5.2",
         student_kernel,
         _reference_kernel,

@@ -28,7 +28,7 @@ def _reference_rademacher(K, out_scale, norm) -> torch.Tensor:
 @register("6.2")
 def check_exercise_6_2(
     student_rademacher: Callable[..., torch.Tensor],
-) -> int:
+) -> None:
     """Exercise 6.2: ``student_rademacher(K, out_scale, norm)`` must return the exact empirical
     Rademacher complexity of ``{x -> out_scale <theta, phi(x)> : ||theta|| <= norm}`` (a 0-d tensor).
 
@@ -46,7 +46,7 @@ def check_exercise_6_2(
                 (K, 0.5, 2.0),
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "6.2",
         student_rademacher,
         _reference_rademacher,

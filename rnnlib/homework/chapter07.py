@@ -45,7 +45,7 @@ def check_exercise_7_1(build_automaton: Callable[[], DFA]) -> None:
         )
         for n in range(1, 13)
     ]
-    return compare_with_reference(
+    compare_with_reference(
         "7.1",
         student_labels,
         _every_one_followed_by_zero,

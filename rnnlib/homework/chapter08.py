@@ -37,7 +37,7 @@ def check_exercise_8_1(
                 (W, radius),
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "8.1",
         student_project,
         project_spectral,
@@ -80,7 +80,7 @@ def check_exercise_8_2(
                 (W, radius),
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "8.2",
         student_project_rows,
         project_l1_rows,

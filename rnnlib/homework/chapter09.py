@@ -56,7 +56,7 @@ def check_exercise_9_1(
                 (W, U, x, k),
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "9.1",
         student_truncated,
         _reference_9_1,

@@ -55,7 +55,7 @@ def check_exercise_10_1(
                 (gap, beta, alphas),
             )
         )
-    return compare_with_reference(
+    compare_with_reference(
         "10.1",
         student_recursion,
         _reference_10_1,

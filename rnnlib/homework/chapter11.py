@@ -63,7 +63,7 @@ def check_exercise_11_1(
             ),
         )
     )
-    return compare_with_reference(
+    compare_with_reference(
         "11.1",
         student_nll,
         _reference_11_1,
@@ -102,7 +102,7 @@ def check_exercise_11_3(
             * torch.randn(N, m, generator=gen, dtype=torch.float64)
         )
         cases.append(Case(f"W {(m, m)}, h {(N, m)}", (W, h)))
-    return compare_with_reference(
+    compare_with_reference(
         "11.3",
         student_norms,
         _reference_11_3,

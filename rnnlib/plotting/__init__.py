@@ -37,6 +37,7 @@ from .chapter06 import plot_complexity_vs_width, plot_gap_vs_n
 from .chapter07 import (
     plot_accuracy_grid,
     plot_eps_effect,
+    plot_kernel_curves,
     plot_learner_accuracy,
     plot_length_sweep,
     plot_representation_complexity,
@@ -87,6 +88,7 @@ __all__ = [
     "plot_complexity_vs_width",
     "plot_accuracy_grid",
     "plot_eps_effect",
+    "plot_kernel_curves",
     "plot_learner_accuracy",
     "plot_length_sweep",
     "plot_representation_complexity",

@@ -187,3 +187,41 @@ def plot_accuracy_grid(
         ax.grid(False)
         ax.set_title(title, fontsize=10)
     return fig
+
+
+def plot_kernel_curves(curves: dict) -> Figure:
+    """Chapter 7: accuracy of the infinite-width lazy learner against the training size, one panel per language.
+
+    ``curves`` maps a title to a :class:`rnnlib.experiments.ch07.KernelCurve`;
+    each panel shows the seed-mean accuracy on distinct held-out strings, the
+    balanced accuracy and the best constant on the same strings, against N
+    (log scale).
+    """
+    curves = _table(curves, "curves")
+    fig, axes = new_figure(len(curves), height=3.0)
+    for ax, (title, c) in zip(axes, curves.items()):
+        n = c.n_train.mean(0)
+        ax.plot(
+            n,
+            c.accuracy.mean(0),
+            "o-",
+            label="held-out (distinct)",
+        )
+        ax.plot(n, c.balanced.mean(0), "s--", label="balanced")
+        ax.plot(
+            n, c.fresh.mean(0), "^:", label="fresh i.i.d. draws"
+        )
+        ax.plot(
+            n,
+            c.constant.mean(0),
+            "k--",
+            lw=1.0,
+            label="best constant",
+        )
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("training strings N")
+        ax.set_title(str(title))
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend(fontsize=7, loc="lower left")
+    return fig

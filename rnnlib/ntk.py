@@ -1,0 +1,240 @@
+"""The tangent kernel of chapter 1's Elman RNN at infinite width (chapters 5-7).
+
+:func:`rnnlib.train.tangent_kernel` is the finite-width kernel
+``K_m(x, x') = <grad_{W,A} F(x), grad_{W,A} F(x')>`` of the network
+``F(x) = B h^(L)``, ``h^(l) = relu(W h^(l-1) + A x^(l))``, ``h^(0) = 0``, with
+``W`` (m x m) and ``A`` (m x d) i.i.d. N(0, 2/m) and ``B`` (1 x m) i.i.d.
+N(0, 2), frozen. ``K_m`` grows like ``m`` (it is a sum over the m rows of
+``B``); this module gives its limit ``K(x, x') = lim_{m -> inf} K_m(x, x') / m``
+as an exact recursion over the time steps, with no width and no training.
+
+The derivation (ours: a reconstruction in the style of the recurrent NTK of
+Alemohammad, Wang, Balestriero & Baraniuk, "The Recurrent Neural Tangent
+Kernel", ICLR 2021, and of Yang's tensor programs for tied weights; the
+paper of Panigrahi & Goyal does not state a limit kernel). Write, for two
+inputs ``x, x'`` of the same length ``L``,
+
+* ``X^l = <x^(l), x'^(l)>``, the inputs' inner product at step l;
+* ``H^l = lim <h^(l)(x), h^(l)(x')>``, the hidden states' inner product
+  (``H^0 = 0``): the NNGP part;
+* ``S^l = H^(l-1) + X^l``, so that the pre-activations ``g_r = w_r . h^(l-1) +
+  a_r . x^(l)`` of one neuron at x and x' are, in the limit, jointly Gaussian
+  with covariance ``(2/m) S^l`` (a tensor-program statement: weight tying
+  across time does not change it, because the covariance of ``W v`` over the
+  Gaussian ``W`` is given by inner products of the vectors ``v``);
+* ``theta^l = arccos(S^l / sqrt(S^l(x,x) S^l(x',x')))``.
+
+The arc-cosine expectations of ReLU (Cho & Saul 2009) for a centred Gaussian
+pair of variances ``a, b`` and angle ``theta`` are
+``E relu(g) relu(g') = sqrt(ab) (sin theta + (pi - theta) cos theta) / (2 pi)``
+and ``P(g > 0, g' > 0) = (pi - theta) / (2 pi)``. Summing over the m neurons:
+
+    H^l = sqrt(S^l(x,x) S^l(x',x')) (sin theta^l + (pi - theta^l) cos theta^l) / pi,
+    kappa^l = (pi - theta^l) / (2 pi).
+
+On the diagonal ``theta = 0`` and ``H^l(x,x) = S^l(x,x) = sum_{j<=l} |x^(j)|^2``:
+chapter 1's norm heuristic (:func:`rnnlib.initialization.predicted_sq_norms`)
+is the exact limit.
+
+The gradient. With ``u_l = D^(l) W^T D^(l+1) ... W^T D^(L) B^T`` (m), the
+finite kernel is (chapter 5, :func:`rnnlib.train.tangent_kernel`)
+
+    K_m(x, x') = sum_{l, l'} <u_l, u'_l'> (<h^(l-1), h'^(l'-1)> + <x^(l), x'^(l')>).
+
+``<u_L, u'_L> / m = (1/m) sum_r B_r^2 D_r D'_r -> 2 kappa^L`` (Var B_r = 2).
+Going back one step, ``u_l = D^(l) W^T u_(l+1)``; the coordinates of
+``W^T u_(l+1)`` and ``W^T u'_(l+1)`` are Gaussian with covariance
+``(2/m) <u_(l+1), u'_(l+1)>``, independent of the patterns ``D^(l)`` in the
+limit (the gradient-independence property, valid here because ``B`` is
+drawn independently of ``W, A`` with mean zero), so
+``<u_l, u'_l> / m -> U^l = 2 kappa^l U^(l+1)``, ``U^L = 2 kappa^L``:
+
+    U^l = prod_{j=l}^{L} 2 kappa^j.
+
+The cross-time terms ``l != l'`` pair a vector with ``L - l`` factors ``W^T``
+with one with ``L - l'`` factors; their inner products are ``O(sqrt(m))``
+against the ``O(m)`` of the matched terms, so they vanish from ``K_m / m``,
+but only like ``m^(-1/2)`` for one draw (:func:`cross_time_fraction` measures
+them). The limit:
+
+    K(x, x') = sum_{l=1}^{L} U^l S^l = sum_l (prod_{j>=l} 2 kappa^j) (H^(l-1) + X^l),
+
+computed forward as ``R_1 = 2 kappa^1 S^1``, ``R_l = 2 kappa^l (R_(l-1) + S^l)``,
+``K = R_L``. On the diagonal ``kappa = 1/2``, ``U^l = 1`` and
+``K(x, x) = sum_l sum_{j<=l} |x^(j)|^2``. Sequences are aligned step by step,
+so both arguments must have the same length.
+
+The derivation is checked, not trusted: ``tests/test_ntk.py`` compares the
+seed-averaged ``K_m / m`` with ``K`` for m = 256 ... 4096 on several lengths
+and pairs of different sequences, and the relative error falls like ``m^(-1/2)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._validation import check_model, check_tensor
+from .elman import ElmanRNN, elman_hidden_states
+from .pseudo import back_matrices
+
+__all__ = [
+    "limit_hidden_covariance",
+    "limit_tangent_kernel",
+    "cross_time_fraction",
+]
+
+
+def _check_pair(
+    x: object, x2: object
+) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    x = check_tensor(x, "x", ndim=3)
+    same = x2 is None
+    x2 = x if same else check_tensor(x2, "x2", ndim=3)
+    if x2.shape[1:] != x.shape[1:]:
+        raise ValueError(
+            f"x2 must have the same length L and token dimension d as x, shape (N2, {x.shape[1]}, "
+            f"{x.shape[2]}), got shape {tuple(x2.shape)}"
+        )
+    return x.to(torch.float64), x2.to(torch.float64), same
+
+
+def _arccos_step(S, r1, r2, H, two_kappa, same):
+    """H^l and 2 kappa^l from S^l (N, N2) and the root diagonals r1 (N,), r2 (N2,), into ``H``, ``two_kappa``.
+
+    The ReLU arc-cosine expectations of the module docstring. Where a diagonal is 0
+    (a zero pre-activation, which only a zero input can give) H and kappa are 0, as in
+    the finite network (``D = 1[h > 0]``). The norms are outer products of vectors and
+    the arrays are reused (``out=``), so that a step costs one arccos and one square
+    root per entry and no allocation: the Gram matrix of thousands of sequences runs
+    at the speed of memory.
+    """
+    i1 = torch.where(r1 > 0, 1.0 / r1.clamp_min(1e-300), 0.0)
+    i2 = torch.where(r2 > 0, 1.0 / r2.clamp_min(1e-300), 0.0)
+    cos = torch.mul(
+        S, i1[:, None], out=H
+    )  # H is free: S holds H^(l-1)
+    cos.mul_(i2[None, :]).clamp_(-1.0, 1.0)
+    if same:  # theta(x, x) = 0 exactly (rounding would give ~1e-8, and kappa with it)
+        cos.diagonal().fill_(1.0)
+    theta = torch.arccos(cos, out=two_kappa).neg_().add_(math.pi)
+    # sin theta = sqrt(1 - cos^2), computed into S (S is not needed any more)
+    sin = (
+        torch.mul(cos, cos, out=S).neg_().add_(1.0).clamp_(min=0.0)
+    )
+    sin.sqrt_().addcmul_(theta, cos)  # sin + (pi - theta) cos
+    sin.mul_((r1 / math.pi)[:, None]).mul_(r2[None, :])
+    H.copy_(sin)  # sqrt(S S') (sin + (pi - theta) cos) / pi
+    theta.div_(math.pi)  # 2 kappa = (pi - theta) / pi
+    if bool((r1 <= 0).any()) or bool((r2 <= 0).any()):
+        live = (r1 > 0).to(S.dtype)[:, None] * (r2 > 0).to(S.dtype)
+        theta.mul_(live)
+
+
+def _recursion(x, x2, same):
+    """Yield (S^l, H^l, 2 kappa^l) for l = 1..L, each (N, N2) float64; the arrays are reused between steps."""
+    N, L, _ = x.shape
+    N2 = x2.shape[0]
+    sq1 = (x * x).sum(dim=2)  # (N, L) |x^(l)|^2
+    sq2 = sq1 if same else (x2 * x2).sum(dim=2)
+    n1 = torch.cumsum(
+        sq1, dim=1
+    )  # S^l(x, x) = sum_{j<=l} |x^(j)|^2
+    n2 = n1 if same else torch.cumsum(sq2, dim=1)
+    r1, r2 = n1.sqrt(), n2.sqrt()
+    H = torch.zeros(N, N2, dtype=torch.float64)
+    S = torch.empty_like(H)
+    S_out = torch.empty_like(H)
+    two_kappa = torch.empty_like(H)
+    xt = x.transpose(0, 1).contiguous()  # (L, N, d)
+    x2t = xt if same else x2.transpose(0, 1).contiguous()
+    for step in range(L):
+        torch.addmm(
+            H, xt[step], x2t[step].T, out=S
+        )  # H^(l-1) + X^l
+        S_out.copy_(S)
+        _arccos_step(
+            S, r1[:, step], r2[:, step], H, two_kappa, same
+        )
+        yield S_out, H, two_kappa
+
+
+def limit_hidden_covariance(
+    x: torch.Tensor, x2: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``H^l(x_a, x2_b) = lim_{m -> inf} <h^(l)(x_a), h^(l)(x2_b)>`` for l = 1..L; (N, N2, L) float64 (chapters 1, 5).
+
+    The NNGP part of the limit (module docstring):
+    ``H^l = sqrt(S S') (sin theta + (pi - theta) cos theta) / pi`` with
+    ``S^l = H^(l-1) + <x^(l), x2^(l)>``, ``H^0 = 0``. Its diagonal is
+    ``sum_{j<=l} |x^(j)|^2``, chapter 1's norm heuristic. ``x`` is (N, L, d),
+    ``x2`` (N2, L, d) (default ``x``), any float dtype; the result is float64
+    and does not depend on the width or the seed of any network.
+    """
+    x, x2, same = _check_pair(x, x2)
+    return torch.stack(
+        [H.clone() for _, H, _ in _recursion(x, x2, same)], dim=2
+    )
+
+
+def limit_tangent_kernel(
+    x: torch.Tensor, x2: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``K(x, x') = lim_{m -> inf} tangent_kernel(model_m, x, x') / m``; (N, N2) float64 (chapters 5-7).
+
+    The infinite-width tangent kernel of the Elman ReLU RNN of chapter 1
+    (``W, A ~ N(0, 2/m)`` trained, ``B ~ N(0, 2)`` frozen, ``d_out = 1``), by
+    the recursion of the module docstring (ours)::
+
+        K = sum_{l=1}^{L} (prod_{j=l}^{L} 2 kappa^j) (H^(l-1) + <x^(l), x'^(l)>),
+
+    computed forward in one pass over the steps (``R_l = 2 kappa^l (R_(l-1) + S^l)``),
+    so the memory is a few (N, N2) arrays. ``x`` is (N, L, d), ``x2`` (N2, L, d)
+    (default ``x``), any float dtype. Symmetric and positive semi-definite.
+    Cost ~ N N2 L (one arccos per entry and step): the Gram matrix of 2000
+    sequences of length 16 takes about a second (``benchmarks/bench_ntk.py``).
+    """
+    x, x2, same = _check_pair(x, x2)
+    R = torch.zeros(x.shape[0], x2.shape[0], dtype=torch.float64)
+    for S, _, two_kappa in _recursion(x, x2, same):
+        R.add_(S).mul_(two_kappa)
+    if same:
+        R = (R + R.T) / 2  # exact symmetry despite rounding
+    return R
+
+
+def cross_time_fraction(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
+    """The share of the cross-time terms in the finite tangent kernel, per sequence; (N,) (chapter 5).
+
+    ``K_m(x, x) = sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)``
+    (:func:`rnnlib.train.tangent_kernel_diag`); returns
+    ``|sum_{l != l'} ...| / sum_{l, l'} ...``, the part that vanishes in the limit
+    (like ``m^(-1/2)`` for one draw, module docstring). ``model`` has
+    ``output_dim = 1``, ``x`` is (N, L, d) in the model's dtype.
+    """
+    model = check_model(model, ElmanRNN)
+    if model.output_dim != 1:
+        raise ValueError(
+            f"model must have output_dim 1 for cross_time_fraction, got {model.output_dim}"
+        )
+    x = model._check_input(x)
+    with torch.no_grad():
+        h = elman_hidden_states(
+            model.W.detach(), model.A.detach(), x
+        )
+        h_prev = torch.cat(
+            [torch.zeros_like(h[:, :1]), h[:, :-1]], 1
+        )
+        D = (h > 0).to(x.dtype)
+        u = back_matrices(model, x)[:, :, 0, :] * D
+        uu = torch.einsum("nlm,nkm->nlk", u, u)
+        zz = torch.einsum(
+            "nlm,nkm->nlk", h_prev, h_prev
+        ) + torch.einsum("nld,nkd->nlk", x, x)
+        terms = uu * zz
+        total = terms.sum(dim=(1, 2))
+        diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)
+        return (total - diag).abs() / total
