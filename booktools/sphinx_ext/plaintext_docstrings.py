@@ -235,10 +235,25 @@ def render(lines: list[str]) -> list[str]:
                 out.append(line)
                 continue
             block_indent = None
-        prose.append(line)
         if line.rstrip().endswith("::"):
+            # a literal block: shown as a block that wraps at the column (rnnlib-docstring)
+            head = line.rstrip()[:-2].rstrip()
+            if head.strip():
+                prose.append(
+                    head + (":" if not head.endswith(":") else "")
+                )
             flush()
             block_indent = _indent(line)
+            pad = " " * block_indent
+            out.extend(
+                [
+                    "",
+                    f"{pad}.. code-block:: text",
+                    f"{pad}   :class: rnnlib-docstring",
+                ]
+            )
+            continue
+        prose.append(line)
     flush()
     return _displays(out)
 
