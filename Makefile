@@ -105,12 +105,13 @@ executions: cache-check student-notebooks
 # booktools.nbval_notebooks), what legitimately varies masked by booktools/nbval_sanitize.cfg;
 # a differing or failing cell is a pytest failure that shows the cell and both outputs.
 # One chapter: make nbval NB=chapters/05_sgd.ipynb (it executes the chapter for the book
-# first if the cache lacks it). JOBS chapters at once (pytest-xdist), one thread each.
+# first if the cache lacks it). JOBS chapters at once (pytest-xdist), one thread each (as the
+# book's executions have with JOBS=2 on two cores).
 NBVAL_CELL_TIMEOUT ?= 300
 nbval: $(EXEC_DEP)
 	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) book $(if $(NB),--only $(NB)))
 	$(PY) -m booktools.nbval_notebooks --out _build/nbval $(NB)
-	OMP_NUM_THREADS=$(if $(NB),$(OMP_NUM_THREADS),1) MKL_NUM_THREADS=$(if $(NB),$(OMP_NUM_THREADS),1) \
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
 		--nbval-sanitize-with booktools/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT) \
 		$(if $(NB),,-n $(JOBS) --dist loadfile) _build/nbval

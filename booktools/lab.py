@@ -7,7 +7,7 @@ directives, roles and math; the macros come from each notebook's first cell
 *reader copies* in ``lab/`` (gitignored), where each such role is rewritten into the
 inline expression ``{eval}`rnnlib.notebook.glued("key", "fmt")` ``: jupyterlab-myst
 evaluates it in the kernel, and it shows the number once the cell that glues it
-has run ("(computed above)" before). Nothing else changes.
+has run ("(computed when the chapter runs)" before). Nothing else changes.
 
     python -m booktools.lab                 # reader copies of chapters/ into lab/, then jupyter lab
     python -m booktools.lab --student       # the same for the student edition (student/chapters/)

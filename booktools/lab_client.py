@@ -38,7 +38,7 @@ from booktools.browser_check import make_driver
 #: value that was never computed, a comment meant for the build.
 RAW_MYST = (
     r"(```|~~~|:::)\{[a-z][\w:-]*\}|\{[a-z][\w:-]*\}`|\{glue|\{eval"
-    r"|\(computed above\)|^% typed numbers|\bch\d\d_\w+:"
+    r"|\(computed when the chapter runs\)|^% typed numbers|\bch\d\d_\w+:"
 )
 
 _REPORT_JS = r"""

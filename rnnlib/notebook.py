@@ -8,7 +8,7 @@ records the value, and the number is the one the cell printed just above the sen
 
 For JupyterLab (``make lab``, ``booktools.lab``) the roles are rewritten into MyST
 inline expressions, ``{eval}`rnnlib.notebook.glued("key", ".2f")` ``, which
-jupyterlab-myst evaluates in the kernel once the cell above has run: :func:`glued`
+jupyterlab-myst evaluates in the kernel once the gluing cell has run: :func:`glued`
 returns the recorded value formatted as the role would format it.
 """
 
@@ -69,8 +69,9 @@ class _Text:
 def glued(name: str, format_spec: str = ""):
     """The value glued under ``name``, formatted as ``{glue:text}`name:format_spec` `` shows it.
 
-    Before the cell that glues it has run, the text is "(computed above)" (the reader
-    runs the cells in order). Returns an object whose plain-text representation is
+    Before the cell that glues it has run, the text is "(computed when the chapter
+    runs)": a sentence may name a number computed a few cells further down, and
+    jupyterlab-myst evaluates the expression again when the cell is shown. Returns an object whose plain-text representation is
     that text, which is what a front end shows for an inline expression.
     """
     if not isinstance(name, str):
@@ -82,7 +83,7 @@ def glued(name: str, format_spec: str = ""):
             f"format_spec must be a str, got {type(format_spec).__name__}"
         )
     if name not in _GLUED:
-        return _Text("(computed above)")
+        return _Text("(computed when the chapter runs)")
     value = _GLUED[name]
     try:
         return _Text(format(value, format_spec))

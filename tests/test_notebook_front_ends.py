@@ -123,7 +123,8 @@ def test_glue_forwards_to_myst_nb(monkeypatch):
 def test_glued_formats_as_the_role_would(monkeypatch):
     monkeypatch.setattr(notebook, "_GLUED", {})
     assert (
-        repr(notebook.glued("ch00_y", ".2f")) == "(computed above)"
+        repr(notebook.glued("ch00_y", ".2f"))
+        == "(computed when the chapter runs)"
     )
     notebook.glue("ch00_y", 0.12345, display=False)
     assert repr(notebook.glued("ch00_y", ".2f")) == "0.12"
