@@ -174,10 +174,24 @@ def formula_spans(text: str) -> list[tuple[int, int, str]]:
         ):
             continue
         tex = ascii_to_tex(body)
-        if "`" in tex or not _balanced(tex):
+        if not _safe_tex(tex):
             continue
         spans.append((start, end, tex))
     return spans
+
+
+_SCRIPT = r"(?:\{[^{}]*\}|\\?\w+)"
+#: ``x_t_1`` or ``a^2^3``: TeX refuses a double subscript or superscript
+_DOUBLE_SCRIPT = re.compile(rf"_{_SCRIPT}_|\^{_SCRIPT}\^")
+
+
+def _safe_tex(tex: str) -> bool:
+    """Whether MathJax will typeset ``tex``: balanced braces, no double sub/superscript."""
+    return (
+        "`" not in tex
+        and _balanced(tex)
+        and not _DOUBLE_SCRIPT.search(tex)
+    )
 
 
 def _escape_bars(text: str) -> str:
@@ -196,16 +210,71 @@ def _math_literal(m: re.Match) -> str:
     if not is_formula(body):
         return m.group(0)
     tex = ascii_to_tex(body)
-    if "`" in tex or not _balanced(tex):
+    if not _safe_tex(tex):
         return m.group(0)
     return f":math:`{tex}`"
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def render(lines: list[str]) -> list[str]:
-    """The reST of a docstring: formulas as math, bare bars escaped."""
-    text = "\n".join(lines)
-    text = LITERAL.sub(_math_literal, text)
-    return _escape_bars(text).split("\n")
+    """The reST of a docstring: formulas as math, bare bars escaped (literal blocks as they are)."""
+    out, block_indent, prose = [], None, []
+
+    def flush():
+        if prose:
+            text = LITERAL.sub(_math_literal, "\n".join(prose))
+            out.extend(_escape_bars(text).split("\n"))
+            prose.clear()
+
+    for line in lines:
+        if block_indent is not None:
+            if not line.strip() or _indent(line) > block_indent:
+                out.append(line)
+                continue
+            block_indent = None
+        if line.rstrip().endswith("::"):
+            # a literal block: shown as a block that wraps at the column (rnnlib-docstring)
+            head = line.rstrip()[:-2].rstrip()
+            if head.strip():
+                prose.append(
+                    head + (":" if not head.endswith(":") else "")
+                )
+            flush()
+            block_indent = _indent(line)
+            pad = " " * block_indent
+            out.extend(
+                [
+                    "",
+                    f"{pad}.. code-block:: text",
+                    f"{pad}   :class: rnnlib-docstring",
+                ]
+            )
+            continue
+        prose.append(line)
+    flush()
+    return _displays(out)
+
+
+def _displays(lines: list[str]) -> list[str]:
+    """A formula alone on a line that opens a paragraph becomes a display (it would not wrap)."""
+    out = []
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"(\s*):math:`([^`]*)`(\s*)", line)
+        starts = i == 0 or not lines[i - 1].strip()
+        if m and starts and len(m.group(2)) > 40:
+            ind = m.group(1)
+            out += [
+                f"{ind}.. math::",
+                "",
+                f"{ind}   {m.group(2)}",
+                "",
+            ]
+        else:
+            out.append(line)
+    return out
 
 
 def parses_cleanly(lines: list[str]) -> bool:
