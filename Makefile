@@ -92,7 +92,7 @@ unit: env
 # The machinery's tests (booktools/tests): they start kernels and Chromium. The tests of
 # built pages ("built_") run in built-checks, after the builds.
 tools-test: env browser-deps
-	$(PY) -m pytest booktools/tests -k "not built_" -p no:cacheprovider
+	$(PY) -m pytest booktools/tests -k "not built_" -p no:cacheprovider --durations=10
 
 # The executions that the builds render, in one pool of JOBS workers: each chapter for the
 # book (cached), and each student notebook (cached). The builds and the checks only read

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from booktools.toc import ROOT
+from booktools.toc import ROOT, chapter_notebooks
 
 #: ``{glue:text}`key` `` or ``{glue:text}`key:fmt` `` (also ``{glue}``), as MyST-NB spells them.
 GLUE_ROLE = re.compile(
@@ -59,7 +59,13 @@ def reader_notebook(
 def prepare(source: Path, target: Path) -> list[Path]:
     """Write the reader copy of every notebook in ``source`` into ``target``; return the copies."""
     source, target = Path(source), Path(target)
-    notebooks = sorted(source.glob("*.ipynb"))
+    # the book's chapters (booktools.toc), as they are in ``source`` (the chapters or
+    # the student edition's copies of them)
+    notebooks = [
+        source / nb.name
+        for nb in chapter_notebooks()
+        if (source / nb.name).exists()
+    ]
     if not notebooks:
         raise FileNotFoundError(f"no notebooks in {source}")
     target.mkdir(parents=True, exist_ok=True)

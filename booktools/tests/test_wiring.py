@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -144,6 +145,13 @@ def test_every_tool_runs_as_a_module(tool):
         text=True,
         cwd=ROOT,
         timeout=120,
+        # as a reader would run it: not the variables of a `make test` that runs this test
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "IN_TEST")
+        },
     )
     assert result.returncode == 0, result.stderr
     assert "usage:" in result.stdout
@@ -218,6 +226,13 @@ def _dry_run(target: str) -> list[str]:
         text=True,
         cwd=ROOT,
         timeout=120,
+        # as a reader would run it: not the variables of a `make test` that runs this test
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "IN_TEST")
+        },
     )
     assert result.returncode == 0, result.stderr
     # a recipe line continued with a backslash is one command
