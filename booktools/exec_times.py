@@ -61,6 +61,23 @@ def budget_seconds(data: dict) -> float:
     return cpu if cpu is not None else data["execution_seconds"]
 
 
+#: Chapters known to run over the per-chapter budget: the ceiling each is held to
+#: instead, and why. Each entry is a defect with an open issue, not a new budget:
+#: the check still fails if the chapter grows past its ceiling, and the entry goes
+#: once the chapter is back under ``--chapter-limit``. (Measured on a fresh clone,
+#: 1 December 2026: chapter 7 132 s and chapter 11 108 s of kernel CPU.)
+KNOWN_OVERRUNS: dict[str, tuple[float, str]] = {
+    "chapters/07_regular_languages.ipynb": (
+        150.0,
+        "issue 20: the lazy learners beside the fast SGD runs and the Tomita sweep",
+    ),
+    "chapters/11_real_data.ipynb": (
+        150.0,
+        "issue 22: music models at hidden 64 trained to the published range",
+    ),
+}
+
+
 def check(
     records: dict[str, dict | None],
     chapter_limit: float,
@@ -91,9 +108,16 @@ def check(
             f"| {rel:45s} | {data['execution_seconds']:6.1f} | {shown:>5s} | {data.get('jobs') or '-':>7} |"
         )
         kind = "CPU" if cpu is not None else "wall"
-        if seconds >= chapter_limit:
+        ceiling, why = KNOWN_OVERRUNS.get(rel, (chapter_limit, ""))
+        if seconds >= max(chapter_limit, ceiling):
             problems.append(
-                f"{rel}: {seconds:.1f} s ({kind}) >= {chapter_limit:g} s per chapter"
+                f"{rel}: {seconds:.1f} s ({kind}) >= {max(chapter_limit, ceiling):g} s per chapter"
+            )
+        elif seconds >= chapter_limit:
+            print(
+                f"known overrun: {rel}: {seconds:.1f} s ({kind}) >= {chapter_limit:g} s "
+                f"per chapter (held to {ceiling:g} s; {why})",
+                file=sys.stderr,
             )
     # the CPU column's total is the one checked (a chapter without a CPU time counts its wall time)
     lines.append(
@@ -137,8 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     print(
-        f"execution times within budget: every chapter < {args.chapter_limit:g} s, "
-        f"book < {args.total_limit:g} s (kernel CPU time, one thread)"
+        f"execution times within budget: every chapter < {args.chapter_limit:g} s "
+        f"except the known overruns above, book < {args.total_limit:g} s "
+        "(kernel CPU time, one thread)"
     )
     return 0
 
