@@ -656,7 +656,7 @@ def get_language(name: str | Language) -> Language:
     """The :class:`Language` called ``name`` (see :func:`language_names`); a :class:`Language` is returned as is.
 
     ``"dl1"``: exactly one 1; ``"parity"``: an odd number of 1s;
-    ``"pattern:101"``: contains the substring 101; ``"tomita1"``..``"tomita7"``:
+    ``"pattern:101"``: contains the substring 101; ``"tomita1"`` to ``"tomita7"``:
     the Tomita grammars (:data:`TOMITA_DESCRIPTIONS`).
     """
     if isinstance(name, Language):

@@ -14,6 +14,8 @@ returns the recorded value formatted as the role would format it.
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = ["glue", "glued", "HAS_MYST_NB"]
 
 try:  # MyST-NB is installed with the book's environment (requirements.txt), not with rnnlib
@@ -51,6 +53,10 @@ def glue(
         raise TypeError(
             f"display must be a bool, got {type(display).__name__}"
         )
+    if isinstance(variable, np.generic):
+        # a NumPy scalar as the Python number it holds: its text is then "0.05",
+        # not "np.float64(0.05)", which MyST-NB's format specs cannot read
+        variable = variable.item()
     _GLUED[name] = variable
     if _myst_glue is not None:
         _myst_glue(name, variable, display=display)

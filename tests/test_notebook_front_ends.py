@@ -241,3 +241,16 @@ def test_explorer_reports_busy_and_its_redraw_time(monkeypatch):
     )  # shown while it computes
     assert len(ui.timings) == 2
     assert ui.status.value.startswith("<i>redrawn in ")
+
+
+def test_glue_stores_a_numpy_scalar_as_a_python_number():
+    """MyST-NB formats a glued number from its text: ``np.float64(0.05)`` would not parse."""
+    import numpy as np
+
+    from rnnlib import notebook
+
+    notebook.glue(
+        "t_numpy_scalar", np.float64(0.05), display=False
+    )
+    value = notebook._GLUED["t_numpy_scalar"]
+    assert type(value) is float and repr(value) == "0.05"
