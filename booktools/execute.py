@@ -220,6 +220,12 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
             for out in cell.outputs:
                 if out.get("output_type") == "execute_result":
                     out["execution_count"] = count
+        if (
+            "language_info" in done.metadata
+        ):  # what the kernel said of itself (highlighting)
+            nb.metadata["language_info"] = done.metadata[
+                "language_info"
+            ]
         widgets = executed.metadata.get("widgets")
         if widgets:
             nb.metadata["widgets"] = copy.deepcopy(widgets)
