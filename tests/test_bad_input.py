@@ -3778,6 +3778,12 @@ row(
     lambda: recognizers.additive_baseline(ZP),
 )
 row(
+    "rnnlib.recognizers.token_codes",
+    "malformed",
+    "z",
+    lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])),
+)
+row(
     "rnnlib.recognizers.Recognition",
     "malformed",
     "z",
