@@ -3778,6 +3778,12 @@ row(
     lambda: recognizers.additive_baseline(ZP),
 )
 row(
+    "rnnlib.recognizers.token_codes",
+    "malformed",
+    "z",
+    lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])),
+)
+row(
     "rnnlib.recognizers.Recognition",
     "malformed",
     "z",
@@ -4093,6 +4099,122 @@ int_rows(
     "n",
     lambda v: exp07.draw_strings("dl1", 10, v, generator=0),
     low=2,
+)
+
+_Z7 = torch.tensor([[0, 1], [1, 0], [1, 1], [0, 0]] * 3)
+SPLIT7 = languages.held_out_split(
+    _Z7, languages.get_language("dl1")(_Z7), generator=0
+)
+_ONE_ARG_SPLIT = {
+    "distinct_test": exp07.distinct_test,
+    "count_rule": exp07.count_rule,
+    "additive_logistic": exp07.additive_logistic,
+    "nearest_neighbour": exp07.nearest_neighbour,
+    "neighbour_coverage": exp07.neighbour_coverage,
+    "kernel_learner": exp07.kernel_learner,
+}
+for _name, _fn in _ONE_ARG_SPLIT.items():
+    row(
+        f"rnnlib.experiments.ch07.{_name}",
+        "type",
+        "split",
+        lambda _fn=_fn: _fn(_Z7),
+    )
+T = "rnnlib.experiments.ch07.unseen_mask"
+row(T, "type", "split", lambda: exp07.unseen_mask(None, _Z7))
+row(
+    T,
+    "malformed",
+    "z",
+    lambda: exp07.unseen_mask(
+        SPLIT7, torch.zeros(2, 5, dtype=torch.int64)
+    ),
+    match=r"^z must have the training width 2, got 5$",
+)
+T = "rnnlib.experiments.ch07.best_constant"
+row(T, "type", "y", lambda: exp07.best_constant([0, 1]))
+row(
+    T,
+    "empty",
+    "y",
+    lambda: exp07.best_constant(torch.zeros(0)),
+    match=r"^y must hold at least one label \(one dimension\)$",
+)
+T = "rnnlib.experiments.ch07.additive_logistic"
+real_rows(
+    T,
+    "ridge",
+    lambda v: exp07.additive_logistic(SPLIT7, ridge=v),
+    bad=(0.0, -1.0),
+)
+T = "rnnlib.experiments.ch07.lazy_step"
+row(T, "type", "split", lambda: exp07.lazy_step(_Z7, 8))
+int_rows(T, "width", lambda v: exp07.lazy_step(SPLIT7, v), low=1)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: exp07.lazy_step(SPLIT7, 8, out_scale=v),
+    bad=(0.0, -1.0),
+)
+T = "rnnlib.experiments.ch07.score_learner"
+row(
+    T,
+    "type",
+    "split",
+    lambda: exp07.score_learner(
+        "x", "", lambda z: z[:, 0].float(), _Z7, (_Z7, _Z7[:, 0])
+    ),
+)
+T = "rnnlib.experiments.ch07.compare_learners"
+row(
+    T,
+    "type",
+    "split",
+    lambda: exp07.compare_learners(_Z7, (_Z7, _Z7[:, 0])),
+)
+row(
+    T,
+    "malformed",
+    "learners",
+    lambda: exp07.compare_learners(
+        SPLIT7, (_Z7, _Z7[:, 0]), learners=["svm"]
+    ),
+    match=r"^learners: unknown learner 'svm'; known: .+$",
+)
+int_rows(
+    "rnnlib.experiments.ch07.pattern_count_neuron",
+    "k",
+    lambda v: exp07.pattern_count_neuron(v),
+    low=1,
+)
+real_rows(
+    "rnnlib.experiments.ch07.pattern_count_complexity",
+    "R",
+    lambda v: exp07.pattern_count_complexity(3, v),
+    bad=(0.0, -1.0),
+)
+row(
+    "rnnlib.experiments.ch07.pattern_count_target",
+    "malformed",
+    "pattern",
+    lambda: exp07.pattern_count_target(8, "12"),
+    match=r"^pattern must be a non-empty string of 0s and 1s, got '12'$",
+)
+T = "rnnlib.experiments.ch07.mean_scores"
+row(
+    T,
+    "empty",
+    "runs",
+    lambda: exp07.mean_scores([]),
+    match=r"^runs must be a non-empty sequence of .+, got \[\]$",
+)
+int_rows(
+    "rnnlib.experiments.ch07.draw_strings",
+    "min_length",
+    lambda v: exp07.draw_strings(
+        "dl1", 10, 8, min_length=v, generator=0
+    ),
+    low=1,
 )
 
 from rnnlib.experiments import ch05 as exp05  # noqa: E402
@@ -4508,6 +4630,9 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.train.PairResult": "a result record built by train_pair",
     "rnnlib.train.LazyGrid": "a result record built by lazy_grid",
     "rnnlib.experiments.ch07.KernelCurve": "a result record built by limit_kernel_curve",
+    "rnnlib.experiments.ch07.LearnerScore": "a result record built by score_learner / compare_learners",
+    "rnnlib.experiments.ch07.COUNT_RULES": "a constant",
+    "rnnlib.experiments.ch07.LEARNERS": "a constant",
     "rnnlib.experiments.ch05.KernelConvergence": "a result record built by kernel_convergence",
     "rnnlib.experiments.ch05.LimitReference": "a result record built by limit_reference_sweep",
     "rnnlib.experiments.ch06.LimitRun": "a result record built by limit_generalization_curve",
