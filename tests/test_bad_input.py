@@ -4210,6 +4210,202 @@ int_rows(
     ),
     low=1,
 )
+from rnnlib.experiments import ch05 as exp05  # noqa: E402
+from rnnlib.experiments import ch06 as exp06  # noqa: E402
+
+_X5 = torch.rand(
+    3, 4, 5, generator=torch.Generator().manual_seed(0)
+)
+_Y5 = torch.rand(3, 1, generator=torch.Generator().manual_seed(1))
+T = "rnnlib.experiments.ch05.kernel_convergence"
+tensor_rows(
+    T,
+    "x",
+    _X5,
+    lambda v: exp05.kernel_convergence(v, [8], [1]),
+    skip=("dtype",),
+)
+row(
+    T,
+    "empty",
+    "widths",
+    lambda: exp05.kernel_convergence(_X5, [], []),
+    match=r"^widths must be a non-empty sequence of integers, got \[\]$",
+)
+row(
+    T,
+    "shape",
+    "draws",
+    lambda: exp05.kernel_convergence(_X5, [8, 16], [1]),
+)
+int_rows(
+    T,
+    "widths[i]",
+    lambda v: exp05.kernel_convergence(_X5, [v], [1]),
+    low=2,
+)
+T = "rnnlib.experiments.ch05.limit_kernel_reference"
+tensor_rows(
+    T,
+    "x",
+    _X5,
+    lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1),
+    skip=("dtype",),
+)
+row(
+    T,
+    "shape",
+    "y",
+    lambda: exp05.limit_kernel_reference(
+        _X5, _Y5[:2], _X5, ridge=0.1
+    ),
+)
+real_rows(
+    T,
+    "ridge",
+    lambda v: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=v),
+    bad=(0.0, -1.0),
+)
+row(
+    T,
+    "type",
+    "offset",
+    lambda: exp05.limit_kernel_reference(
+        _X5, _Y5, _X5, ridge=0.1, offset=[_Y5, _Y5]
+    ),
+)
+T = "rnnlib.experiments.ch05.limit_reference_sweep"
+_SW = dict(
+    L=3,
+    d=4,
+    eps_x=0.5,
+    n_train=4,
+    n_eval=4,
+    out_scale=0.5,
+    steps=5,
+)
+row(
+    T,
+    "empty",
+    "widths",
+    lambda: exp05.limit_reference_sweep([], [0], **_SW),
+    match=r"^widths must be a non-empty sequence of integers, got \[\]$",
+)
+int_rows(
+    T,
+    "seeds[i]",
+    lambda v: exp05.limit_reference_sweep([8], [v], **_SW),
+    low=0,
+)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: exp05.limit_reference_sweep(
+        [8], [0], **{**_SW, "out_scale": v}
+    ),
+    bad=(0.0,),
+)
+T = "rnnlib.experiments.ch06.kernel_sgd"
+_K6 = torch.eye(3, dtype=torch.float64)
+_Y6 = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
+_O6 = torch.tensor([0, 1, 2])
+tensor_rows(
+    T,
+    "K",
+    _K6,
+    lambda v: exp06.kernel_sgd(v, _Y6, _O6, lr_scale=0.1),
+    skip=("shape",),
+)
+row(
+    T,
+    "shape",
+    "K",
+    lambda: exp06.kernel_sgd(_K6[:2], _Y6, _O6, lr_scale=0.1),
+)
+row(
+    T,
+    "malformed",
+    "y",
+    lambda: exp06.kernel_sgd(_K6, _Y6 * 0.5, _O6, lr_scale=0.1),
+)
+row(
+    T,
+    "type",
+    "order",
+    lambda: exp06.kernel_sgd(_K6, _Y6, [0, 1], lr_scale=0.1),
+)
+row(
+    T,
+    "malformed",
+    "order",
+    lambda: exp06.kernel_sgd(_K6, _Y6, _O6 + 5, lr_scale=0.1),
+)
+real_rows(
+    T,
+    "lr_scale",
+    lambda v: exp06.kernel_sgd(_K6, _Y6, _O6, lr_scale=v),
+    bad=(0.0,),
+)
+T = "rnnlib.experiments.ch06.limit_generalization_curve"
+_LC = dict(L=3, d=4, eps_x=0.5, n_test=5)
+row(
+    T,
+    "empty",
+    "ns",
+    lambda: exp06.limit_generalization_curve([], 0, **_LC),
+    match=r"^ns must be a non-empty sequence of integers, got \[\]$",
+)
+int_rows(
+    T,
+    "ns[i]",
+    lambda v: exp06.limit_generalization_curve([v], 0, **_LC),
+    low=2,
+)
+int_rows(
+    T,
+    "n_test",
+    lambda v: exp06.limit_generalization_curve(
+        [10], 0, **{**_LC, "n_test": v}
+    ),
+    low=1,
+)
+real_rows(
+    T,
+    "epochs",
+    lambda v: exp06.limit_generalization_curve(
+        [10], 0, epochs=v, **_LC
+    ),
+    bad=(0.0,),
+)
+row(
+    T,
+    "malformed",
+    "ns",
+    lambda: exp06.limit_generalization_curve(
+        [10], 0, gram_size=5, **_LC
+    ),
+)
+row(
+    "rnnlib.plotting.plot_kernel_convergence",
+    "type",
+    "conv",
+    lambda: plotting.plot_kernel_convergence(None),
+)
+row(
+    "rnnlib.plotting.plot_limit_bound",
+    "empty",
+    "passes",
+    lambda: plotting.plot_limit_bound([], []),
+)
+row(
+    "rnnlib.plotting.plot_limit_bound",
+    "type",
+    "fixed",
+    lambda: plotting.plot_limit_bound(
+        [exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)],
+        ["run"],
+    ),
+)
 
 from rnnlib import claims  # noqa: E402
 
@@ -4430,6 +4626,9 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.experiments.ch07.LearnerScore": "a result record built by score_learner / compare_learners",
     "rnnlib.experiments.ch07.COUNT_RULES": "a constant",
     "rnnlib.experiments.ch07.LEARNERS": "a constant",
+    "rnnlib.experiments.ch05.KernelConvergence": "a result record built by kernel_convergence",
+    "rnnlib.experiments.ch05.LimitReference": "a result record built by limit_reference_sweep",
+    "rnnlib.experiments.ch06.LimitRun": "a result record built by limit_generalization_curve",
     "rnnlib.generalization.GeneralizationRun": "a result record built by generalization_run",
 }
 
