@@ -3778,6 +3778,12 @@ row(
     lambda: recognizers.additive_baseline(ZP),
 )
 row(
+    "rnnlib.recognizers.token_codes",
+    "malformed",
+    "z",
+    lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])),
+)
+row(
     "rnnlib.recognizers.Recognition",
     "malformed",
     "z",
@@ -4210,6 +4216,7 @@ int_rows(
     ),
     low=1,
 )
+
 from rnnlib.experiments import ch05 as exp05  # noqa: E402
 from rnnlib.experiments import ch06 as exp06  # noqa: E402
 

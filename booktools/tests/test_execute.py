@@ -330,6 +330,10 @@ def test_student_notebooks_reuse_the_chapters_execution_and_run_only_the_stubs(
     # the stub: its own NotImplementedError; the solution's output nowhere
     (error,) = got[3][1]
     assert error["ename"] == "NotImplementedError"
+    assert (
+        student.metadata["language_info"]
+        == book.metadata["language_info"]
+    )
     assert "SOLUTION" not in json.dumps(student)
     assert "SOLUTION" in json.dumps(book)
     from jupyter_cache import get_cache

@@ -47,7 +47,7 @@ from ..languages import (
 )
 from ..ntk import limit_tangent_kernel
 from ..recognizers import (
-    _token_codes,
+    token_codes,
     train_practical_rnn,
     train_wide_rnn,
 )
@@ -390,7 +390,7 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
 
 
 def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
-    codes = _token_codes(check_strings(z))
+    codes = token_codes(z)
     return (
         torch.nn.functional.one_hot(codes, 5).flatten(1).double()
     )
