@@ -101,8 +101,10 @@ tools-test: env browser-deps
 	$(PY) -m pytest booktools/tests -k "not built_" -p no:cacheprovider --durations=10
 
 # The executions that the builds render, in one pool of JOBS workers: each chapter for the
-# book (cached), and each student notebook (cached). The builds and the checks only read
-# them; nbval executes each chapter once more.
+# book (cached), and each student notebook (cached): a student notebook that is its
+# chapter's cells followed by stubs takes those cells' outputs from the chapter's execution
+# and runs only its install cell and stubs (ARCHITECTURE.md). The builds and the checks
+# only read them; nbval executes each chapter once more.
 executions: cache-check student-notebooks
 	$(PY) -m booktools.execute --jobs $(JOBS) book student
 
@@ -162,7 +164,8 @@ built-checks: $(BUILD_DEP) $(STUDENT_DEP)
 student-notebooks: env
 	$(PY) -m booktools.student_edition
 
-# Its notebooks executed once (errors allowed: the stubs raise), and its HTML built from that execution.
+# Its notebooks executed once (errors allowed: the stubs raise; the chapters' outputs reused where
+# the book's cache has them), and its HTML built from that execution.
 student: student-notebooks $(EXEC_DEP)
 	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) student)
 	$(BIN)/jupyter-book build -W -n --keep-going student
