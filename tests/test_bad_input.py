@@ -3778,6 +3778,12 @@ row(
     lambda: recognizers.additive_baseline(ZP),
 )
 row(
+    "rnnlib.recognizers.token_codes",
+    "malformed",
+    "z",
+    lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])),
+)
+row(
     "rnnlib.recognizers.Recognition",
     "malformed",
     "z",
@@ -4095,6 +4101,319 @@ int_rows(
     low=2,
 )
 
+_Z7 = torch.tensor([[0, 1], [1, 0], [1, 1], [0, 0]] * 3)
+SPLIT7 = languages.held_out_split(
+    _Z7, languages.get_language("dl1")(_Z7), generator=0
+)
+_ONE_ARG_SPLIT = {
+    "distinct_test": exp07.distinct_test,
+    "count_rule": exp07.count_rule,
+    "additive_logistic": exp07.additive_logistic,
+    "nearest_neighbour": exp07.nearest_neighbour,
+    "neighbour_coverage": exp07.neighbour_coverage,
+    "kernel_learner": exp07.kernel_learner,
+}
+for _name, _fn in _ONE_ARG_SPLIT.items():
+    row(
+        f"rnnlib.experiments.ch07.{_name}",
+        "type",
+        "split",
+        lambda _fn=_fn: _fn(_Z7),
+    )
+T = "rnnlib.experiments.ch07.unseen_mask"
+row(T, "type", "split", lambda: exp07.unseen_mask(None, _Z7))
+row(
+    T,
+    "malformed",
+    "z",
+    lambda: exp07.unseen_mask(
+        SPLIT7, torch.zeros(2, 5, dtype=torch.int64)
+    ),
+    match=r"^z must have the training width 2, got 5$",
+)
+T = "rnnlib.experiments.ch07.best_constant"
+row(T, "type", "y", lambda: exp07.best_constant([0, 1]))
+row(
+    T,
+    "empty",
+    "y",
+    lambda: exp07.best_constant(torch.zeros(0)),
+    match=r"^y must hold at least one label \(one dimension\)$",
+)
+T = "rnnlib.experiments.ch07.additive_logistic"
+real_rows(
+    T,
+    "ridge",
+    lambda v: exp07.additive_logistic(SPLIT7, ridge=v),
+    bad=(0.0, -1.0),
+)
+T = "rnnlib.experiments.ch07.lazy_step"
+row(T, "type", "split", lambda: exp07.lazy_step(_Z7, 8))
+int_rows(T, "width", lambda v: exp07.lazy_step(SPLIT7, v), low=1)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: exp07.lazy_step(SPLIT7, 8, out_scale=v),
+    bad=(0.0, -1.0),
+)
+T = "rnnlib.experiments.ch07.score_learner"
+row(
+    T,
+    "type",
+    "split",
+    lambda: exp07.score_learner(
+        "x", "", lambda z: z[:, 0].float(), _Z7, (_Z7, _Z7[:, 0])
+    ),
+)
+T = "rnnlib.experiments.ch07.compare_learners"
+row(
+    T,
+    "type",
+    "split",
+    lambda: exp07.compare_learners(_Z7, (_Z7, _Z7[:, 0])),
+)
+row(
+    T,
+    "malformed",
+    "learners",
+    lambda: exp07.compare_learners(
+        SPLIT7, (_Z7, _Z7[:, 0]), learners=["svm"]
+    ),
+    match=r"^learners: unknown learner 'svm'; known: .+$",
+)
+int_rows(
+    "rnnlib.experiments.ch07.pattern_count_neuron",
+    "k",
+    lambda v: exp07.pattern_count_neuron(v),
+    low=1,
+)
+real_rows(
+    "rnnlib.experiments.ch07.pattern_count_complexity",
+    "R",
+    lambda v: exp07.pattern_count_complexity(3, v),
+    bad=(0.0, -1.0),
+)
+row(
+    "rnnlib.experiments.ch07.pattern_count_target",
+    "malformed",
+    "pattern",
+    lambda: exp07.pattern_count_target(8, "12"),
+    match=r"^pattern must be a non-empty string of 0s and 1s, got '12'$",
+)
+T = "rnnlib.experiments.ch07.mean_scores"
+row(
+    T,
+    "empty",
+    "runs",
+    lambda: exp07.mean_scores([]),
+    match=r"^runs must be a non-empty sequence of .+, got \[\]$",
+)
+int_rows(
+    "rnnlib.experiments.ch07.draw_strings",
+    "min_length",
+    lambda v: exp07.draw_strings(
+        "dl1", 10, 8, min_length=v, generator=0
+    ),
+    low=1,
+)
+
+from rnnlib.experiments import ch05 as exp05  # noqa: E402
+from rnnlib.experiments import ch06 as exp06  # noqa: E402
+
+_X5 = torch.rand(
+    3, 4, 5, generator=torch.Generator().manual_seed(0)
+)
+_Y5 = torch.rand(3, 1, generator=torch.Generator().manual_seed(1))
+T = "rnnlib.experiments.ch05.kernel_convergence"
+tensor_rows(
+    T,
+    "x",
+    _X5,
+    lambda v: exp05.kernel_convergence(v, [8], [1]),
+    skip=("dtype",),
+)
+row(
+    T,
+    "empty",
+    "widths",
+    lambda: exp05.kernel_convergence(_X5, [], []),
+    match=r"^widths must be a non-empty sequence of integers, got \[\]$",
+)
+row(
+    T,
+    "shape",
+    "draws",
+    lambda: exp05.kernel_convergence(_X5, [8, 16], [1]),
+)
+int_rows(
+    T,
+    "widths[i]",
+    lambda v: exp05.kernel_convergence(_X5, [v], [1]),
+    low=2,
+)
+T = "rnnlib.experiments.ch05.limit_kernel_reference"
+tensor_rows(
+    T,
+    "x",
+    _X5,
+    lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1),
+    skip=("dtype",),
+)
+row(
+    T,
+    "shape",
+    "y",
+    lambda: exp05.limit_kernel_reference(
+        _X5, _Y5[:2], _X5, ridge=0.1
+    ),
+)
+real_rows(
+    T,
+    "ridge",
+    lambda v: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=v),
+    bad=(0.0, -1.0),
+)
+row(
+    T,
+    "type",
+    "offset",
+    lambda: exp05.limit_kernel_reference(
+        _X5, _Y5, _X5, ridge=0.1, offset=[_Y5, _Y5]
+    ),
+)
+T = "rnnlib.experiments.ch05.limit_reference_sweep"
+_SW = dict(
+    L=3,
+    d=4,
+    eps_x=0.5,
+    n_train=4,
+    n_eval=4,
+    out_scale=0.5,
+    steps=5,
+)
+row(
+    T,
+    "empty",
+    "widths",
+    lambda: exp05.limit_reference_sweep([], [0], **_SW),
+    match=r"^widths must be a non-empty sequence of integers, got \[\]$",
+)
+int_rows(
+    T,
+    "seeds[i]",
+    lambda v: exp05.limit_reference_sweep([8], [v], **_SW),
+    low=0,
+)
+real_rows(
+    T,
+    "out_scale",
+    lambda v: exp05.limit_reference_sweep(
+        [8], [0], **{**_SW, "out_scale": v}
+    ),
+    bad=(0.0,),
+)
+T = "rnnlib.experiments.ch06.kernel_sgd"
+_K6 = torch.eye(3, dtype=torch.float64)
+_Y6 = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
+_O6 = torch.tensor([0, 1, 2])
+tensor_rows(
+    T,
+    "K",
+    _K6,
+    lambda v: exp06.kernel_sgd(v, _Y6, _O6, lr_scale=0.1),
+    skip=("shape",),
+)
+row(
+    T,
+    "shape",
+    "K",
+    lambda: exp06.kernel_sgd(_K6[:2], _Y6, _O6, lr_scale=0.1),
+)
+row(
+    T,
+    "malformed",
+    "y",
+    lambda: exp06.kernel_sgd(_K6, _Y6 * 0.5, _O6, lr_scale=0.1),
+)
+row(
+    T,
+    "type",
+    "order",
+    lambda: exp06.kernel_sgd(_K6, _Y6, [0, 1], lr_scale=0.1),
+)
+row(
+    T,
+    "malformed",
+    "order",
+    lambda: exp06.kernel_sgd(_K6, _Y6, _O6 + 5, lr_scale=0.1),
+)
+real_rows(
+    T,
+    "lr_scale",
+    lambda v: exp06.kernel_sgd(_K6, _Y6, _O6, lr_scale=v),
+    bad=(0.0,),
+)
+T = "rnnlib.experiments.ch06.limit_generalization_curve"
+_LC = dict(L=3, d=4, eps_x=0.5, n_test=5)
+row(
+    T,
+    "empty",
+    "ns",
+    lambda: exp06.limit_generalization_curve([], 0, **_LC),
+    match=r"^ns must be a non-empty sequence of integers, got \[\]$",
+)
+int_rows(
+    T,
+    "ns[i]",
+    lambda v: exp06.limit_generalization_curve([v], 0, **_LC),
+    low=2,
+)
+int_rows(
+    T,
+    "n_test",
+    lambda v: exp06.limit_generalization_curve(
+        [10], 0, **{**_LC, "n_test": v}
+    ),
+    low=1,
+)
+real_rows(
+    T,
+    "epochs",
+    lambda v: exp06.limit_generalization_curve(
+        [10], 0, epochs=v, **_LC
+    ),
+    bad=(0.0,),
+)
+row(
+    T,
+    "malformed",
+    "ns",
+    lambda: exp06.limit_generalization_curve(
+        [10], 0, gram_size=5, **_LC
+    ),
+)
+row(
+    "rnnlib.plotting.plot_kernel_convergence",
+    "type",
+    "conv",
+    lambda: plotting.plot_kernel_convergence(None),
+)
+row(
+    "rnnlib.plotting.plot_limit_bound",
+    "empty",
+    "passes",
+    lambda: plotting.plot_limit_bound([], []),
+)
+row(
+    "rnnlib.plotting.plot_limit_bound",
+    "type",
+    "fixed",
+    lambda: plotting.plot_limit_bound(
+        [exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)],
+        ["run"],
+    ),
+)
+
 from rnnlib import claims  # noqa: E402
 
 T = "rnnlib.claims.Claim"
@@ -4311,6 +4630,12 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.train.PairResult": "a result record built by train_pair",
     "rnnlib.train.LazyGrid": "a result record built by lazy_grid",
     "rnnlib.experiments.ch07.KernelCurve": "a result record built by limit_kernel_curve",
+    "rnnlib.experiments.ch07.LearnerScore": "a result record built by score_learner / compare_learners",
+    "rnnlib.experiments.ch07.COUNT_RULES": "a constant",
+    "rnnlib.experiments.ch07.LEARNERS": "a constant",
+    "rnnlib.experiments.ch05.KernelConvergence": "a result record built by kernel_convergence",
+    "rnnlib.experiments.ch05.LimitReference": "a result record built by limit_reference_sweep",
+    "rnnlib.experiments.ch06.LimitRun": "a result record built by limit_generalization_curve",
     "rnnlib.generalization.GeneralizationRun": "a result record built by generalization_run",
 }
 
