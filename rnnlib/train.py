@@ -1626,12 +1626,13 @@ def train_next_step(
         loss = readout_loss(model, logits, targets, mask, "mean")
         opt.zero_grad()
         loss.backward()
-        grads_finite = all(
-            bool(torch.isfinite(p.grad).all())
-            for p in params
-            if p.grad is not None
+        # one finiteness test each for the loss and the gradient (through its
+        # norm), and one for the weights
+        grads = [p.grad for p in params if p.grad is not None]
+        grad_norm = torch.linalg.vector_norm(
+            torch.stack(torch._foreach_norm(grads))
         )
-        if not bool(torch.isfinite(loss)) or not grads_finite:
+        if not bool(torch.isfinite(loss + grad_norm)):
             raise DivergenceError(
                 f"{label}: the loss or its gradient became NaN/inf at step {step} (loss {float(loss.detach()):.3g}) "
                 f"with lr = {lr:g}; lower lr or clip the gradient"
@@ -1641,7 +1642,15 @@ def train_next_step(
         opt.step()
         if stable:
             model.project_(lam=lam, f_max=f_max)
-        if not all(bool(torch.isfinite(p).all()) for p in params):
+        if not bool(
+            torch.isfinite(
+                torch.stack(
+                    torch._foreach_norm(
+                        [p.detach() for p in params]
+                    )
+                ).sum()
+            )
+        ):
             raise DivergenceError(
                 f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr"
             )
