@@ -27,6 +27,7 @@ import functools
 import inspect
 import math
 import numbers
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,8 @@ __all__ = [
     "Int",
     "Real",
     "DType",
+    "Choice",
+    "Bool",
     "POSITIVE",
     "NONNEGATIVE",
     "OPEN_UNIT",
@@ -334,6 +337,35 @@ class DType:
         return check_dtype(value, name)
 
 
+@dataclass(frozen=True)
+class Bool:
+    """A flag: ``True`` or ``False`` (not ``1``, not ``"yes"``)."""
+
+    def check(self, value: object, name: str) -> bool:
+        if not isinstance(value, bool):
+            raise TypeError(
+                f"{name} must be a bool, got {type(value).__name__}"
+            )
+        return value
+
+
+class Choice:
+    """One of a fixed set of options (strings, usually): ``Choice("tanh", "relu")``."""
+
+    def __init__(self, *options: object) -> None:
+        self.options = tuple(options)
+
+    def __repr__(self) -> str:
+        return f"Choice{self.options!r}"
+
+    def check(self, value: object, name: str) -> object:
+        if value not in self.options:
+            raise ValueError(
+                f"{name} must be one of {self.options}, got {value!r}"
+            )
+        return value
+
+
 #: Intervals many scalars share (the table below and the declarations of single functions use them).
 POSITIVE = Real(0.0, low_open=True)
 NONNEGATIVE = Real(0.0)
@@ -343,7 +375,7 @@ ANY_REAL = Real()
 ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
-PARAMS: dict[str, Int | Real | DType] = {
+PARAMS: dict[str, Int | Real | DType | Choice | Bool] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
     "L": Int(3),
     "d": Int(3),
@@ -381,11 +413,20 @@ PARAMS: dict[str, Int | Real | DType] = {
     "R": NONNEGATIVE,
     "f_max": OPEN_UNIT,
     "dtype": DType(),
+    "progress": Bool(),
 }
 
 
+class _Depth(threading.local):
+    depth = 0
+
+
+#: How many declared public calls are running in this thread: only the outermost one checks.
+_INSIDE = _Depth()
+
+
 def validate_params(
-    *names: str, **declared: Int | Real | DType
+    *names: str, **declared: Int | Real | DType | Choice | Bool
 ) -> Callable[[Callable], Callable]:
     """Check the named scalar arguments of a public function (or ``__init__``) before its body runs.
 
@@ -393,7 +434,11 @@ def validate_params(
     constraint of this function's own. The checked value replaces the argument
     (``check_int`` returns ``int``, ``check_real`` ``float``). The constraints
     are recorded as ``fn.__rnnlib_params__`` (``name -> constraint``), which the
-    bad-input tests read.
+    bad-input tests read. The checks run at the outermost declared call only: a
+    public function that another one calls (``regression_task`` calls
+    ``sample_task``, which calls ``sample_true_sequence``) trusts its caller, so a
+    parameter is checked once per call, at the boundary the user crossed. A
+    function must therefore declare every scalar it takes from its caller.
     """
     specs = {name: PARAMS[name] for name in names}
     specs.update(declared)
@@ -411,6 +456,10 @@ def validate_params(
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if (
+                _INSIDE.depth
+            ):  # called by another public function: checked there
+                return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             arguments = bound.arguments
             for name, spec in specs.items():
@@ -419,7 +468,11 @@ def validate_params(
                     if value is None and name in may_be_none:
                         continue
                     arguments[name] = spec.check(value, name)
-            return fn(*bound.args, **bound.kwargs)
+            _INSIDE.depth += 1
+            try:
+                return fn(*bound.args, **bound.kwargs)
+            finally:
+                _INSIDE.depth -= 1
 
         wrapper.__rnnlib_params__ = dict(specs)
         return wrapper

@@ -704,6 +704,7 @@ class LinearizationSample:
     "d",
     "batch_size",
     "n_perturbations",
+    "eps_x",
     tau=POSITIVE,
 )
 def linearization_sample(

@@ -597,7 +597,7 @@ class LDSFit:
     spectral_radius: np.ndarray
 
 
-@validate_params("n", "radius", "lr", "steps")
+@validate_params("n", "radius", "lr", "steps", K=Int(1))
 def fit_lds_canonical(
     n: int = 4,
     *,
