@@ -13,10 +13,13 @@ named scalars of the book (``eps_x``, ``L``, ``d``, ``width``, ``lam``, ``lr``,
 body runs (``check_int`` / ``check_real``, so the messages are theirs), passes
 the converted values on (``int`` / ``float``), and records the constraints on
 the function as ``fn.__rnnlib_params__``. An argument whose default is
-``None`` may be ``None``. A constraint particular to one function is declared
-at its decorator (``@validate_params("L", n=Int(1))``); constraints that depend
-on other arguments or on a tensor's shape stay in the body. The bad-input
-tests for declared constraints are generated from the records
+``None``, or whose annotation admits ``None``, may be ``None``. A constraint
+particular to one function is declared at its decorator
+(``@validate_params("L", n=Int(1))``; ``Choice`` for a string option, ``Bool``
+for a flag); constraints that depend on other arguments or on a tensor's shape
+stay in the body. Only the outermost declared call checks: a public function
+called by another trusts its caller, so a parameter is checked once per call.
+The bad-input tests for declared constraints are generated from the records
 (``tests/test_bad_input.py``), as scikit-learn's
 ``test_public_functions.py`` does from its ``validate_params``.
 """
@@ -450,8 +453,11 @@ def validate_params(
             raise TypeError(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
             )
-        may_be_none = {
-            n for n in specs if sig.parameters[n].default is None
+        may_be_none = {  # the default is None, or the annotation admits it
+            n
+            for n in specs
+            if sig.parameters[n].default is None
+            or "None" in str(sig.parameters[n].annotation)
         }
 
         @functools.wraps(fn)

@@ -246,7 +246,7 @@ class GeneralizationRun:
 
 
 @validate_params(
-    "n", "width", "out_scale", "lr_scale", epochs=POSITIVE
+    "n", "width", "out_scale", "lr_scale", "steps", epochs=POSITIVE
 )
 def generalization_run(
     n: int,
@@ -289,9 +289,7 @@ def generalization_run(
     k_train = tangent_kernel_diag(model, x)
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
     steps = (
-        max(1, int(round(epochs * n)))
-        if steps is None
-        else check_int(steps, "steps", minimum=1)
+        max(1, int(round(epochs * n))) if steps is None else steps
     )
     res = train_rnn(
         model,

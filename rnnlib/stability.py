@@ -49,6 +49,7 @@ from ._rng import as_generator
 from ._validation import (
     NONNEGATIVE,
     Int,
+    Real,
     check_int,
     check_model,
     check_real,
@@ -186,7 +187,7 @@ def _forget_bound(model: LSTM, x_bound: float) -> float:
         return float(torch.sigmoid(pre.max()))
 
 
-@validate_params("x_bound")
+@validate_params("x_bound", f_bound=Real(0.0, 1.0, high_open=True))
 def lstm_lambda_inf(
     model: LSTM,
     x_bound: float = 1.0,
@@ -201,10 +202,6 @@ def lstm_lambda_inf(
     Refuses NaN/inf weights.
     """
     model = check_model(model, LSTM, finite=True)
-    if f_bound is not None:
-        f_bound = check_real(
-            f_bound, "f_bound", low=0.0, high=1.0, high_open=True
-        )
     return _lambda_inf(model, x_bound, f_bound)
 
 
@@ -449,7 +446,12 @@ def project_l1_rows(
         return out
 
 
-@validate_params("f_max", "x_bound", u_f_radius=NONNEGATIVE)
+@validate_params(
+    "f_max",
+    "x_bound",
+    u_f_radius=NONNEGATIVE,
+    margin=Real(MIN_LSTM_MARGIN, 1.0, high_open=True),
+)
 def project_lstm_(
     model: LSTM,
     f_max: float = 0.605,
@@ -478,13 +480,6 @@ def project_lstm_(
     code leaves the biases free and initializes the forget bias to 10).
     """
     model = check_model(model, LSTM, finite=True)
-    margin = check_real(
-        margin,
-        "margin",
-        low=MIN_LSTM_MARGIN,
-        high=1.0,
-        high_open=True,
-    )
     q = 1.0 - margin
     radii = {k: q * v for k, v in lstm_radii(f_max).items()}
     bias_cap = (
