@@ -353,7 +353,7 @@ class Bool:
 
 
 class Choice:
-    """One of a fixed set of options (strings, usually): ``Choice("tanh", "relu")``."""
+    """One of a fixed set of options: ``Choice("tanh", "relu")`` (a non-string for string options is a ``TypeError``)."""
 
     def __init__(self, *options: object) -> None:
         self.options = tuple(options)
@@ -362,6 +362,12 @@ class Choice:
         return f"Choice{self.options!r}"
 
     def check(self, value: object, name: str) -> object:
+        if all(isinstance(o, str) for o in self.options) and not (
+            isinstance(value, str)
+        ):
+            raise TypeError(
+                f"{name} must be one of {self.options}, got {type(value).__name__}"
+            )
         if value not in self.options:
             raise ValueError(
                 f"{name} must be one of {self.options}, got {value!r}"

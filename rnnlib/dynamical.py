@@ -50,7 +50,7 @@ __all__ = [
 INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
 
 
-@validate_params("dtype", m=Int(1))
+@validate_params("dtype", m=Int(1), scheme=Choice(*INIT_SCHEMES))
 def recurrent_matrix(
     m: int,
     scheme: str = "gaussian",
@@ -71,10 +71,6 @@ def recurrent_matrix(
     If ``spectral_norm`` is given, the matrix is rescaled to have exactly that
     largest singular value ``||W||_2``.
     """
-    if scheme not in INIT_SCHEMES:
-        raise ValueError(
-            f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}"
-        )
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)

@@ -48,6 +48,7 @@ from ._linalg import spectral_norm, spectral_norm_bound
 from ._rng import as_generator
 from ._validation import (
     NONNEGATIVE,
+    Choice,
     Int,
     Real,
     check_int,
@@ -119,16 +120,9 @@ def _check_square(W: object, name: str) -> torch.Tensor:
 # --- Chapter 8, section 1: certificates ---------------------------------------------------------
 
 
+@validate_params(activation=Choice(*_LIPSCHITZ))
 def activation_lipschitz(activation: str) -> float:
     """The Lipschitz constant ``L_rho`` of an activation: 1 for identity, tanh, relu; 1/4 for sigmoid."""
-    if not isinstance(activation, str):
-        raise TypeError(
-            f"activation must be one of {tuple(_LIPSCHITZ)}, got {type(activation).__name__}"
-        )
-    if activation not in _LIPSCHITZ:
-        raise ValueError(
-            f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}"
-        )
     return _LIPSCHITZ[activation]
 
 

@@ -1249,7 +1249,7 @@ def regression_task(
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
 
 
-@validate_params("out_scale", "ridge")
+@validate_params("out_scale", "ridge", return_weights=Bool())
 def kernel_reference(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -1292,10 +1292,6 @@ def kernel_reference(
     model = _check_model(model)
     x, y = _check_data(model, x, y, "squared")
     x_eval = model._check_input(x_eval, "x_eval")
-    if not isinstance(return_weights, bool):
-        raise TypeError(
-            f"return_weights must be a bool, got {type(return_weights).__name__}"
-        )
     with torch.no_grad():
         f0, f0e = (
             out_scale * _output(model.W, model.A, model.B, xx)
