@@ -20,6 +20,8 @@ export PYTHONHASHSEED := 0
 export OMP_NUM_THREADS ?= 1
 # notebooks executed at once (booktools.execute); each kernel gets (cores / JOBS) threads
 JOBS       ?= 2
+# pages the browser check opens at once (one Chromium each), and so cores it keeps busy
+BROWSER_WORKERS ?= 2
 # what `make lint` formats-checks and lints
 RUFF_PATHS ?= .
 
@@ -136,7 +138,7 @@ browser-deps:
 # Every built page in headless Chromium with no network: math typeset, images loaded, no console
 # errors, title and headings present, nothing wider than the column. Screenshots: _build/html/_screenshots/index.html.
 browser-check: $(BUILD_DEP) browser-deps
-	$(PY) -m booktools.browser_check --known wrapped-output --known clipped-formula _build/html
+	$(PY) -m booktools.browser_check --workers $(BROWSER_WORKERS) --known wrapped-output --known clipped-formula _build/html
 
 # Each chapter's execution time (kernel CPU seconds, one thread: < 90 s each, < 600 s in all);
 # the wall times are in the book's appendix.

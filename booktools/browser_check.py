@@ -35,7 +35,9 @@ reported from the browser's network log as a failure. For each page it checks:
 A full-page screenshot of each page is written to ``<html>/_screenshots/<page>.png``,
 with an ``index.html`` listing them, so a person can look at the pages.
 
-Usage: ``python -m booktools.browser_check [_build/html]`` (``make browser-check``).
+Usage: ``python -m booktools.browser_check [--workers N] [_build/html]`` (``make
+browser-check``, two workers: N pages at once, each worker with its own Chromium; the
+report is in the order of the pages whatever the order they finish in).
 Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chromium-driver``).
 """
 
@@ -533,6 +535,24 @@ def external_requests(driver, base: str) -> list[str]:
     return urls
 
 
+#: Attempts at a screenshot: chromedriver gives the renderer 10 s to answer, which a tall
+#: page on a busy machine (two workers, other jobs) can miss once.
+SCREENSHOT_ATTEMPTS = 3
+
+
+def _screenshot(driver, shot: Path) -> None:
+    from selenium.common.exceptions import TimeoutException
+
+    for attempt in range(SCREENSHOT_ATTEMPTS):
+        try:
+            driver.save_screenshot(str(shot))
+            return
+        except TimeoutException:
+            if attempt == SCREENSHOT_ATTEMPTS - 1:
+                raise
+            time.sleep(1)
+
+
 def check_page(
     driver,
     base: str,
@@ -619,7 +639,7 @@ def check_page(
     shot = shots / (
         rel.with_suffix("").as_posix().replace("/", "__") + ".png"
     )
-    driver.save_screenshot(str(shot))
+    _screenshot(driver, shot)
     driver.set_window_size(1280, 1000)
     info = {
         "page": rel.as_posix(),
@@ -631,6 +651,73 @@ def check_page(
         "code_chars": probe.get("codeColumnChars"),
     }
     return problems, info
+
+
+def check_pages(
+    pages: list[tuple[Path, Path | None]],
+    base: str,
+    html_dir: Path,
+    shots: Path,
+    workers: int = 1,
+):
+    """Check ``pages`` (:func:`check_page`), ``workers`` at a time, each worker with its own Chromium.
+
+    Yields ``(page, (problems, info))`` in the order of ``pages``, each as soon as it
+    and the pages before it are checked; an error in a worker is raised here.
+    """
+    results: dict[int, tuple] = {}
+    ready = threading.Condition()
+    todo = iter(range(len(pages)))
+    errors: list[BaseException] = []
+
+    def work():
+        try:
+            driver = make_driver()
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller
+            with ready:
+                errors.append(exc)
+                ready.notify_all()
+            return
+        try:
+            while not errors:
+                with ready:
+                    index = next(todo, None)
+                if index is None:
+                    return
+                rel, source = pages[index]
+                result = check_page(
+                    driver, base, html_dir, rel, source, shots
+                )
+                with ready:
+                    results[index] = result
+                    ready.notify_all()
+        except BaseException as exc:  # noqa: BLE001 - raised by the caller
+            with ready:
+                errors.append(exc)
+                ready.notify_all()
+        finally:
+            driver.quit()
+
+    threads = [
+        threading.Thread(target=work, daemon=True)
+        for _ in range(max(1, min(workers, len(pages))))
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for index, (rel, _) in enumerate(pages):
+            with ready:
+                ready.wait_for(lambda: index in results or errors)
+                if errors:
+                    raise errors[0]
+                result = results.pop(index)
+            yield rel, result
+    finally:
+        errors.append(
+            GeneratorExit()
+        )  # the workers stop after their page
+        for thread in threads:
+            thread.join()
 
 
 #: Kinds of problem that ``--known KIND`` reports without failing: defects the book
@@ -663,7 +750,17 @@ def main(argv: list[str] | None = None) -> int:
         choices=sorted(KNOWN_KINDS),
         help="report problems of this kind as known defects instead of failing",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="pages checked at once, each in its own Chromium (default 1)",
+    )
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error(
+            f"--workers: expected an integer >= 1, got {args.workers}"
+        )
     known_kinds = [KNOWN_KINDS[k] for k in args.known]
     known: dict[str, list[str]] = {}
     html_dir = Path(args.html_dir).resolve()
@@ -677,13 +774,15 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir()
     server, base = serve(html_dir)
-    driver = make_driver()
     failures, rows = {}, []
     try:
-        for rel, source in pages_and_sources(html_dir):
-            problems, info = check_page(
-                driver, base, html_dir, rel, source, shots
-            )
+        for rel, (problems, info) in check_pages(
+            pages_and_sources(html_dir),
+            base,
+            html_dir,
+            shots,
+            args.workers,
+        ):
             rows.append(info)
             page_known = [
                 p
@@ -705,7 +804,6 @@ def main(argv: list[str] | None = None) -> int:
             if problems:
                 failures[rel.as_posix()] = problems
     finally:
-        driver.quit()
         server.shutdown()
     index = [
         "<!doctype html><meta charset='utf-8'><title>Screenshots of the built book</title>",

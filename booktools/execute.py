@@ -16,6 +16,22 @@ pool, so both cores stay busy until the last notebook ends):
     built from this execution, and ``booktools.grade --expect-stubs --executed
     student/_build`` grades the same execution.
 
+    A student notebook is its chapter with the install cell first and the
+    exercises' stubs last: its code cells are the install cell, then the chapter's
+    first code cells unchanged, then the stubs (where the chapter has its solution
+    cells). When that holds (:func:`reusable_prefix` checks it cell by cell) and the
+    chapter's own execution is in the book's cache (or made in the same run), the
+    student notebook is not executed in full: its unchanged cells get the outputs of
+    the chapter's execution (the same code, run from a fresh kernel in the same
+    order, with nothing of the solutions run before it), and a fresh kernel runs
+    only the install cell, the stubs, and the earlier cells that bind a name a stub
+    reads before its checker call (``booktools.grade.cells_to_run``); the stubs'
+    outputs (their ``NotImplementedError``) come from that run. A solution's output
+    cannot reach a student page: the solution cells come after every reused cell,
+    and their outputs are not copied. Any other shape (a changed cell, a cell after a
+    stub) is executed in full, as is every student notebook whose chapter has no
+    execution to reuse (``booktools.execute student`` alone, before the book).
+
 The second, independent execution of each chapter is nbval's (``make nbval``):
 ``booktools.nbval_notebooks`` exports the ``book`` records from the cache and nbval
 executes them again, comparing every text output cell by cell.
@@ -40,7 +56,11 @@ import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    ProcessPoolExecutor,
+    wait,
+)
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +82,11 @@ class Job:
     timeout: int
     threads: int
     jobs: int  #: how many notebooks run at once (recorded with the timing)
+    #: the chapter whose execution supplies the unchanged cells' outputs (student target), or None
+    reuse: Path | None = None
+    build: Path | None = (
+        None  #: the book build whose cache holds that execution
+    )
 
 
 @dataclass
@@ -104,6 +129,105 @@ def _kernel_cpu_seconds(client) -> float | None:
         return None
 
 
+def reusable_prefix(
+    student: nbformat.NotebookNode, chapter: nbformat.NotebookNode
+) -> int | None:
+    """How many of ``chapter``'s first code cells ``student`` holds unchanged; None when it is not reusable.
+
+    Reusable: the student notebook's code cells are its install cells
+    (``metadata.rnnlib_install``), then the chapter's first ``k`` code cells with
+    the same source, then only stubs (``metadata.rnnlib_exercise``), if any.
+    """
+    from booktools.student_edition import EXERCISE_KEY, INSTALL_KEY
+
+    code = [c for c in student.cells if c.cell_type == "code"]
+    while code and code[0].metadata.get(INSTALL_KEY):
+        code = code[1:]
+    stubs = [
+        i
+        for i, c in enumerate(code)
+        if c.metadata.get(EXERCISE_KEY)
+    ]
+    k = stubs[0] if stubs else len(code)
+    if stubs != list(range(k, len(code))):
+        return None
+    ours = [
+        c.source for c in chapter.cells if c.cell_type == "code"
+    ]
+    if len(ours) < k or [c.source for c in code[:k]] != ours[:k]:
+        return None
+    return k
+
+
+def _compose(job: Job, nb: nbformat.NotebookNode):
+    """Execute the cells of a reusable student notebook that the chapter's execution lacks.
+
+    Returns the notebook to execute (the install cells, the stubs and what the
+    stubs need) and a function that, once it is executed, fills ``nb``: every
+    unchanged cell with the chapter's outputs, the others with their own, the
+    execution counts numbered top to bottom as in one run.
+    """
+    import copy
+
+    from booktools.grade import _cut_after_checker, cells_to_run
+    from booktools.student_edition import EXERCISE_KEY, INSTALL_KEY
+
+    executed = executed_in_build(job.reuse, job.build)
+    k = reusable_prefix(nb, executed)
+    if k is None:
+        raise ValueError(
+            f"{job.path}: not its chapter's cells followed by stubs"
+        )
+    own = [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        and (
+            c.metadata.get(INSTALL_KEY)
+            or c.metadata.get(EXERCISE_KEY)
+        )
+    ]
+    stubs = [
+        i for i in own if nb.cells[i].metadata.get(EXERCISE_KEY)
+    ]
+    cut = copy.deepcopy(nb)
+    for i in stubs:  # a stub stops at its checker call: what comes after never runs
+        cut.cells[i].source = _cut_after_checker(
+            cut.cells[i].source
+        )
+    run = sorted(cells_to_run(cut, set(stubs)) | set(own))
+    small = copy.deepcopy(nb)
+    small.cells = [copy.deepcopy(nb.cells[i]) for i in run]
+    theirs = [c for c in executed.cells if c.cell_type == "code"][
+        :k
+    ]
+
+    def fill(done: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        outputs = dict(zip(run, (c.outputs for c in done.cells)))
+        unchanged = iter(theirs)
+        count = 0
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            if i in own:
+                cell.outputs = outputs[i]
+            else:
+                cell.outputs = copy.deepcopy(
+                    next(unchanged).outputs
+                )
+            count += 1
+            cell.execution_count = count
+            for out in cell.outputs:
+                if out.get("output_type") == "execute_result":
+                    out["execution_count"] = count
+        widgets = executed.metadata.get("widgets")
+        if widgets:
+            nb.metadata["widgets"] = copy.deepcopy(widgets)
+        return nb
+
+    return small, fill
+
+
 def run_job(job: Job) -> Result:
     """Execute one notebook in a fresh kernel (in a worker process); never raises."""
     from nbclient import NotebookClient
@@ -116,6 +240,18 @@ def run_job(job: Job) -> Result:
         "1"  # the build is strict: rnnlib.claims.strict()
     )
     nb = nbformat.read(job.path, as_version=4)
+    fill = None
+    if job.reuse is not None:
+        try:
+            nb, fill = _compose(job, nb)
+        except Exception as exc:  # noqa: BLE001 - reported as the job's failure
+            return Result(
+                job,
+                None,
+                0.0,
+                None,
+                f"{type(exc).__name__}: {exc}",
+            )
     cpu: list[float | None] = [None]
     client = NotebookClient(
         nb,
@@ -135,6 +271,8 @@ def run_job(job: Job) -> Result:
         client.execute()
     except Exception as exc:  # noqa: BLE001 - a cell error, a timeout, a dead kernel: reported, not raised
         error = f"{type(exc).__name__}: {exc}"
+    if fill is not None and error is None:
+        nb = fill(nb)
     # with allow_errors, cell errors are outputs; what still raises (a timeout, a dead kernel) fails the job
     return Result(
         job,
@@ -155,6 +293,9 @@ def _store(
         "cpu_seconds": result.cpu_seconds,
         "jobs": job.jobs,
     }
+    if job.reuse is not None:
+        # the unchanged cells' outputs are the chapter's execution's; the times are the stubs' run
+        data["outputs_of"] = str(job.reuse.relative_to(root))
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
@@ -262,6 +403,28 @@ def plan(
                         jobs,
                     )
                 )
+    # a student notebook reuses its chapter's execution when that is cached or made in this run
+    chapters = {
+        p.relative_to(root): p for p in chapter_notebooks(root)
+    }
+    pending = {j.path for j in todo if j.target == "book"}
+    for job in todo:
+        if job.target != "student":
+            continue
+        chapter = chapters.get(job.path.relative_to(student_root))
+        if (
+            chapter is None
+            or reusable_prefix(
+                nbformat.read(job.path, as_version=4),
+                nbformat.read(chapter, as_version=4),
+            )
+            is None
+        ):
+            continue
+        if chapter in pending or _is_cached(
+            chapter, build / ".jupyter_cache"
+        ):
+            job.reuse, job.build = chapter, build
     return todo, skipped
 
 
@@ -312,32 +475,68 @@ def execute(
     context = multiprocessing.get_context(
         "spawn"
     )  # a clean interpreter per worker
+    # a student notebook that reuses a chapter executed in this run waits for that execution
+    waiting = {
+        j.reuse: j
+        for j in todo
+        if j.reuse is not None
+        and any(
+            b.target == "book" and b.path == j.reuse for b in todo
+        )
+    }
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=context
     ) as pool:
-        futures = [pool.submit(run_job, job) for job in todo]
-        for future in as_completed(futures):
-            result = future.result()
-            results.append(result)
-            job = result.job
-            rel = job.path.relative_to(root)
-            cpu = (
-                ""
-                if result.cpu_seconds is None
-                else f", {result.cpu_seconds:5.1f} s CPU"
+        futures = {
+            pool.submit(run_job, job)
+            for job in todo
+            if job not in waiting.values()
+        }
+        while futures:
+            done, futures = wait(
+                futures, return_when=FIRST_COMPLETED
             )
-            if result.nb is not None:
-                where = _store(
-                    result, root, build, student_root / "_build"
+            for future in done:
+                result = future.result()
+                results.append(result)
+                job = result.job
+                rel = job.path.relative_to(root)
+                cpu = (
+                    ""
+                    if result.cpu_seconds is None
+                    else f", {result.cpu_seconds:5.1f} s CPU"
                 )
-                print(
-                    f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}"
+                if result.nb is not None:
+                    where = _store(
+                        result,
+                        root,
+                        build,
+                        student_root / "_build",
+                    )
+                    reused = (
+                        ""
+                        if job.reuse is None
+                        else f" (the stubs; the rest from {job.reuse.name})"
+                    )
+                    print(
+                        f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}{reused}"
+                    )
+                else:
+                    print(
+                        f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}",
+                        file=sys.stderr,
+                    )
+                follower = (
+                    waiting.pop(job.path, None)
+                    if job.target == "book"
+                    else None
                 )
-            else:
-                print(
-                    f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}",
-                    file=sys.stderr,
-                )
+                if follower is not None:
+                    if (
+                        result.nb is None
+                    ):  # nothing to reuse: executed in full
+                        follower.reuse = follower.build = None
+                    futures.add(pool.submit(run_job, follower))
     print(
         f"{len(todo)} executions in {time.perf_counter() - start:.1f} s wall time"
     )

@@ -790,9 +790,12 @@ def records_from_doctree(doctree) -> list[dict]:
             and cell.get("nb_element") != "cell_code"
         ):
             cell = cell.parent
+        # a long record line is folded at spaces (claims._fold): join it back
+        figure = " ".join(match["figure"].split())
         records.append(
             {
                 **match.groupdict(),
+                "figure": figure,
                 "cell": None
                 if cell is None
                 else cell.get("cell_index"),

@@ -523,6 +523,9 @@ def student_config(
     solutions). Students download a page's notebook with the download button.
     """
     cfg = copy.deepcopy(config)
+    cfg.pop(
+        "student_edition", None
+    )  # read by booktools.student_edition, not the build
     cfg["title"] = (
         f"{config.get('title', 'Book')} (student edition)"
     )
@@ -628,12 +631,37 @@ def binder_environment(
     return env
 
 
+def student_repository_url(config: dict) -> str | None:
+    """``student_edition.repository_url`` of ``_config.yml``: the repository hosting the student edition, or None.
+
+    The one setting that turns on the student edition's launch buttons (Binder,
+    Colab) and its Binder ``environment.yml`` (README.md, "Launch buttons"); empty
+    or absent: no buttons.
+    """
+    value = (config.get("student_edition") or {}).get(
+        "repository_url"
+    )
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str) or not value.startswith(
+        ("https://", "http://")
+    ):
+        raise ValueError(
+            f"student_edition.repository_url in _config.yml must be an http(s) URL or empty, got {value!r}"
+        )
+    return value
+
+
 def build_student_edition(
     root: Path = ROOT,
     out: Path | None = None,
     repository_url: str | None = None,
 ) -> list[Path]:
     """Write the student edition of the book under ``out`` (default ``root/student``).
+
+    ``repository_url``: the repository hosting the student edition (its launch
+    buttons); by default ``student_edition.repository_url`` of ``_config.yml``
+    (:func:`student_repository_url`).
 
     Writes one student notebook per chapter notebook of ``_toc.yml``, copies its markdown pages,
     ``references.bib`` and the folders the configuration names (``_static/``,
@@ -657,6 +685,10 @@ def build_student_edition(
         (root / "_config.yml").read_text(encoding="utf-8")
     )
     repository = config.get("repository") or {}
+    if (
+        repository_url is None
+    ):  # the one setting: student_edition.repository_url
+        repository_url = student_repository_url(config)
     written = []
     for path in chapter_notebooks(root):
         target = out / "chapters" / path.name
@@ -828,7 +860,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repository-url",
         default=None,
-        help="a repository hosting the student edition (launch buttons)",
+        help="a repository hosting the student edition (launch buttons); "
+        "default: student_edition.repository_url of _config.yml",
     )
     parser.add_argument(
         "--list",

@@ -231,9 +231,7 @@ for (name, fn) in (
     row(T, "type", "generator", lambda fn=fn: fn(B, L, D, generator=1.5))
     row(T, "dtype", "dtype", lambda fn=fn: fn(B, L, D, dtype=torch.int64))
 
-T = "rnnlib.elman.true_token_tolerance"
 
-T = "rnnlib.seed_everything"
 
 # --- rnnlib.initialization -----------------------------------------------------------------------
 
@@ -279,7 +277,6 @@ for name in (
     row(T, "malformed", "z", lambda fn=fn: fn(2 * Z), note="not binary")
     row(T, "malformed", "z", lambda fn=fn: fn(Z.float() + 0.5), note="fractional")
 
-T = "rnnlib.languages.sample_binary_strings"
 
 T = "rnnlib.languages.sample_dl1_balanced"
 int_rows(T, "max_ones", lambda v: languages.sample_dl1_balanced(2, 4, max_ones=v), low=1)
@@ -339,7 +336,6 @@ int_rows(T, "min_length", lambda v: languages.sample_language("dl1", 4, 3, min_l
 row(T, "range", "min_length", lambda: languages.sample_language("dl1", 4, 3, min_length=4), note="above n")
 row(T, "malformed", "n", lambda: languages.sample_language("tomita2", 4, 3), note="no positive")
 row(T, "type", "generator", lambda: languages.sample_language("dl1", 4, 3, generator=1.5))
-T = "rnnlib.languages.language_dataset"
 row("rnnlib.languages.pattern_neurons", "malformed", "pattern", lambda: languages.pattern_neurons(5, "0x"))
 row("rnnlib.languages.pattern_neurons", "range", "pattern", lambda: languages.pattern_neurons(2, "010"))
 row("rnnlib.languages.concept_representation", "malformed", "name", lambda: languages.concept_representation("tomita1", 4))
@@ -361,7 +357,6 @@ row(T, "type", "coefficients", lambda: concepts.polynomial(3.0))
 row(T, "empty", "coefficients", lambda: concepts.polynomial([]))
 row(T, "nan", "coefficients", lambda: concepts.polynomial([0.0, math.nan]))
 
-T = "rnnlib.concepts.monomial"
 
 T = "rnnlib.concepts.taylor_coefficients"
 row(T, "type", "phi", lambda: concepts.taylor_coefficients(None, 4))
@@ -439,9 +434,7 @@ T = "rnnlib.pseudo.back_matrices"
 row(T, "type", "model", lambda: pseudo.back_matrices(RNN, X))
 tensor_rows(T, "x", X, lambda v: pseudo.back_matrices(ELMAN, v))
 
-T = "rnnlib.stability.spectral_norm"
 
-T = "rnnlib.pseudo.random_perturbation"
 
 T = "rnnlib.pseudo.linearization_gap"
 row(T, "type", "model", lambda: pseudo.linearization_gap(LSTM, X, 0.1))
@@ -453,7 +446,6 @@ row(T, "range", "widths", lambda: pseudo.gap_sweep([0], [0.1], L=L, d=D, eps_x=0
 row(T, "empty", "taus", lambda: pseudo.gap_sweep([8], [], L=L, d=D, eps_x=0.1))
 row(T, "range", "taus", lambda: pseudo.gap_sweep([8], [-0.1], L=L, d=D, eps_x=0.1))
 
-T = "rnnlib.pseudo.linearization_sample"
 
 # --- rnnlib.dynamical ------------------------------------------------------------------------------
 
@@ -512,7 +504,6 @@ for name in (
     fn = getattr(stability, name)
     row(T, "type", "model", lambda fn=fn: fn(RNN))
 
-T = "rnnlib.stability.lstm_radii"
 
 T = "rnnlib.stability.certify"
 row(T, "type", "model", lambda: stability.certify(ELMAN))
@@ -583,7 +574,6 @@ row(T, "shape", "c", lambda: stability.lds_markov_parameters(AV, CV[:1], torch.t
 row(T, "nan", "c", lambda: stability.lds_markov_parameters(AV, with_nan(CV), torch.tensor(0.0), 5))
 row(T, "nan", "d", lambda: stability.lds_markov_parameters(AV, CV, torch.tensor(math.nan), 5))
 
-T = "rnnlib.stability.fit_lds_canonical"
 
 # --- rnnlib.truncation -----------------------------------------------------------------------------
 
@@ -591,9 +581,7 @@ T = "rnnlib.truncation.truncated_states"
 row(T, "type", "model", lambda: truncation.truncated_states(ELMAN, X, 2))
 tensor_rows(T, "x", XR, lambda v: truncation.truncated_states(RNN, v, 2))
 
-T = "rnnlib.truncation.inference_bound"
 
-T = "rnnlib.truncation.k_for_epsilon"
 
 T = "rnnlib.truncation.truncation_errors"
 row(T, "type", "model", lambda: truncation.truncation_errors(ELMAN, XR, [1]))
@@ -651,9 +639,7 @@ row(T, "type", "ncols", lambda: plotting.new_figure("2"))
 
 T = "rnnlib.plotting.loglog_slope"
 LENGTHS = r"^x and y must be 1-d of equal length >= 2, got shapes \(\d*,\) and \(\d*,\)$"
-POSITIVE = (
-    r"^x and y must be positive and finite for a log-log fit$"
-)
+POSITIVE = "^x and y must be positive and finite for a log-log fit$"
 row(T, "shape", "x", lambda: plotting.loglog_slope([1, 2, 3], [1, 2]))
 row(T, "range", "x", lambda: plotting.loglog_slope([1, -2], [1, 2]))
 row(T, "nan", "y", lambda: plotting.loglog_slope([1, 2], [1, math.nan]))
@@ -775,9 +761,7 @@ row(T, "range", "interval", lambda: inversion.fit_step_features(torch.sin, inter
 row(T, "malformed", "degree", lambda: inversion.fit_step_features(torch.sin, degree=3))
 row(T, "range", "degree", lambda: inversion.fit_step_features(torch.sin, degree=(-1, 2)))
 row(T, "malformed", "phi", lambda: inversion.fit_step_features(lambda u: u.sum()))
-INV_FIT = inversion.fit_step_features(
-    torch.sin, degree=(3, 2), n_quad=8
-)
+INV_FIT = inversion.fit_step_features(torch.sin, degree=(3, 2), n_quad=8)
 INV_U = torch.linspace(-1, 1, 5, dtype=torch.float64)
 T = "rnnlib.inversion.step_feature_average"
 row(T, "type", "fit", lambda: inversion.step_feature_average("fit", INV_U, 8))
@@ -793,12 +777,8 @@ tensor_rows(T, "x", X, lambda v: inversion.backprop_correlations(ELMAN, v))
 T = "rnnlib.inversion.correlation_sweep"
 row(T, "empty", "widths", lambda: inversion.correlation_sweep([]))
 
-_inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt(
-    (L - 2) * (D - 1)
-)
-INV_TARGET = concepts.ConceptTarget(
-    [["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1
-)
+_inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt((L - 2) * (D - 1))
+INV_TARGET = concepts.ConceptTarget([["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1)
 INV_TARGET2 = concepts.ConceptTarget(
     [["sin", "sin"]],
     _inv_w.expand(1, 2, -1).clone(),
@@ -811,9 +791,7 @@ row(T, "type", "model", lambda: inversion.construct_existence(LSTM, INV_TARGET, 
 row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out")
 row(T, "type", "target", lambda: inversion.construct_existence(ELMAN, "sin", 0.1))
 row(T, "malformed", "target", lambda: inversion.construct_existence(ELMAN, INV_TARGET2, 0.1))
-INV_CONS = inversion.construct_existence(
-    ELMAN, INV_TARGET, 0.1, n_fit=8
-)
+INV_CONS = inversion.construct_existence(ELMAN, INV_TARGET, 0.1, n_fit=8)
 T = "rnnlib.inversion.evaluate_construction"
 row(T, "type", "model", lambda: inversion.evaluate_construction(LSTM, INV_CONS, INV_TARGET, XBAR, 0.1))
 row(T, "type", "construction", lambda: inversion.evaluate_construction(ELMAN, None, INV_TARGET, XBAR, 0.1))
@@ -847,25 +825,14 @@ real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.
 
 # --- rnnlib.data, rnnlib.next_step, Part II of rnnlib.train (chapter 11) ------------------------
 
-from rnnlib import (
-    data as rdata,
-)  # noqa: E402
-from rnnlib import (
-    next_step as nstep,
-)
-from rnnlib import (
-    train as rtrain,
-)
+from rnnlib import data as rdata
+from rnnlib import next_step as nstep
+from rnnlib import train as rtrain
 
-ROLLS = [
-    (np.arange(5 * 88).reshape(5, 88) % 7 == 0).astype(np.uint8),
-    np.eye(88, dtype=np.uint8)[:4],
-]
+ROLLS = [(np.arange(5 * 88).reshape(5, 88) % 7 == 0).astype(np.uint8), np.eye(88, dtype=np.uint8)[:4]]
 CODES = [np.array([0, 1, 2, 1, 0]), np.array([2, 2, 1])]
 NSM = nstep.NextStepModel("rnn", 88, 4, generator=0)
-NSC = nstep.NextStepModel(
-    "lstm", 3, 4, readout="categorical", generator=0
-)
+NSC = nstep.NextStepModel("lstm", 3, 4, readout="categorical", generator=0)
 LOG = torch.zeros(2, 3, 88)
 
 T = "rnnlib.data.notes_to_roll"
@@ -997,8 +964,6 @@ T = "rnnlib.train.tangent_kernel_diag"
 row(T, "type", "model", lambda: train.tangent_kernel_diag("m", X))
 tensor_rows(T, "x", X, lambda v: train.tangent_kernel_diag(ELMAN, v))
 row(T, "malformed", "output_dim", lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X))
-T = "rnnlib.train.theorem_3_1_constants"
-T = "rnnlib.train.regression_task"
 T = "rnnlib.train.kernel_reference"
 row(T, "type", "model", lambda: train.kernel_reference(None, X, Y1, X, out_scale=1.0, ridge=0.1))
 tensor_rows(T, "x", X, lambda v: train.kernel_reference(ELMAN, v, Y1, X, out_scale=1.0, ridge=0.1), skip=("empty",))
@@ -1012,7 +977,6 @@ row(T, "type", "model", lambda: train.convexity_gap(None, TH, TH, X, out_scale=1
 row(T, "type", "theta", lambda: train.convexity_gap(ELMAN, 1.0, TH, X, out_scale=1.0))
 row(T, "shape", "theta_star[0]", lambda: train.convexity_gap(ELMAN, TH, (torch.zeros(3, 3), TH[1]), X, out_scale=1.0))
 tensor_rows(T, "x", X, lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0))
-T = "rnnlib.train.worst_case_flip_fraction"
 T = "rnnlib.train.lazy_grid"
 LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(T, "widths[i]", lambda v: train.lazy_grid([v], [1.0], [0], **LG), low=1)
@@ -1057,28 +1021,15 @@ tensor_rows(T, "K_diag", KD, lambda v: generalization.rademacher_bound(v, out_sc
 row(T, "range", "K_diag", lambda: generalization.rademacher_bound(-KD, out_scale=1.0, norm=1.0))
 T = "rnnlib.generalization.empirical_rademacher"
 tensor_rows(T, "K", torch.eye(B), lambda v: generalization.empirical_rademacher(v, out_scale=1.0, norm=1.0))
-T = "rnnlib.generalization.uniform_bound"
-T = "rnnlib.generalization.logistic_loss_bound"
-T = "rnnlib.generalization.classification_task"
 T = "rnnlib.generalization.generalization_run"
-GR = dict(
-    L=5,
-    d=4,
-    eps_x=0.5,
-    n_pool=10,
-    n_test=4,
-    out_scale=0.5,
-    epochs=1,
-)
+GR = dict(L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5, epochs=1)
 int_rows(T, "n_pool", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "n_pool": v}), low=4)
 
 # --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
 
 from rnnlib import recognizers  # noqa: E402
 
-SPLIT = languages.language_dataset(
-    "dl1", 40, 4, min_length=1, generator=0
-)
+SPLIT = languages.language_dataset("dl1", 40, 4, min_length=1, generator=0)
 T = "rnnlib.recognizers.train_wide_rnn"
 row(T, "type", "split", lambda: recognizers.train_wide_rnn((ZP, ZP), 8))
 T = "rnnlib.recognizers.PracticalRNN"
@@ -1102,9 +1053,7 @@ row(T, "range", "lengths", lambda: recognizers.accuracy_table(["dl1"], [0]))
 row(T, "malformed", "name", lambda: recognizers.accuracy_table(["tomita0"], [4]))
 T = "rnnlib.recognizers.length_generalization"
 row(T, "type", "runs", lambda: recognizers.length_generalization(SPLIT, 8))
-RUNS = recognizers.run_learners(
-    "dl1", 4, widths=[], hidden=None, n_samples=40
-)
+RUNS = recognizers.run_learners("dl1", 4, widths=[], hidden=None, n_samples=40)
 
 for (name, call, arg, kind) in (
     ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({}, 0.5), "accuracies", "empty"),
@@ -1152,6 +1101,47 @@ T = "rnnlib.experiments.ch07.draw_strings"
 int_rows(T, "n_samples", lambda v: exp07.draw_strings("dl1", v, 8, generator=0), low=2)
 int_rows(T, "n", lambda v: exp07.draw_strings("dl1", 10, v, generator=0), low=2)
 
+from rnnlib.experiments import ch05 as exp05  # noqa: E402
+from rnnlib.experiments import ch06 as exp06  # noqa: E402
+
+_X5 = torch.rand(3, 4, 5, generator=torch.Generator().manual_seed(0))
+_Y5 = torch.rand(3, 1, generator=torch.Generator().manual_seed(1))
+T = "rnnlib.experiments.ch05.kernel_convergence"
+tensor_rows(T, "x", _X5, lambda v: exp05.kernel_convergence(v, [8], [1]), skip=("dtype",))
+row(T, "empty", "widths", lambda: exp05.kernel_convergence(_X5, [], []))
+row(T, "shape", "draws", lambda: exp05.kernel_convergence(_X5, [8, 16], [1]))
+int_rows(T, "widths[i]", lambda v: exp05.kernel_convergence(_X5, [v], [1]), low=2)
+T = "rnnlib.experiments.ch05.limit_kernel_reference"
+tensor_rows(T, "x", _X5, lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1), skip=("dtype",))
+row(T, "shape", "y", lambda: exp05.limit_kernel_reference(_X5, _Y5[:2], _X5, ridge=0.1))
+real_rows(T, "ridge", lambda v: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=v), bad=(0.0, -1.0))
+row(T, "type", "offset", lambda: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=0.1, offset=[_Y5, _Y5]))
+T = "rnnlib.experiments.ch05.limit_reference_sweep"
+_SW = dict(L=3, d=4, eps_x=0.5, n_train=4, n_eval=4, out_scale=0.5, steps=5)
+row(T, "empty", "widths", lambda: exp05.limit_reference_sweep([], [0], **_SW))
+int_rows(T, "seeds[i]", lambda v: exp05.limit_reference_sweep([8], [v], **_SW), low=0)
+real_rows(T, "out_scale", lambda v: exp05.limit_reference_sweep([8], [0], **{**_SW, "out_scale": v}), bad=(0.0,))
+T = "rnnlib.experiments.ch06.kernel_sgd"
+_K6 = torch.eye(3, dtype=torch.float64)
+_Y6 = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
+_O6 = torch.tensor([0, 1, 2])
+tensor_rows(T, "K", _K6, lambda v: exp06.kernel_sgd(v, _Y6, _O6, lr_scale=0.1), skip=("shape",))
+row(T, "shape", "K", lambda: exp06.kernel_sgd(_K6[:2], _Y6, _O6, lr_scale=0.1))
+row(T, "malformed", "y", lambda: exp06.kernel_sgd(_K6, _Y6 * 0.5, _O6, lr_scale=0.1))
+row(T, "type", "order", lambda: exp06.kernel_sgd(_K6, _Y6, [0, 1], lr_scale=0.1))
+row(T, "malformed", "order", lambda: exp06.kernel_sgd(_K6, _Y6, _O6 + 5, lr_scale=0.1))
+real_rows(T, "lr_scale", lambda v: exp06.kernel_sgd(_K6, _Y6, _O6, lr_scale=v), bad=(0.0,))
+T = "rnnlib.experiments.ch06.limit_generalization_curve"
+_LC = dict(L=3, d=4, eps_x=0.5, n_test=5)
+row(T, "empty", "ns", lambda: exp06.limit_generalization_curve([], 0, **_LC))
+int_rows(T, "ns[i]", lambda v: exp06.limit_generalization_curve([v], 0, **_LC), low=2)
+int_rows(T, "n_test", lambda v: exp06.limit_generalization_curve([10], 0, **{**_LC, "n_test": v}), low=1)
+real_rows(T, "epochs", lambda v: exp06.limit_generalization_curve([10], 0, epochs=v, **_LC), bad=(0.0,))
+row(T, "malformed", "ns", lambda: exp06.limit_generalization_curve([10], 0, gram_size=5, **_LC))
+row("rnnlib.plotting.plot_kernel_convergence", "type", "conv", lambda: plotting.plot_kernel_convergence(None))
+row("rnnlib.plotting.plot_limit_bound", "empty", "passes", lambda: plotting.plot_limit_bound([], []))
+row("rnnlib.plotting.plot_limit_bound", "type", "fixed", lambda: plotting.plot_limit_bound([exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)], ["run"]))
+
 from rnnlib import claims  # noqa: E402
 
 T = "rnnlib.claims.Claim"
@@ -1178,7 +1168,6 @@ T = "rnnlib.languages.check_strings"
 row(T, "type", "z", lambda: languages.check_strings([[0, 1]]))
 row(T, "shape", "z", lambda: languages.check_strings(Z[0]))
 row(T, "malformed", "z", lambda: languages.check_strings(2 * Z), note="not binary")
-T = "rnnlib.concepts.sample_task"
 T = "rnnlib.next_step.readout_loss"
 row(T, "type", "model", lambda: nstep.readout_loss("rnn", LOG, torch.ones(2, 3, 88), torch.ones(2, 3, dtype=torch.bool)))
 row(T, "shape", "targets", lambda: nstep.readout_loss(NSM, LOG, torch.ones(2, 3, 4), torch.ones(2, 3, dtype=torch.bool)))

@@ -585,3 +585,45 @@ def test_closed_form_claims_get_their_own_verdict_and_count():
     counts = ledger.verdict_counts(rows)
     assert counts[claims.CLOSED_FORM]["all"] == 1
     assert counts["reproduced"]["all"] == 0
+
+
+def test_long_record_lines_are_folded_and_read_back_whole():
+    """A long claim line is folded at spaces to fit the page's output box; the ledger joins it back."""
+    from docutils import nodes
+
+    figure = "slopes in m at tau = 1: " + ", ".join(
+        f"kind{i} -0.{i}{i}" for i in range(12)
+    )
+    text = claims.check(
+        "mh-word-level-lm", True, figure
+    )._repr_mimebundle_()["text/plain"]
+    lines = text.splitlines()
+    assert len(lines) > 1
+    assert all(len(line) <= claims.LINE_CHARS for line in lines)
+    cell = nodes.container(nb_element="cell_code", cell_index=3)
+    bundle = nodes.container(nb_element="mime_bundle")
+    out = nodes.container(mime_type="text/plain")
+    out += nodes.literal_block(text, text)
+    bundle += out
+    cell += bundle
+    (record,) = ledger.records_from_doctree(cell)
+    assert (record["id"], record["figure"], record["cell"]) == (
+        "mh-word-level-lm",
+        figure,
+        3,
+    )
+    # a head too long for its first word: the head gets a line of its own
+    long_word = "x" * 40
+    text = claims.check(
+        "mh-word-level-lm",
+        True,
+        f"{long_word} 1.0",
+        verdict="reproduced in trend only",
+    )._repr_mimebundle_()["text/plain"]
+    assert all(
+        len(line) <= claims.LINE_CHARS
+        for line in text.splitlines()
+    )
+    out.children[0].replace_self(nodes.literal_block(text, text))
+    (record,) = ledger.records_from_doctree(cell)
+    assert record["figure"] == f"{long_word} 1.0"

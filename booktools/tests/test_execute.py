@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import nbformat
@@ -233,3 +234,161 @@ def test_the_budget_is_checked_on_cpu_time_where_recorded():
         "chapters/c.ipynb: no execution record matches the notebook (was the book built?)",
         "the whole book: 135.0 s >= 120 s",
     ]
+
+
+def _with_exercise(root):
+    """Chapter two gets a setup cell, an exercise with its solution, and a student edition.
+
+    The setup cell appends to ``runs.txt`` each time it runs; the solution prints
+    ``SOLUTION``, which no student output may show.
+    """
+    from booktools import student_edition as se
+
+    path = root / "chapters" / "two.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells += [
+        nbformat.v4.new_code_cell(
+            "with open('runs.txt', 'a') as f:\n    f.write('x')\n"
+            "def check_exercise_9_9(f):\n    print('checked', f())\n"
+            "print('setup done')"
+        ),
+        nbformat.v4.new_markdown_cell(
+            "```{exercise} 9.9 · An answer\n:label: ex-9-9\n:nonumber:\n\n"
+            "Write `answer()`.\n```\n\n"
+            "```{solution-start} ex-9-9\n:class: dropdown\n```"
+        ),
+        nbformat.v4.new_code_cell(
+            "def answer():\n    ### BEGIN SOLUTION\n"
+            "    print('SOLUTION')\n    return 42\n    ### END SOLUTION\n\n"
+            "check_exercise_9_9(answer)"
+        ),
+        nbformat.v4.new_markdown_cell("```{solution-end}\n```"),
+    ]
+    nbformat.write(nb, path)
+    (root / "student" / "chapters").mkdir(parents=True)
+    shutil.copy(root / "_toc.yml", root / "student" / "_toc.yml")
+    for name in ("one", "two"):
+        student = se.student_notebook(
+            root / "chapters" / f"{name}.ipynb"
+        )
+        se.add_install_cell(student, "https://example.org/book")
+        for cell in (
+            student.cells
+        ):  # its import of rnnlib (torch) only costs time here
+            if cell.metadata.get(se.INSTALL_KEY):
+                cell.source = "import os  # the install cell"
+        nbformat.write(
+            student,
+            root / "student" / "chapters" / f"{name}.ipynb",
+        )
+    return root
+
+
+def _outputs(nb):
+    return [
+        (c.execution_count, c.outputs)
+        for c in nb.cells
+        if c.cell_type == "code"
+    ]
+
+
+def test_student_notebooks_reuse_the_chapters_execution_and_run_only_the_stubs(
+    tmp_path,
+):
+    root = _with_exercise(_book(tmp_path))
+    results = {
+        (r.job.target, r.job.path.name): r
+        for r in ex.execute(["book", "student"], root=root, jobs=2)
+    }
+    assert all(r.error is None for r in results.values())
+    for name in ("one", "two"):
+        job = results["student", f"{name}.ipynb"].job
+        assert job.reuse == root / "chapters" / f"{name}.ipynb"
+    # the setup cell ran once, in the book's execution: the stubs' run did not need it
+    runs = root / "chapters" / "runs.txt"
+    assert runs.read_text() == "x"
+    book = ex.executed_in_build(
+        root / "chapters" / "two.ipynb", root / "_build"
+    )
+    student = ex.executed_in_build(
+        root / "student" / "chapters" / "two.ipynb",
+        root / "student" / "_build",
+    )
+    got = _outputs(student)
+    # the install cell first, then the chapter's outputs, numbered as one run
+    assert [n for n, _ in got] == [1, 2, 3, 4]
+    assert got[0][1] == []
+    assert [
+        [o.get("text") or o.get("data") for o in outs]
+        for _, outs in got[1:3]
+    ] == [
+        [o.get("text") or o.get("data") for o in outs]
+        for _, outs in _outputs(book)[:2]
+    ]
+    assert got[1][1][1]["execution_count"] == 2
+    assert "setup done" in got[2][1][0]["text"]
+    # the stub: its own NotImplementedError; the solution's output nowhere
+    (error,) = got[3][1]
+    assert error["ename"] == "NotImplementedError"
+    assert "SOLUTION" not in json.dumps(student)
+    assert "SOLUTION" in json.dumps(book)
+    from jupyter_cache import get_cache
+
+    record = get_cache(
+        str(root / "student" / "_build" / ".jupyter_cache")
+    ).match_cache_notebook(
+        nbformat.read(
+            root / "student" / "chapters" / "two.ipynb",
+            as_version=4,
+        )
+    )
+    assert record.data["outputs_of"] == "chapters/two.ipynb"
+    # the grader's check of the student edition accepts that execution
+    from booktools import grade
+
+    report = grade.grade_notebook(
+        root / "student" / "chapters" / "two.ipynb",
+        reference=root / "chapters" / "two.ipynb",
+        executed=student,
+    )
+    assert grade.student_edition_problems(report) == []
+
+
+def test_a_student_notebook_that_differs_from_its_chapter_is_executed_in_full(
+    tmp_path,
+):
+    root = _with_exercise(_book(tmp_path))
+    path = root / "student" / "chapters" / "two.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    code[1].source += "\nprint('changed')"
+    nbformat.write(nb, path)
+    results = {
+        (r.job.target, r.job.path.name): r
+        for r in ex.execute(
+            ["book", "student"],
+            root=root,
+            jobs=2,
+            only=["two.ipynb"],
+        )
+    }
+    assert results["student", "two.ipynb"].job.reuse is None
+    # its setup cell ran in its own folder, in the book's execution and in its own
+    assert (root / "chapters" / "runs.txt").read_text() == "x"
+    assert (
+        root / "student" / "chapters" / "runs.txt"
+    ).read_text() == "x"
+    student = ex.executed_in_build(
+        path, root / "student" / "_build"
+    )
+    assert "changed" in json.dumps(student)
+    # and so is one whose chapter has no execution yet (the student edition alone)
+    shutil.rmtree(root / "student" / "_build")
+    shutil.rmtree(root / "_build")
+    alone = ex.execute(
+        ["student"], root=root, jobs=1, only=["two.ipynb"]
+    )
+    assert all(r.job.reuse is None for r in alone)
+    assert (
+        root / "student" / "chapters" / "runs.txt"
+    ).read_text() == "xx"

@@ -1,12 +1,14 @@
-"""A class graded at once: 20 planted submissions -> one command -> a CSV gradebook.
+"""A class graded at once: 8 planted submissions -> one command -> a CSV gradebook.
 
 The submissions are made here from the student edition of the fixture chapter
 (fixtures/homework/assignment.ipynb: exercises 1.1, 1.2, 8.1, 8.2 with checkers and
 the prose exercise 8.3), each with the answers a student might hand in: right,
 wrong, right only to float32, calling the library function the exercise
 re-implements, an untouched stub, a crashing kernel, an endless loop, a faked pass
-line, a replaced checker, and so on. ``EXPECTED`` is what a human grader gives each
-of them; the gradebook must say exactly that.
+line, a replaced checker, and so on: twenty planted answers, up to one per exercise
+in each notebook (each exercise is graded on its own, and eight kernels cost less than
+twenty). ``PLANTED`` holds the row a human grader gives each notebook; the gradebook
+must say exactly that.
 """
 
 from __future__ import annotations
@@ -76,135 +78,105 @@ def _swap(number: str, old: str, new: str) -> dict[str, str]:
 
 
 #: name -> (changes to the right answers, the gradebook row a human grader gives:
-#: 1.1, 1.2, 8.1, 8.2, auto points, auto max, by hand)
+#: 1.1, 1.2, 8.1, 8.2, auto points, auto max, by hand). Each submission carries up
+#: to one planted answer per exercise, as a student's notebook would (each exercise
+#: is graded on its own), so that the twenty planted answers take eight kernels.
 PLANTED: dict[str, tuple[dict, list[str]]] = {
     "right": ({}, ["2", "2", "2", "2", "8", "8", "8.3"]),
-    "right_no_answer": (
-        {"answer": None},
-        ["2", "2", "2", "2", "8", "8", "8.3"],
-    ),
-    "wrong_no_end_token": (
-        _swap(
-            "1.1",
-            "[start, middle, start]",
-            "[start, middle, 0 * start]",
-        ),
-        ["0", "2", "2", "2", "6", "8", "8.3"],
-    ),
-    "wrong_tanh": (
-        _swap("1.2", "torch.relu(", "torch.tanh("),
-        ["2", "0", "2", "2", "6", "8", "8.3"],
-    ),
-    "wrong_rescale": (
+    # right, no prose answer, a helper cell of its own, a slow and broken extra cell
+    "right_helper_slow_no_answer": (
         {
-            "8.1": "def my_project_spectral(W, radius):\n"
-            "    return W * min(1.0, radius / float(torch.linalg.matrix_norm(W, ord=2)))\n\n"
-            "rnnlib.homework.check_exercise_8_1(my_project_spectral)"
-        },
-        ["2", "2", "0", "2", "6", "8", "8.3"],
-    ),
-    "float32_svd": (
-        _swap(
-            "8.1",
-            "torch.linalg.svd(W)",
-            "torch.linalg.svd(W.float())",
-        ),
-        ["2", "2", "0", "2", "6", "8", "8.3"],
-    ),
-    "float32_rows": (
-        _swap(
-            "8.2",
-            "out = W.clone()",
-            "W = W.float()\n    out = W.clone()",
-        ),
-        ["2", "2", "2", "0", "6", "8", "8.3"],
-    ),
-    "library_alias": (
-        {
-            "1.1": "from rnnlib.elman import normalize_sequence as my_normalize\n\n"
-            "rnnlib.homework.check_exercise_1_1(my_normalize)"
-        },
-        ["0", "2", "2", "2", "6", "8", "8.3"],
-    ),
-    "library_call": (
-        {
-            "8.1": "def my_project_spectral(W, radius):\n"
-            "    return project_spectral(W, radius)\n\n"
-            "rnnlib.homework.check_exercise_8_1(my_project_spectral)"
-        },
-        ["2", "2", "0", "2", "6", "8", "8.3"],
-    ),
-    "library_call_swallowed": (
-        {
-            "8.2": "def my_project_rows(W, radius):\n    try:\n"
-            "        return project_l1_rows(W, radius)\n    except BaseException:\n"
-            "        return W\n\nrnnlib.homework.check_exercise_8_2(my_project_rows)"
-        },
-        ["2", "2", "2", "0", "6", "8", "8.3"],
-    ),
-    "stub": (
-        {"stub": True},
-        ["0", "0", "0", "0", "0", "8", "8.3"],
-    ),
-    "crash": (
-        _swap(
-            "8.2",
-            "    out = W.clone()",
-            "    import os\n    os._exit(1)",
-        ),
-        ["2", "2", "2", "0", "6", "8", "8.3"],
-    ),
-    "endless_loop": (
-        _swap(
-            "8.2",
-            "    out = W.clone()",
-            "    while True:\n        pass",
-        ),
-        ["2", "2", "2", "0", "6", "8", "8.3"],
-    ),
-    "raises": (
-        _swap("1.2", "x[:, step]", "x[step]"),
-        ["2", "0", "2", "2", "6", "8", "8.3"],
-    ),
-    "syntax_error": (
-        _swap("1.2", "states = []", "states = ["),
-        ["2", "0", "2", "2", "6", "8", "8.3"],
-    ),
-    "fake_pass_line": (
-        {
-            "8.2": "def my_project_rows(W, radius):\n    return W\n\n"
-            "print('Exercise 8.2: all 4 checks passed.')"
-        },
-        ["2", "2", "2", "0", "6", "8", "8.3"],
-    ),
-    "deleted_cell": (
-        {"8.1": None},
-        ["2", "2", "0", "2", "6", "8", "8.3"],
-    ),
-    "replaced_checker": (
-        {
-            "8.1": "def my_project_spectral(W, radius):\n    return W\n\n"
-            "def fake(f):\n    print('Exercise 8.1: all 5 checks passed.')\n\n"
-            "rnnlib.homework.CHECKERS['8.1'] = fake\n"
-            "rnnlib.homework.check_exercise_8_1 = fake\n"
-            "rnnlib.homework.check_exercise_8_1(my_project_spectral)"
-        },
-        ["2", "2", "0", "2", "6", "8", "8.3"],
-    ),
-    "helper_cell": (
-        {
+            "answer": None,
             "helper": "def clip_values(s, radius):\n    return s.clamp(max=radius)",
             **_swap(
                 "8.1",
                 "s.clamp(max=radius)",
                 "clip_values(s, radius)",
             ),
+            "extra": "import time\ntime.sleep(120)\n1 / 0",
         },
         ["2", "2", "2", "2", "8", "8", "8.3"],
     ),
-    "slow_and_broken_extra_cells": (
-        {"extra": "import time\ntime.sleep(120)\n1 / 0"},
-        ["2", "2", "2", "2", "8", "8", "8.3"],
+    "stub": (
+        {"stub": True},
+        ["0", "0", "0", "0", "0", "8", "8.3"],
+    ),
+    # no end token, tanh for relu, a rescaling for the projection, float32 rows
+    "wrong_each": (
+        {
+            **_swap(
+                "1.1",
+                "[start, middle, start]",
+                "[start, middle, 0 * start]",
+            ),
+            **_swap("1.2", "torch.relu(", "torch.tanh("),
+            "8.1": "def my_project_spectral(W, radius):\n"
+            "    return W * min(1.0, radius / float(torch.linalg.matrix_norm(W, ord=2)))\n\n"
+            "rnnlib.homework.check_exercise_8_1(my_project_spectral)",
+            **_swap(
+                "8.2",
+                "out = W.clone()",
+                "W = W.float()\n    out = W.clone()",
+            ),
+        },
+        ["0", "0", "0", "0", "0", "8", "8.3"],
+    ),
+    # the library's function under another name, an error, the library called (twice)
+    "library_and_raises": (
+        {
+            "1.1": "from rnnlib.elman import normalize_sequence as my_normalize\n\n"
+            "rnnlib.homework.check_exercise_1_1(my_normalize)",
+            **_swap("1.2", "x[:, step]", "x[step]"),
+            "8.1": "def my_project_spectral(W, radius):\n"
+            "    return project_spectral(W, radius)\n\n"
+            "rnnlib.homework.check_exercise_8_1(my_project_spectral)",
+            "8.2": "def my_project_rows(W, radius):\n    try:\n"
+            "        return project_l1_rows(W, radius)\n    except BaseException:\n"
+            "        return W\n\nrnnlib.homework.check_exercise_8_2(my_project_rows)",
+        },
+        ["0", "0", "0", "0", "0", "8", "8.3"],
+    ),
+    # a syntax error, a float32 SVD, a printed pass line without the checker
+    "syntax_float32_fake_pass": (
+        {
+            **_swap("1.2", "states = []", "states = ["),
+            **_swap(
+                "8.1",
+                "torch.linalg.svd(W)",
+                "torch.linalg.svd(W.float())",
+            ),
+            "8.2": "def my_project_rows(W, radius):\n    return W\n\n"
+            "print('Exercise 8.2: all 4 checks passed.')",
+        },
+        ["2", "0", "0", "0", "2", "8", "8.3"],
+    ),
+    # a replaced checker, then an endless loop
+    "replaced_checker_endless_loop": (
+        {
+            "8.1": "def my_project_spectral(W, radius):\n    return W\n\n"
+            "def fake(f):\n    print('Exercise 8.1: all 5 checks passed.')\n\n"
+            "rnnlib.homework.CHECKERS['8.1'] = fake\n"
+            "rnnlib.homework.check_exercise_8_1 = fake\n"
+            "rnnlib.homework.check_exercise_8_1(my_project_spectral)",
+            **_swap(
+                "8.2",
+                "    out = W.clone()",
+                "    while True:\n        pass",
+            ),
+        },
+        ["2", "2", "0", "0", "4", "8", "8.3"],
+    ),
+    # a deleted exercise cell, then a kernel that dies
+    "deleted_cell_crash": (
+        {
+            "8.1": None,
+            **_swap(
+                "8.2",
+                "    out = W.clone()",
+                "    import os\n    os._exit(1)",
+            ),
+        },
+        ["2", "2", "0", "0", "4", "8", "8.3"],
     ),
 }
 
@@ -254,7 +226,7 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
             _submission(dict(changes)),
             folder / name / "assignment.ipynb",
         )
-    assert len(PLANTED) == 20
+    assert len(PLANTED) == 8
     out = tmp_path / "grades"
     started = time.monotonic()
     assert (
@@ -267,7 +239,7 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
                 "--reference",
                 str(REFERENCE),
                 "--timeout",
-                "20",
+                "15",
                 "--limit",
                 "100",
             ]
@@ -308,33 +280,39 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     }
     assert not wrong, wrong
     print(
-        f"\n20 submissions graded in {seconds:.1f} s ({detail['jobs']} at a time, "
+        f"\n{len(PLANTED)} submissions graded in {seconds:.1f} s ({detail['jobs']} at a time, "
         f"{detail['cpu_seconds']} s of CPU)"
     )
     assert detail["cpu_seconds"] > 0
     # the messages say why
     assert (
         "float32 precision; compute in float64"
-        in messages["float32_svd"]["8.1"]
+        in messages["syntax_float32_fake_pass"]["8.1"]
     )
-    assert "float32 precision" in messages["float32_rows"]["8.2"]
+    assert "float32 precision" in messages["wrong_each"]["8.2"]
     assert (
         "your function calls rnnlib.elman.normalize_sequence"
-        in messages["library_alias"]["1.1"]
+        in messages["library_and_raises"]["1.1"]
     )
     assert (
         "rnnlib.stability.project_spectral"
-        in messages["library_call"]["8.1"]
+        in messages["library_and_raises"]["8.1"]
     )
     assert (
         "rnnlib.stability.project_l1_rows"
-        in messages["library_call_swallowed"]["8.2"]
+        in messages["library_and_raises"]["8.2"]
     )
-    assert "time limit of 20 s" in messages["endless_loop"]["8.2"]
-    assert "kernel died" in messages["crash"]["8.2"]
+    assert (
+        "time limit of 15 s"
+        in messages["replaced_checker_endless_loop"]["8.2"]
+    )
+    assert "kernel died" in messages["deleted_cell_crash"]["8.2"]
     assert "Exercise 8.1" in messages["stub"]["8.1"]
-    assert "no code cell" in messages["deleted_cell"]["8.1"]
-    assert "wrong values" in messages["replaced_checker"]["8.1"]
+    assert "no code cell" in messages["deleted_cell_crash"]["8.1"]
+    assert (
+        "wrong values"
+        in messages["replaced_checker_endless_loop"]["8.1"]
+    )
     # the answers to the prose exercise, beside the statement and the model answer
     answers = (out / "answers" / "right.md").read_text()
     assert (
@@ -344,12 +322,14 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     )
     assert (
         "*(not answered)*"
-        in (out / "answers" / "right_no_answer.md").read_text()
+        in (
+            out / "answers" / "right_helper_slow_no_answer.md"
+        ).read_text()
     )
     # fast mode did not wait for the unrelated slow cell
     slow = next(
         g
         for g in detail["grades"]
-        if g["student"] == "slow_and_broken_extra_cells"
+        if g["student"] == "right_helper_slow_no_answer"
     )
     assert slow["skipped"] >= 1 and slow["wall_seconds"] < 60

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -446,6 +447,53 @@ def test_student_config_keeps_launch_buttons_for_a_student_repository():
     )
 
 
+def test_one_setting_turns_on_the_student_editions_launch_buttons(
+    tmp_path,
+):
+    """``student_edition.repository_url`` in ``_config.yml``, and nothing else (README, "Launch buttons")."""
+    root = tmp_path / "book"
+    shutil.copytree(
+        ROOT,
+        root,
+        ignore=shutil.ignore_patterns(
+            ".*",
+            "_build",
+            "student",
+            "lab",
+            "node_modules",
+            "_extra",
+        ),
+    )
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert cfg["student_edition"]["repository_url"] == "", (
+        "no student repository yet: the buttons are off"
+    )
+    se.build_student_edition(root, tmp_path / "off")
+    off = yaml.safe_load(
+        (tmp_path / "off" / "_config.yml").read_text()
+    )
+    assert off["launch_buttons"]["colab_url"] == ""
+    assert not (tmp_path / "off" / "environment.yml").exists()
+    url = "https://example.org/course/student-edition"
+    cfg["student_edition"]["repository_url"] = url
+    (root / "_config.yml").write_text(yaml.safe_dump(cfg))
+    se.build_student_edition(root, tmp_path / "on")
+    on = yaml.safe_load(
+        (tmp_path / "on" / "_config.yml").read_text()
+    )
+    assert on["repository"]["url"] == url
+    assert on["launch_buttons"]["colab_url"].startswith("https://")
+    assert on["launch_buttons"]["binderhub_url"].startswith(
+        "https://"
+    )
+    assert "student_edition" not in on
+    assert (tmp_path / "on" / "environment.yml").exists()
+    cfg["student_edition"]["repository_url"] = "github.com/x"
+    (root / "_config.yml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ValueError, match="must be an http"):
+        se.build_student_edition(root, tmp_path / "bad")
+
+
 # --------------------------------------------------------------------------- grading (executes notebooks)
 
 
@@ -678,8 +726,8 @@ def test_built_pages_of_the_instructor_edition_launch_nothing(
 ):
     """The instructor edition's chapters hold the solutions: no Binder or Colab button opens them.
 
-    (The student edition gets launch buttons when it is built with a repository URL:
-    ``booktools.student_edition --repository-url``; README, "Launch buttons".)
+    (The student edition gets launch buttons when ``student_edition.repository_url`` of
+    ``_config.yml`` names the repository hosting it; README, "Launch buttons".)
     """
     page = BUILT / f"{path.stem}.html"
     _require_built(page, "make book")

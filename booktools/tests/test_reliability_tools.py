@@ -102,8 +102,10 @@ def test_browser_check_fails_a_broken_page(tmp_path, capsys):
         "<img src='missing.png'><script>undefined_function()</script>"
         "<script src='https://cdn.example.org/lib.js'></script>"
     )
-    assert browser.main([str(html)]) == 1
-    err = capsys.readouterr().err
+    # two workers, as make browser-check runs it: the report keeps the pages' order
+    assert browser.main(["--workers", "2", str(html)]) == 1
+    out, err = capsys.readouterr()
+    assert out.index("broken.html ") < out.index("index.html ")
     assert "raw (untypeset) math" in err
     assert "image did not load: missing.png" in err
     assert "undefined_function" in err

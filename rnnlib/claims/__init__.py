@@ -173,6 +173,43 @@ def untestable(
     )
 
 
+#: Characters of a displayed claim line: longer ones are folded at spaces (the book's
+#: output boxes hold the code column's 67 characters; a longer line would wrap mid-word).
+LINE_CHARS = 66
+
+
+def _fold(head: str, text: str) -> str:
+    """``head + text`` folded at spaces into lines of at most :data:`LINE_CHARS` characters.
+
+    The first line keeps ``head`` whole (the ledger reads ``claim <id> (<verdict>): `` off
+    it); continuation lines are indented by two spaces.
+    """
+    import textwrap
+
+    lines = textwrap.wrap(
+        text,
+        width=LINE_CHARS,
+        initial_indent=head,
+        subsequent_indent="  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    if lines and len(lines[0]) > LINE_CHARS:
+        # the first word does not fit after the head: the head gets a line of its own
+        lines = [
+            head,
+            *textwrap.wrap(
+                text,
+                width=LINE_CHARS,
+                initial_indent="  ",
+                subsequent_indent="  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            ),
+        ]
+    return "\n".join(lines) if lines else head.rstrip()
+
+
 class _Record:
     """What :func:`check` displays: one text line, and the record under :data:`MIME`.
 
@@ -188,7 +225,9 @@ class _Record:
         r = self.record
         return {
             MIME: json.dumps(r),
-            "text/plain": f"claim {r['id']} ({r['verdict']}): {r['figure']}",
+            "text/plain": _fold(
+                f"claim {r['id']} ({r['verdict']}): ", r["figure"]
+            ),
         }
 
     def _ipython_display_(self) -> None:
@@ -268,9 +307,10 @@ def check(
     if not holds and not piloted and not strict():
         import warnings
 
-        line = (
+        line = _fold(
             f"claim {claim_id} NOT SUPPORTED at these parameters "
-            f"(piloted at the chapter's defaults only): {figure}"
+            "(piloted at the chapter's defaults only): ",
+            figure,
         )
         warnings.warn(line, stacklevel=2)
         try:

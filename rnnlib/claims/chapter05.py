@@ -71,3 +71,26 @@ register(
         "- <grad F(theta_t), theta* - theta_t>|, the additive error of the regret bound, shrinks as m grows.",
     ),
 )
+
+register(
+    Claim(
+        "pg-ntk-limit-rate",
+        "P&G 2021",
+        "Theorem 3.1",
+        "reconstruction",
+        5,
+        "The tangent kernel of the Elman RNN divided by the width m converges to the infinite-width limit "
+        "kernel (rnnlib.ntk.limit_tangent_kernel, derivation ours), with a relative error of one network that "
+        "falls like m^(-1/2) (a fitted slope in [-0.8, -0.3] over m = 128..2048).",
+    ),
+    Claim(
+        "pg-ntk-limit-predictor",
+        "P&G 2021",
+        "Theorem 3.1",
+        "reconstruction",
+        5,
+        "The kernel reference of the lazy learner (kernel ridge with the finite tangent kernel) approaches the "
+        "limit-kernel predictor fitted around the same initial output as m grows (RMS difference at m = 1024 "
+        "below 0.8 of that at m = 128 on every seed).",
+    ),
+)

@@ -51,3 +51,26 @@ register(
         "The train/test gap of the trained RNN does not grow with the width m.",
     ),
 )
+
+register(
+    Claim(
+        "pg-bound-nonvacuous-passes",
+        "P&G 2021",
+        "Theorem D.5",
+        "reconstruction",
+        6,
+        "The Rademacher bound of the lazy learner becomes non-vacuous (below log 2) once N is large enough, "
+        "for SGD with a fixed number of passes over the data (T = epochs N), evaluated at infinite width "
+        "with the limit tangent kernel up to N = 10^4.",
+    ),
+    Claim(
+        "pg-bound-nonvacuous-fixed-t",
+        "P&G 2021",
+        "Theorem D.5",
+        "reconstruction",
+        6,
+        "With T fixed (Theorem 3.1's T depends on eps only), the Rademacher bound of the lazy learner at "
+        "infinite width falls like N^(-1/2) and drops below log 2 at a finite N, measured on a grid up to "
+        "N = 10^5.",
+    ),
+)

@@ -32,8 +32,17 @@ from .chapter04 import (
     plot_relu_identity,
     plot_step_features,
 )
-from .chapter05 import plot_laziness, plot_out_scale, plot_pair
-from .chapter06 import plot_complexity_vs_width, plot_gap_vs_n
+from .chapter05 import (
+    plot_kernel_convergence,
+    plot_laziness,
+    plot_out_scale,
+    plot_pair,
+)
+from .chapter06 import (
+    plot_complexity_vs_width,
+    plot_gap_vs_n,
+    plot_limit_bound,
+)
 from .chapter07 import (
     plot_accuracy_grid,
     plot_eps_effect,
@@ -84,7 +93,9 @@ __all__ = [
     "plot_laziness",
     "plot_out_scale",
     "plot_pair",
+    "plot_kernel_convergence",
     "plot_gap_vs_n",
+    "plot_limit_bound",
     "plot_complexity_vs_width",
     "plot_accuracy_grid",
     "plot_eps_effect",

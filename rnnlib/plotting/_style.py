@@ -8,6 +8,7 @@ same pictures of the same measurements.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import matplotlib
@@ -93,6 +94,13 @@ def figure_png(fig: Figure) -> bytes:
     import io
 
     _raise_small_fonts(fig)
+    report = os.environ.get("RNNLIB_LEGEND_REPORT")
+    if report:
+        with open(report, "a") as out:
+            for line in _legend_overlaps(fig):
+                out.write(
+                    f"{fig.number if hasattr(fig, 'number') else '?'}: {line}\n"
+                )
     buf = io.BytesIO()
     fig.savefig(
         buf,
@@ -169,16 +177,53 @@ def new_figure(
 
 
 def legend_outside(ax, **kwargs) -> None:
-    """The legend of ``ax`` below its axes, off the data (columns side by side)."""
+    """The legend of ``ax`` below its axes, under the tick labels and the x label, off the data.
+
+    Its entries go in as many columns (at most three) as fit the width of the axes
+    (or ``ncols``). It is placed a fixed distance in points below the axes, so it
+    stays clear of the x label however ``constrained`` layout resizes the axes, and the
+    layout makes room for it. Other keywords go to ``ax.legend``.
+    """
+    from matplotlib.transforms import offset_copy
+
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return
-    kwargs.setdefault("ncols", min(len(handles), 2))
-    ax.legend(
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.18),
-        **kwargs,
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    legend = ax.get_legend()
+    if legend is not None:
+        legend.remove()
+    # depth of the tick labels and x label under the axes, in points
+    axes_box = ax.get_window_extent(renderer)
+    below = axes_box.y0 - ax.get_tightbbox(renderer).y0
+    offset = max(below, 0.0) * 72 / fig.dpi + 2
+    where = offset_copy(
+        ax.transAxes, fig=fig, y=-offset, units="points"
     )
+    ncols = kwargs.pop("ncols", None)
+
+    def place(n: int):
+        return ax.legend(
+            handles,
+            labels,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            bbox_transform=where,
+            ncols=n,
+            **kwargs,
+        )
+
+    if ncols is not None:
+        place(ncols)
+        return
+    for n in range(min(len(handles), 3), 0, -1):
+        legend = place(n)
+        if n == 1 or (
+            legend.get_window_extent(renderer).width
+            <= 1.05 * axes_box.width
+        ):
+            break
 
 
 def _values(
@@ -260,3 +305,94 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
             "x and y must be positive and finite for a log-log fit"
         )
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def _inside(box, xy: np.ndarray) -> np.ndarray:
+    """Which of the display points ``xy`` (n x 2) lie in the bounding box ``box``."""
+    return (
+        (xy[:, 0] >= box.x0)
+        & (xy[:, 0] <= box.x1)
+        & (xy[:, 1] >= box.y0)
+        & (xy[:, 1] <= box.y1)
+    )
+
+
+def _legend_overlaps(fig: Figure) -> list[str]:
+    """Legends of ``fig`` drawn over its data: one line per legend that covers a drawn point.
+
+    A line is sampled densely along its segments (in display coordinates), a bar or
+    histogram patch and a scatter point count by their extent. Used to find figures
+    whose legend hides data (set ``RNNLIB_LEGEND_REPORT`` to a file path while a
+    chapter runs: :func:`figure_png` appends each such legend to it).
+    """
+    from matplotlib.collections import Collection
+    from matplotlib.patches import Rectangle
+
+    fig.canvas.draw()
+    found = []
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is None or not leg.get_visible():
+            continue
+        box = leg.get_window_extent().padded(-2)
+        axbox = ax.get_window_extent()
+        if not box.overlaps(axbox):
+            continue
+        hits = 0
+        for line in ax.get_lines():
+            if not line.get_visible():
+                continue
+            xy = line.get_transform().transform(
+                np.column_stack(line.get_data()).astype(float)
+            )
+            xy = xy[np.all(np.isfinite(xy), axis=1)]
+            if len(xy) == 0:
+                continue
+            pts = [xy]
+            for a, b in zip(xy[:-1], xy[1:]):
+                if line.get_linestyle() in ("None", ""):
+                    break
+                t = np.linspace(0, 1, 40)[:, None]
+                pts.append(a + t * (b - a))
+            pts = np.concatenate(pts)
+            hits += int(
+                (_inside(box, pts) & _inside(axbox, pts)).sum()
+            )
+        for patch in ax.patches:
+            if (
+                isinstance(patch, Rectangle)
+                and patch.get_visible()
+            ):
+                ext = patch.get_window_extent()
+                if (
+                    ext.width > 0
+                    and ext.height > 0
+                    and ext.overlaps(box)
+                ):
+                    hits += 1
+        for coll in ax.collections:
+            if not isinstance(coll, Collection):
+                continue
+            offs = coll.get_offsets()
+            if len(offs):
+                xy = coll.get_offset_transform().transform(offs)
+                hits += int(_inside(box, xy).sum())
+        texts = [ax.xaxis.label, *ax.get_xticklabels()]
+        for t in texts:
+            if t.get_visible() and t.get_text().strip():
+                if t.get_window_extent().overlaps(box):
+                    hits += 1
+        if hits:
+            name = " / ".join(
+                t
+                for t in (
+                    ax.get_title(),
+                    ax.get_xlabel(),
+                    ax.get_ylabel(),
+                )
+                if t
+            )
+            found.append(
+                f"{hits} points under the legend of '{name}'"
+            )
+    return found

@@ -11,6 +11,7 @@ from ._style import (
     _record,
     _same_length,
     _values,
+    legend_outside,
     loglog_slope,
     new_figure,
 )
@@ -60,7 +61,7 @@ def plot_norm_profile(
     )
     ax0.set_xlabel("step $l$")
     ax0.set_ylabel(r"$\|h^{(l)}\|$ (mean $\pm$ sd over networks)")
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
     spread = std[:, step]
     ax1.loglog(
         widths, spread, "o-", label=f"step $l = {step + 1}$"
@@ -78,7 +79,7 @@ def plot_norm_profile(
     ax1.set_xlabel("width $m$")
     ax1.set_ylabel(r"sd of $\|h^{(l)}\|$ over networks")
     ax1.set_title(f"fitted slope {slope:.2f}")
-    ax1.legend()
+    legend_outside(ax1)
     return fig
 
 
@@ -109,7 +110,7 @@ def plot_sequence_norms(
     ax.set_ylabel(r"$\|h^{(l)}\|$")
     ax.set_ylim(bottom=0)
     ax.set_title(title)
-    ax.legend()
+    legend_outside(ax)
     return fig
 
 
@@ -134,5 +135,5 @@ def plot_flip_fraction(
     )
     ax.set_xlabel(r"$\varepsilon_x$")
     ax.set_ylabel("fraction of flipped $D^{(l)}$ entries")
-    ax.legend()
+    legend_outside(ax)
     return fig

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _same_length, _table, _values, new_figure
+from ._style import (
+    _same_length,
+    _table,
+    _values,
+    legend_outside,
+    new_figure,
+)
 
 __all__ = ["plot_targets", "plot_complexity", "plot_dl1"]
 
@@ -48,7 +54,7 @@ def plot_targets(
         )
     ax0.set_xlabel(r"angle $\theta$ of the first true token")
     ax0.set_ylabel(r"$F(\bar{\mathbf{x}})$")
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
     lim = float(np.max(np.abs(interaction))) or 1.0
     im = ax1.imshow(
         np.asarray(interaction, dtype=float).T,
@@ -113,9 +119,9 @@ def plot_complexity(
         ax.set_xscale("log")
         ax.set_xlabel("radius $R$")
         ax.set_ylabel(rf"$\log_{{10}} {name}(\phi, R)$")
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
     ax1.set_yscale("log")
-    ax1.legend(fontsize=8)
+    legend_outside(ax1, fontsize=8)
     return fig
 
 
@@ -172,7 +178,7 @@ def plot_dl1(
     ax0.set_xlabel("string length $n = L - 2$")
     ax0.set_ylabel("mean squared error on $D_{L_1}$")
     ax0.set_ylim(-0.02, 0.3)
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
     counts = np.asarray(counts)
     ax1.plot(
         counts,
@@ -191,5 +197,5 @@ def plot_dl1(
     ax1.set_xticks(counts)
     ax1.set_xlabel("number of 1s, $s$")
     ax1.set_ylabel("value")
-    ax1.legend(fontsize=8)
+    legend_outside(ax1, fontsize=8)
     return fig

@@ -6,7 +6,13 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _record, _values, loglog_slope, new_figure
+from ._style import (
+    _record,
+    _values,
+    legend_outside,
+    loglog_slope,
+    new_figure,
+)
 
 __all__ = [
     "plot_pseudo_gap",
@@ -66,8 +72,8 @@ def plot_pseudo_gap(sweep) -> Figure:
     ax0.set_ylabel("relative gap RNN vs pseudo-network")
     ax1.set_xlabel("width $m$")
     ax1.set_ylabel("fraction of flipped $D^{(l)}$ entries")
-    ax0.legend(fontsize=8)
-    ax1.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
+    legend_outside(ax1, fontsize=8)
     return fig
 
 
@@ -141,8 +147,8 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
         ax.set_xlabel("width $m$")
     ax0.set_ylabel(rf"relative gap at $\tau = {tau:g}$")
     ax1.set_ylabel("mean absolute value")
-    ax0.legend(fontsize=8)
-    ax1.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
+    legend_outside(ax1, fontsize=8)
     return fig
 
 

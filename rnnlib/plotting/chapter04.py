@@ -6,7 +6,13 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _record, _values, loglog_slope, new_figure
+from ._style import (
+    _record,
+    _values,
+    legend_outside,
+    loglog_slope,
+    new_figure,
+)
 
 __all__ = [
     "plot_relu_identity",
@@ -82,7 +88,7 @@ def plot_relu_identity(sweep) -> Figure:
     for ax in (ax0, ax1):
         _width_ticks(ax, widths)
         ax.set_xlabel("width $m$")
-        ax.legend(fontsize=8)
+        legend_outside(ax, fontsize=8)
     ax0.set_ylabel(r"mean $|v^\top x - p^\top \sigma(Tx)|$")
     return fig
 
@@ -137,7 +143,7 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     ax1.set_title("fitted linear decoder (least squares)")
     for ax in (ax0, ax1):
         ax.set_xlabel(r"depth $k = L - \ell$ of the token")
-        ax.legend(fontsize=8)
+        legend_outside(ax, fontsize=8)
     ax0.set_ylabel(
         r"error on $\bar x^{(\ell)}$ (max-abs, per $\varepsilon_x$)"
     )
@@ -154,7 +160,7 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     _width_ticks(ax2, widths)
     ax2.set_xlabel("width $m$")
     ax2.set_title(r"fitted decoder, mean over tokens")
-    ax2.legend(fontsize=8)
+    legend_outside(ax2, fontsize=8)
     return fig
 
 
@@ -193,7 +199,7 @@ def plot_decoding_profile(errors) -> Figure:
     ax.set_title(
         rf"$m = {errors.width}$, $L = {errors.L}$, $\varepsilon_x = {errors.eps_x:g}$"
     )
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return fig
 
 
@@ -233,7 +239,7 @@ def plot_step_features(
     _width_ticks(ax, widths)
     ax.set_xlabel("number of features $m$")
     ax.set_ylabel(r"mean of $\max_u |\mathrm{average} - \phi(u)|$")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return fig
 
 
@@ -258,7 +264,7 @@ def plot_correlations(sweep) -> Figure:
         )
     ax0.set_xlabel("step $i$")
     ax0.set_ylabel(r"mean $|c_i|$")
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
     last, earlier = (
         _values(sweep.last, "sweep.last"),
         _values(sweep.max_earlier, "sweep.max_earlier"),
@@ -276,7 +282,7 @@ def plot_correlations(sweep) -> Figure:
     )
     _width_ticks(ax1, widths)
     ax1.set_xlabel("width $m$")
-    ax1.legend(fontsize=8)
+    legend_outside(ax1, fontsize=8)
     return fig
 
 
@@ -324,7 +330,7 @@ def plot_construction(sweep) -> Figure:
     )
     _width_ticks(ax0, widths)
     ax0.set_xlabel("width $m$")
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8)
     F, F_star = (
         _values(sweep.sample.F, "sample.F"),
         _values(sweep.sample.F_star, "sample.F_star"),

@@ -6,9 +6,20 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _record, _values, loglog_slope, new_figure
+from ._style import (
+    _record,
+    _values,
+    legend_outside,
+    loglog_slope,
+    new_figure,
+)
 
-__all__ = ["plot_laziness", "plot_out_scale", "plot_pair"]
+__all__ = [
+    "plot_laziness",
+    "plot_out_scale",
+    "plot_pair",
+    "plot_kernel_convergence",
+]
 
 _GRID = (
     "widths",
@@ -129,7 +140,7 @@ def plot_laziness(grid) -> Figure:
     for ax in (ax0, ax1, ax2):
         _width_ticks(ax, widths)
         ax.set_xlabel("width $m$")
-        ax.legend(fontsize=8, loc="lower left")
+        legend_outside(ax, fontsize=8, ncols=1)
     return fig
 
 
@@ -175,7 +186,7 @@ def plot_out_scale(grid) -> Figure:
     ax1.set_ylabel("non-laziness")
     for ax in (ax0, ax1):
         ax.set_xlabel(r"output scale $\lambda_{\mathrm{out}}$")
-        ax.legend(fontsize=8)
+        legend_outside(ax, fontsize=8, ncols=1)
     return fig
 
 
@@ -232,7 +243,7 @@ def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
     ax0.set_yscale("log")
     ax0.set_xlabel("SGD step $t$")
     ax0.set_ylabel("training loss")
-    ax0.legend(fontsize=8)
+    legend_outside(ax0, fontsize=8, ncols=1)
     ax1.plot(steps[1:], rel, "o-", ms=4)
     ax1.set_ylim(0, 1.15 * float(np.max(rel)))
     ax1.set_xlabel("SGD step $t$")
@@ -240,4 +251,61 @@ def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
         r"$|z_{\mathrm{rnn}} - z_{\mathrm{lin}}| \,/\, |z_{\mathrm{lin}} - z_0|$"
     )
     ax1.set_title(f"m = {pair.rnn.model.width}", fontsize=10)
+    return fig
+
+
+def plot_kernel_convergence(conv) -> Figure:
+    """Chapter 5: the empirical tangent kernel / m against its infinite-width limit, as m grows.
+
+    ``conv`` is a :class:`rnnlib.experiments.ch05.KernelConvergence`. Log-log axes:
+    the relative error of each draw (points) and their mean (line, fitted slope in
+    the legend), the reference slope ``-1/2`` through the first mean, and the share
+    of the cross-time terms in ``K_m(x, x)``. Legend below the axes.
+    """
+    _record(
+        conv,
+        "conv",
+        ("widths", "errors", "mean_error", "cross_time", "slope"),
+        "an rnnlib.experiments.ch05.KernelConvergence",
+    )
+    widths = _values(conv.widths, "conv.widths", ndim=1)
+    mean = _values(conv.mean_error, "conv.mean_error", ndim=1)
+    cross = _values(conv.cross_time, "conv.cross_time", ndim=1)
+    fig, (ax,) = new_figure(1, height=3.6)
+    line = ax.plot(
+        widths,
+        mean,
+        "o-",
+        ms=4,
+        label=rf"$\|K_m/m-K\|_F/\|K\|_F$ (slope {conv.slope:.2f})",
+    )[0]
+    for m, e in zip(widths, conv.errors):
+        ax.plot(
+            np.full(len(e), m),
+            e,
+            "o",
+            ms=3,
+            alpha=0.3,
+            color=line.get_color(),
+        )
+    ax.plot(
+        widths,
+        mean[0] * np.sqrt(widths[0] / widths),
+        "k--",
+        lw=1,
+        label=r"$\propto m^{-1/2}$",
+    )
+    ax.plot(
+        widths,
+        cross,
+        "s-",
+        ms=4,
+        label="cross-time share of $K_m(x,x)$",
+    )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _width_ticks(ax, widths)
+    ax.set_xlabel("width $m$")
+    ax.set_ylabel("relative size")
+    legend_outside(ax, fontsize=8)
     return fig

@@ -8,9 +8,13 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _values, new_figure
+from ._style import _values, legend_outside, new_figure
 
-__all__ = ["plot_gap_vs_n", "plot_complexity_vs_width"]
+__all__ = [
+    "plot_gap_vs_n",
+    "plot_complexity_vs_width",
+    "plot_limit_bound",
+]
 
 
 def _field(runs, name: str) -> np.ndarray:
@@ -77,7 +81,7 @@ def plot_gap_vs_n(runs) -> Figure:
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("training sequences $N$")
     ax.set_ylabel("logistic loss")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return fig
 
 
@@ -112,7 +116,60 @@ def plot_complexity_vs_width(runs) -> Figure:
             matplotlib.ticker.NullFormatter()
         )
         ax.set_xlabel("width $m$")
-        ax.legend(fontsize=8)
+        legend_outside(ax, fontsize=8, ncols=1)
     ax0.set_ylabel("logistic loss")
     ax1.set_ylabel("norm of the weight change")
+    return fig
+
+
+def plot_limit_bound(passes, fixed) -> Figure:
+    """Chapter 6: the bound and the gap of the infinite-width lazy learner against N.
+
+    ``passes`` and ``fixed`` are lists of :class:`rnnlib.experiments.ch06.LimitRun`
+    (a fixed number of passes, T = epochs N; a fixed T). Log-log axes; the dotted
+    line is log 2: a bound above it is vacuous. Legend below the axes.
+    """
+    for name, runs in (("passes", passes), ("fixed", fixed)):
+        if not isinstance(runs, (list, tuple)) or not runs:
+            raise ValueError(
+                f"{name} must be a non-empty list of rnnlib.experiments.ch06.LimitRun, got {runs!r}"
+            )
+        for r in runs:
+            if not all(
+                hasattr(r, f) for f in ("n", "bound", "gap")
+            ):
+                raise TypeError(
+                    f"{name} must be a list of rnnlib.experiments.ch06.LimitRun records, got {type(r).__name__}"
+                )
+    fig, (ax,) = new_figure(1, height=3.8)
+    for runs, what, mk in (
+        (passes, "4 passes", "o"),
+        (fixed, "fixed $T$", "s"),
+    ):
+        n = _field(runs, "n")
+        b = ax.plot(
+            n,
+            _field(runs, "bound"),
+            mk + "-",
+            ms=4,
+            label=f"bound, {what}",
+        )[0]
+        gap = np.abs(_field(runs, "gap"))
+        ax.plot(
+            n,
+            gap,
+            mk + ":",
+            ms=4,
+            color=b.get_color(),
+            alpha=0.6,
+            label=f"|measured gap|, {what}",
+        )
+    ax.axhline(
+        math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$"
+    )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training sequences $N$")
+    ax.set_ylabel("logistic loss")
+    legend_outside(ax, fontsize=8)
     return fig

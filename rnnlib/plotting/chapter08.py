@@ -12,6 +12,7 @@ from ._style import (
     _same_length,
     _table,
     _values,
+    legend_outside,
     new_figure,
 )
 
@@ -50,7 +51,7 @@ def plot_state_distance(
             )
     ax.set_xlabel("step $t$")
     ax.set_ylabel(r"$\|s_t - s'_t\|_2$")
-    ax.legend()
+    legend_outside(ax)
     return fig
 
 
@@ -81,7 +82,7 @@ def plot_init_norms(
     ax.set_xscale("log", base=2)
     ax.set_xlabel("width $m$")
     ax.set_ylabel(r"$\|W\|_2$ at initialization")
-    ax.legend(ncol=2)
+    legend_outside(ax)
     return fig
 
 
@@ -114,7 +115,7 @@ def plot_jacobian_hist(
         r"$\|\partial s_t/\partial s_{t-1}\|_2$ along the data"
     )
     ax.set_ylabel("count")
-    ax.legend()
+    legend_outside(ax)
     return fig
 
 

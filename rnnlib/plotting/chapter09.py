@@ -8,7 +8,13 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validation import check_real
-from ._style import _same_length, _table, _values, new_figure
+from ._style import (
+    _same_length,
+    _table,
+    _values,
+    legend_outside,
+    new_figure,
+)
 
 __all__ = ["plot_truncation_errors", "plot_truncation_over_time"]
 
@@ -59,7 +65,7 @@ def plot_truncation_errors(
     ax.set_ylabel(r"$\max_t \|s_t - s^k_t\|_2$")
     if title:
         ax.set_title(title)
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return fig
 
 
@@ -90,5 +96,5 @@ def plot_truncation_over_time(
     ax.set_ylim(bottom=1e-17)
     if title:
         ax.set_title(title)
-    ax.legend()
+    legend_outside(ax)
     return fig

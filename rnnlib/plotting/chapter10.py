@@ -8,7 +8,13 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validation import check_int
-from ._style import _same_length, _table, _values, new_figure
+from ._style import (
+    _same_length,
+    _table,
+    _values,
+    legend_outside,
+    new_figure,
+)
 
 __all__ = ["plot_gradient_difference", "plot_weight_distance"]
 
@@ -48,7 +54,7 @@ def plot_gradient_difference(
         )
     ax.set_xlabel("truncation length $k$")
     ax.set_ylabel(r"$\|\nabla p_T - \nabla p^k_T\|_2$")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return fig
 
 
@@ -111,12 +117,12 @@ def plot_weight_distance(
         ax1.loglog(x, dist[k_index, 1:], label=label)
     ax0.set_xlabel("truncation length $k$")
     ax0.set_ylabel(r"$\|w_N - w^k_N\|_2$ at the last step $N$")
-    ax0.legend()
+    legend_outside(ax0)
     ax1.set_xlabel(
         "gradient step $N$"
         if step_lengths is None
         else r"total step length $\sum_{i\leq N}\alpha_i$"
     )
     ax1.set_ylabel(rf"$\|w_N - w^k_N\|_2$, $k = {ks[k_index]}$")
-    ax1.legend()
+    legend_outside(ax1)
     return fig

@@ -1,0 +1,334 @@
+"""Chapter 6's generalization bound for the lazy learner at infinite width.
+
+Chapter 6 trains RNNs by SGD with the logistic loss and evaluates the bound
+``2 R + 4 b sqrt(2 log(4 / delta) / N)`` (:func:`rnnlib.generalization.uniform_bound`)
+with ``R = out_scale ||theta_T|| sqrt(sum_n K_m(x_n, x_n)) / N``. Trained networks
+stop at a few hundred samples. In the lazy regime the network is its
+linearization, and SGD on the linearization is SGD *in function space* with the
+tangent kernel (ours, the standard kernel view): a step on sample ``i`` with
+step ``lr`` changes the output everywhere by
+``-lr out_scale^2 G'(z_i, y_i) K_m(., x_i)``. With chapter 6's step
+``lr = lr_scale / (out_scale^2 Kbar_m)`` (``Kbar_m`` the mean of ``K_m(x_n, x_n)``
+over the training set) this is ``-lr_scale G'(z_i, y_i) Kn(., x_i)`` with the
+normalized kernel ``Kn = K_m / Kbar_m``, whose limit ``K / Kbar`` is free of
+the width and of ``out_scale`` (:func:`rnnlib.ntk.limit_tangent_kernel`).
+Writing the function as ``z = lr_scale sum_n gamma_n Kn(., x_n)`` (``gamma_n``
+minus the sum of the loss derivatives at the steps that drew ``n``), the
+weight change is ``theta = lr out_scale sum_n gamma_n grad F(x_n)``, so
+
+    out_scale ||theta|| sqrt(Kbar_m) = lr_scale sqrt(gamma^T Kn gamma) =: B_n,
+    R = B_n sqrt(sum_n Kn(x_n, x_n)) / N,   max |z| over the class = B_n max sqrt(Kn(x, x)),
+
+all of them limits that need no network. :func:`kernel_sgd` runs that SGD on a
+given kernel matrix; :func:`limit_generalization_curve` evaluates the bound of
+chapter 6 for the limit learner at sample sizes up to 10^4 and beyond. The
+learner starts from the zero function: the random initial output
+``out_scale F_rnn(x; W_0, A_0)`` of a finite network is a Gaussian process in the
+limit, not zero; it is left out (as an antisymmetric initialization would), which
+removes its contribution to ``M``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._rng import as_seed, derive
+from .._validation import (
+    check_int,
+    check_real,
+    check_sequence,
+    check_tensor,
+)
+from ..generalization import (
+    classification_task,
+    logistic_loss_bound,
+    rademacher_bound,
+    uniform_bound,
+)
+from ..ntk import limit_tangent_kernel
+
+__all__ = [
+    "kernel_sgd",
+    "LimitRun",
+    "limit_generalization_curve",
+]
+
+
+def kernel_sgd(
+    K: torch.Tensor,
+    y: torch.Tensor,
+    order: torch.Tensor,
+    *,
+    lr_scale: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """SGD with the logistic loss in function space with the kernel ``K``; returns ``(z, gamma)`` (chapter 6).
+
+    From ``z = 0``, step t draws ``i = order[t]`` and sets
+    ``z <- z - lr_scale G'(z_i, y_i) K[:, i]`` with
+    ``G'(z, y) = -y / (1 + exp(y z))`` (the derivative of ``log(1 + exp(-y z))``):
+    gradient descent on one sample of the linear model ``z = <phi, theta>`` with
+    ``K = Phi Phi^T``, written for the outputs (module docstring). ``gamma_n`` is
+    minus the sum of ``G'`` over the steps that drew ``n``, so that
+    ``z = lr_scale K gamma`` and the weight change has squared norm
+    ``lr_scale^2 gamma^T K gamma``. ``K`` is (N, N) symmetric (rows are read),
+    ``y`` (N,) with labels in {-1, +1}, ``order`` (T,) integer indices in [0, N).
+    """
+    K = check_tensor(K, "K", ndim=2)
+    n = K.shape[0]
+    if K.shape[1] != n:
+        raise ValueError(
+            f"K must be square (N, N), got shape {tuple(K.shape)}"
+        )
+    y = check_tensor(y, "y", shape=(n,))
+    if not bool(((y == 1) | (y == -1)).all()):
+        raise ValueError("y must hold labels in {-1, +1}")
+    if not isinstance(order, torch.Tensor) or order.dtype not in (
+        torch.int32,
+        torch.int64,
+    ):
+        raise TypeError(
+            f"order must be an integer torch.Tensor, got {type(order).__name__}"
+        )
+    if order.dim() != 1 or (
+        order.numel()
+        and (int(order.min()) < 0 or int(order.max()) >= n)
+    ):
+        raise ValueError(
+            f"order must be a 1-d tensor of indices in [0, {n})"
+        )
+    lr_scale = check_real(
+        lr_scale, "lr_scale", low=0.0, low_open=True
+    )
+    Kn = K.detach().to(torch.float64).numpy()
+    yn = y.detach().to(torch.float64).numpy()
+    z = np.zeros(n)
+    gamma = np.zeros(n)
+    for i in order.tolist():
+        yi = yn[i]
+        g = -yi / (1.0 + math.exp(min(yi * z[i], 700.0)))
+        gamma[i] -= g
+        z -= (lr_scale * g) * Kn[
+            i
+        ]  # K symmetric: row i = column i
+    return z, gamma
+
+
+def _gram(x: torch.Tensor, block: int) -> torch.Tensor:
+    """``limit_tangent_kernel(x)`` by blocks of ``block`` rows: the symmetric half computed once, little extra memory.
+
+    Blocks of a few hundred rows keep the recursion's arrays in cache: at
+    ``block = 500`` the Gram matrix of 4000 sequences takes half the time it takes
+    with blocks of 2000 (the recursion is memory-bound).
+    """
+    n = x.shape[0]
+    K = torch.empty(n, n, dtype=torch.float64)
+    for a in range(0, n, block):
+        for b in range(a, n, block):
+            blk = limit_tangent_kernel(
+                x[a : a + block],
+                None if a == b else x[b : b + block],
+            )
+            K[a : a + block, b : b + block] = blk
+            if a != b:
+                K[b : b + block, a : a + block] = blk.T
+    return K
+
+
+def _cross(x1: torch.Tensor, x2: torch.Tensor, block: int):
+    return torch.cat(
+        [
+            limit_tangent_kernel(x1, x2[b : b + block])
+            for b in range(0, x2.shape[0], block)
+        ],
+        dim=1,
+    )
+
+
+def _diag(x: torch.Tensor) -> torch.Tensor:
+    """``K(x, x) = sum_l sum_{j<=l} |x^(j)|^2``, the limit kernel's diagonal in closed form (rnnlib.ntk)."""
+    return (x * x).sum(dim=2).cumsum(dim=1).sum(dim=1)
+
+
+@dataclass(frozen=True)
+class LimitRun:
+    """The limit learner of chapter 6 at one sample size (:func:`limit_generalization_curve`).
+
+    ``train_loss`` (over ``train_points`` training sequences: all N, or a prefix
+    when N exceeds the precomputed Gram matrix), ``test_loss``, ``gap``,
+    ``test_error`` as in :class:`rnnlib.generalization.GeneralizationRun`;
+    ``norm``: ``B_n = out_scale ||theta_T|| sqrt(Kbar)`` (module docstring);
+    ``rademacher``, ``loss_bound`` (b), ``bound``: chapter 6's bound for the class
+    ``||theta|| <= ||theta_T||``; ``steps``: SGD steps; ``visited``: distinct
+    training sequences drawn.
+    """
+
+    n: int
+    steps: int
+    train_loss: float
+    test_loss: float
+    gap: float
+    test_error: float
+    norm: float
+    rademacher: float
+    loss_bound: float
+    bound: float
+    train_points: int
+    visited: int
+
+
+def _logistic(z: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean(np.logaddexp(0.0, -y * z)))
+
+
+def limit_generalization_curve(
+    ns: Sequence[int],
+    generator: int,
+    *,
+    L: int,
+    d: int,
+    eps_x: float,
+    n_test: int,
+    lr_scale: float = 0.3,
+    epochs: float = 4.0,
+    steps: int | None = None,
+    delta: float = 0.05,
+    gram_size: int | None = None,
+    n_pool: int | None = None,
+    train_points: int = 2000,
+    block: int = 500,
+) -> list[LimitRun]:
+    """Chapter 6's SGD and bound for the infinite-width lazy learner at each N of ``ns`` (chapter 6).
+
+    One task per seed, :func:`rnnlib.generalization.classification_task` with
+    ``n_pool`` (default ``max(ns)``) training and ``n_test`` test sequences, in
+    float64; the training set of size N is its first N sequences. For each N:
+    ``epochs * N`` SGD steps (or ``steps``, the same for every N, Theorem 3.1's
+    fixed T), drawn uniformly with replacement (``derive(seed, "order", N)``), of
+    :func:`kernel_sgd` with the normalized limit kernel ``K / Kbar``, ``Kbar`` the
+    mean of ``K(x_n, x_n)`` over the N training sequences. The bound is chapter 6's,
+    with ``M = B_n max sqrt(Kn(x, x))`` over the training set and 200 test
+    sequences and ``R`` from :func:`rnnlib.generalization.rademacher_bound` on the
+    diagonal of ``Kn``. The Gram matrix of the first ``gram_size`` (default
+    ``max(ns)``) training sequences is computed once (by blocks, float64: 800 MB at
+    10^4); a larger N is only possible with a fixed ``steps``, using the kernel
+    among the drawn sequences and the training loss on the first ``train_points``.
+    ``block``: rows per block of the kernel computations.
+    """
+    ns = [
+        check_int(n, "ns[i]", minimum=2)
+        for n in check_sequence(ns, "ns", "integers")
+    ]
+    seed = as_seed(generator)
+    n_test = check_int(n_test, "n_test", minimum=1)
+    lr_scale = check_real(
+        lr_scale, "lr_scale", low=0.0, low_open=True
+    )
+    epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
+    if steps is not None:
+        steps = check_int(steps, "steps", minimum=1)
+    delta = check_real(
+        delta,
+        "delta",
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
+    )
+    train_points = check_int(
+        train_points, "train_points", minimum=1
+    )
+    block = check_int(block, "block", minimum=1)
+    gram_size = (
+        max(ns)
+        if gram_size is None
+        else check_int(gram_size, "gram_size", minimum=0)
+    )
+    if steps is None and max(ns) > gram_size:
+        raise ValueError(
+            f"ns must not exceed gram_size = {gram_size} when the steps grow with N (steps=None), got {max(ns)}"
+        )
+    n_pool = (
+        max(ns)
+        if n_pool is None
+        else check_int(n_pool, "n_pool", minimum=max(ns))
+    )
+    x, y, xt, yt = classification_task(
+        L,
+        d,
+        eps_x,
+        n_pool,
+        n_test,
+        generator=seed,
+        dtype=torch.float64,
+    )
+    y, yt = y[:, 0], yt[:, 0].numpy()
+    diag = _diag(x)
+    diag_t = _diag(xt[:200])
+    G = _gram(x[:gram_size], block) if gram_size else None
+    Gt = _cross(xt, x[:gram_size], block) if gram_size else None
+    out = []
+    for n in ns:
+        T = max(1, round(epochs * n)) if steps is None else steps
+        order = torch.randint(
+            0, n, (T,), generator=derive(seed, "order", n)
+        )
+        kbar = float(diag[:n].mean())
+        full = G is not None and n <= gram_size
+        if full:
+            pos = order
+            K = G[:n, :n]
+            idx = None
+        else:
+            idx, pos = torch.unique(order, return_inverse=True)
+            K = _gram(x[idx], block)
+        y_fit = y[:n] if full else y[idx]
+        # K / kbar without a copy of K: the step scale absorbs 1 / kbar
+        z, gamma = kernel_sgd(
+            K, y_fit, pos, lr_scale=lr_scale / kbar
+        )
+        if full:
+            z_train, y_train, n_points = z, y[:n].numpy(), n
+            Kt = Gt[:, :n]
+        else:
+            n_points = min(n, train_points)
+            z_train = (
+                lr_scale
+                * (
+                    _cross(x[:n_points], x[idx], block) / kbar
+                ).numpy()
+                @ gamma
+            )
+            y_train = y[:n_points].numpy()
+            Kt = _cross(xt, x[idx], block)
+        z_test = lr_scale * (Kt / kbar).numpy() @ gamma
+        quad = max(float(gamma @ (K.numpy() @ gamma)) / kbar, 0.0)
+        norm = lr_scale * math.sqrt(quad)
+        rad = rademacher_bound(
+            diag[:n] / kbar, out_scale=1.0, norm=norm
+        )
+        k_max = float(torch.cat([diag[:n], diag_t]).max()) / kbar
+        b = logistic_loss_bound(norm * math.sqrt(k_max))
+        train_loss = _logistic(z_train, y_train)
+        test_loss = _logistic(z_test, yt)
+        out.append(
+            LimitRun(
+                n,
+                T,
+                train_loss,
+                test_loss,
+                test_loss - train_loss,
+                float(np.mean(np.sign(z_test) != yt)),
+                norm,
+                rad,
+                b,
+                uniform_bound(rad, n=n, loss_bound=b, delta=delta),
+                n_points,
+                int(torch.unique(order).numel()),
+            )
+        )
+    return out

@@ -1,0 +1,121 @@
+"""Tests of rnnlib.experiments.ch05: the kernel-convergence measurement and the limit-kernel predictor."""
+
+import numpy as np
+import torch
+
+from rnnlib._rng import derive
+from rnnlib.elman import ElmanRNN, sample_normalized_sequence
+from rnnlib.experiments import ch05
+from rnnlib.ntk import cross_time_fraction, limit_tangent_kernel
+from rnnlib.train import (
+    kernel_reference,
+    predict,
+    regression_task,
+    tangent_kernel,
+    tangent_kernel_diag,
+)
+
+
+def test_kernel_convergence_errors_are_the_networks_and_fall():
+    x = sample_normalized_sequence(6, 4, 5, 0.5, generator=3)
+    conv = ch05.kernel_convergence(
+        x, [64, 256, 1024], [8, 4, 2], generator=7
+    )
+    # one draw, rebuilt by hand: the same network and the same error
+    model = ElmanRNN(5, 256, generator=derive(7, "kernel", 256, 1))
+    K = limit_tangent_kernel(x)
+    Km = tangent_kernel(model, x).double() / 256
+    ref = float((Km - K).norm() / K.norm())
+    assert np.isclose(conv.errors[1][1], ref)
+    assert np.isclose(
+        conv.cross_time[1],
+        np.mean(
+            [
+                float(
+                    cross_time_fraction(
+                        ElmanRNN(
+                            5,
+                            256,
+                            generator=derive(7, "kernel", 256, s),
+                        ),
+                        x,
+                    ).mean()
+                )
+                for s in range(4)
+            ]
+        ),
+    )
+    assert [len(e) for e in conv.errors] == [8, 4, 2]
+    assert np.isclose(
+        conv.slope,
+        np.polyfit(
+            np.log([64, 256, 1024]), np.log(conv.mean_error), 1
+        )[0],
+    )
+    assert conv.slope < -0.2  # the error falls with m (about -1/2)
+
+
+def test_limit_kernel_reference_is_kernel_ridge_with_the_normalized_limit():
+    x, y, xe, ye = regression_task(4, 5, 0.5, 30, 12, generator=2)
+    f0 = torch.linspace(-0.3, 0.3, 30)[:, None]
+    f0e = torch.linspace(0.1, 0.2, 12)[:, None]
+    z, ze = ch05.limit_kernel_reference(
+        x, y, xe, ridge=0.01, offset=(f0, f0e)
+    )
+    K = limit_tangent_kernel(x).numpy()
+    kbar = np.diag(K).mean()
+    Ke = limit_tangent_kernel(xe, x).numpy() / kbar
+    alpha = np.linalg.solve(
+        K / kbar + 0.01 * 30 * np.eye(30),
+        y.double().numpy() - f0.double().numpy(),
+    )
+    assert np.allclose(z.numpy(), f0.numpy() + K / kbar @ alpha)
+    assert np.allclose(ze.numpy(), f0e.numpy() + Ke @ alpha)
+
+
+def test_finite_kernel_reference_approaches_the_limit_predictor():
+    x, y, xe, _ = regression_task(4, 5, 0.5, 24, 12, generator=4)
+    gaps = []
+    for m in (64, 2048):
+        model = ElmanRNN(5, m, generator=derive(4, "w", m))
+        kbar = float(tangent_kernel_diag(model, x).mean())
+        _, fe, _ = kernel_reference(
+            model,
+            x,
+            y,
+            xe,
+            out_scale=0.5,
+            ridge=0.25 * kbar * 0.02,
+        )
+        off = (predict(model, x, 0.5), predict(model, xe, 0.5))
+        _, le = ch05.limit_kernel_reference(
+            x, y, xe, ridge=0.02, offset=off
+        )
+        gaps.append(
+            float((fe.double() - le).square().mean().sqrt())
+        )
+    assert gaps[1] < 0.6 * gaps[0], gaps
+
+
+def test_limit_reference_sweep_matches_its_parts():
+    r = ch05.limit_reference_sweep(
+        [32, 64],
+        [0],
+        L=4,
+        d=5,
+        eps_x=0.5,
+        n_train=16,
+        n_eval=8,
+        out_scale=0.5,
+        steps=50,
+    )
+    assert r.eval_offset.shape == (1, 2) == r.rms_gap.shape
+    x, y, xe, ye = regression_task(4, 5, 0.5, 16, 8, generator=0)
+    _, ze = ch05.limit_kernel_reference(
+        x, y, xe, ridge=1 / (0.3 * 50)
+    )
+    assert np.isclose(
+        r.eval_centred[0],
+        float(((ze - ye.double()) ** 2 / 2).mean()),
+    )
+    assert np.all(r.rms_gap > 0)

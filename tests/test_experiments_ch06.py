@@ -1,0 +1,80 @@
+"""Tests of rnnlib.experiments.ch06: SGD in function space and the bound of the limit learner."""
+
+import math
+
+import numpy as np
+import torch
+
+from rnnlib.experiments import ch06
+from rnnlib.generalization import (
+    classification_task,
+    logistic_loss_bound,
+    uniform_bound,
+)
+from rnnlib.ntk import limit_tangent_kernel
+
+
+def test_kernel_sgd_is_sgd_on_the_features():
+    """Independent reference: SGD on explicit weights theta of a linear model z = Phi theta."""
+    gen = torch.Generator().manual_seed(0)
+    Phi = torch.randn(20, 7, generator=gen, dtype=torch.float64)
+    y = torch.where(
+        torch.randn(20, generator=gen) > 0, 1.0, -1.0
+    ).double()
+    order = torch.randint(0, 20, (60,), generator=gen)
+    z, gamma = ch06.kernel_sgd(
+        Phi @ Phi.T, y, order, lr_scale=0.05
+    )
+    theta = torch.zeros(7, dtype=torch.float64)
+    for i in order.tolist():
+        zi = float(Phi[i] @ theta)
+        g = -float(y[i]) / (1 + math.exp(float(y[i]) * zi))
+        theta -= 0.05 * g * Phi[i]
+    assert np.allclose(z, (Phi @ theta).numpy())
+    K = (Phi @ Phi.T).numpy()
+    assert np.isclose(
+        0.05**2 * gamma @ K @ gamma, float(theta @ theta)
+    )
+
+
+def test_limit_curve_bound_and_the_two_kernel_paths_agree():
+    kw = dict(L=3, d=4, eps_x=0.5, n_test=40, steps=60, n_pool=50)
+    full = ch06.limit_generalization_curve([20, 50], 1, **kw)
+    drawn = ch06.limit_generalization_curve(
+        [20, 50], 1, gram_size=0, train_points=50, **kw
+    )
+    for a, b in zip(full, drawn):
+        for f in ("train_loss", "test_loss", "norm", "bound"):
+            assert np.isclose(getattr(a, f), getattr(b, f)), f
+    r = full[1]
+    x, _, xt, _ = classification_task(
+        3, 4, 0.5, 50, 40, generator=1, dtype=torch.float64
+    )
+    diag = limit_tangent_kernel(x).diagonal()
+    kbar = float(diag.mean())
+    kmax = float(
+        torch.cat(
+            [diag, limit_tangent_kernel(xt[:200]).diagonal()]
+        ).max()
+    )
+    assert np.isclose(
+        r.rademacher,
+        r.norm * math.sqrt(float(diag.sum()) / kbar) / 50,
+    )
+    assert np.isclose(
+        r.loss_bound,
+        logistic_loss_bound(r.norm * math.sqrt(kmax / kbar)),
+    )
+    assert np.isclose(
+        r.bound,
+        uniform_bound(r.rademacher, n=50, loss_bound=r.loss_bound),
+    )
+    assert r.steps == 60 and r.visited <= 50
+
+
+def test_limit_curve_passes_grow_the_steps():
+    runs = ch06.limit_generalization_curve(
+        [10, 30], 0, L=3, d=4, eps_x=0.5, n_test=20, epochs=2.0
+    )
+    assert [r.steps for r in runs] == [20, 60]
+    assert runs[1].norm > runs[0].norm
