@@ -162,29 +162,14 @@ def real_rows(
 
 # --- valid inputs every row starts from -------------------------------------------------------
 
-from rnnlib import (
-    concepts,
-    dynamical,
-    elman,
-    homework,  # noqa: E402
-    initialization,
-    languages,
-    plotting,
-    pseudo,
-    stability,
-    truncation,
-    widgets,
-)  # noqa: E402
+from rnnlib import concepts, dynamical, elman, homework, initialization, languages  # noqa: I001
+from rnnlib import plotting, pseudo, stability, truncation, widgets
 
 G = torch.Generator().manual_seed(0)
 D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
 ELMAN = elman.ElmanRNN(D, M, generator=0)
-X = elman.sample_normalized_sequence(
-    B, L, D, 0.1, generator=0
-)  # (B, L, D)
-XBAR = elman.sample_true_sequence(
-    B, L, D, generator=0
-)  # (B, L-2, D-1)
+X = elman.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
+XBAR = elman.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
 DW, DA = pseudo.random_perturbation(D, M, 0.1, generator=0)
 N_IN, H = 3, 5
 LIN = dynamical.LinearSystem(N_IN, H, generator=0)
@@ -779,13 +764,7 @@ row(T, "empty", "widths", lambda: inversion.correlation_sweep([]))
 
 _inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt((L - 2) * (D - 1))
 INV_TARGET = concepts.ConceptTarget([["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1)
-INV_TARGET2 = concepts.ConceptTarget(
-    [["sin", "sin"]],
-    _inv_w.expand(1, 2, -1).clone(),
-    torch.ones(1, 2),
-    L - 2,
-    D - 1,
-)
+INV_TARGET2 = concepts.ConceptTarget([["sin", "sin"]], _inv_w.expand(1, 2, -1).clone(), torch.ones(1, 2), L - 2, D - 1)
 T = "rnnlib.inversion.construct_existence"
 row(T, "type", "model", lambda: inversion.construct_existence(LSTM, INV_TARGET, 0.1))
 row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out")
@@ -986,23 +965,8 @@ int_rows(T, "seeds[i]", lambda v: train.lazy_grid([8], [1.0], [v], **LG), low=0)
 # chapters 5-6 figures (rnnlib.plotting.chapter05, chapter06)
 from types import SimpleNamespace  # noqa: E402
 
-_G = SimpleNamespace(
-    widths=np.array([8, 16]),
-    out_scales=np.array([1.0]),
-    seeds=np.array([0]),
-    **{
-        k: np.array([[[0.1, math.nan]]])
-        for k in (
-            "rel_move",
-            "spec_move",
-            "flip_fraction",
-            "coupling_relative",
-            "pair_relative",
-            "eval_rnn",
-            "init_eval",
-        )
-    },
-)
+_NAN_GRID = ("rel_move", "spec_move", "flip_fraction", "coupling_relative", "pair_relative", "eval_rnn", "init_eval")
+_G = SimpleNamespace(widths=np.array([8, 16]), out_scales=np.array([1.0]), seeds=np.array([0]), **{k: np.array([[[0.1, math.nan]]]) for k in _NAN_GRID})
 row("rnnlib.plotting.plot_laziness", "type", "grid", lambda: plotting.plot_laziness("grid"))
 row("rnnlib.plotting.plot_laziness", "nan", "grid", lambda: plotting.plot_laziness(_G))
 row("rnnlib.plotting.plot_out_scale", "type", "grid", lambda: plotting.plot_out_scale(None))
@@ -1100,6 +1064,42 @@ real_rows(T, "eps_x", lambda v: exp07.limit_kernel_curve("dl1", 8, [20], eps_x=v
 T = "rnnlib.experiments.ch07.draw_strings"
 int_rows(T, "n_samples", lambda v: exp07.draw_strings("dl1", v, 8, generator=0), low=2)
 int_rows(T, "n", lambda v: exp07.draw_strings("dl1", 10, v, generator=0), low=2)
+
+_Z7 = torch.tensor([[0, 1], [1, 0], [1, 1], [0, 0]] * 3)
+SPLIT7 = languages.held_out_split(_Z7, languages.get_language("dl1")(_Z7), generator=0)
+_ONE_ARG_SPLIT = {
+    "distinct_test": exp07.distinct_test,
+    "count_rule": exp07.count_rule,
+    "additive_logistic": exp07.additive_logistic,
+    "nearest_neighbour": exp07.nearest_neighbour,
+    "neighbour_coverage": exp07.neighbour_coverage,
+    "kernel_learner": exp07.kernel_learner,
+}
+for (_name, _fn) in _ONE_ARG_SPLIT.items():
+    row(f"rnnlib.experiments.ch07.{_name}", "type", "split", lambda _fn=_fn: _fn(_Z7))
+T = "rnnlib.experiments.ch07.unseen_mask"
+row(T, "type", "split", lambda: exp07.unseen_mask(None, _Z7))
+row(T, "malformed", "z", lambda: exp07.unseen_mask(SPLIT7, torch.zeros(2, 5, dtype=torch.int64)))
+T = "rnnlib.experiments.ch07.best_constant"
+row(T, "type", "y", lambda: exp07.best_constant([0, 1]))
+row(T, "empty", "y", lambda: exp07.best_constant(torch.zeros(0)))
+T = "rnnlib.experiments.ch07.additive_logistic"
+real_rows(T, "ridge", lambda v: exp07.additive_logistic(SPLIT7, ridge=v), bad=(0.0, -1.0))
+T = "rnnlib.experiments.ch07.lazy_step"
+row(T, "type", "split", lambda: exp07.lazy_step(_Z7, 8))
+int_rows(T, "width", lambda v: exp07.lazy_step(SPLIT7, v), low=1)
+real_rows(T, "out_scale", lambda v: exp07.lazy_step(SPLIT7, 8, out_scale=v), bad=(0.0, -1.0))
+T = "rnnlib.experiments.ch07.score_learner"
+row(T, "type", "split", lambda: exp07.score_learner("x", "", lambda z: z[:, 0].float(), _Z7, (_Z7, _Z7[:, 0])))
+T = "rnnlib.experiments.ch07.compare_learners"
+row(T, "type", "split", lambda: exp07.compare_learners(_Z7, (_Z7, _Z7[:, 0])))
+row(T, "malformed", "learners", lambda: exp07.compare_learners(SPLIT7, (_Z7, _Z7[:, 0]), learners=["svm"]))
+int_rows("rnnlib.experiments.ch07.pattern_count_neuron", "k", lambda v: exp07.pattern_count_neuron(v), low=1)
+real_rows("rnnlib.experiments.ch07.pattern_count_complexity", "R", lambda v: exp07.pattern_count_complexity(3, v), bad=(0.0, -1.0))
+row("rnnlib.experiments.ch07.pattern_count_target", "malformed", "pattern", lambda: exp07.pattern_count_target(8, "12"))
+T = "rnnlib.experiments.ch07.mean_scores"
+row(T, "empty", "runs", lambda: exp07.mean_scores([]))
+int_rows("rnnlib.experiments.ch07.draw_strings", "min_length", lambda v: exp07.draw_strings("dl1", 10, 8, min_length=v, generator=0), low=1)
 
 from rnnlib.experiments import ch05 as exp05  # noqa: E402
 from rnnlib.experiments import ch06 as exp06  # noqa: E402

@@ -76,3 +76,166 @@ def test_first_beating():
     c.constant[:] = [[0.5, 0.5]]
     assert c.first_beating(0.1) == 60
     assert c.first_beating(0.5) is None
+
+
+def _dl1_split(seed=0, n=8, samples=300):
+    from rnnlib.languages import (
+        get_language,
+        held_out_split,
+        sample_dl1_balanced,
+    )
+
+    z = sample_dl1_balanced(
+        samples, n, min_length=2, generator=seed
+    )
+    return held_out_split(
+        z,
+        get_language("dl1")(z),
+        test_fraction=0.25,
+        generator=seed,
+    )
+
+
+def test_distinct_test_and_constant():
+    split = _dl1_split()
+    z, y = ch07.distinct_test(split)
+    assert len(z) == split.n_unique_test
+    rows = {tuple(r) for r in split.z_test.tolist()}
+    assert {tuple(r) for r in z.tolist()} == rows
+    lang = __import__(
+        "rnnlib.languages", fromlist=["x"]
+    ).get_language("dl1")
+    assert torch.equal(y.float(), lang(z).float())
+    assert ch07.best_constant(torch.tensor([1, 1, 0, 1])) == 0.75
+    assert ch07.best_constant(torch.tensor([0, 0, 0, 1])) == 0.75
+
+
+def test_count_rule_and_coverage_by_hand():
+    from rnnlib.languages import HeldOutSplit
+
+    zt = torch.tensor([[0, 1], [1, 0], [0, 0], [0, 0]])
+    yt = torch.tensor([1.0, 1.0, 0.0, 0.0])
+    split = HeldOutSplit(
+        zt, yt, torch.tensor([[1, 1]]), torch.tensor([0.0]), 3, 1
+    )
+    name, predict = ch07.count_rule(split)
+    # "at least one 1" is right on all four training strings,
+    # "at most one 1" wrong on both copies of 00
+    assert name == "at least one 1"
+    ztest = torch.tensor([[1, 1], [0, 1]])
+    assert predict(ztest).tolist() == [1.0, 1.0]
+    # the one-bit neighbours of 11 are 01 and 10: both in training
+    assert ch07.neighbour_coverage(split) == 1.0
+    # 11 is at distance 1 from 01 and 10, both positive
+    nn = ch07.nearest_neighbour(split)
+    assert nn(torch.tensor([[1, 1], [0, 0]])).tolist() == [
+        1.0,
+        0.0,
+    ]
+    assert ch07.unseen_mask(split, ztest).tolist() == [True, False]
+
+
+def test_additive_logistic_learns_an_additive_rule():
+    from rnnlib.languages import held_out_split
+
+    g = torch.Generator().manual_seed(0)
+    z = torch.randint(0, 2, (400, 6), generator=g)
+    y = z[:, 2].float()  # the third bit: additive
+    split = held_out_split(z, y, generator=0)
+    predict = ch07.additive_logistic(split)
+    zd, yd = ch07.distinct_test(split)
+    assert torch.equal(predict(zd), yd.float())
+
+
+def test_compare_learners_records_laziness():
+    split = _dl1_split(samples=120, n=6)
+    fresh = ch07.draw_strings("dl1", 100, 6, generator=5)
+    fast = dict(
+        eps_x=0.5, out_scale=1.0, lr=0.02, steps=20, batch_size=8
+    )
+    lazy = dict(
+        eps_x=0.5,
+        out_scale=0.5,
+        lr_scale=0.3,
+        steps=20,
+        batch_size=8,
+    )
+    scores = ch07.compare_learners(
+        split,
+        fresh,
+        learners=["fast SGD", "lazy SGD", "limit kernel", "1-NN"],
+        width=32,
+        fast=fast,
+        lazy=lazy,
+        generator=0,
+    )
+    by = {s.learner: s for s in scores}
+    assert list(by) == [
+        "fast SGD",
+        "lazy SGD",
+        "limit kernel",
+        "1-NN",
+    ]
+    for name in ("fast SGD", "lazy SGD"):
+        assert 0 <= by[name].flip_fraction <= 1
+        assert by[name].coupling_relative >= 0
+    assert by["limit kernel"].flip_fraction == 0.0
+    assert np.isnan(by["1-NN"].flip_fraction)
+    assert by["1-NN"].train_accuracy == 1.0
+    # the lazy step is chapter 5's: lr_scale / (out_scale^2 mean K)
+    lr = ch07.lazy_step(
+        split,
+        32,
+        out_scale=0.5,
+        lr_scale=0.3,
+        generator=ch07.derive(0, "sgd"),
+    )
+    assert 0 < lr < 0.02
+    mean = ch07.mean_scores([scores, scores])
+    assert mean[0].accuracy == scores[0].accuracy
+
+
+def test_pattern_count_target_counts_occurrences():
+    from rnnlib.languages import (
+        all_strings,
+        embed_binary,
+        get_language,
+    )
+
+    for pat in ("101", "0110", "1"):
+        for n in (len(pat), 9):
+            target, thr = ch07.pattern_count_target(n, pat)
+            z = all_strings(n)
+            F = target(embed_binary(z, dtype=torch.float64))[:, 0]
+            k = len(pat)
+            count = torch.tensor(
+                [
+                    sum(
+                        "".join(map(str, r))[i : i + k] == pat
+                        for i in range(n - k + 1)
+                    )
+                    for r in z.tolist()
+                ],
+                dtype=torch.float64,
+            )
+            assert float((F - count).abs().max()) < 1e-9
+            lang = get_language(f"pattern:{pat}")
+            assert torch.equal(
+                (F > thr).double(), lang(z).double()
+            )
+
+
+def test_pattern_count_complexity_polynomial_in_R():
+    # degree k: C_s(phi, R) grows like R^k (times (k+1)^1.75 |c_k|)
+    k = 3
+    lo, hi = (
+        ch07.pattern_count_complexity(k, 1e3),
+        ch07.pattern_count_complexity(k, 1e4),
+    )
+    assert abs((hi - lo) - k) < 0.01
+    phi, c = ch07.pattern_count_neuron(k)
+    t = torch.arange(k + 1, dtype=torch.float64) * c
+    assert torch.allclose(
+        phi(t),
+        torch.tensor([0.0] * k + [1.0], dtype=torch.float64),
+    )

@@ -22,15 +22,23 @@ form for kernel ridge regression: ``residual_i / (1 - H_ii)`` with the hat matri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from .._rng import derive
-from .._validation import check_int, check_real, check_sequence
+from .._validation import (
+    check_int,
+    check_real,
+    check_sequence,
+)
+from ..elman import ElmanRNN
 from ..languages import (
+    HeldOutSplit,
+    check_strings,
     encode_strings,
     get_language,
     held_out_split,
@@ -38,29 +46,70 @@ from ..languages import (
     sample_language,
 )
 from ..ntk import limit_tangent_kernel
+from ..recognizers import _token_codes
+from ..train import tangent_kernel_diag
 
-__all__ = ["KernelCurve", "limit_kernel_curve", "draw_strings"]
+__all__ = [
+    "KernelCurve",
+    "limit_kernel_curve",
+    "draw_strings",
+    "distinct_test",
+    "unseen_mask",
+    "best_constant",
+    "COUNT_RULES",
+    "count_rule",
+    "additive_logistic",
+    "nearest_neighbour",
+    "neighbour_coverage",
+    "kernel_learner",
+    "lazy_step",
+    "LearnerScore",
+    "score_learner",
+    "LEARNERS",
+    "compare_learners",
+    "mean_scores",
+    "pattern_count_neuron",
+    "pattern_count_complexity",
+    "pattern_count_target",
+]
 
 
 def draw_strings(
-    language: str, n_samples: int, n: int, *, generator
+    language: str,
+    n_samples: int,
+    n: int,
+    *,
+    min_length: int | None = None,
+    generator,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Labelled strings of chapter 7's sampler for ``language`` (chapter 7).
 
     ``"dl1"``: :func:`rnnlib.languages.sample_dl1_balanced` (number of 1s
-    uniform on {0, 1, 2}, lengths 2..n); any other language:
-    :func:`rnnlib.languages.sample_language` at fixed length n (balanced, half
-    the negatives one flip from a positive). Returns ``(z, y)``.
+    uniform on {0, 1, 2}, lengths ``min_length..n``, default 2..n); any other
+    language: :func:`rnnlib.languages.sample_language` at lengths
+    ``min_length..n`` (default: fixed length n; balanced, half the negatives
+    one flip from a positive). Returns ``(z, y)``.
     """
     n_samples = check_int(n_samples, "n_samples", minimum=2)
     n = check_int(n, "n", minimum=2)
+    if min_length is not None:
+        min_length = check_int(
+            min_length, "min_length", minimum=1, maximum=n
+        )
     if language == "dl1":
         z = sample_dl1_balanced(
-            n_samples, n, min_length=2, generator=generator
+            n_samples,
+            n,
+            min_length=2 if min_length is None else min_length,
+            generator=generator,
         )
         return z, get_language("dl1")(z)
     return sample_language(
-        language, n_samples, n, generator=generator
+        language,
+        n_samples,
+        n,
+        min_length=min_length,
+        generator=generator,
     )
 
 
@@ -200,9 +249,8 @@ def limit_kernel_curve(
             )
             xtr = encode_strings(split.z_train, eps_x, dtype=f64)
             ytr = 2 * split.y_train.to(f64) - 1
-            alpha, lam = _krr_loo(
-                limit_tangent_kernel(xtr), ytr, ridges
-            )
+            K = limit_tangent_kernel(xtr)
+            alpha, lam = _krr_loo(K, ytr, ridges)
             zte, inv = torch.unique(
                 split.z_test, dim=0, return_inverse=True
             )
@@ -224,7 +272,7 @@ def limit_kernel_curve(
             ]
             pf = limit_tangent_kernel(xf, xtr) @ alpha > 0
             yf64 = yf.to(f64)
-            fit = limit_tangent_kernel(xtr) @ alpha > 0
+            fit = K @ alpha > 0
             out["n_train"][s, j] = len(ytr)
             out["accuracy"][s, j] = float(correct.mean())
             out["balanced"][s, j] = float(np.mean(rates))
@@ -242,3 +290,553 @@ def limit_kernel_curve(
             )
             out["ridge"][s, j] = lam
     return KernelCurve(language, n, np.array(sizes), **out)
+
+
+# --- the learners of chapter 7 side by side, scored the same way (issue 20) ---
+
+
+def distinct_test(
+    split: HeldOutSplit,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct held-out strings of ``split`` with their labels, each once (chapter 7).
+
+    A sampler repeats short strings (at lengths 1..10 the string "1" can be 16 %
+    of the held-out copies); scoring the distinct strings weighs each one once.
+    """
+    split = _check_split(split)
+    z, inv = torch.unique(split.z_test, dim=0, return_inverse=True)
+    y = torch.zeros(len(z), dtype=split.y_test.dtype)
+    y[inv] = split.y_test
+    return z, y
+
+
+def best_constant(y: torch.Tensor) -> float:
+    """Accuracy of the best constant answer on labels ``y`` (0/1): ``max(p, 1 - p)`` (chapter 7)."""
+    if not isinstance(y, torch.Tensor):
+        raise TypeError(
+            f"y must be a tensor of 0/1 labels, got {type(y).__name__}"
+        )
+    if y.ndim != 1 or len(y) == 0:
+        raise ValueError(
+            "y must hold at least one label (one dimension)"
+        )
+    p = float(y.to(torch.float64).mean())
+    return max(p, 1.0 - p)
+
+
+def _check_split(split: object) -> HeldOutSplit:
+    if not isinstance(split, HeldOutSplit):
+        raise TypeError(
+            "split must be an rnnlib.languages.HeldOutSplit, got "
+            f"{type(split).__name__}"
+        )
+    return split
+
+
+def unseen_mask(
+    split: HeldOutSplit, z: torch.Tensor
+) -> torch.Tensor:
+    """Which strings of ``z`` are not training strings of ``split`` (bool, (batch,); chapter 7)."""
+    split = _check_split(split)
+    z = check_strings(z)
+    if z.shape[1] != split.z_train.shape[1]:
+        raise ValueError(
+            f"z must have the training width {split.z_train.shape[1]}, got {z.shape[1]}"
+        )
+    train = {tuple(r) for r in split.z_train.tolist()}
+    return torch.tensor(
+        [tuple(r) not in train for r in z.tolist()]
+    )
+
+
+def _ones(z: torch.Tensor) -> torch.Tensor:
+    return (z == 1).sum(dim=1)
+
+
+#: The count rules of :func:`count_rule`: name -> rule on the number s of 1s.
+COUNT_RULES = {
+    "at most one 1": lambda s: s <= 1,
+    "at least one 1": lambda s: s >= 1,
+}
+
+
+def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
+    """The count rule of :data:`COUNT_RULES` with the best training accuracy (chapter 7).
+
+    "at most one 1" and "at least one 1" are both additive (a threshold of the
+    number of 1s, a sum over positions), and each gets two of D_L1's three
+    counts {0, 1, 2} right. Returns ``(name, predict)``, ``predict`` mapping
+    strings to 0/1 labels (float32).
+    """
+    split = _check_split(split)
+    s = _ones(split.z_train)
+    y = split.y_train.to(torch.bool)
+    name = max(
+        COUNT_RULES,
+        key=lambda k: float(
+            (COUNT_RULES[k](s) == y).double().mean()
+        ),
+    )
+    rule = COUNT_RULES[name]
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        return rule(_ones(check_strings(z))).to(torch.float32)
+
+    return name, predict
+
+
+def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
+    codes = _token_codes(check_strings(z))
+    return (
+        torch.nn.functional.one_hot(codes, 5).flatten(1).double()
+    )
+
+
+def additive_logistic(
+    split: HeldOutSplit,
+    *,
+    ridge: float = 1e-3,
+    iterations: int = 50,
+) -> Callable:
+    """The best additive *classifier*: logistic regression on per-position token codes (chapter 7).
+
+    Allen-Zhu & Li's additive class with one output, ``c + sum_l f_l(x^(l))``
+    (each ``f_l`` a table over the five tokens of the normalized input: zero
+    padding, start, bit 0, bit 1, end), fitted to the training labels by the
+    logistic loss with a small ridge ``ridge * |theta|^2 / 2`` (Newton's
+    method, ``iterations`` steps), and classified by the sign. Unlike a least-
+    squares fit thresholded at 1/2, it is the additive predictor chosen for the
+    0-1 error's convex surrogate. Returns ``predict`` (strings -> 0/1 float32);
+    strings must have the training width.
+    """
+    split = _check_split(split)
+    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
+    iterations = check_int(iterations, "iterations", minimum=1)
+    width = split.z_train.shape[1]
+    X = _one_hot_codes(split.z_train)
+    X = torch.cat([X, torch.ones(len(X), 1, dtype=X.dtype)], dim=1)
+    y = split.y_train.to(torch.float64)
+    theta = torch.zeros(X.shape[1], dtype=X.dtype)
+    n = len(X)
+    eye = torch.eye(X.shape[1], dtype=X.dtype)
+    for _ in range(iterations):
+        p = torch.sigmoid(X @ theta)
+        grad = X.T @ (p - y) / n + ridge * theta
+        hess = (X.T * (p * (1 - p))) @ X / n + ridge * eye
+        step = torch.linalg.solve(hess, grad)
+        theta = theta - step
+        if float(step.abs().max()) < 1e-10:
+            break
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        z = check_strings(z)
+        if z.shape[1] != width:
+            raise ValueError(
+                f"z must have the training width {width} (one table per position)"
+            )
+        Xz = _one_hot_codes(z)
+        Xz = torch.cat(
+            [Xz, torch.ones(len(Xz), 1, dtype=Xz.dtype)], dim=1
+        )
+        return (Xz @ theta > 0).to(torch.float32)
+
+    return predict
+
+
+def nearest_neighbour(split: HeldOutSplit) -> Callable:
+    """The 1-nearest-neighbour classifier in Hamming distance over the padded strings (chapter 7).
+
+    Distance: the number of positions where two left-padded strings differ
+    (padding is a third symbol). Ties between the nearest distinct training
+    strings are settled by their majority label, and a tie of labels by the
+    training majority. Returns ``predict`` (strings -> 0/1 float32).
+    """
+    split = _check_split(split)
+    zt, inv = torch.unique(
+        split.z_train, dim=0, return_inverse=True
+    )
+    yt = torch.zeros(len(zt), dtype=torch.float64)
+    yt[inv] = split.y_train.to(torch.float64)
+    majority = float(split.y_train.to(torch.float64).mean() >= 0.5)
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        z = check_strings(z)
+        d = (z[:, None, :] != zt[None, :, :]).sum(dim=2)
+        nearest = d == d.min(dim=1, keepdim=True).values
+        vote = (nearest * yt).sum(1) / nearest.sum(1)
+        out = torch.where(
+            vote == 0.5, majority, (vote > 0.5).double()
+        )
+        return out.to(torch.float32)
+
+    return predict
+
+
+def neighbour_coverage(split: HeldOutSplit) -> float:
+    """Mean fraction of a distinct held-out string's one-bit neighbours that are training strings (chapter 7).
+
+    The neighbours of a string of length l are the l strings of the same
+    length that differ from it in one bit. For PARITY each of them has the
+    opposite label, so a learner that copies its neighbours scores *below*
+    chance where this coverage is high.
+    """
+    split = _check_split(split)
+    train = {tuple(r) for r in split.z_train.tolist()}
+    z, _ = distinct_test(split)
+    fractions = []
+    for row in z.tolist():
+        idx = [i for i, b in enumerate(row) if b >= 0]
+        hits = 0
+        for i in idx:
+            flipped = list(row)
+            flipped[i] = 1 - flipped[i]
+            hits += tuple(flipped) in train
+        fractions.append(hits / len(idx))
+    return float(np.mean(fractions))
+
+
+def kernel_learner(
+    split: HeldOutSplit,
+    *,
+    eps_x: float = 0.5,
+    ridges: Sequence[float] = (1e-6, 1e-4, 1e-3, 1e-2, 1e-1),
+) -> Callable:
+    """The lazy learner at infinite width on ``split``: limit-tangent-kernel ridge regression (chapter 7).
+
+    Kernel ridge regression on labels ``2y - 1`` with
+    :func:`rnnlib.ntk.limit_tangent_kernel` of the inputs encoded at ``eps_x``,
+    the ridge of least leave-one-out error among ``ridges``, classified by the
+    sign (as in :func:`limit_kernel_curve`). Returns ``predict``.
+    """
+    split = _check_split(split)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    ridges = [
+        check_real(r, "ridges[i]", low=0.0, low_open=True)
+        for r in check_sequence(ridges, "ridges", "positive reals")
+    ]
+    f64 = torch.float64
+    xtr = encode_strings(split.z_train, eps_x, dtype=f64)
+    ytr = 2 * split.y_train.to(f64) - 1
+    alpha, _ = _krr_loo(limit_tangent_kernel(xtr), ytr, ridges)
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        x = encode_strings(check_strings(z), eps_x, dtype=f64)
+        return (limit_tangent_kernel(x, xtr) @ alpha > 0).to(
+            torch.float32
+        )
+
+    return predict
+
+
+def lazy_step(
+    split: HeldOutSplit,
+    width: int,
+    *,
+    eps_x: float = 0.5,
+    out_scale: float = 0.5,
+    lr_scale: float = 0.3,
+    generator=None,
+) -> float:
+    """Chapter 5's lazy step ``lr = lr_scale / (out_scale^2 mean_n K(x_n, x_n))`` for ``split`` (chapter 7).
+
+    ``K`` is the tangent kernel of the initialization that
+    :func:`rnnlib.recognizers.train_wide_rnn` draws from ``generator``, on the
+    training strings encoded at ``eps_x``: the step moves the predictor by
+    about ``lr_scale`` in function space, chapter 5's lazy window.
+    """
+    split = _check_split(split)
+    width = check_int(width, "width", minimum=1)
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    out_scale = check_real(
+        out_scale, "out_scale", low=0.0, low_open=True
+    )
+    lr_scale = check_real(
+        lr_scale, "lr_scale", low=0.0, low_open=True
+    )
+    model = ElmanRNN(
+        4, width, 1, generator=derive(generator, "weights")
+    )
+    kbar = float(
+        tangent_kernel_diag(
+            model, encode_strings(split.z_train, eps_x)
+        ).mean()
+    )
+    return lr_scale / (out_scale**2 * kbar)
+
+
+@dataclass
+class LearnerScore:
+    """One learner on one split, scored the way chapter 7 scores (issue 20).
+
+    ``learner``: its label; ``what``: what it is, in words; ``accuracy``: on the
+    distinct held-out strings; ``balanced``: balanced accuracy there (the mean
+    of the two per-class accuracies; 0.5 for any constant); ``fresh``: accuracy
+    on fresh i.i.d. draws from the sampler; ``train_accuracy``: on the training
+    copies; ``fresh_unseen``: accuracy on the fresh draws whose string is not a
+    training string (the sampler's weights, training strings left out);
+    ``flip_fraction`` and ``coupling_relative``: its laziness (chapter 5's
+    measures) for the SGD runs, 0 for the kernel learner (exactly linear), NaN
+    where they mean nothing.
+    """
+
+    learner: str
+    what: str
+    accuracy: float
+    balanced: float
+    fresh: float
+    train_accuracy: float
+    fresh_unseen: float
+    flip_fraction: float = float("nan")
+    coupling_relative: float = float("nan")
+
+
+def score_learner(
+    learner: str,
+    what: str,
+    predict: Callable,
+    split: HeldOutSplit,
+    fresh: tuple[torch.Tensor, torch.Tensor] | None = None,
+    *,
+    flip_fraction: float = float("nan"),
+    coupling_relative: float = float("nan"),
+) -> LearnerScore:
+    """Score ``predict`` (strings -> 0/1) on ``split`` and on ``fresh`` draws (chapter 7); a :class:`LearnerScore`.
+
+    ``fresh``: ``(z, y)`` drawn i.i.d. from the sampler, or ``None`` (the
+    fresh scores are then NaN).
+    """
+    split = _check_split(split)
+    z, y = distinct_test(split)
+    nan = float("nan")
+    parts = [(z, y), (split.z_train, split.y_train)]
+    if fresh is not None:
+        zf, yf = fresh
+        unseen = unseen_mask(split, zf)
+        parts.append((zf, yf))
+    # one call of predict on every string (kernel learners pay per call)
+    ok = predict(torch.cat([p[0] for p in parts])) == torch.cat(
+        [p[1].to(torch.float32) for p in parts]
+    )
+    sizes = [len(p[0]) for p in parts]
+    correct, train_ok, *fresh_ok = torch.split(ok, sizes)
+    rates = [
+        float(correct[m].double().mean())
+        for m in (y == 1, y == 0)
+        if bool(m.any())
+    ]
+    fresh_acc = unseen_acc = nan
+    if fresh_ok:
+        fresh_acc = float(fresh_ok[0].double().mean())
+        if bool(unseen.any()):
+            unseen_acc = float(fresh_ok[0][unseen].double().mean())
+    return LearnerScore(
+        learner,
+        what,
+        float(correct.double().mean()),
+        float(np.mean(rates)),
+        fresh_acc,
+        float(train_ok.double().mean()),
+        unseen_acc,
+        flip_fraction,
+        coupling_relative,
+    )
+
+
+#: What each learner of :func:`compare_learners` is, in the chapter's words.
+LEARNERS = {
+    "fast SGD": "Elman ReLU RNN, SGD on W, A (B frozen) at a step far above "
+    "chapter 5's: outside the lazy regime",
+    "lazy SGD": "the same RNN and SGD at chapter 5's lazy step "
+    "lr = 0.3 / (lambda_out^2 mean K)",
+    "limit kernel": "the lazy limit: ridge regression with the infinite-width "
+    "tangent kernel, sign",
+    "GRU": "16 units, all weights trained by Adam: outside the theory",
+    "additive (logistic)": "best additive classifier: logistic regression "
+    "on per-position tokens",
+    "count rule": "'at most one 1' or 'at least one 1', chosen on training data",
+    "1-NN": "nearest training string in Hamming distance",
+}
+
+
+def compare_learners(
+    split: HeldOutSplit,
+    fresh: tuple[torch.Tensor, torch.Tensor],
+    *,
+    learners: Sequence[str] = tuple(LEARNERS),
+    width: int = 256,
+    fast: dict | None = None,
+    lazy: dict | None = None,
+    practical: dict | None = None,
+    hidden: int = 16,
+    kernel_eps: float = 0.5,
+    generator=None,
+) -> list[LearnerScore]:
+    """The learners ``learners`` (keys of :data:`LEARNERS`) on one split, each scored by :func:`score_learner` (chapter 7).
+
+    ``fast``: keyword arguments of :func:`rnnlib.recognizers.train_wide_rnn`
+    for the fast run; ``lazy``: ``eps_x``, ``out_scale``, ``lr_scale``,
+    ``steps``, ``batch_size`` of the lazy run (its step from :func:`lazy_step`);
+    the two SGD runs share their initialization (the same ``generator``
+    stream). ``practical``: keyword arguments of
+    :func:`rnnlib.recognizers.train_practical_rnn`. Returns one
+    :class:`LearnerScore` per learner, in the order asked.
+    """
+    from ..recognizers import train_practical_rnn, train_wide_rnn
+
+    split = _check_split(split)
+    names = check_sequence(learners, "learners", "learner names")
+    for name in names:
+        if name not in LEARNERS:
+            raise ValueError(
+                f"learners: unknown learner {name!r}; known: {list(LEARNERS)}"
+            )
+    width = check_int(width, "width", minimum=1)
+    out = []
+    for name in names:
+        what, extra = LEARNERS[name], {}
+        if name in ("fast SGD", "lazy SGD"):
+            kw = dict(fast or {})
+            if name == "lazy SGD":
+                lz = dict(lazy or {})
+                lr = lazy_step(
+                    split,
+                    width,
+                    eps_x=lz.get("eps_x", 0.5),
+                    out_scale=lz.get("out_scale", 0.5),
+                    lr_scale=lz.pop("lr_scale", 0.3),
+                    generator=derive(generator, "sgd"),
+                )
+                kw = {**lz, "lr": lr}
+            r = train_wide_rnn(
+                split,
+                width,
+                generator=derive(generator, "sgd"),
+                **kw,
+            )
+            predict = r.predict
+            extra = dict(
+                flip_fraction=r.flip_fraction,
+                coupling_relative=r.coupling_relative,
+            )
+        elif name == "limit kernel":
+            predict = kernel_learner(split, eps_x=kernel_eps)
+            extra = dict(flip_fraction=0.0, coupling_relative=0.0)
+        elif name == "GRU":
+            predict = train_practical_rnn(
+                split,
+                hidden,
+                generator=derive(generator, "gru"),
+                **(practical or {}),
+            ).predict
+        elif name == "additive (logistic)":
+            predict = additive_logistic(split)
+        elif name == "count rule":
+            rule, predict = count_rule(split)
+            what = f"{rule} (chosen on training data)"
+        else:
+            predict = nearest_neighbour(split)
+        out.append(
+            score_learner(
+                name, what, predict, split, fresh, **extra
+            )
+        )
+    return out
+
+
+def mean_scores(
+    runs: Sequence[Sequence[LearnerScore]],
+) -> list[LearnerScore]:
+    """The seed-mean of :func:`compare_learners` results (the same learners on several splits; chapter 7)."""
+    runs = check_sequence(runs, "runs", "lists of LearnerScore")
+    first = runs[0]
+    for run in runs:
+        if [s.learner for s in run] != [s.learner for s in first]:
+            raise ValueError(
+                "runs must list the same learners in the same order"
+            )
+    fields = (
+        "accuracy balanced fresh train_accuracy fresh_unseen "
+        "flip_fraction coupling_relative"
+    ).split()
+    out = []
+    for i, s in enumerate(first):
+        values = {
+            f: float(np.mean([getattr(run[i], f) for run in runs]))
+            for f in fields
+        }
+        whats = {run[i].what for run in runs}
+        what = s.what if len(whats) == 1 else LEARNERS[s.learner]
+        out.append(LearnerScore(s.learner, what, **values))
+    return out
+
+
+# --- pattern matching by counting: one polynomial neuron per offset (issue 20) ---
+
+
+def pattern_count_neuron(k: int):
+    """The degree-k neuron ``phi(t) = prod_{j<k} (t/c - j) / (k - j)`` that counts a k-symbol pattern (chapter 7).
+
+    With the window weights of :func:`rnnlib.languages.concept_representation`
+    (``<w_i, x> = c m_i``, ``c = sqrt(3) / (2 sqrt k)``, ``m_i`` the symbols of
+    window i that agree with the pattern), ``phi(c m) = C(m, k)``: 1 when the
+    window matches (``m = k``) and 0 for ``m = 0, ..., k - 1``. So
+    ``F = sum_i phi(<w_i, x>)`` is the number of occurrences, and ``F > 1/2``
+    recognizes the pattern, exactly. ``phi`` is a polynomial of degree k whose
+    coefficients do not depend on the length n, so ``C_s(phi, R)`` is
+    independent of n, and polynomial in R (degree k) at the theorem's radius
+    ``R = O(1/eps_x)``: unlike the exponential neuron, whose degree grows with
+    the radius. Returns ``(phi, c)``: a :class:`rnnlib.concepts.SmoothFunction`
+    (:func:`rnnlib.concepts.polynomial`) and the scale c. (Our construction.)
+    """
+    from ..concepts import polynomial
+
+    k = check_int(k, "k", minimum=1)
+    c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
+    poly = np.polynomial.Polynomial([1.0])
+    for j in range(k):
+        poly = poly * np.polynomial.Polynomial(
+            [-j / (k - j), 1.0 / (c * (k - j))]
+        )
+    return polynomial(
+        list(poly.coef), name=f"pattern count, k = {k}"
+    ), c
+
+
+def pattern_count_complexity(k: int, R: float) -> float:
+    """``log10 C_s(phi, R)`` of :func:`pattern_count_neuron` ``(k)`` (chapter 7): the same for every length n."""
+    from ..concepts import complexity_s
+
+    R = check_real(R, "R", low=0.0, low_open=True)
+    phi, _ = pattern_count_neuron(k)
+    return complexity_s(phi, R, log10=True)
+
+
+def pattern_count_target(n: int, pattern: str):
+    """Pattern matching at length n as a concept-class target of counting neurons (chapter 7; ours).
+
+    The unit window weights of :func:`rnnlib.languages.pattern_neurons`
+    ``(n, pattern)`` (one neuron per offset), each with the neuron of
+    :func:`pattern_count_neuron` and output weight 1: the target is the number of
+    occurrences of ``pattern``, and ``1[target > 1/2]`` is the language. Returns
+    ``(target, 0.5)``.
+    """
+    from ..concepts import ConceptTarget
+    from ..languages import pattern_neurons
+
+    base = pattern_neurons(n, pattern)
+    phi, _ = pattern_count_neuron(len(pattern))
+    p = base.w.shape[1]
+    return (
+        ConceptTarget(
+            [[phi] * p],
+            base.w,
+            torch.ones(1, p, dtype=base.w.dtype),
+            base.n_tokens,
+            base.token_dim,
+        ),
+        0.5,
+    )
