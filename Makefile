@@ -35,15 +35,17 @@ env: $(ENV_STAMP)
 # The venv's own pip installs (no upgrade of it first), without compiling to bytecode as it
 # goes (one core); compileall then compiles every module on all the cores. Keep the compiling:
 # where PYTHONDONTWRITEBYTECODE is set (as on this project's machines) nothing else writes the
-# .pyc files, and each kernel would compile torch again (9 s of CPU instead of 4). The one file
-# excluded is Python 3.12 syntax in torch's test helpers (pip skips it too).
+# .pyc files, and each kernel would compile torch again (9 s of CPU instead of 4). Excluded:
+# Python 3.12 syntax in torch's test helpers (pip skips it too), and the packages' own test
+# suites (tests/ and test/ folders, 30 of the 68 MB of source; 13 of 76 s of CPU), which
+# nothing imports, except music21's, which `import music21` loads.
 $(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json booktools/vendor_assets.py booktools/assets/ipywidgets_offline.js
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
 		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
 	@command -v npm >/dev/null 2>&1 || { echo "npm is needed for the book's browser assets (MathJax): install Node.js (Debian: apt-get install npm)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --no-compile -r requirements.txt
-	$(PY) -m compileall -q -j 0 -x '/py312_intrinsics\.py$$' $(VENV)/lib
+	$(PY) -m compileall -q -j 0 -x '(/py312_intrinsics\.py$$|^(?!.*/music21/).*/tests?/)' $(VENV)/lib
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
@@ -64,18 +66,20 @@ book: cache-check
 
 # `make test`: first the environment and the browser, side by side (pip and apt-get); then
 # every step in one make run, two at a time (make -j2; the executions step and nbval each
-# have their own JOBS kernels), each step as soon as what it reads is there:
-#   lint, unit tests, the machinery's tests, and the executions (book and student, one pool);
+# have their own JOBS kernels), each step as soon as what it reads is there, the longest
+# chain first (make starts the goals in the order given):
+#   the executions (book and student, one pool) at once, and beside them the machinery's
+#   tests, the unit tests and lint;
 #   after the executions: nbval (each chapter again, compared), the strict book build and
 #   the student edition's build (both render from the caches);
-#   after the builds: the checks of the built books.
+#   after the builds: the checks of the built books (the browser check, BROWSER_WORKERS pages at once).
 # With IN_TEST=1 the steps that read executions wait for the executions step instead of
 # executing what is missing themselves. The budget check reads the kernels' CPU time,
 # which work running beside them does not inflate (booktools/exec_times.py).
 PHASE := --no-print-directory -j2 --output-sync=target
 test:
 	$(MAKE) $(PHASE) env browser-deps
-	$(MAKE) $(PHASE) IN_TEST=1 lint unit tools-test executions nbval book-strict student exec-times student-check browser-check built-checks
+	$(MAKE) $(PHASE) IN_TEST=1 executions tools-test unit lint nbval book-strict browser-check student student-check exec-times built-checks
 
 # In `make test` (IN_TEST=1) the steps that read executions wait for the one executions step.
 EXEC_DEP    = $(if $(IN_TEST),executions,cache-check)
@@ -97,8 +101,10 @@ tools-test: env browser-deps
 	$(PY) -m pytest booktools/tests -k "not built_" -p no:cacheprovider --durations=10
 
 # The executions that the builds render, in one pool of JOBS workers: each chapter for the
-# book (cached), and each student notebook (cached). The builds and the checks only read
-# them; nbval executes each chapter once more.
+# book (cached), and each student notebook (cached): a student notebook that is its
+# chapter's cells followed by stubs takes those cells' outputs from the chapter's execution
+# and runs only its install cell and stubs (ARCHITECTURE.md). The builds and the checks
+# only read them; nbval executes each chapter once more.
 executions: cache-check student-notebooks
 	$(PY) -m booktools.execute --jobs $(JOBS) book student
 
@@ -158,7 +164,8 @@ built-checks: $(BUILD_DEP) $(STUDENT_DEP)
 student-notebooks: env
 	$(PY) -m booktools.student_edition
 
-# Its notebooks executed once (errors allowed: the stubs raise), and its HTML built from that execution.
+# Its notebooks executed once (errors allowed: the stubs raise; the chapters' outputs reused where
+# the book's cache has them), and its HTML built from that execution.
 student: student-notebooks $(EXEC_DEP)
 	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) student)
 	$(BIN)/jupyter-book build -W -n --keep-going student

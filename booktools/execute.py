@@ -25,7 +25,7 @@ pool, so both cores stay busy until the last notebook ends):
     the chapter's execution (the same code, run from a fresh kernel in the same
     order, with nothing of the solutions run before it), and a fresh kernel runs
     only the install cell, the stubs, and the earlier cells that bind a name a stub
-    reads before its checker call (``booktools.grade.cells_to_run``); the stubs'
+    reads before its checker call (``booktools.cell_deps.cells_to_run``); the stubs'
     outputs (their ``NotImplementedError``) come from that run. A solution's output
     cannot reach a student page: the solution cells come after every reused cell,
     and their outputs are not copied. Any other shape (a changed cell, a cell after a
@@ -169,7 +169,7 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
     """
     import copy
 
-    from booktools.grade import _cut_after_checker, cells_to_run
+    from booktools.cell_deps import cells_to_run, cut_after_checker
     from booktools.student_edition import EXERCISE_KEY, INSTALL_KEY
 
     executed = executed_in_build(job.reuse, job.build)
@@ -192,7 +192,7 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
     ]
     cut = copy.deepcopy(nb)
     for i in stubs:  # a stub stops at its checker call: what comes after never runs
-        cut.cells[i].source = _cut_after_checker(
+        cut.cells[i].source = cut_after_checker(
             cut.cells[i].source
         )
     run = sorted(cells_to_run(cut, set(stubs)) | set(own))
@@ -220,6 +220,12 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
             for out in cell.outputs:
                 if out.get("output_type") == "execute_result":
                     out["execution_count"] = count
+        if (
+            "language_info" in done.metadata
+        ):  # what the kernel said of itself (highlighting)
+            nb.metadata["language_info"] = done.metadata[
+                "language_info"
+            ]
         widgets = executed.metadata.get("widgets")
         if widgets:
             nb.metadata["widgets"] = copy.deepcopy(widgets)

@@ -60,6 +60,7 @@ __all__ = [
     "PracticalRNN",
     "train_practical_rnn",
     "additive_baseline",
+    "token_codes",
     "LanguageRuns",
     "run_learners",
     "accuracy_table",
@@ -273,8 +274,14 @@ def train_practical_rnn(
     return _finish("practical RNN", split, losses, predict)
 
 
-def _token_codes(z: torch.Tensor) -> torch.Tensor:
-    """The tokens of the normalized input as codes: 0 zero padding, 1 start, 2 bit 0, 3 bit 1, 4 end."""
+def token_codes(z: torch.Tensor) -> torch.Tensor:
+    """The tokens of the normalized input as codes (chapter 7's additive baselines).
+
+    ``z`` holds binary strings (batch, n_max), left-padded with ``PAD``; the
+    result (batch, n_max + 2) codes each position of the normalized input:
+    0 zero padding, 1 start, 2 bit 0, 3 bit 1, 4 end.
+    """
+    z = check_strings(z)
     batch, n = z.shape
     codes = torch.zeros(batch, n + 2, dtype=torch.int64)
     codes[:, 1:-1] = torch.where(z == PAD, 0, z + 2)
@@ -294,7 +301,7 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
     """
     split = _check_split(split)
     fit = fit_additive(
-        _token_codes(split.z_train),
+        token_codes(split.z_train),
         split.y_train.to(torch.float64),
         alphabet_size=5,
     )
@@ -305,7 +312,7 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
             raise ValueError(
                 f"z must have the training width {split.z_train.shape[1]} (an additive fit has one table per position)"
             )
-        return (fit.predict(_token_codes(z)) > 0.5).to(
+        return (fit.predict(token_codes(z)) > 0.5).to(
             torch.float32
         )
 

@@ -1002,6 +1002,7 @@ row(T, "dtype", "z", lambda: recognizers.PracticalRNN(4)(ZP.float()))
 T = "rnnlib.recognizers.train_practical_rnn"
 row(T, "type", "split", lambda: recognizers.train_practical_rnn(None))
 row("rnnlib.recognizers.additive_baseline", "type", "split", lambda: recognizers.additive_baseline(ZP))
+row("rnnlib.recognizers.token_codes", "malformed", "z", lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])))
 row("rnnlib.recognizers.Recognition", "malformed", "z", lambda: recognizers.additive_baseline(SPLIT).accuracy(torch.tensor([[0, 3, 1, 1]]), torch.ones(1)))
 T = "rnnlib.recognizers.run_learners"
 row(T, "malformed", "name", lambda: recognizers.run_learners("dyck", 4, widths=[]))

@@ -330,6 +330,10 @@ def test_student_notebooks_reuse_the_chapters_execution_and_run_only_the_stubs(
     # the stub: its own NotImplementedError; the solution's output nowhere
     (error,) = got[3][1]
     assert error["ename"] == "NotImplementedError"
+    assert (
+        student.metadata["language_info"]
+        == book.metadata["language_info"]
+    )
     assert "SOLUTION" not in json.dumps(student)
     assert "SOLUTION" in json.dumps(book)
     from jupyter_cache import get_cache
@@ -392,3 +396,26 @@ def test_a_student_notebook_that_differs_from_its_chapter_is_executed_in_full(
     assert (
         root / "student" / "chapters" / "runs.txt"
     ).read_text() == "xx"
+
+
+def test_every_student_notebook_of_the_book_reuses_its_chapters_execution():
+    """Each chapter puts its exercises last, so its student notebook runs only its stubs.
+
+    A chapter with a cell after its exercises still works (its student notebook is then
+    executed in full), but costs `make test` a whole execution more: this names it.
+    """
+    from booktools import student_edition as se
+    from booktools.toc import chapter_notebooks
+
+    full = [
+        path.name
+        for path in chapter_notebooks(ROOT)
+        if ex.reusable_prefix(
+            se.student_notebook(path),
+            nbformat.read(path, as_version=4),
+        )
+        is None
+    ]
+    assert not full, (
+        f"executed in full in the student edition (a code cell after an exercise?): {full}"
+    )

@@ -46,7 +46,7 @@ from ..languages import (
     sample_language,
 )
 from ..ntk import limit_tangent_kernel
-from ..recognizers import _token_codes
+from ..recognizers import token_codes
 from ..train import tangent_kernel_diag
 
 __all__ = [
@@ -386,7 +386,7 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
 
 
 def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
-    codes = _token_codes(check_strings(z))
+    codes = token_codes(z)
     return (
         torch.nn.functional.one_hot(codes, 5).flatten(1).double()
     )
