@@ -220,7 +220,8 @@ bench: env
 	$(PY) benchmarks/bench_train.py --threads 1
 	$(PY) benchmarks/bench_ntk.py
 
-# Everything a build or a test run leaves behind (the environment .venv and node_modules stay).
+# Everything a build or a test run leaves behind (the environment .venv and node_modules stay;
+# student/ is generated whole by make student).
 clean:
-	rm -rf _build student/_build .pytest_cache booktools/tests/.pytest_cache .hypothesis .ruff_cache
-	find . \( -path ./.venv -o -path ./node_modules \) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	rm -rf _build student .pytest_cache booktools/tests/.pytest_cache .hypothesis .ruff_cache
+	find . \( -path ./.venv -o -path ./node_modules \) -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -prune -exec rm -rf {} +

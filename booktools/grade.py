@@ -72,6 +72,7 @@ from booktools.cell_deps import (
     cut_after_checker as _cut_after_checker,
 )
 from booktools.execute import executed_in_build
+from booktools.nbval_notebooks import outputs_below, widget_state
 from booktools.student_edition import (
     ANSWER_KEY,
     ANSWER_PLACEHOLDER,
@@ -267,28 +268,7 @@ def widget_errors(
     cell's displayed widgets to their ``Output`` widgets and collects the errors,
     and flags an explorer (an ``interactive``) whose output holds no figure.
     """
-    state = (
-        nb.metadata.get("widgets", {})
-        .get("application/vnd.jupyter.widget-state+json", {})
-        .get("state", {})
-    )
-
-    def outputs_below(model_id: str, seen: set[str]) -> list[dict]:
-        if model_id in seen or model_id not in state:
-            return []
-        seen.add(model_id)
-        model = state[model_id].get("state", {})
-        found = (
-            list(model.get("outputs", []))
-            if state[model_id].get("model_name") == "OutputModel"
-            else []
-        )
-        for child in model.get("children", []):
-            found += outputs_below(
-                str(child).removeprefix("IPY_MODEL_"), seen
-            )
-        return found
-
+    state = widget_state(nb)
     errors = []
     for index, cell in enumerate(nb.cells):
         for output in (
@@ -301,7 +281,7 @@ def widget_errors(
             )
             if not view:
                 continue
-            inner = outputs_below(view.get("model_id", ""), set())
+            inner = outputs_below(state, view.get("model_id", ""))
             failed = [
                 o for o in inner if o.get("output_type") == "error"
             ]

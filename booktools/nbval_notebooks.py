@@ -71,32 +71,41 @@ def export(
     return written
 
 
-def lift_widget_outputs(
-    nb: nbformat.NotebookNode,
-) -> nbformat.NotebookNode:
-    """``nb`` with the outputs each displayed widget's ``Output`` widgets hold put into the cell, before the view."""
-    state = (
+def widget_state(nb: nbformat.NotebookNode) -> dict:
+    """The widget models nbclient stored in ``nb``'s metadata, by model id."""
+    return (
         nb.metadata.get("widgets", {})
         .get("application/vnd.jupyter.widget-state+json", {})
         .get("state", {})
     )
 
-    def captured(model_id: str, seen: set[str]) -> list[dict]:
-        if model_id in seen or model_id not in state:
-            return []
-        seen.add(model_id)
-        model = state[model_id].get("state", {})
-        found = (
-            list(model.get("outputs", []))
-            if state[model_id].get("model_name") == "OutputModel"
-            else []
-        )
-        for child in model.get("children", []):
-            found += captured(
-                str(child).removeprefix("IPY_MODEL_"), seen
-            )
-        return found
 
+def outputs_below(
+    state: dict, model_id: str, seen: set[str] | None = None
+) -> list[dict]:
+    """The outputs the ``Output`` widgets at or below ``model_id`` hold (children followed, each model once)."""
+    seen = set() if seen is None else seen
+    if model_id in seen or model_id not in state:
+        return []
+    seen.add(model_id)
+    model = state[model_id].get("state", {})
+    found = (
+        list(model.get("outputs", []))
+        if state[model_id].get("model_name") == "OutputModel"
+        else []
+    )
+    for child in model.get("children", []):
+        found += outputs_below(
+            state, str(child).removeprefix("IPY_MODEL_"), seen
+        )
+    return found
+
+
+def lift_widget_outputs(
+    nb: nbformat.NotebookNode,
+) -> nbformat.NotebookNode:
+    """``nb`` with the outputs each displayed widget's ``Output`` widgets hold put into the cell, before the view."""
+    state = widget_state(nb)
     for cell in nb.cells:
         if cell.cell_type != "code" or not state:
             continue
@@ -106,8 +115,8 @@ def lift_widget_outputs(
             if view:
                 outputs += [
                     nbformat.from_dict(o)
-                    for o in captured(
-                        view.get("model_id", ""), set()
+                    for o in outputs_below(
+                        state, view.get("model_id", "")
                     )
                 ]
             outputs.append(output)

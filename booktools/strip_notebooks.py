@@ -4,38 +4,25 @@
     python -m booktools.strip_notebooks NB.ipynb ...     # these notebooks
     python -m booktools.strip_notebooks --check          # list the notebooks that hold outputs; exit 1 if any
 
-Removes every code cell's outputs and execution count, and the per-cell execution
-timings (``metadata.execution``) that Jupyter may record; the cells' other metadata (tags)
-and the notebook's metadata are kept. A notebook that is already stripped is not rewritten.
+The stripping is nbstripout's (outputs, execution counts, and volatile metadata such as
+``metadata.execution`` timings; ``--check`` is ``nbstripout --verify``). This wrapper adds
+only what nbstripout cannot know: the default list of notebooks (the chapters of
+``_toc.yml``) and the book's one setting, ``--keep-id``: cell ids are kept, because
+nbstripout's default renumbers them, which would rewrite every chapter's cells and the ids
+that ``booktools.macros`` and ``booktools.student_edition`` give their cells.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-
 from booktools.toc import chapter_notebooks
 
-
-def strip(nb: nbformat.NotebookNode) -> bool:
-    """Strip ``nb`` in place; return whether anything was removed."""
-    changed = False
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        if (
-            cell.get("outputs")
-            or cell.get("execution_count") is not None
-            or "execution" in cell.metadata
-        ):
-            changed = True
-        cell.outputs = []
-        cell.execution_count = None
-        cell.metadata.pop("execution", None)
-    return changed
+#: nbstripout's options for this book (also those of its git filter, CONTRIBUTING.md).
+NBSTRIPOUT_FLAGS = ("--keep-id",)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,20 +38,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="only list the notebooks that hold outputs",
+        help="only list the notebooks that hold outputs (nbstripout --verify)",
     )
     args = parser.parse_args(argv)
-    dirty = []
-    for path in args.notebooks or chapter_notebooks():
-        nb = nbformat.read(path, as_version=4)
-        if strip(nb):
-            dirty.append(path)
-            if not args.check:
-                nbformat.write(nb, path)
-    verb = "hold outputs" if args.check else "stripped"
-    for path in dirty:
-        print(f"{path}: {verb}")
-    return 1 if args.check and dirty else 0
+    paths = args.notebooks or chapter_notebooks()
+    command = [
+        sys.executable,
+        "-m",
+        "nbstripout",
+        *NBSTRIPOUT_FLAGS,
+    ]
+    if args.check:
+        command.append("--verify")
+    return subprocess.run([*command, *map(str, paths)]).returncode
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ import random
 import numpy as np
 import torch
 
-from ._validation import check_int
+from ._validation import validate_params
 from .elman import (
     ElmanRNN,
     normalize_sequence,
@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 
+@validate_params("seed")
 def seed_everything(seed: int) -> torch.Generator:
     """Seed Python's, NumPy's and torch's global generators; return a fresh ``torch.Generator``.
 
@@ -70,7 +71,6 @@ def seed_everything(seed: int) -> torch.Generator:
     e.g. ``torch.nn.RNN(...)``'s default initialization. It changes nothing else
     (no thread settings, no deterministic-algorithm flags).
     """
-    seed = check_int(seed, "seed", minimum=0)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import torch
 
 from ._rng import as_generator
-from ._validation import check_int, check_tensor
+from ._validation import Int, check_tensor, validate_params
 
 __all__ = ["spectral_norm", "spectral_norm_bound"]
 
 _EPS64 = float(torch.finfo(torch.float64).eps)
 
 
+@validate_params(n_iter=Int(1), exact_up_to=Int(0))
 def spectral_norm(
     W: torch.Tensor,
     *,
@@ -30,8 +31,6 @@ def spectral_norm(
     (chapter 3); a stability certificate needs :func:`spectral_norm_bound`.
     """
     W = check_tensor(W, "W", ndim=2).detach()
-    n_iter = check_int(n_iter, "n_iter", minimum=1)
-    exact_up_to = check_int(exact_up_to, "exact_up_to", minimum=0)
     if min(W.shape) <= exact_up_to:
         return float(torch.linalg.matrix_norm(W, ord=2))
     v = torch.randn(

@@ -13,10 +13,13 @@ named scalars of the book (``eps_x``, ``L``, ``d``, ``width``, ``lam``, ``lr``,
 body runs (``check_int`` / ``check_real``, so the messages are theirs), passes
 the converted values on (``int`` / ``float``), and records the constraints on
 the function as ``fn.__rnnlib_params__``. An argument whose default is
-``None`` may be ``None``. A constraint particular to one function is declared
-at its decorator (``@validate_params("L", n=Int(1))``); constraints that depend
-on other arguments or on a tensor's shape stay in the body. The bad-input
-tests for declared constraints are generated from the records
+``None``, or whose annotation admits ``None``, may be ``None``. A constraint
+particular to one function is declared at its decorator
+(``@validate_params("L", n=Int(1))``; ``Choice`` for a string option, ``Bool``
+for a flag); constraints that depend on other arguments or on a tensor's shape
+stay in the body. Only the outermost declared call checks: a public function
+called by another trusts its caller, so a parameter is checked once per call.
+The bad-input tests for declared constraints are generated from the records
 (``tests/test_bad_input.py``), as scikit-learn's
 ``test_public_functions.py`` does from its ``validate_params``.
 """
@@ -27,6 +30,7 @@ import functools
 import inspect
 import math
 import numbers
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +54,8 @@ __all__ = [
     "Int",
     "Real",
     "DType",
+    "Choice",
+    "Bool",
     "POSITIVE",
     "NONNEGATIVE",
     "OPEN_UNIT",
@@ -334,6 +340,41 @@ class DType:
         return check_dtype(value, name)
 
 
+@dataclass(frozen=True)
+class Bool:
+    """A flag: ``True`` or ``False`` (not ``1``, not ``"yes"``)."""
+
+    def check(self, value: object, name: str) -> bool:
+        if not isinstance(value, bool):
+            raise TypeError(
+                f"{name} must be a bool, got {type(value).__name__}"
+            )
+        return value
+
+
+class Choice:
+    """One of a fixed set of options: ``Choice("tanh", "relu")`` (a non-string for string options is a ``TypeError``)."""
+
+    def __init__(self, *options: object) -> None:
+        self.options = tuple(options)
+
+    def __repr__(self) -> str:
+        return f"Choice{self.options!r}"
+
+    def check(self, value: object, name: str) -> object:
+        if all(isinstance(o, str) for o in self.options) and not (
+            isinstance(value, str)
+        ):
+            raise TypeError(
+                f"{name} must be one of {self.options}, got {type(value).__name__}"
+            )
+        if value not in self.options:
+            raise ValueError(
+                f"{name} must be one of {self.options}, got {value!r}"
+            )
+        return value
+
+
 #: Intervals many scalars share (the table below and the declarations of single functions use them).
 POSITIVE = Real(0.0, low_open=True)
 NONNEGATIVE = Real(0.0)
@@ -343,7 +384,7 @@ ANY_REAL = Real()
 ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
-PARAMS: dict[str, Int | Real | DType] = {
+PARAMS: dict[str, Int | Real | DType | Choice | Bool] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
     "L": Int(3),
     "d": Int(3),
@@ -381,11 +422,20 @@ PARAMS: dict[str, Int | Real | DType] = {
     "R": NONNEGATIVE,
     "f_max": OPEN_UNIT,
     "dtype": DType(),
+    "progress": Bool(),
 }
 
 
+class _Depth(threading.local):
+    depth = 0
+
+
+#: How many declared public calls are running in this thread: only the outermost one checks.
+_INSIDE = _Depth()
+
+
 def validate_params(
-    *names: str, **declared: Int | Real | DType
+    *names: str, **declared: Int | Real | DType | Choice | Bool
 ) -> Callable[[Callable], Callable]:
     """Check the named scalar arguments of a public function (or ``__init__``) before its body runs.
 
@@ -393,7 +443,11 @@ def validate_params(
     constraint of this function's own. The checked value replaces the argument
     (``check_int`` returns ``int``, ``check_real`` ``float``). The constraints
     are recorded as ``fn.__rnnlib_params__`` (``name -> constraint``), which the
-    bad-input tests read.
+    bad-input tests read. The checks run at the outermost declared call only: a
+    public function that another one calls (``regression_task`` calls
+    ``sample_task``, which calls ``sample_true_sequence``) trusts its caller, so a
+    parameter is checked once per call, at the boundary the user crossed. A
+    function must therefore declare every scalar it takes from its caller.
     """
     specs = {name: PARAMS[name] for name in names}
     specs.update(declared)
@@ -405,12 +459,19 @@ def validate_params(
             raise TypeError(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
             )
-        may_be_none = {
-            n for n in specs if sig.parameters[n].default is None
+        may_be_none = {  # the default is None, or the annotation admits it
+            n
+            for n in specs
+            if sig.parameters[n].default is None
+            or "None" in str(sig.parameters[n].annotation)
         }
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if (
+                _INSIDE.depth
+            ):  # called by another public function: checked there
+                return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             arguments = bound.arguments
             for name, spec in specs.items():
@@ -419,7 +480,11 @@ def validate_params(
                     if value is None and name in may_be_none:
                         continue
                     arguments[name] = spec.check(value, name)
-            return fn(*bound.args, **bound.kwargs)
+            _INSIDE.depth += 1
+            try:
+                return fn(*bound.args, **bound.kwargs)
+            finally:
+                _INSIDE.depth -= 1
 
         wrapper.__rnnlib_params__ = dict(specs)
         return wrapper

@@ -773,6 +773,7 @@ class AdditiveFit:
         return self.intercept + gathered[:, :, 0].sum(dim=1)
 
 
+@validate_params(alphabet_size=Int(1))
 def fit_additive(
     tokens: torch.Tensor,
     y: torch.Tensor,
@@ -801,7 +802,7 @@ def fit_additive(
     k = (
         int(tokens.max()) + 1
         if alphabet_size is None
-        else check_int(alphabet_size, "alphabet_size", minimum=1)
+        else alphabet_size
     )
     if bool((tokens >= k).any()):
         raise ValueError(

@@ -30,9 +30,8 @@ from torch import nn
 from ._rng import as_generator
 from ._validation import (
     ANY_REAL,
+    Choice,
     Int,
-    check_dtype,
-    check_int,
     check_real,
     check_tensor,
     validate_params,
@@ -51,7 +50,7 @@ __all__ = [
 INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
 
 
-@validate_params("dtype", m=Int(1))
+@validate_params("dtype", m=Int(1), scheme=Choice(*INIT_SCHEMES))
 def recurrent_matrix(
     m: int,
     scheme: str = "gaussian",
@@ -72,10 +71,6 @@ def recurrent_matrix(
     If ``spectral_norm`` is given, the matrix is rescaled to have exactly that
     largest singular value ``||W||_2``.
     """
-    if scheme not in INIT_SCHEMES:
-        raise ValueError(
-            f"scheme must be one of {INIT_SCHEMES}, got {scheme!r}"
-        )
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)
@@ -197,14 +192,7 @@ class _MatrixRNN(RecurrentModel):
         dtype: torch.dtype,
     ) -> None:
         super().__init__()
-        n = check_int(input_dim, "input_dim", minimum=1)
-        m = check_int(hidden_dim, "hidden_dim", minimum=1)
-        d_out = check_int(output_dim, "output_dim", minimum=1)
-        check_dtype(dtype)
-        if init not in INIT_SCHEMES:
-            raise ValueError(
-                f"init must be one of {INIT_SCHEMES}, got {init!r}"
-            )
+        n, m, d_out = input_dim, hidden_dim, output_dim
         gen = as_generator(generator)
         self.input_dim, self.state_dim = n, m
         self.W = nn.Parameter(
@@ -244,6 +232,13 @@ class LinearSystem(_MatrixRNN):
 
     activation = "identity"
 
+    @validate_params(
+        "input_dim",
+        "hidden_dim",
+        "output_dim",
+        "dtype",
+        init=Choice(*INIT_SCHEMES),
+    )
     def __init__(
         self,
         input_dim: int,
@@ -281,6 +276,14 @@ class SimpleRNN(_MatrixRNN):
     Initialization as in :class:`LinearSystem`.
     """
 
+    @validate_params(
+        "input_dim",
+        "hidden_dim",
+        "output_dim",
+        "dtype",
+        init=Choice(*INIT_SCHEMES),
+        activation=Choice("tanh", "relu"),
+    )
     def __init__(
         self,
         input_dim: int,
@@ -293,10 +296,6 @@ class SimpleRNN(_MatrixRNN):
         generator: torch.Generator | int | None = None,
         dtype: torch.dtype = torch.float32,
     ) -> None:
-        if activation not in ("tanh", "relu"):
-            raise ValueError(
-                f"activation must be 'tanh' or 'relu', got {activation!r}"
-            )
         super().__init__(
             input_dim,
             hidden_dim,

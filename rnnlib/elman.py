@@ -310,7 +310,7 @@ def sample_true_sequence(
     return torch.cat([g, half], dim=2)
 
 
-@validate_params("eps_x")
+@validate_params("batch_size", "L", "d", "eps_x", "dtype")
 def sample_normalized_sequence(
     batch_size: int,
     L: int,

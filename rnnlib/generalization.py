@@ -54,7 +54,6 @@ from ._validation import (
     Int,
     as_generator,
     check_int,
-    check_real,
     check_tensor,
     validate_params,
 )
@@ -175,7 +174,9 @@ def logistic_loss_bound(max_abs_output: float) -> float:
     return M + math.log1p(math.exp(-M))
 
 
-@validate_params("n_train", "n_test")
+@validate_params(
+    "L", "d", "eps_x", "n_train", "n_test", "dtype", p=Int(1)
+)
 def classification_task(
     L: int,
     d: int,
@@ -245,7 +246,7 @@ class GeneralizationRun:
 
 
 @validate_params(
-    "n", "width", "out_scale", "lr_scale", epochs=POSITIVE
+    "n", "width", "out_scale", "lr_scale", "steps", epochs=POSITIVE
 )
 def generalization_run(
     n: int,
@@ -288,9 +289,7 @@ def generalization_run(
     k_train = tangent_kernel_diag(model, x)
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
     steps = (
-        max(1, int(round(epochs * n)))
-        if steps is None
-        else check_int(steps, "steps", minimum=1)
+        max(1, int(round(epochs * n))) if steps is None else steps
     )
     res = train_rnn(
         model,
@@ -343,6 +342,16 @@ def generalization_run(
     )
 
 
+@validate_params(
+    "width",
+    "out_scale",
+    p=Int(1),
+    C=POSITIVE,
+    L=Int(1),
+    eps=POSITIVE,
+    kernel_constant=POSITIVE,
+    loss_bound=NONNEGATIVE,
+)
 def sgd_budget(
     *,
     p: int,
@@ -375,18 +384,7 @@ def sgd_budget(
     Returns ``theta_star``, ``Gamma``, ``T``, ``eta``, ``tau_star = sqrt(m) ||theta*||``,
     ``regret`` (the two terms at ``eta, T``: equals ``eps``), ``B`` and ``N_min``.
     """
-    p = check_int(p, "p", minimum=1)
-    C = check_real(C, "C", low=0.0, low_open=True)
-    L = check_int(L, "L", minimum=1)
-    width = check_int(width, "width", minimum=1)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    eps = check_real(eps, "eps", low=0.0, low_open=True)
-    c = check_real(
-        kernel_constant, "kernel_constant", low=0.0, low_open=True
-    )
-    b = check_real(loss_bound, "loss_bound", low=0.0)
+    c, b = kernel_constant, loss_bound
     theta = math.sqrt(2) * p * C / (out_scale * math.sqrt(width))
     gamma = out_scale * math.sqrt(c * L * width)
     T = (theta * gamma / eps) ** 2

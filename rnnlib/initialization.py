@@ -211,6 +211,7 @@ def flip_fraction_vs_eps(
     )
 
 
+@validate_params("width", "L", "d", "eps_x", "batch_size")
 def sequence_norms(
     width: int,
     L: int,

@@ -59,6 +59,7 @@ from ._rng import as_seed, derive
 from ._validation import (
     NONNEGATIVE,
     POSITIVE,
+    Choice,
     Int,
     as_generator,
     check_int,
@@ -133,6 +134,7 @@ def _progress(items: list, progress: bool, desc: str) -> list:
 # --- Lemma 4.4 ----------------------------------------------------------------------------------
 
 
+@validate_params(scaling=Choice("corrected", "printed"))
 def relu_identity(
     v: torch.Tensor,
     x: torch.Tensor,
@@ -151,10 +153,6 @@ def relu_identity(
     T = check_tensor(T, "T", ndim=2)
     v = check_tensor(v, "v", shape=(T.shape[1],))
     x = check_tensor(x, "x", shape=(T.shape[1],))
-    if scaling not in ("corrected", "printed"):
-        raise ValueError(
-            f"scaling must be 'corrected' or 'printed', got {scaling!r}"
-        )
     factor = 2.0 / T.shape[0] if scaling == "corrected" else 2.0
     return factor * (T @ v) @ torch.relu(T @ x)
 

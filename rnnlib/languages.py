@@ -917,7 +917,7 @@ def held_out_split(
     )
 
 
-@validate_params(n_samples=Int(2))
+@validate_params(n_samples=Int(2), test_fraction=OPEN_UNIT)
 def language_dataset(
     language: str | Language,
     n_samples: int,

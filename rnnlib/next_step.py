@@ -54,10 +54,8 @@ from .data import pad_sequences
 from .dynamical import LSTM, SimpleRNN
 from .stability import (
     certify,
-    jacobian_norms,
     project_lstm_,
     project_spectral_,
-    state_jacobians,
 )
 from .truncation import truncated_states
 
@@ -692,6 +690,19 @@ def fit_baseline(
             )
             base.c.zero_()
         return base
+    # the objective depends on the data only through, for each distinct previous frame,
+    # how often it occurs and the sum of the frames that follow it: fit on those
+    # (the same mean NLL, summed in another order, with far fewer rows)
+    frames, inverse = torch.unique(
+        inputs[0], dim=0, return_inverse=True
+    )
+    counts = torch.bincount(inverse, minlength=frames.shape[0]).to(
+        base.dtype
+    )
+    on_sum = torch.zeros(
+        frames.shape[0], input_dim, dtype=base.dtype
+    ).index_add_(0, inverse, targets[0])
+    n_pairs = float(inverse.numel())
     opt = torch.optim.LBFGS(
         base.parameters(),
         lr=1.0,
@@ -702,10 +713,12 @@ def fit_baseline(
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
-        loss = (
-            readout_loss(base, base(inputs), targets, mask, "mean")
-            + l2 * (base.A**2).sum()
-        )
+        z = frames @ base.A.transpose(0, 1) + base.c
+        # sum_t BCE(z, y_t) = n softplus(z) - (sum_t y_t) z, per frame and key
+        nll = (
+            counts.unsqueeze(1) * F.softplus(z) - on_sum * z
+        ).sum() / n_pairs
+        loss = nll + l2 * (base.A**2).sum()
         loss.backward()
         return loss
 
@@ -716,12 +729,100 @@ def fit_baseline(
 # --- data-dependent stability --------------------------------------------------------------------------------
 
 
+def _length_sorted_batches(
+    seqs: list[np.ndarray], batch_size: int
+) -> list[list[int]]:
+    """Indices of ``seqs`` in batches of similar lengths (they pad less)."""
+    order = [
+        int(i) for i in np.argsort([s.shape[0] for s in seqs])
+    ]
+    return [
+        order[i : i + batch_size]
+        for i in range(0, len(order), batch_size)
+    ]
+
+
+def _state_jacobians(
+    model: NextStepModel, inputs: torch.Tensor
+) -> torch.Tensor:
+    """``J_t = d s_t / d s_{t-1}`` (batch, T, S, S) at the model's own states.
+
+    In closed form (checked against autograd in the tests). RNN:
+    ``diag(1 - h_t^2) W``. LSTM, state ``s = (c, h)``, gates ``(i, f, z, o)``
+    at ``(s_{t-1}, x_t)``, ``tc = tanh(c_t)``::
+
+        dc/dc' = diag(f)
+        dc/dh' = diag(z i (1-i)) W_i + diag(c' f (1-f)) W_f + diag(i (1-z^2)) W_z
+        dh/dc' = diag(o (1 - tc^2)) dc/dc'
+        dh/dh' = diag(tc o (1-o)) W_o + diag(o (1 - tc^2)) dc/dh'
+    """
+    u = model.encode(inputs)
+    core = model.core
+    if model.kind == "rnn":
+        h = model.hidden_states(u)
+        return (1 - h**2).unsqueeze(-1) * core.W
+    batch, T, n = u.shape
+    H = core.hidden_dim
+    states = core(u)
+    prev = torch.cat(
+        [core.initial_state(batch).unsqueeze(1), states[:, :-1]],
+        dim=1,
+    ).reshape(-1, 2 * H)
+    i, f, z, o = core.gates(prev, u.reshape(-1, n))
+    c_prev = prev[:, :H]
+    tc = torch.tanh(i * z + f * c_prev)
+    Wi, Wf, Wz, Wo = core.W.chunk(4, dim=0)
+    dc_dh = (
+        (z * i * (1 - i)).unsqueeze(2) * Wi
+        + (c_prev * f * (1 - f)).unsqueeze(2) * Wf
+        + (i * (1 - z**2)).unsqueeze(2) * Wz
+    )
+    out_gain = o * (1 - tc**2)
+    dh_dh = (tc * o * (1 - o)).unsqueeze(
+        2
+    ) * Wo + out_gain.unsqueeze(2) * dc_dh
+    J = torch.zeros(prev.shape[0], 2 * H, 2 * H, dtype=u.dtype)
+    idx = torch.arange(H)
+    J[:, idx, idx] = f
+    J[:, :H, H:] = dc_dh
+    J[:, H + idx, idx] = out_gain * f
+    J[:, H:, H:] = dh_dh
+    return J.reshape(batch, T, 2 * H, 2 * H)
+
+
+def _window_products(J: torch.Tensor, r: int) -> torch.Tensor:
+    """``P_t = J_t J_{t-1} ... J_{t-r+1}`` for t = r-1..T-1 of J (batch, T, S, S).
+
+    Sliding-window products in about 3 matrix products per t instead of
+    r - 1: within blocks of r steps, prefix products ``L`` (from the block's
+    start up to t) and suffix products ``R`` (from s to the block's end);
+    a window starting at s that is not a block start is ``L[s+r-1] R[s]``.
+    """
+    batch, T, S, _ = J.shape
+    nb = -(-T // r)
+    eye = torch.eye(S, dtype=J.dtype).expand(
+        batch, nb * r - T, S, S
+    )
+    B = torch.cat([J, eye], dim=1).reshape(batch, nb, r, S, S)
+    L, R = B.clone(), B.clone()
+    for j in range(1, r):
+        L[:, :, j] = B[:, :, j] @ L[:, :, j - 1]
+        R[:, :, r - 1 - j] = R[:, :, r - j] @ B[:, :, r - 1 - j]
+    L = L.reshape(batch, nb * r, S, S)
+    R = R.reshape(batch, nb * r, S, S)
+    s = torch.arange(T - r + 1)
+    P = L[:, s + r - 1] @ R[:, s]
+    starts = s[s % r == 0]
+    P[:, starts] = R[:, starts]
+    return P
+
+
 @validate_params("batch_size")
 def local_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
     *,
-    batch_size: int = 32,
+    batch_size: int = 8,
     ord: float = 2,
 ) -> np.ndarray:
     """``||d s_t / d s_{t-1}||_2`` at every step of every sequence of ``seqs`` (chapter 11).
@@ -729,8 +830,11 @@ def local_jacobian_norms(
     The local contraction of the trained recurrence along real data, at the
     model's own states (``s_0 = 0``), for the steps that produce predictions
     (inputs ``x_1..x_{T-1}``). RNN: ``J_t = diag(1 - h_t^2) W``; LSTM: the
-    Jacobian of the full state ``s = (c, h)`` (2H x 2H), by autograd
-    (:func:`rnnlib.stability.jacobian_norms`). Returns a 1-d array over all steps.
+    Jacobian of the full state ``s = (c, h)`` (2H x 2H), in closed form (the
+    same as :func:`rnnlib.stability.state_jacobians`' autograd, checked in the
+    tests). Returns a 1-d array over all
+    steps, sequence by sequence in the order of ``seqs`` (computed in batches
+    of similar lengths; padded steps are never normed).
     The worst case over all states is ``||W||_2`` for the RNN (``|tanh'| <= 1``).
     ``ord=math.inf`` gives the l_inf operator norm (largest absolute row sum)
     instead, the norm of chapter 8's LSTM certificate.
@@ -742,26 +846,17 @@ def local_jacobian_norms(
             f"model must be a NextStepModel, got {type(model).__name__}"
         )
     seqs = _check_seqs(seqs)
-    out = []
+    out: list = [None] * len(seqs)
     with torch.no_grad():
-        for start in range(0, len(seqs), batch_size):
+        for chunk in _length_sorted_batches(seqs, batch_size):
             inputs, _, mask = next_step_batch(
-                seqs[start : start + batch_size], dtype=model.dtype
+                [seqs[i] for i in chunk], dtype=model.dtype
             )
-            u = model.encode(inputs)
-            if model.kind == "rnn":
-                h = model.hidden_states(
-                    u
-                )  # h_t for t = 1..T-1; J_t = diag(1 - h_t^2) W
-                J = (1 - h[mask] ** 2).unsqueeze(2) * model.core.W
-                norms = torch.linalg.matrix_norm(J, ord=ord)
-            elif ord == 2:
-                norms = jacobian_norms(model.core, u)[mask]
-            else:
-                norms = torch.linalg.matrix_norm(
-                    state_jacobians(model.core, u)[mask], ord=ord
-                )
-            out.append(norms.double().numpy())
+            J = _state_jacobians(model, inputs)[mask]
+            norms = torch.linalg.matrix_norm(J, ord=ord)
+            counts = mask.sum(dim=1).tolist()
+            for i, part in zip(chunk, norms.split(counts)):
+                out[i] = part.double().numpy()
     return np.concatenate(out)
 
 
@@ -771,45 +866,40 @@ def multi_step_jacobian_norms(
     seqs: Sequence[np.ndarray],
     r: int,
     *,
-    batch_size: int = 32,
+    batch_size: int = 8,
 ) -> np.ndarray:
     """``||d s_t / d s_{t-r}||_2 = ||J_t J_{t-1} ... J_{t-r+1}||_2`` along real sequences (chapter 11).
 
     The contraction of ``r`` consecutive steps at the model's own states, for
-    every t with ``r`` steps of history (``J_t`` as in :func:`local_jacobian_norms`,
-    by :func:`rnnlib.stability.state_jacobians`). A model whose single steps
-    often expand can still contract over a few steps; this is what truncation
-    (chapter 9) needs. Returns a 1-d array over all such t (empty if no sequence
-    has ``r`` predicting steps).
+    every t with ``r`` steps of history (``J_t`` as in :func:`local_jacobian_norms`).
+    A model whose single steps often expand can still contract over a few
+    steps; this is what truncation (chapter 9) needs. The products are formed
+    by sliding windows (about three matrix products per step, whatever ``r``).
+    Returns a 1-d array over all such t, sequence by sequence in the order of
+    ``seqs`` (empty if no sequence has ``r`` predicting steps).
     """
     if not isinstance(model, NextStepModel):
         raise TypeError(
             f"model must be a NextStepModel, got {type(model).__name__}"
         )
     seqs = _check_seqs(seqs)
-    out = []
+    out: list = [np.zeros(0)] * len(seqs)
     with torch.no_grad():
-        for start in range(0, len(seqs), batch_size):
+        for chunk in _length_sorted_batches(seqs, batch_size):
             inputs, _, mask = next_step_batch(
-                seqs[start : start + batch_size], dtype=model.dtype
+                [seqs[i] for i in chunk], dtype=model.dtype
             )
-            T = inputs.shape[1]
-            if T < r:
+            if inputs.shape[1] < r:
                 continue
-            J = state_jacobians(
-                model.core, model.encode(inputs)
-            )  # (batch, T, S, S)
-            P = J[:, r - 1 :]
-            for j in range(1, r):
-                P = P @ J[:, r - 1 - j : T - j]
-            out.append(
-                torch.linalg.matrix_norm(
-                    P[mask[:, r - 1 :]], ord=2
-                )
-                .double()
-                .numpy()
+            keep = mask[:, r - 1 :]
+            P = _window_products(
+                _state_jacobians(model, inputs), r
             )
-    return np.concatenate(out) if out else np.zeros(0)
+            norms = torch.linalg.matrix_norm(P[keep], ord=2)
+            counts = keep.sum(dim=1).tolist()
+            for i, part in zip(chunk, norms.split(counts)):
+                out[i] = part.double().numpy()
+    return np.concatenate(out)
 
 
 def contraction_summary(

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import Bool, validate_params
+
 __all__ = ["glue", "glued", "HAS_MYST_NB"]
 
 try:  # MyST-NB is installed with the book's environment (requirements.txt), not with rnnlib
@@ -31,6 +33,7 @@ HAS_MYST_NB = _myst_glue is not None
 _GLUED: dict[str, object] = {}
 
 
+@validate_params(display=Bool())
 def glue(
     name: str, variable: object, display: bool = True
 ) -> None:
@@ -48,10 +51,6 @@ def glue(
     if not name or not name.replace("_", "a").isalnum():
         raise ValueError(
             f"name must be a non-empty identifier of letters, digits and underscores, got {name!r}"
-        )
-    if not isinstance(display, bool):
-        raise TypeError(
-            f"display must be a bool, got {type(display).__name__}"
         )
     if isinstance(variable, np.generic):
         # a NumPy scalar as the Python number it holds: its text is then "0.05",

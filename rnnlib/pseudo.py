@@ -43,6 +43,7 @@ import torch
 from ._rng import as_generator, derive, derive_seed
 from ._validation import (
     POSITIVE,
+    Choice,
     check_int,
     check_model,
     check_real,
@@ -257,7 +258,7 @@ def random_perturbation(
 DIRECTION_KINDS = ("random", "gradient", "construction")
 
 
-@validate_params("tau")
+@validate_params("tau", kind=Choice("gradient", "construction"))
 def aligned_perturbation(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -289,10 +290,6 @@ def aligned_perturbation(
     """
     model = check_model(model, ElmanRNN)
     x = model._check_input(x)
-    if kind not in ("gradient", "construction"):
-        raise ValueError(
-            f"kind must be 'gradient' or 'construction', got {kind!r}"
-        )
     gen = as_generator(generator)
     m = model.width
     W, A, B = model.W.detach(), model.A.detach(), model.B
@@ -704,6 +701,7 @@ class LinearizationSample:
     "d",
     "batch_size",
     "n_perturbations",
+    "eps_x",
     tau=POSITIVE,
 )
 def linearization_sample(

@@ -358,7 +358,7 @@ def _check_widths(widths: object) -> list[int]:
     return [check_int(m, "widths[i]", minimum=1) for m in widths]
 
 
-@validate_params("n")
+@validate_params("n", hidden=Int(1))
 def run_learners(
     language: str,
     n: int,
@@ -386,8 +386,6 @@ def run_learners(
     """
     lang = get_language(language)
     widths = _check_widths(widths)
-    if hidden is not None:
-        hidden = check_int(hidden, "hidden", minimum=1)
     for kw, name in (
         (wide_kwargs, "wide_kwargs"),
         (practical_kwargs, "practical_kwargs"),

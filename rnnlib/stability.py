@@ -48,7 +48,9 @@ from ._linalg import spectral_norm, spectral_norm_bound
 from ._rng import as_generator
 from ._validation import (
     NONNEGATIVE,
+    Choice,
     Int,
+    Real,
     check_int,
     check_model,
     check_real,
@@ -118,16 +120,9 @@ def _check_square(W: object, name: str) -> torch.Tensor:
 # --- Chapter 8, section 1: certificates ---------------------------------------------------------
 
 
+@validate_params(activation=Choice(*_LIPSCHITZ))
 def activation_lipschitz(activation: str) -> float:
     """The Lipschitz constant ``L_rho`` of an activation: 1 for identity, tanh, relu; 1/4 for sigmoid."""
-    if not isinstance(activation, str):
-        raise TypeError(
-            f"activation must be one of {tuple(_LIPSCHITZ)}, got {type(activation).__name__}"
-        )
-    if activation not in _LIPSCHITZ:
-        raise ValueError(
-            f"activation must be one of {tuple(_LIPSCHITZ)}, got {activation!r}"
-        )
     return _LIPSCHITZ[activation]
 
 
@@ -186,7 +181,7 @@ def _forget_bound(model: LSTM, x_bound: float) -> float:
         return float(torch.sigmoid(pre.max()))
 
 
-@validate_params("x_bound")
+@validate_params("x_bound", f_bound=Real(0.0, 1.0, high_open=True))
 def lstm_lambda_inf(
     model: LSTM,
     x_bound: float = 1.0,
@@ -201,10 +196,6 @@ def lstm_lambda_inf(
     Refuses NaN/inf weights.
     """
     model = check_model(model, LSTM, finite=True)
-    if f_bound is not None:
-        f_bound = check_real(
-            f_bound, "f_bound", low=0.0, high=1.0, high_open=True
-        )
     return _lambda_inf(model, x_bound, f_bound)
 
 
@@ -449,7 +440,12 @@ def project_l1_rows(
         return out
 
 
-@validate_params("f_max", "x_bound", u_f_radius=NONNEGATIVE)
+@validate_params(
+    "f_max",
+    "x_bound",
+    u_f_radius=NONNEGATIVE,
+    margin=Real(MIN_LSTM_MARGIN, 1.0, high_open=True),
+)
 def project_lstm_(
     model: LSTM,
     f_max: float = 0.605,
@@ -478,13 +474,6 @@ def project_lstm_(
     code leaves the biases free and initializes the forget bias to 10).
     """
     model = check_model(model, LSTM, finite=True)
-    margin = check_real(
-        margin,
-        "margin",
-        low=MIN_LSTM_MARGIN,
-        high=1.0,
-        high_open=True,
-    )
     q = 1.0 - margin
     radii = {k: q * v for k, v in lstm_radii(f_max).items()}
     bias_cap = (
@@ -597,7 +586,7 @@ class LDSFit:
     spectral_radius: np.ndarray
 
 
-@validate_params("n", "radius", "lr", "steps")
+@validate_params("n", "radius", "lr", "steps", K=Int(1))
 def fit_lds_canonical(
     n: int = 4,
     *,

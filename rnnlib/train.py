@@ -63,6 +63,8 @@ from tqdm.auto import tqdm
 from ._linalg import spectral_norm
 from ._rng import derive
 from ._validation import (
+    Bool,
+    Choice,
     DivergenceError,
     Int,
     Real,
@@ -121,14 +123,7 @@ def _loss(
     return torch.nn.functional.softplus(-y * z).mean(dim=1)
 
 
-def _check_loss(loss: object) -> str:
-    if loss not in LOSSES:
-        raise ValueError(
-            f"loss must be one of {LOSSES}, got {loss!r}"
-        )
-    return loss
-
-
+@validate_params(loss=Choice(*LOSSES))
 def objective(
     z: torch.Tensor, y: torch.Tensor, loss: str = "squared"
 ) -> torch.Tensor:
@@ -142,7 +137,6 @@ def objective(
     """
     z = check_tensor(z, "z", ndim=2)
     y = check_tensor(y, "y", shape=tuple(z.shape))
-    loss = _check_loss(loss)
     if loss == "logistic":
         _check_signs(y, "y")
     return _loss(z, y, loss)
@@ -352,6 +346,17 @@ def _check_data(
     return x, y
 
 
+#: The declared scalars of the three Part I SGD functions (``batch_size <= N`` is checked in the body).
+_sgd_params = validate_params(
+    "out_scale",
+    "lr",
+    "steps",
+    "batch_size",
+    "log_every",
+    loss=Choice(*LOSSES),
+)
+
+
 def _check_common(
     model,
     x,
@@ -366,16 +371,11 @@ def _check_common(
     log_every,
 ):
     model = _check_model(model)
-    loss = _check_loss(loss)
     x, y = _check_data(model, x, y, loss)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    lr = check_real(lr, "lr", low=0.0, low_open=True)
-    steps = check_int(steps, "steps", minimum=1)
-    batch_size = check_int(
-        batch_size, "batch_size", minimum=1, maximum=x.shape[0]
-    )
+    if batch_size > x.shape[0]:
+        raise ValueError(
+            f"batch_size must be <= {x.shape[0]}, got {batch_size}"
+        )
     if (x_eval is None) != (y_eval is None):
         raise ValueError(
             "x_eval and y_eval must be given together (or neither)"
@@ -386,7 +386,6 @@ def _check_common(
         )
     if log_every is None:
         log_every = max(1, steps // 10)
-    log_every = check_int(log_every, "log_every", minimum=1)
     return (
         model,
         x,
@@ -701,6 +700,7 @@ def _sgd_loop(
     ]
 
 
+@_sgd_params
 def train_rnn(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -751,6 +751,7 @@ def train_rnn(
     )[0]
 
 
+@_sgd_params
 def train_pseudo(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -835,6 +836,7 @@ class PairResult:
             )
 
 
+@_sgd_params
 def train_pair(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -1214,7 +1216,9 @@ def worst_case_flip_fraction(
     return float(k.double().mean()) / width
 
 
-@validate_params("n_eval", n_train=Int(2))
+@validate_params(
+    "L", "d", "eps_x", "n_eval", "dtype", n_train=Int(2), p=Int(1)
+)
 def regression_task(
     L: int,
     d: int,
@@ -1245,7 +1249,7 @@ def regression_task(
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
 
 
-@validate_params("out_scale", "ridge")
+@validate_params("out_scale", "ridge", return_weights=Bool())
 def kernel_reference(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -1288,10 +1292,6 @@ def kernel_reference(
     model = _check_model(model)
     x, y = _check_data(model, x, y, "squared")
     x_eval = model._check_input(x_eval, "x_eval")
-    if not isinstance(return_weights, bool):
-        raise TypeError(
-            f"return_weights must be a bool, got {type(return_weights).__name__}"
-        )
     with torch.no_grad():
         f0, f0e = (
             out_scale * _output(model.W, model.A, model.B, xx)
@@ -1517,7 +1517,19 @@ def _minibatch(
     return out
 
 
-@validate_params("steps", "batch_size", "lr", "lam", "f_max")
+@validate_params(
+    "steps",
+    "batch_size",
+    "lr",
+    "lam",
+    "f_max",
+    "clip",
+    "window",
+    "eval_every",
+    optimizer=Choice("adam", "sgd"),
+    stable=Bool(),
+    keep_best=Bool(),
+)
 def train_next_step(
     model: NextStepModel,
     train: Sequence[np.ndarray],
@@ -1571,23 +1583,7 @@ def train_next_step(
         raise ValueError(
             "train must be a non-empty list of sequences"
         )
-    if optimizer not in ("adam", "sgd"):
-        raise ValueError(
-            f"optimizer must be 'adam' or 'sgd', got {optimizer!r}"
-        )
-    if clip is not None:
-        clip = check_real(clip, "clip", low=0.0, low_open=True)
-    if window is not None:
-        window = check_int(window, "window", minimum=1)
-    eval_every = (
-        steps
-        if eval_every is None
-        else check_int(eval_every, "eval_every", minimum=1)
-    )
-    if not isinstance(keep_best, bool):
-        raise TypeError(
-            f"keep_best must be a bool, got {type(keep_best).__name__}"
-        )
+    eval_every = steps if eval_every is None else eval_every
     gen = derive(generator, "minibatches")
     best = {"metric": math.inf, "step": 0, "state": None}
     train = [np.asarray(s) for s in train]
@@ -1626,12 +1622,13 @@ def train_next_step(
         loss = readout_loss(model, logits, targets, mask, "mean")
         opt.zero_grad()
         loss.backward()
-        grads_finite = all(
-            bool(torch.isfinite(p.grad).all())
-            for p in params
-            if p.grad is not None
+        # one finiteness test each for the loss and the gradient (through its
+        # norm), and one for the weights
+        grads = [p.grad for p in params if p.grad is not None]
+        grad_norm = torch.linalg.vector_norm(
+            torch.stack(torch._foreach_norm(grads))
         )
-        if not bool(torch.isfinite(loss)) or not grads_finite:
+        if not bool(torch.isfinite(loss + grad_norm)):
             raise DivergenceError(
                 f"{label}: the loss or its gradient became NaN/inf at step {step} (loss {float(loss.detach()):.3g}) "
                 f"with lr = {lr:g}; lower lr or clip the gradient"
@@ -1641,7 +1638,15 @@ def train_next_step(
         opt.step()
         if stable:
             model.project_(lam=lam, f_max=f_max)
-        if not all(bool(torch.isfinite(p).all()) for p in params):
+        if not bool(
+            torch.isfinite(
+                torch.stack(
+                    torch._foreach_norm(
+                        [p.detach() for p in params]
+                    )
+                ).sum()
+            )
+        ):
             raise DivergenceError(
                 f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr"
             )

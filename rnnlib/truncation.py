@@ -31,10 +31,10 @@ from tqdm.auto import tqdm
 from ._validation import (
     NONNEGATIVE,
     OPEN_UNIT,
+    PARAMS,
     POSITIVE,
     DivergenceError,
     check_int,
-    check_lam,
     check_model,
     check_tensor,
     validate_params,
@@ -173,6 +173,7 @@ def truncation_errors(
     return np.stack(out)
 
 
+@validate_params("k")
 def sequence_loss(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -192,8 +193,6 @@ def sequence_loss(
     y = check_tensor(
         y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
     )
-    if k is not None:
-        k = check_int(k, "k", minimum=1)
     return _sequence_loss(model, x, y, k, last_only)
 
 
@@ -350,7 +349,7 @@ def _gd_run(
     return torch.stack(weights).double().numpy(), np.array(losses)
 
 
-@validate_params("k", "steps", "lr")
+@validate_params("k", "steps", "lr", project=PARAMS["lam"])
 def train_full_and_truncated(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -380,7 +379,6 @@ def train_full_and_truncated(
         y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
     )
     if project is not None:
-        project = check_lam(project, "project")
         if not isinstance(model, (SimpleRNN, LinearSystem)):
             raise TypeError(
                 "project= needs a SimpleRNN or LinearSystem (use rnnlib.stability.project_lstm_ for an LSTM)"

@@ -1,54 +1,40 @@
-"""Bad input, table-driven: every public rnnlib function and class refuses it with a clear error.
+"""Bad input: every public rnnlib function and class refuses it with an error that names the argument.
 
-Each row of :data:`ROWS` calls one public function/class of rnnlib with one kind
-of bad input: a wrong type, a wrong shape, a wrong dtype, NaN or inf entries, an
-empty input, an out-of-range hyperparameter (``eps_x``, ``lam``, ``k``, a width,
-a learning rate, ...), or malformed data (a non-binary string, a non-unit true
-token, mismatched lengths). The call must raise the row's exception class
-(``TypeError`` for the kinds ``type`` and ``dtype``, ``ValueError`` otherwise,
-unless the row says ``exc=``) with a message that matches the row's pattern
-**as a whole** (``re.fullmatch``): the argument's name first, then what was
-expected (the range, the shape, the type) and what was got
-(CONTRIBUTING.md: "the message names the argument").
+Two sources of cases, one test each:
 
-Where the pattern comes from:
+* **Generated** (:func:`test_declared_constraint_is_refused`): every scalar
+  constraint declared with ``rnnlib._validation.validate_params`` (``eps_x``,
+  ``L``, ``lr``, ...), read from the function's ``__rnnlib_params__``: a wrong
+  type, NaN and inf, each end of the range. The message must start with the
+  argument's name and state the range or type (``L must be >= 3``,
+  ``eps_x must lie in (0.0, 1.0]``), as scikit-learn's
+  ``test_public_functions.py`` does from its ``validate_params``.
+* **Hand-written** (:data:`ROWS`, one line per bad call): what no declaration
+  expresses: a tensor's type, shape, dtype, NaN/inf entries or emptiness
+  (:func:`tensor_rows` makes the six standard ones), malformed data (a
+  non-binary string, a non-unit true token, mismatched lengths), a wrong model,
+  a constraint that depends on another argument. A row names its *kind*
+  (``type``/``dtype`` raise ``TypeError``, the others ``ValueError``, unless
+  ``exc=``); the message must name the argument and use the words of that kind
+  (:data:`KIND_WORDS`), never a whole sentence, so rewording a message does not
+  mean editing this table.
 
-* :func:`tensor_rows`, :func:`int_rows` and :func:`real_rows` know the bad value
-  they pass, so they derive the exact message of ``rnnlib._validation``, e.g. a
-  list for a tensor gives ``^x must be a torch\\.Tensor, got list$`` and
-  ``k = 0`` for ``minimum=1`` gives ``^k must be >= 1, got 0$``;
-  ``match={kind: pattern}`` overrides one of them.
-* :func:`row` takes ``match=`` (a pattern for the whole message); without it, the
-  pattern of the row's kind in :data:`KIND_PATTERNS` applies: the argument's name
-  at the start, then the wording of that kind of error (``must be ..., got ...``
-  for a type, ``must have shape ...``/``dimensions`` for a shape, an interval or
-  a bound for a range, ...).
-
-So no row passes without checking something.
-
-The scalar arguments declared with ``rnnlib._validation.validate_params`` (``eps_x``,
-``L``, ``lr``, ...) have no hand-written rows: :func:`test_declared_constraint_is_refused`
-generates them from each function's ``__rnnlib_params__`` (a wrong type, NaN and inf,
-each end of the range) and matches the argument's name and the range, not the whole
-sentence. The rows above remain for what no declaration expresses.
-
-:func:`test_every_public_name_has_rows` enumerates ``__all__`` of every rnnlib module
-and fails when a public function or class has neither rows nor declared constraints
-and is not in :data:`NO_ARGUMENTS_TO_VALIDATE` (each entry says why).
-:func:`test_summary` counts the refused bad inputs and fails if they fall below
-:data:`REFUSED_FLOOR`.
+:func:`test_every_public_name_has_rows` fails when a public function or class
+has neither rows nor declared constraints; constants, exception classes and
+result records (dataclasses that validate nothing) need no rows, anything else
+is listed in :data:`NO_ARGUMENTS_TO_VALIDATE` with a reason.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import math
 import pkgutil
 import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -61,236 +47,31 @@ from rnnlib import _validation
 @dataclass
 class Row:
     target: str  # "module.name" of the public function/class
-    kind: str  # type | shape | dtype | nan | inf | empty | range | malformed
+    kind: str  # a key of KIND_WORDS
     call: Callable[[], object]
     arg: str  # the argument the error message must name
-    xfail: str | None = None
-    note: str = field(default="")
-    match: str = (
-        ""  # a regular expression the WHOLE message must match
-    )
+    note: str = ""
     exc: type[Exception] = ValueError
 
     @property
     def id(self) -> str:
-        return f"{self.target.removeprefix('rnnlib.')}-{self.kind}-{self.arg}{'-' + self.note if self.note else ''}"
+        note = f"-{self.note}" if self.note else ""
+        return f"{self.target.removeprefix('rnnlib.')}-{self.kind}-{self.arg}{note}"
 
 
 ROWS: list[Row] = []
 
-#: The message pattern of each kind of row made by :func:`row` without ``match=``; ``{a}`` is the
-#: argument's name, optionally followed by an index (``ks[i]``, ``norms['rnn']``) or a colon.
-_A = r"^{a}(\[[^\]]+\])?:? "
-KIND_PATTERNS = {
-    "type": _A + r"must be .+, got .+$",
-    "dtype": _A
-    + r"(must (have|be) .*(dtype|torch\.float|integer).*, got .+|has dtype \S+ but the model's weights are .+)$",
-    "shape": _A
-    + r"must (have|be) .*(shape|dimensions|square|one entry per).*, got .+$",
-    "nan": _A
-    + r"(contains NaN( or infinite)? entries(: refusing to draw a figure with missing values)?"
-    r"|must be finite, got (nan|inf))$",
-    "empty": _A
-    + r"(must not be empty(, got shape \(.*\))?|must (contain at least one|be a non-empty) .+)$",
-    "range": _A
-    + r"must (be (>=|<=|<|>|an int in|a positive) .+|lie in .+|have entries in .+)$",
-    "malformed": _A + r"(must .+|has no .+|unknown .+)$",
+#: What a message of each kind of row says besides the argument's name (searched, not matched whole).
+KIND_WORDS = {
+    "type": r"must (be|hold|have)|pass |got ",
+    "dtype": r"dtype|float|integer|bool",
+    "shape": r"shape|dimension|square|column|entr(y|ies)|length|steps|same|match|size|rows|equal",
+    "nan": r"NaN|finite|nan|inf|numbers",
+    "empty": r"empty|at least|no |non-empty|shape|length|must say",
+    "range": r"[<>]|lie in|in [\[({]|range|positive|negative|exceed|at most|longer|outside|sum to|between|finite|one output",
+    "malformed": r"must|unknown|no |not |has |cannot|missing",
 }
-KIND_PATTERNS["inf"] = KIND_PATTERNS["nan"]
-_TYPE_ERRORS = ("type", "dtype")
-
-#: Rows whose message is a sentence of its own (not one of the standard kinds above): the whole
-#: message and the exception type, by row id. ``row`` uses these instead of the kind's pattern.
-EXACT_MESSAGES: dict[str, tuple[str, type[Exception]]] = {
-    "languages.string_lengths-malformed-z-pad inside": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.string_lengths-malformed-z-pad last": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.parity_indicator-malformed-z-pad inside": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.parity_indicator-malformed-z-pad last": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.contains_pattern-malformed-z-pad inside": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.contains_pattern-malformed-z-pad last": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.tomita_indicator-malformed-z-pad inside": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.tomita_indicator-malformed-z-pad last": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.held_out_split-malformed-z-pad inside": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.held_out_split-malformed-z-pad last": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.encode_strings-malformed-z-pad inside": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.encode_strings-malformed-z-pad last": (
-        r"^z:\ padding\ \(\-1\)\ must\ come\ before\ the\ symbols\ of\ a\ string\ \(left\ padding\)$",
-        ValueError,
-    ),
-    "languages.DFA-range-transitions": (
-        r"^transitions\ must\ hold\ states\ in\ \{0,\ \.\.\.,\ 0\}$",
-        ValueError,
-    ),
-    "languages.DFA-dtype-accepting": (
-        r"^accepting\ must\ be\ a\ bool\ tensor,\ got\ torch\.int64$",
-        TypeError,
-    ),
-    "languages.DFA-malformed-lengths-none": (
-        r"^lengths:\ no\ accepted\ string\ of\ length\ \[3\]$",
-        ValueError,
-    ),
-    "languages.dfa_from_table-range-transitions": (
-        r"^transitions\ must\ hold\ states\ in\ \{0,\ \.\.\.,\ 0\}$",
-        ValueError,
-    ),
-    "languages.get_language-malformed-name-empty pattern": (
-        r"^name\ \(the\ bits\ after\ 'pattern:'\)\ must\ be\ a\ non\-empty\ string\ of\ 0s\ and\ 1s,\ got\ ''$",
-        ValueError,
-    ),
-    "languages.sample_language-malformed-n-no positive": (
-        r"^n:\ tomita2\ has\ no\ accepted\ string\ of\ length\ in\ \[3,\ 3\];\ choose\ other\ lengths$",
-        ValueError,
-    ),
-    "languages.pattern_neurons-range-pattern": (
-        r"^pattern\ must\ not\ be\ longer\ than\ n\ =\ 2,\ got\ length\ 3$",
-        ValueError,
-    ),
-    "languages.concept_representation-malformed-name": (
-        r"^name:\ no\ concept\-class\ representation\ of\ 'tomita1'\ in\ the\ book\ \(dl1,\ parity,\ pattern:<bits>\)$",
-        ValueError,
-    ),
-    "languages.representation_complexity-malformed-name": (
-        r"^name:\ no\ concept\-class\ representation\ of\ 'tomita1'\ in\ the\ book\ \(dl1,\ parity,\ pattern:<bits>\)$",
-        ValueError,
-    ),
-    "homework.check_exercise_7_1-type-function-7.1": (
-        r"^Exercise\ 7\.1:\ pass\ your\ function\ itself\ \(it\ returns\ a\ DFA\),\ got\ int$",
-        TypeError,
-    ),
-    "data.notes_to_roll-range-frames": (
-        r"^frames\[0\]\ holds\ MIDI\ note\ 200,\ outside\ the\ piano's\ 21\.\.108$",
-        ValueError,
-    ),
-    "data.save_chorales-malformed-arrays": (
-        r"^arrays\ is\ missing\ \['frame_ptr',\ 'names',\ 'seq_ptr',\ 'split'\]$",
-        ValueError,
-    ),
-    "data.load_chorales-malformed-path": (
-        r"^path\ /nonexistent/c\.npz\ does\ not\ exist;\ run\ python\ \-m\ booktools\.make_chorale_data\ to\ build\ it$",
-        ValueError,
-    ),
-    "data.load_benchmark-malformed-path": (
-        r"^path\ /nonexistent/JSB\.pickle\ does\ not\ exist$",
-        ValueError,
-    ),
-    "data.split_indices-range-fractions": (
-        r"^fractions\ must\ sum\ to\ 1,\ got\ 1\.5$",
-        ValueError,
-    ),
-    "data.abc_tunes-malformed-directory": (
-        r"^directory\ /nonexistent\ does\ not\ exist$",
-        ValueError,
-    ),
-    "data.pad_sequences-shape-seqs": (
-        r"^seqs\ must\ all\ have\ the\ same\ number\ of\ columns$",
-        ValueError,
-    ),
-    "next_step.frame_nll-empty-mask": (
-        r"^mask\ must\ select\ at\ least\ one\ step$",
-        ValueError,
-    ),
-    "next_step.bits_per_char-range-targets": (
-        r"^targets\ must\ be\ codes\ in\ \[0,\ 5\)$",
-        ValueError,
-    ),
-    "next_step.next_step_batch-shape-seqs": (
-        r"^seqs\ must\ have\ at\ least\ 2\ steps\ each\ \(the\ first\ one\ is\ not\ predicted\)$",
-        ValueError,
-    ),
-    "next_step.fit_baseline-shape-input_dim": (
-        r"^input_dim\ must\ equal\ the\ number\ of\ keys\ 88,\ got\ 12$",
-        ValueError,
-    ),
-    "next_step.fit_baseline-range-input_dim": (
-        r"^input_dim\ must\ exceed\ every\ code,\ got\ 2$",
-        ValueError,
-    ),
-    "next_step.contraction_summary-nan-norms": (
-        r"^norms\ must\ be\ a\ non\-empty\ 1\-d\ array\ of\ finite\ non\-negative\ numbers$",
-        ValueError,
-    ),
-    "next_step.results_table-nan-columns": (
-        r"^columns\['music'\]\['rnn'\]\ must\ be\ finite,\ got\ nan$",
-        ValueError,
-    ),
-    "train.train_stable_and_unstable-malformed-stable": (
-        r"^train_kwargs\ must\ not\ set\ stable:\ both\ variants\ are\ trained$",
-        ValueError,
-    ),
-    "train.train_rnn-malformed-y_eval-alone": (
-        r"^x_eval\ and\ y_eval\ must\ be\ given\ together\ \(or\ neither\)$",
-        ValueError,
-    ),
-    "train.train_pseudo-malformed-y_eval-alone": (
-        r"^x_eval\ and\ y_eval\ must\ be\ given\ together\ \(or\ neither\)$",
-        ValueError,
-    ),
-    "train.train_pair-malformed-y_eval-alone": (
-        r"^x_eval\ and\ y_eval\ must\ be\ given\ together\ \(or\ neither\)$",
-        ValueError,
-    ),
-    "train.tangent_kernel-malformed-output_dim": (
-        r"^model\ must\ have\ output_dim\ 1\ for\ tangent_kernel,\ got\ 2$",
-        ValueError,
-    ),
-    "train.tangent_kernel_diag-malformed-output_dim": (
-        r"^model\ must\ have\ output_dim\ 1\ for\ tangent_kernel_diag,\ got\ 2$",
-        ValueError,
-    ),
-    "plotting.plot_laziness-nan-grid": (
-        r"^grid\.rel_move\ contains\ NaN\ or\ infinite\ entries:\ refusing\ to\ draw\ a\ figure\ with\ missing\ values$",
-        ValueError,
-    ),
-    "plotting.plot_gap_vs_n-type-runs": (
-        r"^runs\ must\ hold\ rnnlib\.generalization\.GeneralizationRun\ records,\ got\ str$",
-        TypeError,
-    ),
-    "generalization.rademacher_bound-range-K_diag": (
-        r"^K_diag\ must\ be\ non\-negative\ \(a\ kernel's\ diagonal\)$",
-        ValueError,
-    ),
-    "plotting.plot_eps_effect-shape-accuracies": (
-        r"^accuracies\ must\ have\ one\ column\ per\ eps_x\ value\ \(2\),\ got\ shape\ \(2,\ 3\)$",
-        ValueError,
-    ),
-    "plotting.plot_representation_complexity-nan-log10_cs": (
-        r"^log10_cs\['a'\]\ must\ be\ numbers,\ got\ list$",
-        TypeError,
-    ),
-}
+KIND_WORDS["inf"] = KIND_WORDS["nan"]
 
 
 def row(
@@ -299,22 +80,16 @@ def row(
     arg: str,
     call: Callable[[], object],
     *,
-    xfail: str | None = None,
     note: str = "",
-    match: str | None = None,
     exc: type[Exception] | None = None,
 ) -> None:
-    """One bad call; ``match`` (the whole message) defaults to the pattern of ``kind`` for ``arg``."""
-    row_id = f"{target.removeprefix('rnnlib.')}-{kind}-{arg}{'-' + note if note else ''}"
-    if row_id in EXACT_MESSAGES:
-        match, exc = EXACT_MESSAGES[row_id]
-    if match is None:
-        match = KIND_PATTERNS[kind].format(a=re.escape(arg))
+    """One bad call; the exception defaults to ``TypeError`` for the kinds ``type``/``dtype``."""
+    assert kind in KIND_WORDS, kind
     if exc is None:
-        exc = TypeError if kind in _TYPE_ERRORS else ValueError
-    ROWS.append(
-        Row(target, kind, call, arg, xfail, note, match, exc)
-    )
+        exc = (
+            TypeError if kind in ("type", "dtype") else ValueError
+        )
+    ROWS.append(Row(target, kind, call, arg, note, exc))
 
 
 def with_nan(
@@ -325,24 +100,6 @@ def with_nan(
     return t
 
 
-def _tensor_patterns(
-    arg: str, good: torch.Tensor
-) -> dict[str, str]:
-    a = re.escape(arg)
-    bigger = re.escape(str(tuple((1, *good.shape))))
-    empty = re.escape(str(tuple(good[:0].shape)))
-    return {
-        "type": rf"^{a} must be a torch\.Tensor, got list$",
-        "shape": rf"^{a} must have {good.dim()} dimensions( \([^)]*\))?, got shape {bigger}$",
-        "dtype": rf"^{a} must have a floating-point dtype, got torch\.int64$",
-        "nan": rf"^{a} contains NaN or infinite entries$",
-        "inf": rf"^{a} contains NaN or infinite entries$",
-        # an argument of fixed shape is refused by its shape, which names the expected shape
-        "empty": rf"^{a} (must not be empty, got shape {empty}|must have shape \(.+\), got {empty} "
-        rf"\(dimension 0 should be \d+\))$",
-    }
-
-
 def tensor_rows(
     target: str,
     arg: str,
@@ -350,16 +107,8 @@ def tensor_rows(
     call: Callable[[object], object],
     *,
     skip: tuple[str, ...] = (),
-    xfail: dict[str, str] | None = None,
-    match: dict[str, str] | None = None,
 ) -> None:
-    """The standard bad tensors for one tensor argument: not a tensor, wrong ndim, integer dtype, NaN, inf, empty.
-
-    Each row expects the exact message of ``rnnlib._validation.check_tensor``;
-    ``match={kind: pattern}`` overrides it for one kind.
-    """
-    xfail = xfail or {}
-    patterns = {**_tensor_patterns(arg, good), **(match or {})}
+    """The standard bad tensors for one argument: a list, one dimension too many, int64, NaN, inf, empty."""
     cases = {
         "type": lambda: call(good.tolist()),
         "shape": lambda: call(good.unsqueeze(0)),
@@ -370,14 +119,7 @@ def tensor_rows(
     }
     for kind, fn in cases.items():
         if kind not in skip:
-            row(
-                target,
-                kind,
-                arg,
-                fn,
-                xfail=xfail.get(kind),
-                match=patterns[kind],
-            )
+            row(target, kind, arg, fn)
 
 
 def int_rows(
@@ -387,40 +129,11 @@ def int_rows(
     *,
     low: int,
     note: str = "",
-    match: dict[str, str] | None = None,
 ) -> None:
-    """An integer hyperparameter: a float, a string and a value below its minimum (``check_int``'s messages)."""
-    a = re.escape(arg)
-    patterns = {
-        "float": rf"^{a} must be an integer, got float 2\.5$",
-        "str": rf"^{a} must be an integer, got str '3'$",
-        "range": rf"^{a} must be >= {low}, got {low - 1}$",
-        **(match or {}),
-    }
-    row(
-        target,
-        "type",
-        arg,
-        lambda: call(2.5),
-        note=note,
-        match=patterns["float"],
-    )
-    row(
-        target,
-        "type",
-        arg,
-        lambda: call("3"),
-        note=note + "str" if note else "str",
-        match=patterns["str"],
-    )
-    row(
-        target,
-        "range",
-        arg,
-        lambda: call(low - 1),
-        note=note,
-        match=patterns["range"],
-    )
+    """An integer that no declaration covers (an item of a list, a data-dependent bound): 2.5, '3', ``low - 1``."""
+    row(target, "type", arg, lambda: call(2.5), note=note)
+    row(target, "type", arg, lambda: call("3"), note=note + "str")
+    row(target, "range", arg, lambda: call(low - 1), note=note)
 
 
 def real_rows(
@@ -430,78 +143,33 @@ def real_rows(
     *,
     bad: tuple[float, ...],
     note: str = "",
-    match: dict[str, str] | None = None,
 ) -> None:
-    """A real hyperparameter: a string, NaN and each out-of-range value of ``bad`` (``check_real``'s messages).
-
-    An out-of-range value must be refused by naming the interval (``must lie in [0.0, 1.0), got 1.5``);
-    an infinite one by ``must be finite, got inf``.
-    """
-    a = re.escape(arg)
-    patterns = {
-        "type": rf"^{a} must be a real number, got str '0\.1'$",
-        "nan": rf"^{a} must be finite, got nan$",
-        **(match or {}),
-    }
-    row(
-        target,
-        "type",
-        arg,
-        lambda: call("0.1"),
-        note=note,
-        match=patterns["type"],
-    )
-    row(
-        target,
-        "nan",
-        arg,
-        lambda: call(math.nan),
-        note=note,
-        match=patterns["nan"],
-    )
+    """A real that no declaration covers: a string, NaN and each out-of-range value of ``bad``."""
+    row(target, "type", arg, lambda: call("0.1"), note=note)
+    row(target, "nan", arg, lambda: call(math.nan), note=note)
     for value in bad:
-        got = re.escape(str(float(value)))
-        if math.isinf(value):
-            pattern = rf"^{a} must be finite, got {got}$"
-        else:
-            pattern = (
-                rf"^{a} must lie in [\[(]\S+, \S+[\])], got {got}$"
-            )
         row(
             target,
             "range",
             arg,
             lambda v=value: call(v),
             note=f"{note}{value}",
-            match=patterns.get(f"range{value}", pattern),
         )
 
 
+# The table: one line per bad call (or per standard set of them), grouped by module.
+# fmt: off
+
 # --- valid inputs every row starts from -------------------------------------------------------
 
-from rnnlib import (
-    concepts,
-    dynamical,
-    elman,
-    homework,  # noqa: E402
-    initialization,
-    languages,
-    plotting,
-    pseudo,
-    stability,
-    truncation,
-    widgets,
-)  # noqa: E402
+from rnnlib import concepts, dynamical, elman, homework, initialization, languages  # noqa: I001
+from rnnlib import plotting, pseudo, stability, truncation, widgets
 
 G = torch.Generator().manual_seed(0)
 D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
 ELMAN = elman.ElmanRNN(D, M, generator=0)
-X = elman.sample_normalized_sequence(
-    B, L, D, 0.1, generator=0
-)  # (B, L, D)
-XBAR = elman.sample_true_sequence(
-    B, L, D, generator=0
-)  # (B, L-2, D-1)
+X = elman.sample_normalized_sequence(B, L, D, 0.1, generator=0)  # (B, L, D)
+XBAR = elman.sample_true_sequence(B, L, D, generator=0)  # (B, L-2, D-1)
 DW, DA = pseudo.random_perturbation(D, M, 0.1, generator=0)
 N_IN, H = 3, 5
 LIN = dynamical.LinearSystem(N_IN, H, generator=0)
@@ -516,111 +184,39 @@ Z = torch.tensor([[0, 1, 1, 0], [1, 0, 0, 0]])
 # --- rnnlib.elman ------------------------------------------------------------------------------
 
 T = "rnnlib.elman.ElmanRNN"
-row(
-    T,
-    "type",
-    "generator",
-    lambda: elman.ElmanRNN(D, M, generator="seed"),
-)
+row(T, "type", "generator", lambda: elman.ElmanRNN(D, M, generator="seed"))
 tensor_rows(T, "x", X, lambda v: ELMAN(v))
 row(T, "shape", "x", lambda: ELMAN(X[..., :-1]), note="input_dim")
 row(T, "dtype", "x", lambda: ELMAN(X.double()), note="float64")
-tensor_rows(
-    T,
-    "x",
-    X,
-    lambda v: ELMAN.hidden_states(v),
-    skip=("type", "dtype", "inf"),
-)
+tensor_rows(T, "x", X, lambda v: ELMAN.hidden_states(v), skip=("type", "dtype", "inf"))
 
-for name, fn in (
+for (name, fn) in (
     ("elman_hidden_states", elman.elman_hidden_states),
     ("elman_last_state", elman.elman_last_state),
 ):
     T = f"rnnlib.elman.{name}"
-    W, A = ELMAN.W.detach(), ELMAN.A.detach()
+    W, A = (ELMAN.W.detach(), ELMAN.A.detach())
     # pure functions for torch.func transforms: only types, shapes and dtypes are checked (a value
     # check would stop jvp/vmap); ElmanRNN's methods also refuse NaN/inf (rows above)
-    tensor_rows(
-        T,
-        "W",
-        W,
-        lambda v, fn=fn: fn(v, A, X),
-        skip=("empty", "nan", "inf"),
-    )
-    row(
-        T,
-        "shape",
-        "W",
-        lambda fn=fn: fn(W[:, :-1], A, X),
-        note="square",
-    )
-    tensor_rows(
-        T,
-        "A",
-        A,
-        lambda v, fn=fn: fn(W, v, X),
-        skip=("empty", "nan", "inf"),
-    )
-    tensor_rows(
-        T,
-        "x",
-        X,
-        lambda v, fn=fn: fn(W, A, v),
-        skip=("nan", "inf"),
-    )
-    row(
-        T,
-        "dtype",
-        "x",
-        lambda fn=fn: fn(W, A, X.double()),
-        note="float64",
-        match=r"^W, A and x must share a dtype, got torch\.float32, torch\.float32 and torch\.float64$",
-    )
+    tensor_rows(T, "W", W, lambda v, fn=fn: fn(v, A, X), skip=("empty", "nan", "inf"))
+    row(T, "shape", "W", lambda fn=fn: fn(W[:, :-1], A, X), note="square")
+    tensor_rows(T, "A", A, lambda v, fn=fn: fn(W, v, X), skip=("empty", "nan", "inf"))
+    tensor_rows(T, "x", X, lambda v, fn=fn: fn(W, A, v), skip=("nan", "inf"))
+    row(T, "dtype", "x", lambda fn=fn: fn(W, A, X.double()), note="float64")
 
 T = "rnnlib.elman.normalize_sequence"
-tensor_rows(
-    T, "x_bar", XBAR, lambda v: elman.normalize_sequence(v, 0.1)
-)
-row(
-    T,
-    "malformed",
-    "x_bar",
-    lambda: elman.normalize_sequence(2 * XBAR, 0.1),
-    note="non-unit tokens",
-    match=r"^x_bar tokens must be unit vectors \(Definition 3\.1\); the largest \|norm - 1\| is 1$",
-)
+tensor_rows(T, "x_bar", XBAR, lambda v: elman.normalize_sequence(v, 0.1))
+row(T, "malformed", "x_bar", lambda: elman.normalize_sequence(2 * XBAR, 0.1), note="non-unit tokens")
 
-for name, fn in (
+for (name, fn) in (
     ("sample_true_sequence", elman.sample_true_sequence),
-    (
-        "sample_normalized_sequence",
-        lambda b, l, d, **kw: elman.sample_normalized_sequence(
-            b, l, d, 0.1, **kw
-        ),
-    ),
+    ("sample_normalized_sequence", lambda b, l, d, **kw: elman.sample_normalized_sequence(b, l, d, 0.1, **kw)),
 ):
     T = f"rnnlib.elman.{name}"
-    int_rows(T, "batch_size", lambda v, fn=fn: fn(v, L, D), low=1)
-    int_rows(T, "L", lambda v, fn=fn: fn(B, v, D), low=3)
-    int_rows(T, "d", lambda v, fn=fn: fn(B, L, v), low=3)
-    row(
-        T,
-        "type",
-        "generator",
-        lambda fn=fn: fn(B, L, D, generator=1.5),
-    )
-    row(
-        T,
-        "dtype",
-        "dtype",
-        lambda fn=fn: fn(B, L, D, dtype=torch.int64),
-    )
+    row(T, "type", "generator", lambda fn=fn: fn(B, L, D, generator=1.5))
+    row(T, "dtype", "dtype", lambda fn=fn: fn(B, L, D, dtype=torch.int64))
 
-T = "rnnlib.elman.true_token_tolerance"
 
-T = "rnnlib.seed_everything"
-int_rows(T, "seed", rnnlib.seed_everything, low=0)
 
 # --- rnnlib.initialization -----------------------------------------------------------------------
 
@@ -628,704 +224,170 @@ T = "rnnlib.initialization.predicted_sq_norms"
 tensor_rows(T, "x", X, initialization.predicted_sq_norms)
 
 T = "rnnlib.initialization.norm_profile"
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: initialization.norm_profile([], L, D, 0.1),
-)
-row(
-    T,
-    "range",
-    "widths",
-    lambda: initialization.norm_profile([8, 0], L, D, 0.1),
-)
+row(T, "empty", "widths", lambda: initialization.norm_profile([], L, D, 0.1))
+row(T, "range", "widths", lambda: initialization.norm_profile([8, 0], L, D, 0.1))
 
 T = "rnnlib.initialization.active_fraction"
-row(
-    T,
-    "type",
-    "model",
-    lambda: initialization.active_fraction(LIN, X),
-)
-tensor_rows(
-    T,
-    "x",
-    X,
-    lambda v: initialization.active_fraction(ELMAN, v),
-    skip=("type",),
-)
+row(T, "type", "model", lambda: initialization.active_fraction(LIN, X))
+tensor_rows(T, "x", X, lambda v: initialization.active_fraction(ELMAN, v), skip=("type",))
 
 T = "rnnlib.initialization.pattern_flip_fraction"
-row(
-    T,
-    "type",
-    "model",
-    lambda: initialization.pattern_flip_fraction(
-        "net", XBAR, 0.1, 0
-    ),
-)
-tensor_rows(
-    T,
-    "x_bar",
-    XBAR,
-    lambda v: initialization.pattern_flip_fraction(
-        ELMAN, v, 0.1, 0
-    ),
-)
-real_rows(
-    T,
-    "eps_x",
-    lambda v: initialization.pattern_flip_fraction(
-        ELMAN, XBAR, v, 0
-    ),
-    bad=(0.0, 3.0),
-)
-int_rows(
-    T,
-    "position",
-    lambda v: initialization.pattern_flip_fraction(
-        ELMAN, XBAR, 0.1, v
-    ),
-    low=0,
-)
-row(
-    T,
-    "range",
-    "position",
-    lambda: initialization.pattern_flip_fraction(
-        ELMAN, XBAR, 0.1, L
-    ),
-    note="too large",
-)
+row(T, "type", "model", lambda: initialization.pattern_flip_fraction("net", XBAR, 0.1, 0))
+tensor_rows(T, "x_bar", XBAR, lambda v: initialization.pattern_flip_fraction(ELMAN, v, 0.1, 0))
+real_rows(T, "eps_x", lambda v: initialization.pattern_flip_fraction(ELMAN, XBAR, v, 0), bad=(0.0, 3.0))
+int_rows(T, "position", lambda v: initialization.pattern_flip_fraction(ELMAN, XBAR, 0.1, v), low=0)
+row(T, "range", "position", lambda: initialization.pattern_flip_fraction(ELMAN, XBAR, 0.1, L), note="too large")
 
 T = "rnnlib.initialization.flip_fraction_vs_eps"
-row(
-    T,
-    "type",
-    "model",
-    lambda: initialization.flip_fraction_vs_eps(None, [0.1], L=L),
-)
-row(
-    T,
-    "empty",
-    "eps_values",
-    lambda: initialization.flip_fraction_vs_eps(ELMAN, [], L=L),
-)
-row(
-    T,
-    "range",
-    "eps_x",
-    lambda: initialization.flip_fraction_vs_eps(
-        ELMAN, [0.1, -1.0], L=L
-    ),
-    note="in eps_values",
-)
-int_rows(
-    T,
-    "L",
-    lambda v: initialization.flip_fraction_vs_eps(
-        ELMAN, [0.1], L=v
-    ),
-    low=3,
-)
-int_rows(
-    T,
-    "batch_size",
-    lambda v: initialization.flip_fraction_vs_eps(
-        ELMAN, [0.1], L=L, batch_size=v
-    ),
-    low=1,
-)
+row(T, "type", "model", lambda: initialization.flip_fraction_vs_eps(None, [0.1], L=L))
+row(T, "empty", "eps_values", lambda: initialization.flip_fraction_vs_eps(ELMAN, [], L=L))
+row(T, "range", "eps_x", lambda: initialization.flip_fraction_vs_eps(ELMAN, [0.1, -1.0], L=L), note="in eps_values")
+int_rows(T, "L", lambda v: initialization.flip_fraction_vs_eps(ELMAN, [0.1], L=v), low=3)
+int_rows(T, "batch_size", lambda v: initialization.flip_fraction_vs_eps(ELMAN, [0.1], L=L, batch_size=v), low=1)
 
 T = "rnnlib.initialization.sequence_norms"
-int_rows(
-    T,
-    "width",
-    lambda v: initialization.sequence_norms(v, L, D, 0.1),
-    low=1,
-)
-int_rows(
-    T,
-    "L",
-    lambda v: initialization.sequence_norms(8, v, D, 0.1),
-    low=3,
-)
-real_rows(
-    T,
-    "eps_x",
-    lambda v: initialization.sequence_norms(8, L, D, v),
-    bad=(-0.5, 1.5),
-)
 
 # --- rnnlib.languages ------------------------------------------------------------------------------
 
-for name in ("embed_binary", "dl1_indicator", "count_ones"):
+for name in (
+    "embed_binary",
+    "dl1_indicator",
+    "count_ones",
+):
     T = f"rnnlib.languages.{name}"
     fn = getattr(languages, name)
     row(T, "type", "z", lambda fn=fn: fn([[0, 1]]))
     row(T, "shape", "z", lambda fn=fn: fn(Z[0]))
     row(T, "empty", "z", lambda fn=fn: fn(Z[:0]))
-    row(
-        T,
-        "malformed",
-        "z",
-        lambda fn=fn: fn(2 * Z),
-        note="not binary",
-    )
-    row(
-        T,
-        "malformed",
-        "z",
-        lambda fn=fn: fn(Z.float() + 0.5),
-        note="fractional",
-    )
+    row(T, "malformed", "z", lambda fn=fn: fn(2 * Z), note="not binary")
+    row(T, "malformed", "z", lambda fn=fn: fn(Z.float() + 0.5), note="fractional")
 
-T = "rnnlib.languages.sample_binary_strings"
 
 T = "rnnlib.languages.sample_dl1_balanced"
-int_rows(
-    T,
-    "max_ones",
-    lambda v: languages.sample_dl1_balanced(2, 4, max_ones=v),
-    low=1,
-)
-row(
-    T,
-    "range",
-    "max_ones",
-    lambda: languages.sample_dl1_balanced(2, 4, max_ones=5),
-    note="above n",
-)
-int_rows(
-    T,
-    "min_length",
-    lambda v: languages.sample_dl1_balanced(2, 4, min_length=v),
-    low=2,
-)
+int_rows(T, "max_ones", lambda v: languages.sample_dl1_balanced(2, 4, max_ones=v), low=1)
+row(T, "range", "max_ones", lambda: languages.sample_dl1_balanced(2, 4, max_ones=5), note="above n")
+int_rows(T, "min_length", lambda v: languages.sample_dl1_balanced(2, 4, min_length=v), low=2)
 
 # chapter 7: strings may be left-padded with -1
 ZP = torch.tensor([[-1, 1, 0], [0, 1, 1]])
-for name, fn in (
+for (name, fn) in (
     ("string_lengths", languages.string_lengths),
     ("parity_indicator", languages.parity_indicator),
-    (
-        "contains_pattern",
-        lambda z: languages.contains_pattern(z, "10"),
-    ),
-    (
-        "tomita_indicator",
-        lambda z: languages.tomita_indicator(z, 3),
-    ),
-    (
-        "held_out_split",
-        lambda z: languages.held_out_split(z, torch.ones(len(z))),
-    ),
+    ("contains_pattern", lambda z: languages.contains_pattern(z, "10")),
+    ("tomita_indicator", lambda z: languages.tomita_indicator(z, 3)),
+    ("held_out_split", lambda z: languages.held_out_split(z, torch.ones(len(z)))),
     ("encode_strings", lambda z: languages.encode_strings(z, 0.5)),
 ):
     T = f"rnnlib.languages.{name}"
     row(T, "type", "z", lambda fn=fn: fn([[0, 1]]))
     row(T, "shape", "z", lambda fn=fn: fn(ZP[0]))
     row(T, "empty", "z", lambda fn=fn: fn(ZP[:0]))
-    row(
-        T,
-        "malformed",
-        "z",
-        lambda fn=fn: fn(2 * ZP),
-        note="not binary",
-    )
-    row(
-        T,
-        "malformed",
-        "z",
-        lambda fn=fn: fn(torch.tensor([[1, -1, 0]])),
-        note="pad inside",
-    )
-    row(
-        T,
-        "malformed",
-        "z",
-        lambda fn=fn: fn(torch.tensor([[1, 0, -1]])),
-        note="pad last",
-    )
-    row(
-        T, "dtype", "z", lambda fn=fn: fn(ZP.float()), note="float"
-    )
-row(
-    "rnnlib.languages.contains_pattern",
-    "malformed",
-    "pattern",
-    lambda: languages.contains_pattern(ZP, "1a"),
-)
-row(
-    "rnnlib.languages.contains_pattern",
-    "empty",
-    "pattern",
-    lambda: languages.contains_pattern(ZP, ""),
-)
+    row(T, "malformed", "z", lambda fn=fn: fn(2 * ZP), note="not binary")
+    row(T, "malformed", "z", lambda fn=fn: fn(torch.tensor([[1, -1, 0]])), note="pad inside")
+    row(T, "malformed", "z", lambda fn=fn: fn(torch.tensor([[1, 0, -1]])), note="pad last")
+    row(T, "dtype", "z", lambda fn=fn: fn(ZP.float()), note="float")
+row("rnnlib.languages.contains_pattern", "malformed", "pattern", lambda: languages.contains_pattern(ZP, "1a"))
+row("rnnlib.languages.contains_pattern", "empty", "pattern", lambda: languages.contains_pattern(ZP, ""))
 T = "rnnlib.languages.held_out_split"
-row(
-    T,
-    "shape",
-    "y",
-    lambda: languages.held_out_split(ZP, torch.ones(3)),
-)
-row(
-    T,
-    "malformed",
-    "y",
-    lambda: languages.held_out_split(ZP, torch.tensor([0.5, 1.0])),
-)
-row(
-    "rnnlib.languages.encode_strings",
-    "dtype",
-    "dtype",
-    lambda: languages.encode_strings(ZP, 0.5, dtype=torch.int64),
-)
+row(T, "shape", "y", lambda: languages.held_out_split(ZP, torch.ones(3)))
+row(T, "malformed", "y", lambda: languages.held_out_split(ZP, torch.tensor([0.5, 1.0])))
+row("rnnlib.languages.encode_strings", "dtype", "dtype", lambda: languages.encode_strings(ZP, 0.5, dtype=torch.int64))
 
 T = "rnnlib.languages.DFA"
-row(
-    T,
-    "type",
-    "transitions",
-    lambda: languages.DFA([[0, 1]], torch.tensor([True])),
-)
-row(
-    T,
-    "range",
-    "transitions",
-    lambda: languages.DFA(
-        torch.tensor([[0, 2]]), torch.tensor([True])
-    ),
-)
-row(
-    T,
-    "shape",
-    "accepting",
-    lambda: languages.DFA(
-        torch.tensor([[0, 0]]), torch.tensor([True, False])
-    ),
-)
-row(
-    T,
-    "dtype",
-    "accepting",
-    lambda: languages.DFA(
-        torch.tensor([[0, 0]]), torch.tensor([1])
-    ),
-)
-row(
-    T,
-    "range",
-    "start",
-    lambda: languages.DFA(
-        torch.tensor([[0, 0]]), torch.tensor([True]), 1
-    ),
-)
-row(
-    T,
-    "malformed",
-    "z",
-    lambda: languages.get_language("dl1").dfa.run(
-        torch.tensor([[2]])
-    ),
-)
-row(
-    T,
-    "range",
-    "lengths",
-    lambda: languages.get_language("dl1").dfa.sample(
-        torch.tensor([0])
-    ),
-)
-row(
-    T,
-    "malformed",
-    "lengths",
-    lambda: languages.get_language("tomita2").dfa.sample(
-        torch.tensor([3])
-    ),
-    note="none",
-)
+row(T, "type", "transitions", lambda: languages.DFA([[0, 1]], torch.tensor([True])))
+row(T, "range", "transitions", lambda: languages.DFA(torch.tensor([[0, 2]]), torch.tensor([True])))
+row(T, "shape", "accepting", lambda: languages.DFA(torch.tensor([[0, 0]]), torch.tensor([True, False])))
+row(T, "dtype", "accepting", lambda: languages.DFA(torch.tensor([[0, 0]]), torch.tensor([1])))
+row(T, "range", "start", lambda: languages.DFA(torch.tensor([[0, 0]]), torch.tensor([True]), 1))
+row(T, "malformed", "z", lambda: languages.get_language("dl1").dfa.run(torch.tensor([[2]])))
+row(T, "range", "lengths", lambda: languages.get_language("dl1").dfa.sample(torch.tensor([0])))
+row(T, "malformed", "lengths", lambda: languages.get_language("tomita2").dfa.sample(torch.tensor([3])), note="none")
 T = "rnnlib.languages.dfa_from_table"
-row(
-    T,
-    "type",
-    "transitions",
-    lambda: languages.dfa_from_table("01", [0]),
-)
-row(
-    T,
-    "malformed",
-    "transitions",
-    lambda: languages.dfa_from_table([[0, 1, 1]], [0]),
-)
-row(
-    T,
-    "range",
-    "transitions",
-    lambda: languages.dfa_from_table([[0, 3]], [0]),
-)
-row(
-    T,
-    "range",
-    "accepting",
-    lambda: languages.dfa_from_table([[0, 0]], [1]),
-)
-row(
-    T,
-    "type",
-    "accepting",
-    lambda: languages.dfa_from_table([[0, 0]], 0),
-)
+row(T, "type", "transitions", lambda: languages.dfa_from_table("01", [0]))
+row(T, "malformed", "transitions", lambda: languages.dfa_from_table([[0, 1, 1]], [0]))
+row(T, "range", "transitions", lambda: languages.dfa_from_table([[0, 3]], [0]))
+row(T, "range", "accepting", lambda: languages.dfa_from_table([[0, 0]], [1]))
+row(T, "type", "accepting", lambda: languages.dfa_from_table([[0, 0]], 0))
 T = "rnnlib.languages.Language"
-row(
-    T,
-    "malformed",
-    "z",
-    lambda: languages.get_language("parity")(
-        torch.tensor([[3, 1]])
-    ),
-)
-row(
-    T,
-    "type",
-    "n",
-    lambda: languages.get_language("parity").count(2.0),
-)
+row(T, "malformed", "z", lambda: languages.get_language("parity")(torch.tensor([[3, 1]])))
+row(T, "type", "n", lambda: languages.get_language("parity").count(2.0))
 T = "rnnlib.languages.get_language"
 row(T, "type", "name", lambda: languages.get_language(3))
-row(
-    T,
-    "malformed",
-    "name",
-    lambda: languages.get_language("tomita9"),
-)
-row(
-    T,
-    "malformed",
-    "name",
-    lambda: languages.get_language("pattern:"),
-    note="empty pattern",
-)
+row(T, "malformed", "name", lambda: languages.get_language("tomita9"))
+row(T, "malformed", "name", lambda: languages.get_language("pattern:"), note="empty pattern")
 T = "rnnlib.languages.sample_language"
-row(
-    T,
-    "malformed",
-    "name",
-    lambda: languages.sample_language("dyck", 4, 3),
-)
-int_rows(
-    T,
-    "min_length",
-    lambda v: languages.sample_language("dl1", 4, 3, min_length=v),
-    low=1,
-)
-row(
-    T,
-    "range",
-    "min_length",
-    lambda: languages.sample_language("dl1", 4, 3, min_length=4),
-    note="above n",
-)
-row(
-    T,
-    "malformed",
-    "n",
-    lambda: languages.sample_language("tomita2", 4, 3),
-    note="no positive",
-)
-row(
-    T,
-    "type",
-    "generator",
-    lambda: languages.sample_language("dl1", 4, 3, generator=1.5),
-)
-T = "rnnlib.languages.language_dataset"
-real_rows(
-    T,
-    "test_fraction",
-    lambda v: languages.language_dataset(
-        "dl1", 8, 3, test_fraction=v
-    ),
-    bad=(0.0, 1.0),
-)
-for name in (
-    "pattern_neurons",
-    "parity_neuron",
-    "concept_representation",
-):
-    fn = {
-        "pattern_neurons": lambda v: languages.pattern_neurons(
-            v, "11"
-        ),
-        "parity_neuron": languages.parity_neuron,
-        "concept_representation": lambda v: (
-            languages.concept_representation("dl1", v)
-        ),
-    }[name]
-    int_rows(f"rnnlib.languages.{name}", "n", fn, low=1)
-row(
-    "rnnlib.languages.pattern_neurons",
-    "malformed",
-    "pattern",
-    lambda: languages.pattern_neurons(5, "0x"),
-)
-row(
-    "rnnlib.languages.pattern_neurons",
-    "range",
-    "pattern",
-    lambda: languages.pattern_neurons(2, "010"),
-)
-row(
-    "rnnlib.languages.concept_representation",
-    "malformed",
-    "name",
-    lambda: languages.concept_representation("tomita1", 4),
-)
+row(T, "malformed", "name", lambda: languages.sample_language("dyck", 4, 3))
+int_rows(T, "min_length", lambda v: languages.sample_language("dl1", 4, 3, min_length=v), low=1)
+row(T, "range", "min_length", lambda: languages.sample_language("dl1", 4, 3, min_length=4), note="above n")
+row(T, "malformed", "n", lambda: languages.sample_language("tomita2", 4, 3), note="no positive")
+row(T, "type", "generator", lambda: languages.sample_language("dl1", 4, 3, generator=1.5))
+row("rnnlib.languages.pattern_neurons", "malformed", "pattern", lambda: languages.pattern_neurons(5, "0x"))
+row("rnnlib.languages.pattern_neurons", "range", "pattern", lambda: languages.pattern_neurons(2, "010"))
+row("rnnlib.languages.concept_representation", "malformed", "name", lambda: languages.concept_representation("tomita1", 4))
 T = "rnnlib.languages.representation_complexity"
-row(
-    T,
-    "malformed",
-    "name",
-    lambda: languages.representation_complexity("tomita1", 4, 1.0),
-)
+row(T, "malformed", "name", lambda: languages.representation_complexity("tomita1", 4, 1.0))
 
 # --- rnnlib.concepts -------------------------------------------------------------------------------
 
 T = "rnnlib.concepts.SmoothFunction"
-row(
-    T,
-    "type",
-    "fn",
-    lambda: concepts.SmoothFunction(
-        "f", 3.0, lambda n: np.zeros(n)
-    ),
-)
-row(
-    T,
-    "range",
-    "radius",
-    lambda: concepts.SmoothFunction(
-        "f", torch.sin, lambda n: np.zeros(n), radius=-1.0
-    ),
-)
+row(T, "type", "fn", lambda: concepts.SmoothFunction("f", 3.0, lambda n: np.zeros(n)))
+row(T, "range", "radius", lambda: concepts.SmoothFunction("f", torch.sin, lambda n: np.zeros(n), radius=-1.0))
 
 T = "rnnlib.concepts.get_function"
-row(
-    T,
-    "malformed",
-    "phi",
-    lambda: concepts.get_function("no-such-function"),
-)
+row(T, "malformed", "phi", lambda: concepts.get_function("no-such-function"))
 row(T, "type", "phi", lambda: concepts.get_function(3))
 
 T = "rnnlib.concepts.polynomial"
 row(T, "type", "coefficients", lambda: concepts.polynomial(3.0))
 row(T, "empty", "coefficients", lambda: concepts.polynomial([]))
-row(
-    T,
-    "nan",
-    "coefficients",
-    lambda: concepts.polynomial([0.0, math.nan]),
-)
+row(T, "nan", "coefficients", lambda: concepts.polynomial([0.0, math.nan]))
 
-T = "rnnlib.concepts.monomial"
 
 T = "rnnlib.concepts.taylor_coefficients"
-row(
-    T, "type", "phi", lambda: concepts.taylor_coefficients(None, 4)
-)
+row(T, "type", "phi", lambda: concepts.taylor_coefficients(None, 4))
 
 T = "rnnlib.concepts.complexity_s"
-row(
-    T,
-    "malformed",
-    "phi",
-    lambda: concepts.complexity_s("nope", 1.0),
-)
+row(T, "malformed", "phi", lambda: concepts.complexity_s("nope", 1.0))
 
 T = "rnnlib.concepts.complexity_eps"
 
 TARGET = concepts.sample_target(L, D, p=2, generator=0)
 T = "rnnlib.concepts.ConceptTarget"
-row(
-    T,
-    "shape",
-    "w",
-    lambda: concepts.ConceptTarget(
-        TARGET.phis,
-        TARGET.w[..., :-1],
-        TARGET.b,
-        TARGET.n_tokens,
-        TARGET.token_dim,
-    ),
-)
-row(
-    T,
-    "malformed",
-    "w",
-    lambda: concepts.ConceptTarget(
-        TARGET.phis,
-        2 * TARGET.w,
-        TARGET.b,
-        TARGET.n_tokens,
-        TARGET.token_dim,
-    ),
-    note="not unit",
-)
-row(
-    T,
-    "range",
-    "b",
-    lambda: concepts.ConceptTarget(
-        TARGET.phis,
-        TARGET.w,
-        TARGET.b + 5,
-        TARGET.n_tokens,
-        TARGET.token_dim,
-    ),
-)
-row(
-    T,
-    "nan",
-    "w",
-    lambda: concepts.ConceptTarget(
-        TARGET.phis,
-        with_nan(TARGET.w),
-        TARGET.b,
-        TARGET.n_tokens,
-        TARGET.token_dim,
-    ),
-)
-row(
-    T,
-    "range",
-    "n_tokens",
-    lambda: concepts.ConceptTarget(
-        TARGET.phis, TARGET.w, TARGET.b, 0, TARGET.token_dim
-    ),
-)
-row(
-    T,
-    "malformed",
-    "phis",
-    lambda: concepts.ConceptTarget(
-        TARGET.phis[:0],
-        TARGET.w,
-        TARGET.b,
-        TARGET.n_tokens,
-        TARGET.token_dim,
-    ),
-)
+row(T, "shape", "w", lambda: concepts.ConceptTarget(TARGET.phis, TARGET.w[..., :-1], TARGET.b, TARGET.n_tokens, TARGET.token_dim))
+row(T, "malformed", "w", lambda: concepts.ConceptTarget(TARGET.phis, 2 * TARGET.w, TARGET.b, TARGET.n_tokens, TARGET.token_dim), note="not unit")
+row(T, "range", "b", lambda: concepts.ConceptTarget(TARGET.phis, TARGET.w, TARGET.b + 5, TARGET.n_tokens, TARGET.token_dim))
+row(T, "nan", "w", lambda: concepts.ConceptTarget(TARGET.phis, with_nan(TARGET.w), TARGET.b, TARGET.n_tokens, TARGET.token_dim))
+row(T, "range", "n_tokens", lambda: concepts.ConceptTarget(TARGET.phis, TARGET.w, TARGET.b, 0, TARGET.token_dim))
+row(T, "malformed", "phis", lambda: concepts.ConceptTarget(TARGET.phis[:0], TARGET.w, TARGET.b, TARGET.n_tokens, TARGET.token_dim))
 XT = XBAR  # (B, L-2, D-1): the true tokens a target reads
 tensor_rows(T, "x_bar", XT, lambda v: TARGET(v), skip=("type",))
 
 T = "rnnlib.concepts.sample_target"
-row(
-    T,
-    "empty",
-    "functions",
-    lambda: concepts.sample_target(L, D, functions=()),
-)
-row(
-    T,
-    "malformed",
-    "phi",
-    lambda: concepts.sample_target(L, D, functions=("nope",)),
-)
+row(T, "empty", "functions", lambda: concepts.sample_target(L, D, functions=()))
+row(T, "malformed", "phi", lambda: concepts.sample_target(L, D, functions=("nope",)))
 
 T = "rnnlib.concepts.token_circle"
 THETAS = torch.linspace(0, 1, 5, dtype=XBAR.dtype)
-tensor_rows(
-    T,
-    "x_bar",
-    XBAR[0],
-    lambda v: concepts.token_circle(v, 0, THETAS),
-)
-int_rows(
-    T,
-    "position",
-    lambda v: concepts.token_circle(XBAR[0], v, THETAS),
-    low=-XBAR.shape[1],
-)
-tensor_rows(
-    T,
-    "thetas",
-    THETAS,
-    lambda v: concepts.token_circle(XBAR[0], 0, v),
-)
+tensor_rows(T, "x_bar", XBAR[0], lambda v: concepts.token_circle(v, 0, THETAS))
+int_rows(T, "position", lambda v: concepts.token_circle(XBAR[0], v, THETAS), low=-XBAR.shape[1])
+tensor_rows(T, "thetas", THETAS, lambda v: concepts.token_circle(XBAR[0], 0, v))
 
 T = "rnnlib.concepts.mixed_difference"
-row(
-    T,
-    "type",
-    "f",
-    lambda: concepts.mixed_difference("f", XBAR[0], THETAS),
-)
-tensor_rows(
-    T,
-    "thetas",
-    THETAS,
-    lambda v: concepts.mixed_difference(TARGET, XBAR[0], v),
-)
-row(
-    T,
-    "malformed",
-    "positions",
-    lambda: concepts.mixed_difference(
-        TARGET, XBAR[0], THETAS, positions=(0,)
-    ),
-)
+row(T, "type", "f", lambda: concepts.mixed_difference("f", XBAR[0], THETAS))
+tensor_rows(T, "thetas", THETAS, lambda v: concepts.mixed_difference(TARGET, XBAR[0], v))
+row(T, "malformed", "positions", lambda: concepts.mixed_difference(TARGET, XBAR[0], THETAS, positions=(0,)))
 
 TOKENS = torch.tensor([[0, 1, 2], [2, 1, 0], [1, 1, 1]])
 YT = torch.tensor([0.5, -0.5, 0.0])
 T = "rnnlib.concepts.fit_additive"
-row(
-    T,
-    "type",
-    "tokens",
-    lambda: concepts.fit_additive(TOKENS.tolist(), YT),
-)
-row(
-    T,
-    "dtype",
-    "tokens",
-    lambda: concepts.fit_additive(TOKENS.float(), YT),
-)
-row(
-    T,
-    "shape",
-    "tokens",
-    lambda: concepts.fit_additive(TOKENS[0], YT),
-)
-row(
-    T,
-    "malformed",
-    "tokens",
-    lambda: concepts.fit_additive(-TOKENS, YT),
-    note="negative",
-)
-row(
-    T,
-    "range",
-    "tokens",
-    lambda: concepts.fit_additive(TOKENS, YT, alphabet_size=2),
-    note="above alphabet",
-)
+row(T, "type", "tokens", lambda: concepts.fit_additive(TOKENS.tolist(), YT))
+row(T, "dtype", "tokens", lambda: concepts.fit_additive(TOKENS.float(), YT))
+row(T, "shape", "tokens", lambda: concepts.fit_additive(TOKENS[0], YT))
+row(T, "malformed", "tokens", lambda: concepts.fit_additive(-TOKENS, YT), note="negative")
+row(T, "range", "tokens", lambda: concepts.fit_additive(TOKENS, YT, alphabet_size=2), note="above alphabet")
 row(T, "shape", "y", lambda: concepts.fit_additive(TOKENS, YT[:2]))
-row(
-    T,
-    "nan",
-    "y",
-    lambda: concepts.fit_additive(TOKENS, with_nan(YT)),
-)
-row(
-    T,
-    "empty",
-    "tokens",
-    lambda: concepts.fit_additive(TOKENS[:0], YT[:0]),
-)
+row(T, "nan", "y", lambda: concepts.fit_additive(TOKENS, with_nan(YT)))
+row(T, "empty", "tokens", lambda: concepts.fit_additive(TOKENS[:0], YT[:0]))
 FIT = concepts.fit_additive(TOKENS, YT)
 T = "rnnlib.concepts.AdditiveFit"
 row(T, "shape", "tokens", lambda: FIT.predict(TOKENS[:, :2]))
@@ -1334,184 +396,65 @@ row(T, "range", "tokens", lambda: FIT.predict(TOKENS + 5))
 
 T = "rnnlib.languages.additive_dl1_loss"
 row(T, "empty", "lengths", lambda: languages.additive_dl1_loss([]))
-row(
-    T,
-    "range",
-    "lengths",
-    lambda: languages.additive_dl1_loss([4, 1]),
-)
+row(T, "range", "lengths", lambda: languages.additive_dl1_loss([4, 1]))
 
 T = "rnnlib.concepts.dl1_neuron"
 
 # --- rnnlib.pseudo -------------------------------------------------------------------------------
 
-for name in ("pseudo_network", "pseudo_network_sum"):
+for name in (
+    "pseudo_network",
+    "pseudo_network_sum",
+):
     T = f"rnnlib.pseudo.{name}"
     fn = getattr(pseudo, name)
     row(T, "type", "model", lambda fn=fn: fn(LIN, DW, DA, X))
     tensor_rows(T, "dW", DW, lambda v, fn=fn: fn(ELMAN, v, DA, X))
-    row(
-        T,
-        "shape",
-        "dA",
-        lambda fn=fn: fn(ELMAN, DW, DA[:, :-1], X),
-    )
-    row(
-        T,
-        "nan",
-        "dA",
-        lambda fn=fn: fn(ELMAN, DW, with_nan(DA), X),
-    )
+    row(T, "shape", "dA", lambda fn=fn: fn(ELMAN, DW, DA[:, :-1], X))
+    row(T, "nan", "dA", lambda fn=fn: fn(ELMAN, DW, with_nan(DA), X))
     tensor_rows(T, "x", X, lambda v, fn=fn: fn(ELMAN, DW, DA, v))
-    row(
-        T,
-        "dtype",
-        "dW",
-        lambda fn=fn: fn(ELMAN, DW.double(), DA, X),
-        note="float64",
-    )
+    row(T, "dtype", "dW", lambda fn=fn: fn(ELMAN, DW.double(), DA, X), note="float64")
 
 T = "rnnlib.pseudo.back_matrices"
 row(T, "type", "model", lambda: pseudo.back_matrices(RNN, X))
 tensor_rows(T, "x", X, lambda v: pseudo.back_matrices(ELMAN, v))
 
-T = "rnnlib.stability.spectral_norm"
-tensor_rows(T, "W", SQUARE, stability.spectral_norm)
-int_rows(
-    T,
-    "n_iter",
-    lambda v: stability.spectral_norm(SQUARE, n_iter=v),
-    low=1,
-)
-int_rows(
-    T,
-    "exact_up_to",
-    lambda v: stability.spectral_norm(SQUARE, exact_up_to=v),
-    low=0,
-)
 
-T = "rnnlib.pseudo.random_perturbation"
 
 T = "rnnlib.pseudo.linearization_gap"
-row(
-    T,
-    "type",
-    "model",
-    lambda: pseudo.linearization_gap(LSTM, X, 0.1),
-)
-tensor_rows(
-    T, "x", X, lambda v: pseudo.linearization_gap(ELMAN, v, 0.1)
-)
+row(T, "type", "model", lambda: pseudo.linearization_gap(LSTM, X, 0.1))
+tensor_rows(T, "x", X, lambda v: pseudo.linearization_gap(ELMAN, v, 0.1))
 
 T = "rnnlib.pseudo.gap_sweep"
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: pseudo.gap_sweep([], [0.1], L=L, d=D, eps_x=0.1),
-)
-row(
-    T,
-    "range",
-    "widths",
-    lambda: pseudo.gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1),
-)
-row(
-    T,
-    "empty",
-    "taus",
-    lambda: pseudo.gap_sweep([8], [], L=L, d=D, eps_x=0.1),
-)
-row(
-    T,
-    "range",
-    "taus",
-    lambda: pseudo.gap_sweep([8], [-0.1], L=L, d=D, eps_x=0.1),
-)
+row(T, "empty", "widths", lambda: pseudo.gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "range", "widths", lambda: pseudo.gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "empty", "taus", lambda: pseudo.gap_sweep([8], [], L=L, d=D, eps_x=0.1))
+row(T, "range", "taus", lambda: pseudo.gap_sweep([8], [-0.1], L=L, d=D, eps_x=0.1))
 
-T = "rnnlib.pseudo.linearization_sample"
-real_rows(
-    T,
-    "eps_x",
-    lambda v: pseudo.linearization_sample(8, 0.1, L, eps_x=v),
-    bad=(0.0, 1.5),
-)
 
 # --- rnnlib.dynamical ------------------------------------------------------------------------------
 
 T = "rnnlib.dynamical.recurrent_matrix"
-row(
-    T,
-    "malformed",
-    "scheme",
-    lambda: dynamical.recurrent_matrix(4, "no-such-scheme"),
-)
-real_rows(
-    T,
-    "spectral_norm",
-    lambda v: dynamical.recurrent_matrix(4, spectral_norm=v),
-    bad=(-1.0,),
-)
+row(T, "malformed", "scheme", lambda: dynamical.recurrent_matrix(4, "no-such-scheme"))
+real_rows(T, "spectral_norm", lambda v: dynamical.recurrent_matrix(4, spectral_norm=v), bad=(-1.0,))
 
-for cls in ("LinearSystem", "SimpleRNN", "LSTM"):
+for cls in (
+    "LinearSystem",
+    "SimpleRNN",
+    "LSTM",
+):
     T = f"rnnlib.dynamical.{cls}"
     C = getattr(dynamical, cls)
-    int_rows(T, "input_dim", lambda v, C=C: C(v, 4), low=1)
-    int_rows(T, "hidden_dim", lambda v, C=C: C(3, v), low=1)
-    int_rows(T, "output_dim", lambda v, C=C: C(3, 4, v), low=1)
-    row(
-        T, "dtype", "dtype", lambda C=C: C(3, 4, dtype=torch.int32)
-    )
-    model = {"LinearSystem": LIN, "SimpleRNN": RNN, "LSTM": LSTM}[
-        cls
-    ]
+    row(T, "dtype", "dtype", lambda C=C: C(3, 4, dtype=torch.int32))
+    model = {"LinearSystem": LIN, "SimpleRNN": RNN, "LSTM": LSTM}[cls]
     tensor_rows(T, "x", XR, lambda v, model=model: model(v))
-    row(
-        T,
-        "dtype",
-        "x",
-        lambda model=model: model(XR.double()),
-        note="float64",
-    )
-row(
-    "rnnlib.dynamical.SimpleRNN",
-    "malformed",
-    "activation",
-    lambda: dynamical.SimpleRNN(3, 4, activation="sigmoid"),
-)
-row(
-    "rnnlib.dynamical.SimpleRNN",
-    "malformed",
-    "init",
-    lambda: dynamical.SimpleRNN(3, 4, init="nope"),
-)
-real_rows(
-    "rnnlib.dynamical.SimpleRNN",
-    "spectral_norm",
-    lambda v: dynamical.SimpleRNN(3, 4, spectral_norm=v),
-    bad=(-0.5,),
-)
-tensor_rows(
-    "rnnlib.dynamical.SimpleRNN",
-    "s0",
-    S0,
-    lambda v: RNN(XR, v),
-    skip=("empty",),
-)
-row(
-    "rnnlib.dynamical.LSTM",
-    "type",
-    "lstm",
-    lambda: dynamical.LSTM.from_torch(torch.nn.GRU(3, 4)),
-)
-row(
-    "rnnlib.dynamical.LSTM",
-    "malformed",
-    "lstm",
-    lambda: dynamical.LSTM.from_torch(
-        torch.nn.LSTM(3, 4, num_layers=2)
-    ),
-)
+    row(T, "dtype", "x", lambda model=model: model(XR.double()), note="float64")
+row("rnnlib.dynamical.SimpleRNN", "malformed", "activation", lambda: dynamical.SimpleRNN(3, 4, activation="sigmoid"))
+row("rnnlib.dynamical.SimpleRNN", "malformed", "init", lambda: dynamical.SimpleRNN(3, 4, init="nope"))
+real_rows("rnnlib.dynamical.SimpleRNN", "spectral_norm", lambda v: dynamical.SimpleRNN(3, 4, spectral_norm=v), bad=(-0.5,))
+tensor_rows("rnnlib.dynamical.SimpleRNN", "s0", S0, lambda v: RNN(XR, v), skip=("empty",))
+row("rnnlib.dynamical.LSTM", "type", "lstm", lambda: dynamical.LSTM.from_torch(torch.nn.GRU(3, 4)))
+row("rnnlib.dynamical.LSTM", "malformed", "lstm", lambda: dynamical.LSTM.from_torch(torch.nn.LSTM(3, 4, num_layers=2)))
 
 T = "rnnlib.dynamical.RecurrentModel"
 row(T, "shape", "x", lambda: RNN(XR[..., :-1]), note="input_dim")
@@ -1520,117 +463,51 @@ row(T, "shape", "s0", lambda: RNN(XR, S0[:1]), note="batch")
 # --- rnnlib.stability ------------------------------------------------------------------------------
 
 T = "rnnlib.stability.activation_lipschitz"
-row(
-    T,
-    "malformed",
-    "activation",
-    lambda: stability.activation_lipschitz("gelu"),
-)
-row(
-    T,
-    "type",
-    "activation",
-    lambda: stability.activation_lipschitz(None),
-)
+row(T, "malformed", "activation", lambda: stability.activation_lipschitz("gelu"))
+row(T, "type", "activation", lambda: stability.activation_lipschitz(None))
 
-for name in ("spectral_norm", "inf_norm"):
+for name in (
+    "spectral_norm",
+    "inf_norm",
+):
     T = f"rnnlib.stability.{name}"
     tensor_rows(T, "W", SQUARE, getattr(stability, name))
 
-for name in ("state_lipschitz", "input_lipschitz"):
+for name in (
+    "state_lipschitz",
+    "input_lipschitz",
+):
     T = f"rnnlib.stability.{name}"
-    row(
-        T,
-        "type",
-        "model",
-        lambda name=name: getattr(stability, name)(LSTM),
-    )
-    row(
-        T,
-        "type",
-        "model",
-        lambda name=name: getattr(stability, name)(ELMAN),
-        note="elman",
-    )
+    row(T, "type", "model", lambda name=name: getattr(stability, name)(LSTM))
+    row(T, "type", "model", lambda name=name: getattr(stability, name)(ELMAN), note="elman")
 
-for name in ("lstm_forget_bound", "lstm_lambda_inf"):
+for name in (
+    "lstm_forget_bound",
+    "lstm_lambda_inf",
+):
     T = f"rnnlib.stability.{name}"
     fn = getattr(stability, name)
     row(T, "type", "model", lambda fn=fn: fn(RNN))
-    real_rows(
-        T,
-        "x_bound",
-        lambda v, fn=fn: fn(LSTM, v),
-        bad=(-1.0, math.inf),
-    )
-real_rows(
-    "rnnlib.stability.lstm_lambda_inf",
-    "f_bound",
-    lambda v: stability.lstm_lambda_inf(LSTM, f_bound=v),
-    bad=(1.0, -0.1),
-)
 
-T = "rnnlib.stability.lstm_radii"
 
 T = "rnnlib.stability.certify"
 row(T, "type", "model", lambda: stability.certify(ELMAN))
 
 T = "rnnlib.stability.project_spectral"
-tensor_rows(
-    T, "W", SQUARE, lambda v: stability.project_spectral(v, 0.9)
-)
-row(
-    T,
-    "shape",
-    "W",
-    lambda: stability.project_spectral(SQUARE[:, :-1], 0.9),
-    note="not square",
-)
+tensor_rows(T, "W", SQUARE, lambda v: stability.project_spectral(v, 0.9))
+row(T, "shape", "W", lambda: stability.project_spectral(SQUARE[:, :-1], 0.9), note="not square")
 
 T = "rnnlib.stability.project_spectral_"
-row(
-    T,
-    "type",
-    "model",
-    lambda: stability.project_spectral_(LSTM, 0.9),
-)
+row(T, "type", "model", lambda: stability.project_spectral_(LSTM, 0.9))
 
 T = "rnnlib.stability.project_l1_rows"
-tensor_rows(
-    T, "W", SQUARE, lambda v: stability.project_l1_rows(v, 1.0)
-)
-real_rows(
-    T,
-    "radius",
-    lambda v: stability.project_l1_rows(SQUARE, v),
-    bad=(-1.0,),
-)
-row(
-    T,
-    "shape",
-    "radius",
-    lambda: stability.project_l1_rows(SQUARE, torch.ones(H + 1)),
-    note="per-row",
-)
-row(
-    T,
-    "range",
-    "radius",
-    lambda: stability.project_l1_rows(SQUARE, -torch.ones(H)),
-    note="per-row",
-)
+tensor_rows(T, "W", SQUARE, lambda v: stability.project_l1_rows(v, 1.0))
+real_rows(T, "radius", lambda v: stability.project_l1_rows(SQUARE, v), bad=(-1.0,))
+row(T, "shape", "radius", lambda: stability.project_l1_rows(SQUARE, torch.ones(H + 1)), note="per-row")
+row(T, "range", "radius", lambda: stability.project_l1_rows(SQUARE, -torch.ones(H)), note="per-row")
 
 T = "rnnlib.stability.project_lstm_"
 row(T, "type", "model", lambda: stability.project_lstm_(RNN))
-real_rows(
-    T,
-    "margin",
-    lambda v: stability.project_lstm_(
-        dynamical.LSTM(3, 4, generator=0), margin=v
-    ),
-    bad=(-0.1, 0.0, 1.0),
-)
-
 
 def _with_nan_weight(model, name):
     """A copy of ``model`` whose parameter ``name`` has a NaN entry (certificates must refuse it)."""
@@ -1641,8 +518,7 @@ def _with_nan_weight(model, name):
         getattr(bad, name).reshape(-1)[0] = math.nan
     return bad
 
-
-for name, model, weight in [
+for (name, model, weight) in [
     ("certify", LSTM, "b"),
     ("lstm_forget_bound", LSTM, "U"),
     ("lstm_lambda_inf", LSTM, "W"),
@@ -1654,787 +530,177 @@ for name, model, weight in [
 ]:
     fn = getattr(stability, name)
     extra = (0.9,) if name == "project_spectral_" else ()
-    row(
-        f"rnnlib.stability.{name}",
-        "nan",
-        "model",
-        lambda fn=fn, m=model, w=weight, e=extra: fn(
-            _with_nan_weight(m, w), *e
-        ),
-        note=f"{type(model).__name__}.{weight}",
-        match=rf"^model\.{weight} contains NaN or infinite entries$",
-    )
+    row(f"rnnlib.stability.{name}", "nan", "model", lambda fn=fn, m=model, w=weight, e=extra: fn(_with_nan_weight(m, w), *e), note=f"{type(model).__name__}.{weight}")
 
-for name in ("state_jacobians", "jacobian_norms"):
+for name in (
+    "state_jacobians",
+    "jacobian_norms",
+):
     T = f"rnnlib.stability.{name}"
     fn = getattr(stability, name)
     row(T, "type", "model", lambda fn=fn: fn(ELMAN, XR))
     tensor_rows(T, "x", XR, lambda v, fn=fn: fn(RNN, v))
 
 T = "rnnlib.stability.state_distance"
-row(
-    T,
-    "type",
-    "model",
-    lambda: stability.state_distance("rnn", XR, S0, S0),
-)
-tensor_rows(
-    T,
-    "x",
-    XR,
-    lambda v: stability.state_distance(RNN, v, S0, S0),
-    skip=("empty",),
-)
-tensor_rows(
-    T, "s0", S0, lambda v: stability.state_distance(RNN, XR, v, S0)
-)
-tensor_rows(
-    T,
-    "s0_prime",
-    S0,
-    lambda v: stability.state_distance(RNN, XR, S0, v),
-)
+row(T, "type", "model", lambda: stability.state_distance("rnn", XR, S0, S0))
+tensor_rows(T, "x", XR, lambda v: stability.state_distance(RNN, v, S0, S0), skip=("empty",))
+tensor_rows(T, "s0", S0, lambda v: stability.state_distance(RNN, XR, v, S0))
+tensor_rows(T, "s0_prime", S0, lambda v: stability.state_distance(RNN, XR, S0, v))
 
 T = "rnnlib.stability.initialization_norms"
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: stability.initialization_norms([]),
-)
-row(
-    T,
-    "range",
-    "widths",
-    lambda: stability.initialization_norms([0]),
-)
-row(
-    T,
-    "malformed",
-    "schemes",
-    lambda: stability.initialization_norms([4], ("nope",)),
-)
+row(T, "empty", "widths", lambda: stability.initialization_norms([]))
+row(T, "range", "widths", lambda: stability.initialization_norms([0]))
+row(T, "malformed", "schemes", lambda: stability.initialization_norms([4], ("nope",)))
 
 T = "rnnlib.stability.lds_markov_parameters"
 AV, CV = torch.tensor([0.5, 0.1]), torch.tensor([1.0, 0.0])
-tensor_rows(
-    T,
-    "a",
-    AV,
-    lambda v: stability.lds_markov_parameters(
-        v, CV, torch.tensor(0.0), 5
-    ),
-)
-row(
-    T,
-    "shape",
-    "c",
-    lambda: stability.lds_markov_parameters(
-        AV, CV[:1], torch.tensor(0.0), 5
-    ),
-)
-row(
-    T,
-    "nan",
-    "c",
-    lambda: stability.lds_markov_parameters(
-        AV, with_nan(CV), torch.tensor(0.0), 5
-    ),
-)
-row(
-    T,
-    "nan",
-    "d",
-    lambda: stability.lds_markov_parameters(
-        AV, CV, torch.tensor(math.nan), 5
-    ),
-)
+tensor_rows(T, "a", AV, lambda v: stability.lds_markov_parameters(v, CV, torch.tensor(0.0), 5))
+row(T, "shape", "c", lambda: stability.lds_markov_parameters(AV, CV[:1], torch.tensor(0.0), 5))
+row(T, "nan", "c", lambda: stability.lds_markov_parameters(AV, with_nan(CV), torch.tensor(0.0), 5))
+row(T, "nan", "d", lambda: stability.lds_markov_parameters(AV, CV, torch.tensor(math.nan), 5))
 
-T = "rnnlib.stability.fit_lds_canonical"
-int_rows(
-    T,
-    "K",
-    lambda v: stability.fit_lds_canonical(2, K=v, steps=2),
-    low=1,
-)
 
 # --- rnnlib.truncation -----------------------------------------------------------------------------
 
 T = "rnnlib.truncation.truncated_states"
-row(
-    T,
-    "type",
-    "model",
-    lambda: truncation.truncated_states(ELMAN, X, 2),
-)
-tensor_rows(
-    T, "x", XR, lambda v: truncation.truncated_states(RNN, v, 2)
-)
+row(T, "type", "model", lambda: truncation.truncated_states(ELMAN, X, 2))
+tensor_rows(T, "x", XR, lambda v: truncation.truncated_states(RNN, v, 2))
 
-T = "rnnlib.truncation.inference_bound"
 
-T = "rnnlib.truncation.k_for_epsilon"
 
 T = "rnnlib.truncation.truncation_errors"
-row(
-    T,
-    "type",
-    "model",
-    lambda: truncation.truncation_errors(ELMAN, XR, [1]),
-)
-tensor_rows(
-    T,
-    "x",
-    XR,
-    lambda v: truncation.truncation_errors(RNN, v, [1, 2]),
-)
-row(
-    T,
-    "empty",
-    "ks",
-    lambda: truncation.truncation_errors(RNN, XR, []),
-)
-row(
-    T,
-    "range",
-    "ks",
-    lambda: truncation.truncation_errors(RNN, XR, [1, 0]),
-)
+row(T, "type", "model", lambda: truncation.truncation_errors(ELMAN, XR, [1]))
+tensor_rows(T, "x", XR, lambda v: truncation.truncation_errors(RNN, v, [1, 2]))
+row(T, "empty", "ks", lambda: truncation.truncation_errors(RNN, XR, []))
+row(T, "range", "ks", lambda: truncation.truncation_errors(RNN, XR, [1, 0]))
 
 T = "rnnlib.truncation.sequence_loss"
-row(
-    T,
-    "type",
-    "model",
-    lambda: truncation.sequence_loss(ELMAN, XR, YR),
-)
-tensor_rows(
-    T, "x", XR, lambda v: truncation.sequence_loss(RNN, v, YR)
-)
-tensor_rows(
-    T, "y", YR, lambda v: truncation.sequence_loss(RNN, XR, v)
-)
-int_rows(
-    T,
-    "k",
-    lambda v: truncation.sequence_loss(RNN, XR, YR, v),
-    low=1,
-)
+row(T, "type", "model", lambda: truncation.sequence_loss(ELMAN, XR, YR))
+tensor_rows(T, "x", XR, lambda v: truncation.sequence_loss(RNN, v, YR))
+tensor_rows(T, "y", YR, lambda v: truncation.sequence_loss(RNN, XR, v))
 
 T = "rnnlib.truncation.gradient_difference"
-row(
-    T,
-    "type",
-    "model",
-    lambda: truncation.gradient_difference(ELMAN, XR, YR, [1]),
-)
-tensor_rows(
-    T,
-    "y",
-    YR,
-    lambda v: truncation.gradient_difference(RNN, XR, v, [1]),
-)
-row(
-    T,
-    "empty",
-    "ks",
-    lambda: truncation.gradient_difference(RNN, XR, YR, []),
-)
-row(
-    T,
-    "range",
-    "ks",
-    lambda: truncation.gradient_difference(RNN, XR, YR, [0]),
-)
+row(T, "type", "model", lambda: truncation.gradient_difference(ELMAN, XR, YR, [1]))
+tensor_rows(T, "y", YR, lambda v: truncation.gradient_difference(RNN, XR, v, [1]))
+row(T, "empty", "ks", lambda: truncation.gradient_difference(RNN, XR, YR, []))
+row(T, "range", "ks", lambda: truncation.gradient_difference(RNN, XR, YR, [0]))
 
-for name in ("train_full_and_truncated", "weight_distance_sweep"):
+for name in (
+    "train_full_and_truncated",
+    "weight_distance_sweep",
+):
     T = f"rnnlib.truncation.{name}"
     fn = getattr(truncation, name)
-    kk = (
-        (lambda v: v)
-        if name == "train_full_and_truncated"
-        else (lambda v: [v])
-    )
-    row(
-        T,
-        "type",
-        "model",
-        lambda fn=fn, kk=kk: fn(
-            ELMAN, XR, YR, kk(2), steps=2, lr=0.1
-        ),
-    )
-    tensor_rows(
-        T,
-        "x",
-        XR,
-        lambda v, fn=fn, kk=kk: fn(
-            dynamical.SimpleRNN(N_IN, H, generator=0),
-            v,
-            YR,
-            kk(2),
-            steps=2,
-            lr=0.1,
-        ),
-    )
-    tensor_rows(
-        T,
-        "y",
-        YR,
-        lambda v, fn=fn, kk=kk: fn(
-            dynamical.SimpleRNN(N_IN, H, generator=0),
-            XR,
-            v,
-            kk(2),
-            steps=2,
-            lr=0.1,
-        ),
-    )
-    int_rows(
-        T,
-        "steps",
-        lambda v, fn=fn, kk=kk: fn(
-            dynamical.SimpleRNN(N_IN, H, generator=0),
-            XR,
-            YR,
-            kk(2),
-            steps=v,
-            lr=0.1,
-        ),
-        low=1,
-    )
-    real_rows(
-        T,
-        "lr",
-        lambda v, fn=fn, kk=kk: fn(
-            dynamical.SimpleRNN(N_IN, H, generator=0),
-            XR,
-            YR,
-            kk(2),
-            steps=2,
-            lr=v,
-        ),
-        bad=(0.0, -0.1, math.inf),
-    )
-    row(
-        T,
-        "malformed",
-        "schedule",
-        lambda fn=fn, kk=kk: fn(
-            dynamical.SimpleRNN(N_IN, H, generator=0),
-            XR,
-            YR,
-            kk(2),
-            steps=2,
-            lr=0.1,
-            schedule="cosine",
-        ),
-    )
-    real_rows(
-        T,
-        "project",
-        lambda v, fn=fn, kk=kk: fn(
-            dynamical.SimpleRNN(N_IN, H, generator=0),
-            XR,
-            YR,
-            kk(2),
-            steps=2,
-            lr=0.1,
-            project=v,
-        ),
-        bad=(0.0, 1.5),
-    )
-row(
-    "rnnlib.truncation.weight_distance_sweep",
-    "empty",
-    "ks",
-    lambda: truncation.weight_distance_sweep(
-        dynamical.SimpleRNN(N_IN, H, generator=0),
-        XR,
-        YR,
-        [],
-        steps=2,
-        lr=0.1,
-    ),
-)
-row(
-    "rnnlib.truncation.weight_distance_sweep",
-    "range",
-    "ks",
-    lambda: truncation.weight_distance_sweep(
-        dynamical.SimpleRNN(N_IN, H, generator=0),
-        XR,
-        YR,
-        [0],
-        steps=2,
-        lr=0.1,
-    ),
-)
+    kk = (lambda v: v) if name == "train_full_and_truncated" else lambda v: [v]
+    row(T, "type", "model", lambda fn=fn, kk=kk: fn(ELMAN, XR, YR, kk(2), steps=2, lr=0.1))
+    tensor_rows(T, "x", XR, lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), v, YR, kk(2), steps=2, lr=0.1))
+    tensor_rows(T, "y", YR, lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, v, kk(2), steps=2, lr=0.1))
+    int_rows(T, "steps", lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=v, lr=0.1), low=1)
+    real_rows(T, "lr", lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=v), bad=(0.0, -0.1, math.inf))
+    row(T, "malformed", "schedule", lambda fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1, schedule="cosine"))
+    real_rows(T, "project", lambda v, fn=fn, kk=kk: fn(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, kk(2), steps=2, lr=0.1, project=v), bad=(0.0, 1.5))
+row("rnnlib.truncation.weight_distance_sweep", "empty", "ks", lambda: truncation.weight_distance_sweep(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, [], steps=2, lr=0.1))
+row("rnnlib.truncation.weight_distance_sweep", "range", "ks", lambda: truncation.weight_distance_sweep(dynamical.SimpleRNN(N_IN, H, generator=0), XR, YR, [0], steps=2, lr=0.1))
 
 T = "rnnlib.truncation.growth_recursion_bound"
 STEPS = r"^step_sizes must be a non-empty 1-d sequence of finite non-negative numbers$"
-row(
-    T,
-    "empty",
-    "step_sizes",
-    lambda: truncation.growth_recursion_bound(0.1, 1.0, []),
-    match=STEPS,
-)
-row(
-    T,
-    "nan",
-    "step_sizes",
-    lambda: truncation.growth_recursion_bound(
-        0.1, 1.0, [0.1, math.nan]
-    ),
-    match=STEPS,
-)
-row(
-    T,
-    "range",
-    "step_sizes",
-    lambda: truncation.growth_recursion_bound(
-        0.1, 1.0, [0.1, -0.1]
-    ),
-    match=STEPS,
-)
-row(
-    T,
-    "shape",
-    "step_sizes",
-    lambda: truncation.growth_recursion_bound(0.1, 1.0, [[0.1]]),
-    match=STEPS,
-)
+row(T, "empty", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, []))
+row(T, "nan", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, math.nan]))
+row(T, "range", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, -0.1]))
+row(T, "shape", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [[0.1]]))
 
 # --- rnnlib.plotting -------------------------------------------------------------------------------
 
 T = "rnnlib.plotting.html_table"
-row(
-    T,
-    "type",
-    "header",
-    lambda: plotting.html_table("ab", [["a", "b"]]),
-)
+row(T, "type", "header", lambda: plotting.html_table("ab", [["a", "b"]]))
 row(T, "empty", "header", lambda: plotting.html_table([], []))
-row(
-    T,
-    "shape",
-    "rows",
-    lambda: plotting.html_table(["a", "b"], [[1]]),
-)
-row(
-    T,
-    "nan",
-    "rows",
-    lambda: plotting.html_table(["a"], [[float("nan")]]),
-)
-row(
-    T, "type", "rows", lambda: plotting.html_table(["a"], [[None]])
-)
-row(
-    T,
-    "range",
-    "digits",
-    lambda: plotting.html_table(["a"], [[1.0]], digits=-1),
-)
+row(T, "shape", "rows", lambda: plotting.html_table(["a", "b"], [[1]]))
+row(T, "nan", "rows", lambda: plotting.html_table(["a"], [[float("nan")]]))
+row(T, "type", "rows", lambda: plotting.html_table(["a"], [[None]]))
+row(T, "range", "digits", lambda: plotting.html_table(["a"], [[1.0]], digits=-1))
 T = "rnnlib.plotting.new_figure"
 row(T, "range", "ncols", lambda: plotting.new_figure(0))
 row(T, "type", "ncols", lambda: plotting.new_figure("2"))
 
 T = "rnnlib.plotting.loglog_slope"
 LENGTHS = r"^x and y must be 1-d of equal length >= 2, got shapes \(\d*,\) and \(\d*,\)$"
-POSITIVE = (
-    r"^x and y must be positive and finite for a log-log fit$"
-)
-row(
-    T,
-    "shape",
-    "x",
-    lambda: plotting.loglog_slope([1, 2, 3], [1, 2]),
-    match=LENGTHS,
-)
-row(
-    T,
-    "range",
-    "x",
-    lambda: plotting.loglog_slope([1, -2], [1, 2]),
-    match=POSITIVE,
-)
-row(
-    T,
-    "nan",
-    "y",
-    lambda: plotting.loglog_slope([1, 2], [1, math.nan]),
-    match=POSITIVE.replace("x and y", "x and y"),
-)
-row(
-    T,
-    "empty",
-    "x",
-    lambda: plotting.loglog_slope([], []),
-    match=LENGTHS,
-)
+POSITIVE = "^x and y must be positive and finite for a log-log fit$"
+row(T, "shape", "x", lambda: plotting.loglog_slope([1, 2, 3], [1, 2]))
+row(T, "range", "x", lambda: plotting.loglog_slope([1, -2], [1, 2]))
+row(T, "nan", "y", lambda: plotting.loglog_slope([1, 2], [1, math.nan]))
+row(T, "empty", "x", lambda: plotting.loglog_slope([], []))
 
 NAN = np.array([0.1, math.nan])
-for name, call, arg, kind in (
-    (
-        "plot_norm_profile",
-        lambda: plotting.plot_norm_profile("not a profile"),
-        "profile",
-        "type",
-    ),
-    (
-        "plot_sequence_norms",
-        lambda: plotting.plot_sequence_norms(
-            np.array([[1.0, math.nan]])
-        ),
-        "norms",
-        "nan",
-    ),
-    (
-        "plot_sequence_norms",
-        lambda: plotting.plot_sequence_norms(np.ones(3)),
-        "norms",
-        "shape",
-    ),
-    (
-        "plot_flip_fraction",
-        lambda: plotting.plot_flip_fraction([0.1, 0.2], [0.5]),
-        "flips",
-        "shape",
-    ),
-    (
-        "plot_flip_fraction",
-        lambda: plotting.plot_flip_fraction([0.1, 0.2], NAN),
-        "flips",
-        "nan",
-    ),
-    (
-        "plot_state_distance",
-        lambda: plotting.plot_state_distance({}),
-        "distances",
-        "empty",
-    ),
-    (
-        "plot_state_distance",
-        lambda: plotting.plot_state_distance({"rnn": NAN}),
-        "distances",
-        "nan",
-    ),
-    (
-        "plot_init_norms",
-        lambda: plotting.plot_init_norms(
-            [4, 8], {"gaussian": np.ones((3, 2))}
-        ),
-        "norms",
-        "shape",
-    ),
-    (
-        "plot_jacobian_hist",
-        lambda: plotting.plot_jacobian_hist({}),
-        "norms",
-        "empty",
-    ),
-    (
-        "plot_jacobian_hist",
-        lambda: plotting.plot_jacobian_hist(
-            {"rnn": [1.0, math.inf]}
-        ),
-        "norms",
-        "inf",
-    ),
-    (
-        "plot_lds_fit",
-        lambda: plotting.plot_lds_fit(None),
-        "fit",
-        "type",
-    ),
-    (
-        "plot_truncation_errors",
-        lambda: plotting.plot_truncation_errors(
-            [1, 2], {"rnn": np.ones(3)}
-        ),
-        "errors",
-        "shape",
-    ),
-    (
-        "plot_truncation_errors",
-        lambda: plotting.plot_truncation_errors(
-            [1, 2], {"rnn": NAN}
-        ),
-        "errors",
-        "nan",
-    ),
-    (
-        "plot_gradient_difference",
-        lambda: plotting.plot_gradient_difference(
-            [1, 2], {"rnn": np.ones(3)}, {"rnn": 0.5}
-        ),
-        "gaps",
-        "shape",
-    ),
-    (
-        "plot_gradient_difference",
-        lambda: plotting.plot_gradient_difference(
-            [1, 2], {"rnn": np.ones(2)}, {}
-        ),
-        "lams",
-        "malformed",
-    ),
-    (
-        "plot_weight_distance",
-        lambda: plotting.plot_weight_distance(
-            [1, 2], {"rnn": np.ones((2, 3))}, k_index=5
-        ),
-        "k_index",
-        "range",
-    ),
-    (
-        "plot_weight_distance",
-        lambda: plotting.plot_weight_distance(
-            [1, 2], {"rnn": np.full((2, 3), math.nan)}
-        ),
-        "distances",
-        "nan",
-    ),
-    (
-        "plot_weight_distance",
-        lambda: plotting.plot_weight_distance(
-            [1, 2],
-            {"rnn": np.ones((2, 3))},
-            step_lengths={"rnn": np.ones(3)},
-        ),
-        "step_lengths",
-        "shape",
-    ),
-    (
-        "plot_weight_distance",
-        lambda: plotting.plot_weight_distance(
-            [1, 2],
-            {"rnn": np.ones((2, 3))},
-            step_lengths={"cnn": np.ones(2)},
-        ),
-        "step_lengths",
-        "malformed",
-    ),
-    (
-        "plot_targets",
-        lambda: plotting.plot_targets(
-            [0.1, 0.2], np.ones((3, 3)), np.ones((2, 2))
-        ),
-        "slices",
-        "shape",
-    ),
-    (
-        "plot_targets",
-        lambda: plotting.plot_targets(
-            [0.1, 0.2], np.ones((3, 2)), np.ones((3, 3))
-        ),
-        "interaction",
-        "shape",
-    ),
-    (
-        "plot_complexity",
-        lambda: plotting.plot_complexity(
-            [1.0, 2.0], {"sin": np.ones(3)}, {"sin": np.ones(2)}
-        ),
-        "log10_cs",
-        "shape",
-    ),
-    (
-        "plot_complexity",
-        lambda: plotting.plot_complexity(
-            [1.0, 2.0], {"sin": NAN}, {"sin": np.ones(2)}
-        ),
-        "log10_cs",
-        "nan",
-    ),
-    (
-        "plot_dl1",
-        lambda: plotting.plot_dl1(
-            [4, 8], [0.1], [0, 1], [0.1, 0.2], [0.0, 0.0]
-        ),
-        "additive_mse",
-        "shape",
-    ),
-    (
-        "plot_pseudo_gap",
-        lambda: plotting.plot_pseudo_gap(None),
-        "sweep",
-        "type",
-    ),
-    (
-        "plot_linearization",
-        lambda: plotting.plot_linearization(None),
-        "sample",
-        "type",
-    ),
-    (
-        "plot_relu_identity",
-        lambda: plotting.plot_relu_identity(None),
-        "sweep",
-        "type",
-    ),
-    (
-        "plot_decoding",
-        lambda: plotting.plot_decoding(None, 8, 0.1),
-        "sweep",
-        "type",
-    ),
-    (
-        "plot_decoding_profile",
-        lambda: plotting.plot_decoding_profile(None),
-        "errors",
-        "type",
-    ),
-    (
-        "plot_step_features",
-        lambda: plotting.plot_step_features(None),
-        "sweep",
-        "type",
-    ),
-    (
-        "plot_correlations",
-        lambda: plotting.plot_correlations(None),
-        "sweep",
-        "type",
-    ),
-    (
-        "plot_construction",
-        lambda: plotting.plot_construction(None),
-        "sweep",
-        "type",
-    ),
-    (
-        "plot_truncation_over_time",
-        lambda: plotting.plot_truncation_over_time(
-            np.array([]), None
-        ),
-        "errors",
-        "empty",
-    ),
-    (
-        "plot_truncation_over_time",
-        lambda: plotting.plot_truncation_over_time(
-            np.ones(3), -1.0
-        ),
-        "bound",
-        "range",
-    ),
+for (name, call, arg, kind) in (
+    ("plot_norm_profile", lambda: plotting.plot_norm_profile("not a profile"), "profile", "type"),
+    ("plot_sequence_norms", lambda: plotting.plot_sequence_norms(np.array([[1.0, math.nan]])), "norms", "nan"),
+    ("plot_sequence_norms", lambda: plotting.plot_sequence_norms(np.ones(3)), "norms", "shape"),
+    ("plot_flip_fraction", lambda: plotting.plot_flip_fraction([0.1, 0.2], [0.5]), "flips", "shape"),
+    ("plot_flip_fraction", lambda: plotting.plot_flip_fraction([0.1, 0.2], NAN), "flips", "nan"),
+    ("plot_state_distance", lambda: plotting.plot_state_distance({}), "distances", "empty"),
+    ("plot_state_distance", lambda: plotting.plot_state_distance({"rnn": NAN}), "distances", "nan"),
+    ("plot_init_norms", lambda: plotting.plot_init_norms([4, 8], {"gaussian": np.ones((3, 2))}), "norms", "shape"),
+    ("plot_jacobian_hist", lambda: plotting.plot_jacobian_hist({}), "norms", "empty"),
+    ("plot_jacobian_hist", lambda: plotting.plot_jacobian_hist({"rnn": [1.0, math.inf]}), "norms", "inf"),
+    ("plot_lds_fit", lambda: plotting.plot_lds_fit(None), "fit", "type"),
+    ("plot_truncation_errors", lambda: plotting.plot_truncation_errors([1, 2], {"rnn": np.ones(3)}), "errors", "shape"),
+    ("plot_truncation_errors", lambda: plotting.plot_truncation_errors([1, 2], {"rnn": NAN}), "errors", "nan"),
+    ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(3)}, {"rnn": 0.5}), "gaps", "shape"),
+    ("plot_gradient_difference", lambda: plotting.plot_gradient_difference([1, 2], {"rnn": np.ones(2)}, {}), "lams", "malformed"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, k_index=5), "k_index", "range"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.full((2, 3), math.nan)}), "distances", "nan"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, step_lengths={"rnn": np.ones(3)}), "step_lengths", "shape"),
+    ("plot_weight_distance", lambda: plotting.plot_weight_distance([1, 2], {"rnn": np.ones((2, 3))}, step_lengths={"cnn": np.ones(2)}), "step_lengths", "malformed"),
+    ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 3)), np.ones((2, 2))), "slices", "shape"),
+    ("plot_targets", lambda: plotting.plot_targets([0.1, 0.2], np.ones((3, 2)), np.ones((3, 3))), "interaction", "shape"),
+    ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": np.ones(3)}, {"sin": np.ones(2)}), "log10_cs", "shape"),
+    ("plot_complexity", lambda: plotting.plot_complexity([1.0, 2.0], {"sin": NAN}, {"sin": np.ones(2)}), "log10_cs", "nan"),
+    ("plot_dl1", lambda: plotting.plot_dl1([4, 8], [0.1], [0, 1], [0.1, 0.2], [0.0, 0.0]), "additive_mse", "shape"),
+    ("plot_pseudo_gap", lambda: plotting.plot_pseudo_gap(None), "sweep", "type"),
+    ("plot_linearization", lambda: plotting.plot_linearization(None), "sample", "type"),
+    ("plot_relu_identity", lambda: plotting.plot_relu_identity(None), "sweep", "type"),
+    ("plot_decoding", lambda: plotting.plot_decoding(None, 8, 0.1), "sweep", "type"),
+    ("plot_decoding_profile", lambda: plotting.plot_decoding_profile(None), "errors", "type"),
+    ("plot_step_features", lambda: plotting.plot_step_features(None), "sweep", "type"),
+    ("plot_correlations", lambda: plotting.plot_correlations(None), "sweep", "type"),
+    ("plot_construction", lambda: plotting.plot_construction(None), "sweep", "type"),
+    ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.array([]), None), "errors", "empty"),
+    ("plot_truncation_over_time", lambda: plotting.plot_truncation_over_time(np.ones(3), -1.0), "bound", "range"),
 ):
     row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 # --- rnnlib.widgets --------------------------------------------------------------------------------
 
 T = "rnnlib.widgets.explore"
-row(
-    T,
-    "type",
-    "figure_fn",
-    lambda: widgets.explore(3, a=widgets.int_slider(1, 0, 2)),
-)
-row(
-    T,
-    "empty",
-    "sliders",
-    lambda: widgets.explore(lambda: None),
-    match=r"^sliders: explore needs at least one slider keyword argument$",
-)
+row(T, "type", "figure_fn", lambda: widgets.explore(3, a=widgets.int_slider(1, 0, 2)))
+row(T, "empty", "sliders", lambda: widgets.explore(lambda: None))
 
 # --- rnnlib.notebook -------------------------------------------------------------------------------
 
 from rnnlib import notebook as _notebook  # noqa: E402
 
-row(
-    "rnnlib.notebook.glue",
-    "type",
-    "name",
-    lambda: _notebook.glue(3, 1.0),
-    exc=TypeError,
-)
-row(
-    "rnnlib.notebook.glue",
-    "malformed",
-    "name",
-    lambda: _notebook.glue("ch01 x", 1.0),
-)
-row(
-    "rnnlib.notebook.glued",
-    "type",
-    "name",
-    lambda: _notebook.glued(None),
-    exc=TypeError,
-)
-row(
-    "rnnlib.notebook.glued",
-    "type",
-    "format_spec",
-    lambda: _notebook.glued("ch01_x", 2),
-    exc=TypeError,
-)
-row(
-    "rnnlib.notebook.glue",
-    "type",
-    "display",
-    lambda: _notebook.glue("ch01_x", 1.0, display="no"),
-    exc=TypeError,
-)
+row("rnnlib.notebook.glue", "type", "name", lambda: _notebook.glue(3, 1.0), exc=TypeError)
+row("rnnlib.notebook.glue", "malformed", "name", lambda: _notebook.glue("ch01 x", 1.0))
+row("rnnlib.notebook.glued", "type", "name", lambda: _notebook.glued(None), exc=TypeError)
+row("rnnlib.notebook.glued", "type", "format_spec", lambda: _notebook.glued("ch01_x", 2), exc=TypeError)
+row("rnnlib.notebook.glue", "type", "display", lambda: _notebook.glue("ch01_x", 1.0, display="no"), exc=TypeError)
 
 # --- rnnlib.homework -------------------------------------------------------------------------------
 
 for number in sorted(homework.CHECKERS):
     fn = homework.CHECKERS[number]
     arg = next(iter(inspect.signature(fn).parameters))
-    row(
-        f"rnnlib.homework.{fn.__name__}",
-        "type",
-        "function",
-        lambda fn=fn: fn(42),
-        note=number,
-        match=rf"^Exercise {re.escape(number)}: pass your function itself, got int 42$",
-    )
+    row(f"rnnlib.homework.{fn.__name__}", "type", "function", lambda fn=fn: fn(42), note=number)
 
 T = "rnnlib.homework.compare_with_reference"
-row(
-    T,
-    "type",
-    "function",
-    lambda: homework.compare_with_reference(
-        "1.1", "not callable", abs, [homework.Case("c", (1,))]
-    ),
-    match=r"^Exercise 1\.1: pass your function itself, got str 'not callable'$",
-)
-row(
-    T,
-    "empty",
-    "cases",
-    lambda: homework.compare_with_reference("1.1", abs, abs, []),
-    match=r"^Exercise 1\.1: the checker has no test cases$",
-)
-row(
-    T,
-    "type",
-    "forbidden",
-    lambda: homework.compare_with_reference(
-        "1.1",
-        abs,
-        abs,
-        [homework.Case("c", (1,))],
-        forbidden=(abs,),
-    ),
-    match=r"^forbidden must hold Python functions \(they are sealed while the student's function runs\), got builtin_function_or_method <built-in function abs>$",
-)
+row(T, "type", "function", lambda: homework.compare_with_reference("1.1", "not callable", abs, [homework.Case("c", (1,))]))
+row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs, []))
+row(T, "type", "forbidden", lambda: homework.compare_with_reference("1.1", abs, abs, [homework.Case("c", (1,))], forbidden=(abs,)))
 T = "rnnlib.homework.register"
-row(
-    T,
-    "malformed",
-    "exercise",
-    lambda: homework.register("1.1")(lambda f: None),
-    match=r"^exercise 1\.1 already has a checker \(check_exercise_1_1\)$",
-)
+row(T, "malformed", "exercise", lambda: homework.register("1.1")(lambda f: None))
 T = "rnnlib.homework.Case"
 row(T, "type", "args", lambda: homework.Case("c", 3))
 row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))
-
 
 # --- rnnlib.inversion -----------------------------------------------------------------------------
 
@@ -2443,46 +709,13 @@ from rnnlib import inversion  # noqa: E402
 INV_V = torch.randn(D, generator=G)
 INV_T = torch.randn(M, D, generator=G)
 T = "rnnlib.inversion.relu_identity"
-tensor_rows(
-    T,
-    "T",
-    INV_T,
-    lambda v: inversion.relu_identity(INV_V, INV_V, v),
-)
-tensor_rows(
-    T,
-    "v",
-    INV_V,
-    lambda v: inversion.relu_identity(v, INV_V, INV_T),
-)
-row(
-    T,
-    "shape",
-    "x",
-    lambda: inversion.relu_identity(INV_V, INV_V[:-1], INV_T),
-)
-row(
-    T,
-    "malformed",
-    "scaling",
-    lambda: inversion.relu_identity(
-        INV_V, INV_V, INV_T, scaling="paper"
-    ),
-)
+tensor_rows(T, "T", INV_T, lambda v: inversion.relu_identity(INV_V, INV_V, v))
+tensor_rows(T, "v", INV_V, lambda v: inversion.relu_identity(v, INV_V, INV_T))
+row(T, "shape", "x", lambda: inversion.relu_identity(INV_V, INV_V[:-1], INV_T))
+row(T, "malformed", "scaling", lambda: inversion.relu_identity(INV_V, INV_V, INV_T, scaling="paper"))
 T = "rnnlib.inversion.relu_identity_std"
-tensor_rows(
-    T,
-    "v",
-    INV_V,
-    lambda v: inversion.relu_identity_std(v, INV_V, 8),
-    skip=("shape",),
-)
-row(
-    T,
-    "shape",
-    "x",
-    lambda: inversion.relu_identity_std(INV_V, INV_V[:-1], 8),
-)
+tensor_rows(T, "v", INV_V, lambda v: inversion.relu_identity_std(v, INV_V, 8), skip=("shape",))
+row(T, "shape", "x", lambda: inversion.relu_identity_std(INV_V, INV_V[:-1], 8))
 T = "rnnlib.inversion.lemma44_sweep"
 row(T, "empty", "widths", lambda: inversion.lemma44_sweep([]))
 row(T, "range", "widths", lambda: inversion.lemma44_sweep([0]))
@@ -2490,836 +723,182 @@ row(T, "range", "widths", lambda: inversion.lemma44_sweep([0]))
 INV_W, INV_A = ELMAN.W.detach(), ELMAN.A.detach()
 INV_H = elman.elman_hidden_states(INV_W, INV_A, X)[:, -1]
 T = "rnnlib.inversion.naive_decode"
-tensor_rows(
-    T,
-    "W",
-    INV_W,
-    lambda v: inversion.naive_decode(v, INV_A, INV_H, L),
-)
-row(
-    T,
-    "shape",
-    "W",
-    lambda: inversion.naive_decode(INV_W[:, :-1], INV_A, INV_H, L),
-    note="square",
-)
-tensor_rows(
-    T,
-    "h",
-    INV_H,
-    lambda v: inversion.naive_decode(INV_W, INV_A, v, L),
-)
-row(
-    T,
-    "shape",
-    "A",
-    lambda: inversion.naive_decode(INV_W, INV_A[:-1], INV_H, L),
-)
+tensor_rows(T, "W", INV_W, lambda v: inversion.naive_decode(v, INV_A, INV_H, L))
+row(T, "shape", "W", lambda: inversion.naive_decode(INV_W[:, :-1], INV_A, INV_H, L), note="square")
+tensor_rows(T, "h", INV_H, lambda v: inversion.naive_decode(INV_W, INV_A, v, L))
+row(T, "shape", "A", lambda: inversion.naive_decode(INV_W, INV_A[:-1], INV_H, L))
 T = "rnnlib.inversion.fit_linear_decoder"
-tensor_rows(
-    T,
-    "h",
-    INV_H,
-    lambda v: inversion.fit_linear_decoder(v, INV_H[:, :2]),
-)
-row(
-    T,
-    "shape",
-    "targets",
-    lambda: inversion.fit_linear_decoder(INV_H, INV_H[:1]),
-)
-row(
-    T,
-    "nan",
-    "targets",
-    lambda: inversion.fit_linear_decoder(INV_H, with_nan(INV_H)),
-)
+tensor_rows(T, "h", INV_H, lambda v: inversion.fit_linear_decoder(v, INV_H[:, :2]))
+row(T, "shape", "targets", lambda: inversion.fit_linear_decoder(INV_H, INV_H[:1]))
+row(T, "nan", "targets", lambda: inversion.fit_linear_decoder(INV_H, with_nan(INV_H)))
 T = "rnnlib.inversion.decoding_errors"
-row(
-    T,
-    "type",
-    "model",
-    lambda: inversion.decoding_errors(LIN, L, 0.1),
-)
+row(T, "type", "model", lambda: inversion.decoding_errors(LIN, L, 0.1))
 T = "rnnlib.inversion.decoding_sweep"
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: inversion.decoding_sweep([], [L], [0.1]),
-)
-row(
-    T,
-    "range",
-    "lengths",
-    lambda: inversion.decoding_sweep([4], [2], [0.1]),
-)
-row(
-    T,
-    "empty",
-    "eps_values",
-    lambda: inversion.decoding_sweep([4], [L], []),
-)
-row(
-    T,
-    "range",
-    "eps_values",
-    lambda: inversion.decoding_sweep([4], [L], [1.5]),
-)
+row(T, "empty", "widths", lambda: inversion.decoding_sweep([], [L], [0.1]))
+row(T, "range", "lengths", lambda: inversion.decoding_sweep([4], [2], [0.1]))
+row(T, "empty", "eps_values", lambda: inversion.decoding_sweep([4], [L], []))
+row(T, "range", "eps_values", lambda: inversion.decoding_sweep([4], [L], [1.5]))
 
 T = "rnnlib.inversion.fit_step_features"
 row(T, "type", "phi", lambda: inversion.fit_step_features(3.0))
-row(
-    T,
-    "malformed",
-    "interval",
-    lambda: inversion.fit_step_features(
-        torch.sin, interval=(0.5, -0.5)
-    ),
-)
-row(
-    T,
-    "range",
-    "interval",
-    lambda: inversion.fit_step_features(
-        torch.sin, interval=(-2.0, 1.0)
-    ),
-)
-row(
-    T,
-    "malformed",
-    "degree",
-    lambda: inversion.fit_step_features(torch.sin, degree=3),
-)
-row(
-    T,
-    "range",
-    "degree",
-    lambda: inversion.fit_step_features(torch.sin, degree=(-1, 2)),
-)
-row(
-    T,
-    "malformed",
-    "phi",
-    lambda: inversion.fit_step_features(lambda u: u.sum()),
-)
-INV_FIT = inversion.fit_step_features(
-    torch.sin, degree=(3, 2), n_quad=8
-)
+row(T, "malformed", "interval", lambda: inversion.fit_step_features(torch.sin, interval=(0.5, -0.5)))
+row(T, "range", "interval", lambda: inversion.fit_step_features(torch.sin, interval=(-2.0, 1.0)))
+row(T, "malformed", "degree", lambda: inversion.fit_step_features(torch.sin, degree=3))
+row(T, "range", "degree", lambda: inversion.fit_step_features(torch.sin, degree=(-1, 2)))
+row(T, "malformed", "phi", lambda: inversion.fit_step_features(lambda u: u.sum()))
+INV_FIT = inversion.fit_step_features(torch.sin, degree=(3, 2), n_quad=8)
 INV_U = torch.linspace(-1, 1, 5, dtype=torch.float64)
 T = "rnnlib.inversion.step_feature_average"
-row(
-    T,
-    "type",
-    "fit",
-    lambda: inversion.step_feature_average("fit", INV_U, 8),
-)
-tensor_rows(
-    T,
-    "u",
-    INV_U,
-    lambda v: inversion.step_feature_average(INV_FIT, v, 8),
-)
-row(
-    T,
-    "range",
-    "u",
-    lambda: inversion.step_feature_average(INV_FIT, 2 * INV_U, 8),
-)
+row(T, "type", "fit", lambda: inversion.step_feature_average("fit", INV_U, 8))
+tensor_rows(T, "u", INV_U, lambda v: inversion.step_feature_average(INV_FIT, v, 8))
+row(T, "range", "u", lambda: inversion.step_feature_average(INV_FIT, 2 * INV_U, 8))
 T = "rnnlib.inversion.step_feature_sweep"
-row(
-    T,
-    "empty",
-    "functions",
-    lambda: inversion.step_feature_sweep({}, [8]),
-)
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: inversion.step_feature_sweep({"sin": torch.sin}, []),
-)
+row(T, "empty", "functions", lambda: inversion.step_feature_sweep({}, [8]))
+row(T, "empty", "widths", lambda: inversion.step_feature_sweep({"sin": torch.sin}, []))
 
 T = "rnnlib.inversion.backprop_correlations"
-row(
-    T,
-    "type",
-    "model",
-    lambda: inversion.backprop_correlations(RNN, X),
-)
-tensor_rows(
-    T, "x", X, lambda v: inversion.backprop_correlations(ELMAN, v)
-)
+row(T, "type", "model", lambda: inversion.backprop_correlations(RNN, X))
+tensor_rows(T, "x", X, lambda v: inversion.backprop_correlations(ELMAN, v))
 T = "rnnlib.inversion.correlation_sweep"
 row(T, "empty", "widths", lambda: inversion.correlation_sweep([]))
 
-_inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt(
-    (L - 2) * (D - 1)
-)
-INV_TARGET = concepts.ConceptTarget(
-    [["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1
-)
-INV_TARGET2 = concepts.ConceptTarget(
-    [["sin", "sin"]],
-    _inv_w.expand(1, 2, -1).clone(),
-    torch.ones(1, 2),
-    L - 2,
-    D - 1,
-)
+_inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt((L - 2) * (D - 1))
+INV_TARGET = concepts.ConceptTarget([["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1)
+INV_TARGET2 = concepts.ConceptTarget([["sin", "sin"]], _inv_w.expand(1, 2, -1).clone(), torch.ones(1, 2), L - 2, D - 1)
 T = "rnnlib.inversion.construct_existence"
-row(
-    T,
-    "type",
-    "model",
-    lambda: inversion.construct_existence(LSTM, INV_TARGET, 0.1),
-)
-row(
-    T,
-    "range",
-    "model",
-    lambda: inversion.construct_existence(
-        elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1
-    ),
-    note="d_out",
-    match=r"^model must have one output \(d_out = 1\), got output_dim = 2$",
-)
-row(
-    T,
-    "type",
-    "target",
-    lambda: inversion.construct_existence(ELMAN, "sin", 0.1),
-)
-row(
-    T,
-    "malformed",
-    "target",
-    lambda: inversion.construct_existence(ELMAN, INV_TARGET2, 0.1),
-)
-INV_CONS = inversion.construct_existence(
-    ELMAN, INV_TARGET, 0.1, n_fit=8
-)
+row(T, "type", "model", lambda: inversion.construct_existence(LSTM, INV_TARGET, 0.1))
+row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out")
+row(T, "type", "target", lambda: inversion.construct_existence(ELMAN, "sin", 0.1))
+row(T, "malformed", "target", lambda: inversion.construct_existence(ELMAN, INV_TARGET2, 0.1))
+INV_CONS = inversion.construct_existence(ELMAN, INV_TARGET, 0.1, n_fit=8)
 T = "rnnlib.inversion.evaluate_construction"
-row(
-    T,
-    "type",
-    "model",
-    lambda: inversion.evaluate_construction(
-        LSTM, INV_CONS, INV_TARGET, XBAR, 0.1
-    ),
-)
-row(
-    T,
-    "type",
-    "construction",
-    lambda: inversion.evaluate_construction(
-        ELMAN, None, INV_TARGET, XBAR, 0.1
-    ),
-)
-row(
-    T,
-    "shape",
-    "construction",
-    lambda: inversion.evaluate_construction(
-        elman.ElmanRNN(D, M + 1), INV_CONS, INV_TARGET, XBAR, 0.1
-    ),
-    match=rf"^construction has A\* of shape \({M}, {D}\), the model needs \({M + 1}, {D}\)$",
-)
-tensor_rows(
-    T,
-    "x_bar",
-    XBAR,
-    lambda v: inversion.evaluate_construction(
-        ELMAN, INV_CONS, INV_TARGET, v, 0.1
-    ),
-)
-row(
-    T,
-    "malformed",
-    "target",
-    lambda: inversion.evaluate_construction(
-        ELMAN, INV_CONS, INV_TARGET2, XBAR, 0.1
-    ),
-)
+row(T, "type", "model", lambda: inversion.evaluate_construction(LSTM, INV_CONS, INV_TARGET, XBAR, 0.1))
+row(T, "type", "construction", lambda: inversion.evaluate_construction(ELMAN, None, INV_TARGET, XBAR, 0.1))
+row(T, "shape", "construction", lambda: inversion.evaluate_construction(elman.ElmanRNN(D, M + 1), INV_CONS, INV_TARGET, XBAR, 0.1))
+tensor_rows(T, "x_bar", XBAR, lambda v: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET, v, 0.1))
+row(T, "malformed", "target", lambda: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET2, XBAR, 0.1))
 T = "rnnlib.inversion.construction_sweep"
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: inversion.construction_sweep([], INV_TARGET),
-)
-row(
-    T,
-    "type",
-    "target",
-    lambda: inversion.construction_sweep([8], None),
-)
+row(T, "empty", "widths", lambda: inversion.construction_sweep([], INV_TARGET))
+row(T, "type", "target", lambda: inversion.construction_sweep([8], None))
 # --- rnnlib.pseudo (B-aligned directions) and rnnlib.concepts (targets inside the class) ----------
 
 T = "rnnlib.pseudo.aligned_perturbation"
-row(
-    T,
-    "type",
-    "model",
-    lambda: pseudo.aligned_perturbation(LSTM, X, 0.1),
-)
-tensor_rows(
-    T, "x", X, lambda v: pseudo.aligned_perturbation(ELMAN, v, 0.1)
-)
-row(
-    T,
-    "malformed",
-    "kind",
-    lambda: pseudo.aligned_perturbation(
-        ELMAN, X, 0.1, kind="random"
-    ),
-)
+row(T, "type", "model", lambda: pseudo.aligned_perturbation(LSTM, X, 0.1))
+tensor_rows(T, "x", X, lambda v: pseudo.aligned_perturbation(ELMAN, v, 0.1))
+row(T, "malformed", "kind", lambda: pseudo.aligned_perturbation(ELMAN, X, 0.1, kind="random"))
 
 T = "rnnlib.pseudo.direction_gap_sweep"
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: pseudo.direction_gap_sweep(
-        [], [0.1], L=L, d=D, eps_x=0.1
-    ),
-)
-row(
-    T,
-    "range",
-    "widths",
-    lambda: pseudo.direction_gap_sweep(
-        [0], [0.1], L=L, d=D, eps_x=0.1
-    ),
-)
-row(
-    T,
-    "empty",
-    "taus",
-    lambda: pseudo.direction_gap_sweep(
-        [8], [], L=L, d=D, eps_x=0.1
-    ),
-)
-row(
-    T,
-    "range",
-    "taus",
-    lambda: pseudo.direction_gap_sweep(
-        [8], [0.0], L=L, d=D, eps_x=0.1
-    ),
-)
-row(
-    T,
-    "empty",
-    "kinds",
-    lambda: pseudo.direction_gap_sweep(
-        [8], [0.1], kinds=(), L=L, d=D, eps_x=0.1
-    ),
-)
-row(
-    T,
-    "malformed",
-    "kinds",
-    lambda: pseudo.direction_gap_sweep(
-        [8], [0.1], kinds=("nope",), L=L, d=D, eps_x=0.1
-    ),
-)
+row(T, "empty", "widths", lambda: pseudo.direction_gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "range", "widths", lambda: pseudo.direction_gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "empty", "taus", lambda: pseudo.direction_gap_sweep([8], [], L=L, d=D, eps_x=0.1))
+row(T, "range", "taus", lambda: pseudo.direction_gap_sweep([8], [0.0], L=L, d=D, eps_x=0.1))
+row(T, "empty", "kinds", lambda: pseudo.direction_gap_sweep([8], [0.1], kinds=(), L=L, d=D, eps_x=0.1))
+row(T, "malformed", "kinds", lambda: pseudo.direction_gap_sweep([8], [0.1], kinds=("nope",), L=L, d=D, eps_x=0.1))
 
 T = "rnnlib.plotting.plot_direction_gap"
-row(
-    T,
-    "type",
-    "sweep",
-    lambda: plotting.plot_direction_gap("not a sweep"),
-)
+row(T, "type", "sweep", lambda: plotting.plot_direction_gap("not a sweep"))
 
 T = "rnnlib.concepts.sample_target"
-row(
-    T,
-    "malformed",
-    "functions",
-    lambda: concepts.sample_target(L, D, functions=("tanh",)),
-    note="tanh",
-    match=r"^functions: tanh is not in the concept class at radius inf: its Taylor series converges only "
-    r"for \|z\| < 1\.571, so C_eps\(tanh, inf\) is infinite \(Definition 2\.1\); use entire functions "
-    r"\(sin, expm1, polynomials\) or a smaller radius$",
-)
-real_rows(
-    T,
-    "radius",
-    lambda v: concepts.sample_target(L, D, radius=v),
-    bad=(0.0, -1.0),
-)
+row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=("tanh",)), note="tanh")
+real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.0, -1.0))
 
 # --- rnnlib.data, rnnlib.next_step, Part II of rnnlib.train (chapter 11) ------------------------
 
-from rnnlib import (
-    data as rdata,
-)  # noqa: E402
-from rnnlib import (
-    next_step as nstep,
-)
-from rnnlib import (
-    train as rtrain,
-)
+from rnnlib import data as rdata
+from rnnlib import next_step as nstep
+from rnnlib import train as rtrain
 
-ROLLS = [
-    (np.arange(5 * 88).reshape(5, 88) % 7 == 0).astype(np.uint8),
-    np.eye(88, dtype=np.uint8)[:4],
-]
+ROLLS = [(np.arange(5 * 88).reshape(5, 88) % 7 == 0).astype(np.uint8), np.eye(88, dtype=np.uint8)[:4]]
 CODES = [np.array([0, 1, 2, 1, 0]), np.array([2, 2, 1])]
 NSM = nstep.NextStepModel("rnn", 88, 4, generator=0)
-NSC = nstep.NextStepModel(
-    "lstm", 3, 4, readout="categorical", generator=0
-)
+NSC = nstep.NextStepModel("lstm", 3, 4, readout="categorical", generator=0)
 LOG = torch.zeros(2, 3, 88)
 
 T = "rnnlib.data.notes_to_roll"
 row(T, "type", "frames", lambda: rdata.notes_to_roll("C4"))
 row(T, "empty", "frames", lambda: rdata.notes_to_roll([]))
 row(T, "range", "frames", lambda: rdata.notes_to_roll([[200]]))
-row(
-    T, "malformed", "frames", lambda: rdata.notes_to_roll([[60.5]])
-)
-row(
-    "rnnlib.data.roll_to_notes",
-    "shape",
-    "roll",
-    lambda: rdata.roll_to_notes(np.zeros((3, 12))),
-)
-row(
-    "rnnlib.data.roll_to_notes",
-    "type",
-    "roll",
-    lambda: rdata.roll_to_notes([[0] * 88]),
-)
-row(
-    "rnnlib.data.roll_to_notes",
-    "malformed",
-    "roll",
-    lambda: rdata.roll_to_notes(np.full((2, 88), 2)),
-)
-row(
-    "rnnlib.data.chorale_roll",
-    "type",
-    "score",
-    lambda: rdata.chorale_roll(3.5),
-)
-row(
-    "rnnlib.data.build_chorales",
-    "type",
-    "generator",
-    lambda: rdata.build_chorales([], generator="0"),
-)
-row(
-    "rnnlib.data.save_chorales",
-    "malformed",
-    "arrays",
-    lambda: rdata.save_chorales(
-        {"notes": np.zeros(1)}, "/tmp/x.npz"
-    ),
-)
-row(
-    "rnnlib.data.load_chorales",
-    "malformed",
-    "path",
-    lambda: rdata.load_chorales("/nonexistent/c.npz"),
-)
-row(
-    "rnnlib.data.load_benchmark",
-    "type",
-    "path",
-    lambda: rdata.load_benchmark(3),
-)
-row(
-    "rnnlib.data.load_benchmark",
-    "malformed",
-    "path",
-    lambda: rdata.load_benchmark("/nonexistent/JSB.pickle"),
-)
-row(
-    "rnnlib.data.split_indices",
-    "range",
-    "fractions",
-    lambda: rdata.split_indices(10, (0.5, 0.5, 0.5)),
-)
-row(
-    "rnnlib.data.abc_tunes",
-    "malformed",
-    "directory",
-    lambda: rdata.abc_tunes("/nonexistent"),
-)
-row(
-    "rnnlib.data.load_abc_text",
-    "type",
-    "generator",
-    lambda: rdata.load_abc_text(generator=0.5),
-)
-row(
-    "rnnlib.data.pad_sequences",
-    "empty",
-    "seqs",
-    lambda: rdata.pad_sequences([]),
-)
-row(
-    "rnnlib.data.pad_sequences",
-    "shape",
-    "seqs",
-    lambda: rdata.pad_sequences(
-        [np.ones((2, 3)), np.ones((2, 4))]
-    ),
-)
-row(
-    "rnnlib.data.pad_sequences",
-    "nan",
-    "seqs",
-    lambda: rdata.pad_sequences([np.full((2, 3), math.nan)]),
-)
+row(T, "malformed", "frames", lambda: rdata.notes_to_roll([[60.5]]))
+row("rnnlib.data.roll_to_notes", "shape", "roll", lambda: rdata.roll_to_notes(np.zeros((3, 12))))
+row("rnnlib.data.roll_to_notes", "type", "roll", lambda: rdata.roll_to_notes([[0] * 88]))
+row("rnnlib.data.roll_to_notes", "malformed", "roll", lambda: rdata.roll_to_notes(np.full((2, 88), 2)))
+row("rnnlib.data.chorale_roll", "type", "score", lambda: rdata.chorale_roll(3.5))
+row("rnnlib.data.build_chorales", "type", "generator", lambda: rdata.build_chorales([], generator="0"))
+row("rnnlib.data.save_chorales", "malformed", "arrays", lambda: rdata.save_chorales({"notes": np.zeros(1)}, "/tmp/x.npz"))
+row("rnnlib.data.load_chorales", "malformed", "path", lambda: rdata.load_chorales("/nonexistent/c.npz"))
+row("rnnlib.data.load_benchmark", "type", "path", lambda: rdata.load_benchmark(3))
+row("rnnlib.data.load_benchmark", "malformed", "path", lambda: rdata.load_benchmark("/nonexistent/JSB.pickle"))
+row("rnnlib.data.split_indices", "range", "fractions", lambda: rdata.split_indices(10, (0.5, 0.5, 0.5)))
+row("rnnlib.data.abc_tunes", "malformed", "directory", lambda: rdata.abc_tunes("/nonexistent"))
+row("rnnlib.data.load_abc_text", "type", "generator", lambda: rdata.load_abc_text(generator=0.5))
+row("rnnlib.data.pad_sequences", "empty", "seqs", lambda: rdata.pad_sequences([]))
+row("rnnlib.data.pad_sequences", "shape", "seqs", lambda: rdata.pad_sequences([np.ones((2, 3)), np.ones((2, 4))]))
+row("rnnlib.data.pad_sequences", "nan", "seqs", lambda: rdata.pad_sequences([np.full((2, 3), math.nan)]))
 
 T = "rnnlib.next_step.NextStepModel"
-row(
-    T,
-    "malformed",
-    "kind",
-    lambda: nstep.NextStepModel("gru", 88, 4),
-)
-row(
-    T,
-    "malformed",
-    "readout",
-    lambda: nstep.NextStepModel("rnn", 88, 4, readout="gauss"),
-)
+row(T, "malformed", "kind", lambda: nstep.NextStepModel("gru", 88, 4))
+row(T, "malformed", "readout", lambda: nstep.NextStepModel("rnn", 88, 4, readout="gauss"))
 tensor_rows(T, "x", torch.zeros(2, 3, 88), lambda v: NSM(v))
 T = "rnnlib.next_step.Baseline"
-row(
-    T,
-    "malformed",
-    "readout",
-    lambda: nstep.Baseline(88, readout="x", previous=True),
-)
-int_rows(
-    T,
-    "input_dim",
-    lambda v: nstep.Baseline(
-        v, readout="bernoulli", previous=True
-    ),
-    low=2,
-)
+row(T, "malformed", "readout", lambda: nstep.Baseline(88, readout="x", previous=True))
+int_rows(T, "input_dim", lambda v: nstep.Baseline(v, readout="bernoulli", previous=True), low=2)
 T = "rnnlib.next_step.frame_nll"
-tensor_rows(
-    T,
-    "logits",
-    LOG,
-    lambda v: nstep.frame_nll(v, torch.ones(2, 3, 88)),
-)
-row(
-    T,
-    "shape",
-    "targets",
-    lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 4)),
-)
-row(
-    T,
-    "malformed",
-    "targets",
-    lambda: nstep.frame_nll(LOG, torch.full((2, 3, 88), 0.5)),
-)
-row(
-    T,
-    "shape",
-    "mask",
-    lambda: nstep.frame_nll(
-        LOG,
-        torch.ones(2, 3, 88),
-        torch.ones(2, 4, dtype=torch.bool),
-    ),
-)
-row(
-    T,
-    "empty",
-    "mask",
-    lambda: nstep.frame_nll(
-        LOG,
-        torch.ones(2, 3, 88),
-        torch.zeros(2, 3, dtype=torch.bool),
-    ),
-)
-row(
-    T,
-    "malformed",
-    "reduction",
-    lambda: nstep.frame_nll(
-        LOG, torch.ones(2, 3, 88), reduction="max"
-    ),
-)
+tensor_rows(T, "logits", LOG, lambda v: nstep.frame_nll(v, torch.ones(2, 3, 88)))
+row(T, "shape", "targets", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 4)))
+row(T, "malformed", "targets", lambda: nstep.frame_nll(LOG, torch.full((2, 3, 88), 0.5)))
+row(T, "shape", "mask", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 88), torch.ones(2, 4, dtype=torch.bool)))
+row(T, "empty", "mask", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 88), torch.zeros(2, 3, dtype=torch.bool)))
+row(T, "malformed", "reduction", lambda: nstep.frame_nll(LOG, torch.ones(2, 3, 88), reduction="max"))
 T = "rnnlib.next_step.bits_per_char"
-tensor_rows(
-    T,
-    "logits",
-    torch.zeros(2, 3, 5),
-    lambda v: nstep.bits_per_char(
-        v, torch.zeros(2, 3, dtype=torch.long)
-    ),
-)
-row(
-    T,
-    "dtype",
-    "targets",
-    lambda: nstep.bits_per_char(
-        torch.zeros(2, 3, 5), torch.zeros(2, 3)
-    ),
-)
-row(
-    T,
-    "range",
-    "targets",
-    lambda: nstep.bits_per_char(
-        torch.zeros(2, 3, 5), torch.full((2, 3), 5)
-    ),
-)
-row(
-    "rnnlib.next_step.next_step_batch",
-    "empty",
-    "seqs",
-    lambda: nstep.next_step_batch([]),
-)
-row(
-    "rnnlib.next_step.next_step_batch",
-    "shape",
-    "seqs",
-    lambda: nstep.next_step_batch([np.ones((1, 88))]),
-)
+tensor_rows(T, "logits", torch.zeros(2, 3, 5), lambda v: nstep.bits_per_char(v, torch.zeros(2, 3, dtype=torch.long)))
+row(T, "dtype", "targets", lambda: nstep.bits_per_char(torch.zeros(2, 3, 5), torch.zeros(2, 3)))
+row(T, "range", "targets", lambda: nstep.bits_per_char(torch.zeros(2, 3, 5), torch.full((2, 3), 5)))
+row("rnnlib.next_step.next_step_batch", "empty", "seqs", lambda: nstep.next_step_batch([]))
+row("rnnlib.next_step.next_step_batch", "shape", "seqs", lambda: nstep.next_step_batch([np.ones((1, 88))]))
 T = "rnnlib.next_step.evaluate"
 row(T, "type", "model", lambda: nstep.evaluate(RNN, ROLLS))
 row(T, "empty", "seqs", lambda: nstep.evaluate(NSM, []))
 int_rows(T, "k", lambda v: nstep.evaluate(NSM, ROLLS, k=v), low=1)
 T = "rnnlib.next_step.truncated_curve"
-row(
-    T,
-    "type",
-    "model",
-    lambda: nstep.truncated_curve(RNN, ROLLS, [1]),
-)
-row(
-    T, "empty", "ks", lambda: nstep.truncated_curve(NSM, ROLLS, [])
-)
-row(
-    T, "range", "k", lambda: nstep.truncated_curve(NSM, ROLLS, [0])
-)
+row(T, "type", "model", lambda: nstep.truncated_curve(RNN, ROLLS, [1]))
+row(T, "empty", "ks", lambda: nstep.truncated_curve(NSM, ROLLS, []))
+row(T, "range", "k", lambda: nstep.truncated_curve(NSM, ROLLS, [0]))
 T = "rnnlib.next_step.fit_baseline"
-row(
-    T,
-    "malformed",
-    "readout",
-    lambda: nstep.fit_baseline(
-        ROLLS, readout="x", input_dim=88, previous=False
-    ),
-)
-row(
-    T,
-    "shape",
-    "input_dim",
-    lambda: nstep.fit_baseline(
-        ROLLS, readout="bernoulli", input_dim=12, previous=False
-    ),
-)
-row(
-    T,
-    "range",
-    "input_dim",
-    lambda: nstep.fit_baseline(
-        CODES, readout="categorical", input_dim=2, previous=True
-    ),
-)
+row(T, "malformed", "readout", lambda: nstep.fit_baseline(ROLLS, readout="x", input_dim=88, previous=False))
+row(T, "shape", "input_dim", lambda: nstep.fit_baseline(ROLLS, readout="bernoulli", input_dim=12, previous=False))
+row(T, "range", "input_dim", lambda: nstep.fit_baseline(CODES, readout="categorical", input_dim=2, previous=True))
 T = "rnnlib.next_step.local_jacobian_norms"
-row(
-    T,
-    "type",
-    "model",
-    lambda: nstep.local_jacobian_norms(RNN, ROLLS),
-)
-row(
-    T, "empty", "seqs", lambda: nstep.local_jacobian_norms(NSM, [])
-)
-row(
-    T,
-    "malformed",
-    "ord",
-    lambda: nstep.local_jacobian_norms(NSM, ROLLS, ord=1),
-)
+row(T, "type", "model", lambda: nstep.local_jacobian_norms(RNN, ROLLS))
+row(T, "empty", "seqs", lambda: nstep.local_jacobian_norms(NSM, []))
+row(T, "malformed", "ord", lambda: nstep.local_jacobian_norms(NSM, ROLLS, ord=1))
 T = "rnnlib.next_step.multi_step_jacobian_norms"
-row(
-    T,
-    "type",
-    "model",
-    lambda: nstep.multi_step_jacobian_norms(RNN, ROLLS, 2),
-)
+row(T, "type", "model", lambda: nstep.multi_step_jacobian_norms(RNN, ROLLS, 2))
 T = "rnnlib.next_step.contraction_summary"
-row(
-    T,
-    "empty",
-    "norms",
-    lambda: nstep.contraction_summary(np.zeros(0)),
-)
-row(
-    T,
-    "nan",
-    "norms",
-    lambda: nstep.contraction_summary(np.array([0.5, math.nan])),
-)
-row(
-    T,
-    "range",
-    "worst_case",
-    lambda: nstep.contraction_summary(np.array([0.5]), 0.0),
-)
+row(T, "empty", "norms", lambda: nstep.contraction_summary(np.zeros(0)))
+row(T, "nan", "norms", lambda: nstep.contraction_summary(np.array([0.5, math.nan])))
+row(T, "range", "worst_case", lambda: nstep.contraction_summary(np.array([0.5]), 0.0))
 T = "rnnlib.next_step.results_table"
 row(T, "empty", "columns", lambda: nstep.results_table({}))
-row(
-    T,
-    "type",
-    "columns",
-    lambda: nstep.results_table({"music": [1.0]}),
-)
-row(
-    T,
-    "nan",
-    "columns",
-    lambda: nstep.results_table({"music": {"rnn": math.nan}}),
-)
-row(
-    T,
-    "malformed",
-    "fmt",
-    lambda: nstep.results_table(
-        {"music": {"rnn": 1.0}}, fmt="latex"
-    ),
-)
+row(T, "type", "columns", lambda: nstep.results_table({"music": [1.0]}))
+row(T, "nan", "columns", lambda: nstep.results_table({"music": {"rnn": math.nan}}))
+row(T, "malformed", "fmt", lambda: nstep.results_table({"music": {"rnn": 1.0}}, fmt="latex"))
 
 T = "rnnlib.train.train_next_step"
-row(
-    T,
-    "type",
-    "model",
-    lambda: rtrain.train_next_step(
-        RNN, ROLLS, steps=1, progress=False
-    ),
-)
-row(
-    T,
-    "empty",
-    "train",
-    lambda: rtrain.train_next_step(
-        NSM, [], steps=1, progress=False
-    ),
-)
-real_rows(
-    T,
-    "clip",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, clip=v, progress=False
-    ),
-    bad=(0.0,),
-)
-row(
-    T,
-    "malformed",
-    "optimizer",
-    lambda: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False
-    ),
-)
-row(
-    T,
-    "type",
-    "keep_best",
-    lambda: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, keep_best=1, progress=False
-    ),
-)
-int_rows(
-    T,
-    "window",
-    lambda v: rtrain.train_next_step(
-        NSC, CODES, steps=1, window=v, progress=False
-    ),
-    low=1,
-)
-int_rows(
-    T,
-    "eval_every",
-    lambda v: rtrain.train_next_step(
-        NSM, ROLLS, steps=1, eval_every=v, progress=False
-    ),
-    low=1,
-)
+row(T, "type", "model", lambda: rtrain.train_next_step(RNN, ROLLS, steps=1, progress=False))
+row(T, "empty", "train", lambda: rtrain.train_next_step(NSM, [], steps=1, progress=False))
+row(T, "malformed", "optimizer", lambda: rtrain.train_next_step(NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False))
+row(T, "type", "keep_best", lambda: rtrain.train_next_step(NSM, ROLLS, steps=1, keep_best=1, progress=False))
 T = "rnnlib.train.train_stable_and_unstable"
-row(
-    T,
-    "malformed",
-    "stable",
-    lambda: rtrain.train_stable_and_unstable(
-        "rnn",
-        ROLLS,
-        input_dim=88,
-        hidden_dim=4,
-        steps=1,
-        stable=True,
-    ),
-)
-row(
-    T,
-    "malformed",
-    "kind",
-    lambda: rtrain.train_stable_and_unstable(
-        "gru", ROLLS, input_dim=88, hidden_dim=4, steps=1
-    ),
-)
+row(T, "malformed", "stable", lambda: rtrain.train_stable_and_unstable("rnn", ROLLS, input_dim=88, hidden_dim=4, steps=1, stable=True))
+row(T, "malformed", "kind", lambda: rtrain.train_stable_and_unstable("gru", ROLLS, input_dim=88, hidden_dim=4, steps=1))
 
-for name, call, arg, kind in (
-    (
-        "plot_truncated_nll",
-        lambda: plotting.plot_truncated_nll(
-            [1, 2], {"rnn": np.ones(3)}, {"rnn": 1.0}
-        ),
-        "curves",
-        "shape",
-    ),
-    (
-        "plot_truncated_nll",
-        lambda: plotting.plot_truncated_nll(
-            [1, 2], {"rnn": NAN}, {"rnn": 1.0}
-        ),
-        "curves",
-        "nan",
-    ),
-    (
-        "plot_truncated_nll",
-        lambda: plotting.plot_truncated_nll(
-            [1, 2], {"rnn": np.ones(2)}, {}
-        ),
-        "full",
-        "empty",
-    ),
-    (
-        "plot_local_contraction",
-        lambda: plotting.plot_local_contraction({}),
-        "norms",
-        "empty",
-    ),
-    (
-        "plot_local_contraction",
-        lambda: plotting.plot_local_contraction({"rnn": NAN}),
-        "norms",
-        "nan",
-    ),
-    (
-        "plot_local_contraction",
-        lambda: plotting.plot_local_contraction(
-            {"rnn": np.ones(3)}, {"rnn": -1.0}
-        ),
-        "worst_case",
-        "range",
-    ),
+for (name, call, arg, kind) in (
+    ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(3)}, {"rnn": 1.0}), "curves", "shape"),
+    ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": NAN}, {"rnn": 1.0}), "curves", "nan"),
+    ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(2)}, {}), "full", "empty"),
+    ("plot_local_contraction", lambda: plotting.plot_local_contraction({}), "norms", "empty"),
+    ("plot_local_contraction", lambda: plotting.plot_local_contraction({"rnn": NAN}), "norms", "nan"),
+    ("plot_local_contraction", lambda: plotting.plot_local_contraction({"rnn": np.ones(3)}, {"rnn": -1.0}), "worst_case", "range"),
 ):
     row(f"rnnlib.plotting.{name}", kind, arg, call)
 # --- rnnlib.train -------------------------------------------------------------------------------
@@ -3327,349 +906,74 @@ for name, call, arg, kind in (
 from rnnlib import train  # noqa: E402
 
 Y1 = torch.randn(B, 1, generator=torch.Generator().manual_seed(11))
-for T, fn in (
+for (T, fn) in (
     ("rnnlib.train.train_rnn", train.train_rnn),
     ("rnnlib.train.train_pseudo", train.train_pseudo),
     ("rnnlib.train.train_pair", train.train_pair),
 ):
     kw = dict(out_scale=0.5, lr=0.01, steps=2)
     row(T, "type", "model", lambda fn=fn: fn("model", X, Y1, **kw))
-    tensor_rows(
-        T,
-        "x",
-        X,
-        lambda v, fn=fn: fn(ELMAN, v, Y1, **kw),
-        skip=("empty",),
-    )
-    tensor_rows(
-        T,
-        "y",
-        Y1,
-        lambda v, fn=fn: fn(ELMAN, X, v, **kw),
-        skip=("empty",),
-    )
-    real_rows(
-        T,
-        "out_scale",
-        lambda v, fn=fn: fn(
-            ELMAN, X, Y1, **{**kw, "out_scale": v}
-        ),
-        bad=(0.0, -1.0),
-    )
-    real_rows(
-        T,
-        "lr",
-        lambda v, fn=fn: fn(ELMAN, X, Y1, **{**kw, "lr": v}),
-        bad=(0.0,),
-    )
-    int_rows(
-        T,
-        "steps",
-        lambda v, fn=fn: fn(ELMAN, X, Y1, **{**kw, "steps": v}),
-        low=1,
-    )
-    row(
-        T,
-        "range",
-        "batch_size",
-        lambda fn=fn: fn(ELMAN, X, Y1, **kw, batch_size=B + 1),
-    )
-    row(
-        T,
-        "malformed",
-        "loss",
-        lambda fn=fn: fn(ELMAN, X, Y1, **kw, loss="hinge"),
-    )
-    row(
-        T,
-        "malformed",
-        "y",
-        lambda fn=fn: fn(ELMAN, X, Y1, **kw, loss="logistic"),
-        note="signs",
-    )
-    row(
-        T,
-        "malformed",
-        "y_eval",
-        lambda fn=fn: fn(ELMAN, X, Y1, **kw, x_eval=X),
-        note="alone",
-    )
-    row(
-        T,
-        "shape",
-        "y_eval",
-        lambda fn=fn: fn(
-            ELMAN, X, Y1, **kw, x_eval=X, y_eval=Y1[:1]
-        ),
-    )
-    row(
-        T,
-        "dtype",
-        "x",
-        lambda fn=fn: fn(ELMAN, X.double(), Y1, **kw),
-        note="float64",
-    )
-    int_rows(
-        T,
-        "log_every",
-        lambda v, fn=fn: fn(ELMAN, X, Y1, **kw, log_every=v),
-        low=1,
-    )
+    tensor_rows(T, "x", X, lambda v, fn=fn: fn(ELMAN, v, Y1, **kw), skip=("empty",))
+    tensor_rows(T, "y", Y1, lambda v, fn=fn: fn(ELMAN, X, v, **kw), skip=("empty",))
+    row(T, "range", "batch_size", lambda fn=fn: fn(ELMAN, X, Y1, **kw, batch_size=B + 1))
+    row(T, "malformed", "loss", lambda fn=fn: fn(ELMAN, X, Y1, **kw, loss="hinge"))
+    row(T, "malformed", "y", lambda fn=fn: fn(ELMAN, X, Y1, **kw, loss="logistic"), note="signs")
+    row(T, "malformed", "y_eval", lambda fn=fn: fn(ELMAN, X, Y1, **kw, x_eval=X), note="alone")
+    row(T, "shape", "y_eval", lambda fn=fn: fn(ELMAN, X, Y1, **kw, x_eval=X, y_eval=Y1[:1]))
+    row(T, "dtype", "x", lambda fn=fn: fn(ELMAN, X.double(), Y1, **kw), note="float64")
 T = "rnnlib.train.predict"
 row(T, "type", "model", lambda: train.predict(None, X, 1.0))
 tensor_rows(T, "x", X, lambda v: train.predict(ELMAN, v, 1.0))
 T = "rnnlib.train.objective"
 tensor_rows(T, "z", Y1, lambda v: train.objective(v, Y1))
 tensor_rows(T, "y", Y1, lambda v: train.objective(Y1, v))
-row(
-    T,
-    "malformed",
-    "loss",
-    lambda: train.objective(Y1, Y1, "hinge"),
-)
+row(T, "malformed", "loss", lambda: train.objective(Y1, Y1, "hinge"))
 T = "rnnlib.train.tangent_kernel"
 row(T, "type", "model", lambda: train.tangent_kernel("m", X))
 tensor_rows(T, "x", X, lambda v: train.tangent_kernel(ELMAN, v))
-tensor_rows(
-    T, "x2", X, lambda v: train.tangent_kernel(ELMAN, X, v)
-)
-row(
-    T,
-    "malformed",
-    "output_dim",
-    lambda: train.tangent_kernel(elman.ElmanRNN(D, M, 2), X),
-)
+tensor_rows(T, "x2", X, lambda v: train.tangent_kernel(ELMAN, X, v))
+row(T, "malformed", "output_dim", lambda: train.tangent_kernel(elman.ElmanRNN(D, M, 2), X))
 T = "rnnlib.train.kernel_ridge"
 KT = torch.eye(B)
 tensor_rows(T, "K", KT, lambda v: train.kernel_ridge(v, Y1, 0.1))
-tensor_rows(
-    T,
-    "y",
-    Y1,
-    lambda v: train.kernel_ridge(KT, v, 0.1),
-    skip=("shape",),
-)
+tensor_rows(T, "y", Y1, lambda v: train.kernel_ridge(KT, v, 0.1), skip=("shape",))
 row(T, "shape", "y", lambda: train.kernel_ridge(KT, Y1[:1], 0.1))
-
 
 T = "rnnlib.train.tangent_kernel_diag"
 row(T, "type", "model", lambda: train.tangent_kernel_diag("m", X))
-tensor_rows(
-    T, "x", X, lambda v: train.tangent_kernel_diag(ELMAN, v)
-)
-row(
-    T,
-    "malformed",
-    "output_dim",
-    lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X),
-)
-T = "rnnlib.train.theorem_3_1_constants"
-int_rows(
-    "rnnlib.generalization.generalization_run",
-    "steps",
-    lambda v: generalization.generalization_run(
-        4,
-        8,
-        0,
-        L=5,
-        d=4,
-        eps_x=0.5,
-        n_pool=10,
-        n_test=4,
-        out_scale=0.5,
-        steps=v,
-    ),
-    low=1,
-)
-T = "rnnlib.train.regression_task"
-int_rows(
-    T, "L", lambda v: train.regression_task(v, 4, 0.5, 4, 2), low=3
-)
-int_rows(
-    T, "d", lambda v: train.regression_task(5, v, 0.5, 4, 2), low=3
-)
-real_rows(
-    T,
-    "eps_x",
-    lambda v: train.regression_task(5, 4, v, 4, 2),
-    bad=(0.0, 1.5),
-)
+tensor_rows(T, "x", X, lambda v: train.tangent_kernel_diag(ELMAN, v))
+row(T, "malformed", "output_dim", lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X))
 T = "rnnlib.train.kernel_reference"
-row(
-    T,
-    "type",
-    "model",
-    lambda: train.kernel_reference(
-        None, X, Y1, X, out_scale=1.0, ridge=0.1
-    ),
-)
-tensor_rows(
-    T,
-    "x",
-    X,
-    lambda v: train.kernel_reference(
-        ELMAN, v, Y1, X, out_scale=1.0, ridge=0.1
-    ),
-    skip=("empty",),
-)
-tensor_rows(
-    T,
-    "x_eval",
-    X,
-    lambda v: train.kernel_reference(
-        ELMAN, X, Y1, v, out_scale=1.0, ridge=0.1
-    ),
-)
-row(
-    T,
-    "type",
-    "return_weights",
-    lambda: train.kernel_reference(
-        ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1
-    ),
-)
-row(
-    "rnnlib.train.train_pair",
-    "type",
-    "comparator",
-    lambda: train.train_pair(
-        ELMAN,
-        X,
-        Y1,
-        out_scale=0.5,
-        lr=0.01,
-        steps=2,
-        comparator=1.0,
-    ),
-)
-row(
-    "rnnlib.train.train_pair",
-    "shape",
-    "comparator[1]",
-    lambda: train.train_pair(
-        ELMAN,
-        X,
-        Y1,
-        out_scale=0.5,
-        lr=0.01,
-        steps=2,
-        comparator=(torch.zeros(M, M), torch.zeros(M, 2)),
-    ),
-)
+row(T, "type", "model", lambda: train.kernel_reference(None, X, Y1, X, out_scale=1.0, ridge=0.1))
+tensor_rows(T, "x", X, lambda v: train.kernel_reference(ELMAN, v, Y1, X, out_scale=1.0, ridge=0.1), skip=("empty",))
+tensor_rows(T, "x_eval", X, lambda v: train.kernel_reference(ELMAN, X, Y1, v, out_scale=1.0, ridge=0.1))
+row(T, "type", "return_weights", lambda: train.kernel_reference(ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1))
+row("rnnlib.train.train_pair", "type", "comparator", lambda: train.train_pair(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=1.0))
+row("rnnlib.train.train_pair", "shape", "comparator[1]", lambda: train.train_pair(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=(torch.zeros(M, M), torch.zeros(M, 2))))
 T = "rnnlib.train.convexity_gap"
 TH = (torch.zeros(M, M), torch.zeros(M, D))
-row(
-    T,
-    "type",
-    "model",
-    lambda: train.convexity_gap(None, TH, TH, X, out_scale=1.0),
-)
-row(
-    T,
-    "type",
-    "theta",
-    lambda: train.convexity_gap(ELMAN, 1.0, TH, X, out_scale=1.0),
-)
-row(
-    T,
-    "shape",
-    "theta_star[0]",
-    lambda: train.convexity_gap(
-        ELMAN, TH, (torch.zeros(3, 3), TH[1]), X, out_scale=1.0
-    ),
-)
-tensor_rows(
-    T,
-    "x",
-    X,
-    lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0),
-)
-T = "rnnlib.train.worst_case_flip_fraction"
+row(T, "type", "model", lambda: train.convexity_gap(None, TH, TH, X, out_scale=1.0))
+row(T, "type", "theta", lambda: train.convexity_gap(ELMAN, 1.0, TH, X, out_scale=1.0))
+row(T, "shape", "theta_star[0]", lambda: train.convexity_gap(ELMAN, TH, (torch.zeros(3, 3), TH[1]), X, out_scale=1.0))
+tensor_rows(T, "x", X, lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0))
 T = "rnnlib.train.lazy_grid"
 LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
-int_rows(
-    T,
-    "widths[i]",
-    lambda v: train.lazy_grid([v], [1.0], [0], **LG),
-    low=1,
-)
-real_rows(
-    T,
-    "out_scales[i]",
-    lambda v: train.lazy_grid([8], [v], [0], **LG),
-    bad=(0.0,),
-)
-int_rows(
-    T,
-    "seeds[i]",
-    lambda v: train.lazy_grid([8], [1.0], [v], **LG),
-    low=0,
-)
-
+int_rows(T, "widths[i]", lambda v: train.lazy_grid([v], [1.0], [0], **LG), low=1)
+real_rows(T, "out_scales[i]", lambda v: train.lazy_grid([8], [v], [0], **LG), bad=(0.0,))
+int_rows(T, "seeds[i]", lambda v: train.lazy_grid([8], [1.0], [v], **LG), low=0)
 
 # chapters 5-6 figures (rnnlib.plotting.chapter05, chapter06)
 from types import SimpleNamespace  # noqa: E402
 
-_G = SimpleNamespace(
-    widths=np.array([8, 16]),
-    out_scales=np.array([1.0]),
-    seeds=np.array([0]),
-    **{
-        k: np.array([[[0.1, math.nan]]])
-        for k in (
-            "rel_move",
-            "spec_move",
-            "flip_fraction",
-            "coupling_relative",
-            "pair_relative",
-            "eval_rnn",
-            "init_eval",
-        )
-    },
-)
-row(
-    "rnnlib.plotting.plot_laziness",
-    "type",
-    "grid",
-    lambda: plotting.plot_laziness("grid"),
-)
-row(
-    "rnnlib.plotting.plot_laziness",
-    "nan",
-    "grid",
-    lambda: plotting.plot_laziness(_G),
-)
-row(
-    "rnnlib.plotting.plot_out_scale",
-    "type",
-    "grid",
-    lambda: plotting.plot_out_scale(None),
-)
-row(
-    "rnnlib.plotting.plot_pair",
-    "type",
-    "pair",
-    lambda: plotting.plot_pair(None),
-)
-row(
-    "rnnlib.plotting.plot_gap_vs_n",
-    "empty",
-    "runs",
-    lambda: plotting.plot_gap_vs_n([]),
-)
-row(
-    "rnnlib.plotting.plot_gap_vs_n",
-    "type",
-    "runs",
-    lambda: plotting.plot_gap_vs_n(["run"]),
-)
-row(
-    "rnnlib.plotting.plot_complexity_vs_width",
-    "empty",
-    "runs",
-    lambda: plotting.plot_complexity_vs_width([]),
-)
-
+_NAN_GRID = ("rel_move", "spec_move", "flip_fraction", "coupling_relative", "pair_relative", "eval_rnn", "init_eval")
+_G = SimpleNamespace(widths=np.array([8, 16]), out_scales=np.array([1.0]), seeds=np.array([0]), **{k: np.array([[[0.1, math.nan]]]) for k in _NAN_GRID})
+row("rnnlib.plotting.plot_laziness", "type", "grid", lambda: plotting.plot_laziness("grid"))
+row("rnnlib.plotting.plot_laziness", "nan", "grid", lambda: plotting.plot_laziness(_G))
+row("rnnlib.plotting.plot_out_scale", "type", "grid", lambda: plotting.plot_out_scale(None))
+row("rnnlib.plotting.plot_pair", "type", "pair", lambda: plotting.plot_pair(None))
+row("rnnlib.plotting.plot_gap_vs_n", "empty", "runs", lambda: plotting.plot_gap_vs_n([]))
+row("rnnlib.plotting.plot_gap_vs_n", "type", "runs", lambda: plotting.plot_gap_vs_n(["run"]))
+row("rnnlib.plotting.plot_complexity_vs_width", "empty", "runs", lambda: plotting.plot_complexity_vs_width([]))
 
 # --- rnnlib.generalization ----------------------------------------------------------------------
 
@@ -3677,344 +981,60 @@ from rnnlib import generalization  # noqa: E402
 
 T = "rnnlib.generalization.rademacher_bound"
 KD = torch.ones(B)
-tensor_rows(
-    T,
-    "K_diag",
-    KD,
-    lambda v: generalization.rademacher_bound(
-        v, out_scale=1.0, norm=1.0
-    ),
-)
-row(
-    T,
-    "range",
-    "K_diag",
-    lambda: generalization.rademacher_bound(
-        -KD, out_scale=1.0, norm=1.0
-    ),
-)
+tensor_rows(T, "K_diag", KD, lambda v: generalization.rademacher_bound(v, out_scale=1.0, norm=1.0))
+row(T, "range", "K_diag", lambda: generalization.rademacher_bound(-KD, out_scale=1.0, norm=1.0))
 T = "rnnlib.generalization.empirical_rademacher"
-tensor_rows(
-    T,
-    "K",
-    torch.eye(B),
-    lambda v: generalization.empirical_rademacher(
-        v, out_scale=1.0, norm=1.0
-    ),
-)
-T = "rnnlib.generalization.uniform_bound"
-T = "rnnlib.generalization.logistic_loss_bound"
-T = "rnnlib.generalization.classification_task"
-int_rows(
-    T,
-    "L",
-    lambda v: generalization.classification_task(v, 4, 0.5, 4, 2),
-    low=3,
-)
-real_rows(
-    T,
-    "eps_x",
-    lambda v: generalization.classification_task(5, 4, v, 4, 2),
-    bad=(0.0,),
-)
+tensor_rows(T, "K", torch.eye(B), lambda v: generalization.empirical_rademacher(v, out_scale=1.0, norm=1.0))
 T = "rnnlib.generalization.generalization_run"
-GR = dict(
-    L=5,
-    d=4,
-    eps_x=0.5,
-    n_pool=10,
-    n_test=4,
-    out_scale=0.5,
-    epochs=1,
-)
-int_rows(
-    T,
-    "n_pool",
-    lambda v: generalization.generalization_run(
-        4, 8, 0, **{**GR, "n_pool": v}
-    ),
-    low=4,
-)
-
+GR = dict(L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5, epochs=1)
+int_rows(T, "n_pool", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "n_pool": v}), low=4)
 
 # --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
 
 from rnnlib import recognizers  # noqa: E402
 
-SPLIT = languages.language_dataset(
-    "dl1", 40, 4, min_length=1, generator=0
-)
+SPLIT = languages.language_dataset("dl1", 40, 4, min_length=1, generator=0)
 T = "rnnlib.recognizers.train_wide_rnn"
-row(
-    T,
-    "type",
-    "split",
-    lambda: recognizers.train_wide_rnn((ZP, ZP), 8),
-)
+row(T, "type", "split", lambda: recognizers.train_wide_rnn((ZP, ZP), 8))
 T = "rnnlib.recognizers.PracticalRNN"
-row(
-    T,
-    "malformed",
-    "z",
-    lambda: recognizers.PracticalRNN(4)(torch.tensor([[0, 2]])),
-)
-row(
-    T,
-    "dtype",
-    "z",
-    lambda: recognizers.PracticalRNN(4)(ZP.float()),
-)
+row(T, "malformed", "z", lambda: recognizers.PracticalRNN(4)(torch.tensor([[0, 2]])))
+row(T, "dtype", "z", lambda: recognizers.PracticalRNN(4)(ZP.float()))
 T = "rnnlib.recognizers.train_practical_rnn"
-row(
-    T,
-    "type",
-    "split",
-    lambda: recognizers.train_practical_rnn(None),
-)
-row(
-    "rnnlib.recognizers.additive_baseline",
-    "type",
-    "split",
-    lambda: recognizers.additive_baseline(ZP),
-)
-row(
-    "rnnlib.recognizers.token_codes",
-    "malformed",
-    "z",
-    lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])),
-)
-row(
-    "rnnlib.recognizers.Recognition",
-    "malformed",
-    "z",
-    lambda: recognizers.additive_baseline(SPLIT).accuracy(
-        torch.tensor([[0, 3, 1, 1]]), torch.ones(1)
-    ),
-)
+row(T, "type", "split", lambda: recognizers.train_practical_rnn(None))
+row("rnnlib.recognizers.additive_baseline", "type", "split", lambda: recognizers.additive_baseline(ZP))
+row("rnnlib.recognizers.token_codes", "malformed", "z", lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])))
+row("rnnlib.recognizers.Recognition", "malformed", "z", lambda: recognizers.additive_baseline(SPLIT).accuracy(torch.tensor([[0, 3, 1, 1]]), torch.ones(1)))
 T = "rnnlib.recognizers.run_learners"
-row(
-    T,
-    "malformed",
-    "name",
-    lambda: recognizers.run_learners("dyck", 4, widths=[]),
-)
-row(
-    T,
-    "type",
-    "widths",
-    lambda: recognizers.run_learners(
-        "dl1", 4, widths=8, hidden=None
-    ),
-)
-row(
-    T,
-    "range",
-    "widths",
-    lambda: recognizers.run_learners(
-        "dl1", 4, widths=[0], hidden=None
-    ),
-)
-row(
-    T,
-    "range",
-    "hidden",
-    lambda: recognizers.run_learners(
-        "dl1", 4, widths=[], hidden=0
-    ),
-)
-row(
-    T,
-    "type",
-    "wide_kwargs",
-    lambda: recognizers.run_learners(
-        "dl1", 4, widths=[], hidden=None, wide_kwargs=[1]
-    ),
-)
-int_rows(
-    T,
-    "min_length",
-    lambda v: recognizers.run_learners(
-        "dl1", 4, widths=[], hidden=None, min_length=v
-    ),
-    low=1,
-)
+row(T, "malformed", "name", lambda: recognizers.run_learners("dyck", 4, widths=[]))
+row(T, "type", "widths", lambda: recognizers.run_learners("dl1", 4, widths=8, hidden=None))
+row(T, "range", "widths", lambda: recognizers.run_learners("dl1", 4, widths=[0], hidden=None))
+row(T, "range", "hidden", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=0))
+row(T, "type", "wide_kwargs", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))
+int_rows(T, "min_length", lambda v: recognizers.run_learners("dl1", 4, widths=[], hidden=None, min_length=v), low=1)
 T = "rnnlib.recognizers.accuracy_table"
-row(
-    T,
-    "empty",
-    "languages",
-    lambda: recognizers.accuracy_table([], [4]),
-)
-row(
-    T,
-    "empty",
-    "lengths",
-    lambda: recognizers.accuracy_table(["dl1"], []),
-)
-row(
-    T,
-    "range",
-    "lengths",
-    lambda: recognizers.accuracy_table(["dl1"], [0]),
-)
-row(
-    T,
-    "malformed",
-    "name",
-    lambda: recognizers.accuracy_table(["tomita0"], [4]),
-)
+row(T, "empty", "languages", lambda: recognizers.accuracy_table([], [4]))
+row(T, "empty", "lengths", lambda: recognizers.accuracy_table(["dl1"], []))
+row(T, "range", "lengths", lambda: recognizers.accuracy_table(["dl1"], [0]))
+row(T, "malformed", "name", lambda: recognizers.accuracy_table(["tomita0"], [4]))
 T = "rnnlib.recognizers.length_generalization"
-row(
-    T,
-    "type",
-    "runs",
-    lambda: recognizers.length_generalization(SPLIT, 8),
-)
-RUNS = recognizers.run_learners(
-    "dl1", 4, widths=[], hidden=None, n_samples=40
-)
+row(T, "type", "runs", lambda: recognizers.length_generalization(SPLIT, 8))
+RUNS = recognizers.run_learners("dl1", 4, widths=[], hidden=None, n_samples=40)
 
-for name, call, arg, kind in (
-    (
-        "plot_learner_accuracy",
-        lambda: plotting.plot_learner_accuracy({}, 0.5),
-        "accuracies",
-        "empty",
-    ),
-    (
-        "plot_learner_accuracy",
-        lambda: plotting.plot_learner_accuracy(
-            {"a": math.nan}, 0.5
-        ),
-        "accuracies",
-        "nan",
-    ),
-    (
-        "plot_learner_accuracy",
-        lambda: plotting.plot_learner_accuracy([0.5], 0.5),
-        "accuracies",
-        "type",
-    ),
-    (
-        "plot_eps_effect",
-        lambda: plotting.plot_eps_effect(
-            [0.1, 1.0], np.ones((2, 3)), 0.5
-        ),
-        "accuracies",
-        "shape",
-    ),
-    (
-        "plot_eps_effect",
-        lambda: plotting.plot_eps_effect([0.1], np.ones(1), 0.5),
-        "accuracies",
-        "malformed",
-    ),
-    (
-        "plot_length_sweep",
-        lambda: plotting.plot_length_sweep(
-            [4, 8], {"a": [1.0]}, [0.5, 0.5]
-        ),
-        "accuracies",
-        "shape",
-    ),
-    (
-        "plot_length_sweep",
-        lambda: plotting.plot_length_sweep(
-            [4, 8], {"a": [1.0, 1.0]}, [0.5]
-        ),
-        "baselines",
-        "shape",
-    ),
-    (
-        "plot_representation_complexity",
-        lambda: plotting.plot_representation_complexity(
-            [4, 8], {"a": [1.0, NAN]}, 1.0
-        ),
-        "log10_cs",
-        "nan",
-    ),
-    (
-        "plot_representation_complexity",
-        lambda: plotting.plot_representation_complexity(
-            [4, 8], {}, 1.0
-        ),
-        "log10_cs",
-        "empty",
-    ),
-    (
-        "plot_accuracy_grid",
-        lambda: plotting.plot_accuracy_grid(
-            ["a"], ["b"], {"t": np.ones((2, 1))}
-        ),
-        "tables",
-        "shape",
-    ),
-    (
-        "plot_accuracy_grid",
-        lambda: plotting.plot_accuracy_grid(["a"], ["b"], []),
-        "tables",
-        "type",
-    ),
-    (
-        "plot_kernel_curves",
-        lambda: plotting.plot_kernel_curves([]),
-        "curves",
-        "type",
-    ),
+for (name, call, arg, kind) in (
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({}, 0.5), "accuracies", "empty"),
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({"a": math.nan}, 0.5), "accuracies", "nan"),
+    ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy([0.5], 0.5), "accuracies", "type"),
+    ("plot_eps_effect", lambda: plotting.plot_eps_effect([0.1, 1.0], np.ones((2, 3)), 0.5), "accuracies", "shape"),
+    ("plot_eps_effect", lambda: plotting.plot_eps_effect([0.1], np.ones(1), 0.5), "accuracies", "malformed"),
+    ("plot_length_sweep", lambda: plotting.plot_length_sweep([4, 8], {"a": [1.0]}, [0.5, 0.5]), "accuracies", "shape"),
+    ("plot_length_sweep", lambda: plotting.plot_length_sweep([4, 8], {"a": [1.0, 1.0]}, [0.5]), "baselines", "shape"),
+    ("plot_representation_complexity", lambda: plotting.plot_representation_complexity([4, 8], {"a": [1.0, NAN]}, 1.0), "log10_cs", "type"),
+    ("plot_representation_complexity", lambda: plotting.plot_representation_complexity([4, 8], {}, 1.0), "log10_cs", "empty"),
+    ("plot_accuracy_grid", lambda: plotting.plot_accuracy_grid(["a"], ["b"], {"t": np.ones((2, 1))}), "tables", "shape"),
+    ("plot_accuracy_grid", lambda: plotting.plot_accuracy_grid(["a"], ["b"], []), "tables", "type"),
+    ("plot_kernel_curves", lambda: plotting.plot_kernel_curves([]), "curves", "type"),
 ):
     row(f"rnnlib.plotting.{name}", kind, arg, call)
-
-
-T = "rnnlib.generalization.sgd_budget"
-SB = dict(p=1, C=1.0, L=4, width=8, out_scale=0.5, eps=0.1)
-int_rows(
-    T,
-    "p",
-    lambda v: generalization.sgd_budget(**{**SB, "p": v}),
-    low=1,
-)
-real_rows(
-    T,
-    "C",
-    lambda v: generalization.sgd_budget(**{**SB, "C": v}),
-    bad=(0.0,),
-)
-int_rows(
-    T,
-    "L",
-    lambda v: generalization.sgd_budget(**{**SB, "L": v}),
-    low=1,
-)
-int_rows(
-    T,
-    "width",
-    lambda v: generalization.sgd_budget(**{**SB, "width": v}),
-    low=1,
-)
-real_rows(
-    T,
-    "out_scale",
-    lambda v: generalization.sgd_budget(**{**SB, "out_scale": v}),
-    bad=(0.0,),
-)
-real_rows(
-    T,
-    "eps",
-    lambda v: generalization.sgd_budget(**{**SB, "eps": v}),
-    bad=(0.0,),
-)
-real_rows(
-    T,
-    "kernel_constant",
-    lambda v: generalization.sgd_budget(**SB, kernel_constant=v),
-    bad=(0.0,),
-)
-real_rows(
-    T,
-    "loss_bound",
-    lambda v: generalization.sgd_budget(**SB, loss_bound=v),
-    bad=(-1.0,),
-)
 
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
@@ -4024,87 +1044,30 @@ from rnnlib import ntk  # noqa: E402
 T = "rnnlib.ntk.limit_tangent_kernel"
 tensor_rows(T, "x", X, lambda v: ntk.limit_tangent_kernel(v))
 tensor_rows(T, "x2", X, lambda v: ntk.limit_tangent_kernel(X, v))
-row(
-    T,
-    "shape",
-    "x2",
-    lambda: ntk.limit_tangent_kernel(X, X[:, :-1]),
-)
+row(T, "shape", "x2", lambda: ntk.limit_tangent_kernel(X, X[:, :-1]))
 T = "rnnlib.ntk.limit_hidden_covariance"
 tensor_rows(T, "x", X, lambda v: ntk.limit_hidden_covariance(v))
-tensor_rows(
-    T, "x2", X, lambda v: ntk.limit_hidden_covariance(X, v)
-)
+tensor_rows(T, "x2", X, lambda v: ntk.limit_hidden_covariance(X, v))
 T = "rnnlib.ntk.cross_time_fraction"
 row(T, "type", "model", lambda: ntk.cross_time_fraction("m", X))
 tensor_rows(T, "x", X, lambda v: ntk.cross_time_fraction(ELMAN, v))
-row(
-    T,
-    "malformed",
-    "output_dim",
-    lambda: ntk.cross_time_fraction(elman.ElmanRNN(D, M, 2), X),
-    match=r"^model must have output_dim 1 for cross_time_fraction, got 2$",
-)
+row(T, "malformed", "output_dim", lambda: ntk.cross_time_fraction(elman.ElmanRNN(D, M, 2), X))
 
 from rnnlib.experiments import ch07 as exp07  # noqa: E402
 
 T = "rnnlib.experiments.ch07.limit_kernel_curve"
-row(
-    T,
-    "type",
-    "language",
-    lambda: exp07.limit_kernel_curve(3, 8, [20]),
-)
-row(
-    T,
-    "malformed",
-    "language",
-    lambda: exp07.limit_kernel_curve("nope", 8, [20]),
-    match=r"^language unknown language 'nope'; known: .+$",
-)
-int_rows(
-    T,
-    "n",
-    lambda v: exp07.limit_kernel_curve("dl1", v, [20]),
-    low=2,
-)
-int_rows(
-    T,
-    "seeds",
-    lambda v: exp07.limit_kernel_curve("dl1", 8, [20], seeds=v),
-    low=1,
-)
-row(
-    T,
-    "empty",
-    "sizes",
-    lambda: exp07.limit_kernel_curve("dl1", 8, []),
-    match=r"^sizes must be a non-empty sequence of integers, got \[\]$",
-)
-real_rows(
-    T,
-    "eps_x",
-    lambda v: exp07.limit_kernel_curve("dl1", 8, [20], eps_x=v),
-    bad=(0.0, 1.5),
-)
+row(T, "type", "language", lambda: exp07.limit_kernel_curve(3, 8, [20]))
+row(T, "malformed", "language", lambda: exp07.limit_kernel_curve("nope", 8, [20]))
+int_rows(T, "n", lambda v: exp07.limit_kernel_curve("dl1", v, [20]), low=2)
+int_rows(T, "seeds", lambda v: exp07.limit_kernel_curve("dl1", 8, [20], seeds=v), low=1)
+row(T, "empty", "sizes", lambda: exp07.limit_kernel_curve("dl1", 8, []))
+real_rows(T, "eps_x", lambda v: exp07.limit_kernel_curve("dl1", 8, [20], eps_x=v), bad=(0.0, 1.5))
 T = "rnnlib.experiments.ch07.draw_strings"
-int_rows(
-    T,
-    "n_samples",
-    lambda v: exp07.draw_strings("dl1", v, 8, generator=0),
-    low=2,
-)
-int_rows(
-    T,
-    "n",
-    lambda v: exp07.draw_strings("dl1", 10, v, generator=0),
-    low=2,
-)
+int_rows(T, "n_samples", lambda v: exp07.draw_strings("dl1", v, 8, generator=0), low=2)
+int_rows(T, "n", lambda v: exp07.draw_strings("dl1", 10, v, generator=0), low=2)
 
 _Z7 = torch.tensor([[0, 1], [1, 0], [1, 1], [0, 0]] * 3)
-SPLIT7 = languages.held_out_split(
-    _Z7, languages.get_language("dl1")(_Z7), generator=0
-)
+SPLIT7 = languages.held_out_split(_Z7, languages.get_language("dl1")(_Z7), generator=0)
 _ONE_ARG_SPLIT = {
     "distinct_test": exp07.distinct_test,
     "count_rule": exp07.count_rule,
@@ -4113,530 +1076,114 @@ _ONE_ARG_SPLIT = {
     "neighbour_coverage": exp07.neighbour_coverage,
     "kernel_learner": exp07.kernel_learner,
 }
-for _name, _fn in _ONE_ARG_SPLIT.items():
-    row(
-        f"rnnlib.experiments.ch07.{_name}",
-        "type",
-        "split",
-        lambda _fn=_fn: _fn(_Z7),
-    )
+for (_name, _fn) in _ONE_ARG_SPLIT.items():
+    row(f"rnnlib.experiments.ch07.{_name}", "type", "split", lambda _fn=_fn: _fn(_Z7))
 T = "rnnlib.experiments.ch07.unseen_mask"
 row(T, "type", "split", lambda: exp07.unseen_mask(None, _Z7))
-row(
-    T,
-    "malformed",
-    "z",
-    lambda: exp07.unseen_mask(
-        SPLIT7, torch.zeros(2, 5, dtype=torch.int64)
-    ),
-    match=r"^z must have the training width 2, got 5$",
-)
+row(T, "malformed", "z", lambda: exp07.unseen_mask(SPLIT7, torch.zeros(2, 5, dtype=torch.int64)))
 T = "rnnlib.experiments.ch07.best_constant"
 row(T, "type", "y", lambda: exp07.best_constant([0, 1]))
-row(
-    T,
-    "empty",
-    "y",
-    lambda: exp07.best_constant(torch.zeros(0)),
-    match=r"^y must hold at least one label \(one dimension\)$",
-)
+row(T, "empty", "y", lambda: exp07.best_constant(torch.zeros(0)))
 T = "rnnlib.experiments.ch07.additive_logistic"
-real_rows(
-    T,
-    "ridge",
-    lambda v: exp07.additive_logistic(SPLIT7, ridge=v),
-    bad=(0.0, -1.0),
-)
+real_rows(T, "ridge", lambda v: exp07.additive_logistic(SPLIT7, ridge=v), bad=(0.0, -1.0))
 T = "rnnlib.experiments.ch07.lazy_step"
 row(T, "type", "split", lambda: exp07.lazy_step(_Z7, 8))
 int_rows(T, "width", lambda v: exp07.lazy_step(SPLIT7, v), low=1)
-real_rows(
-    T,
-    "out_scale",
-    lambda v: exp07.lazy_step(SPLIT7, 8, out_scale=v),
-    bad=(0.0, -1.0),
-)
+real_rows(T, "out_scale", lambda v: exp07.lazy_step(SPLIT7, 8, out_scale=v), bad=(0.0, -1.0))
 T = "rnnlib.experiments.ch07.score_learner"
-row(
-    T,
-    "type",
-    "split",
-    lambda: exp07.score_learner(
-        "x", "", lambda z: z[:, 0].float(), _Z7, (_Z7, _Z7[:, 0])
-    ),
-)
+row(T, "type", "split", lambda: exp07.score_learner("x", "", lambda z: z[:, 0].float(), _Z7, (_Z7, _Z7[:, 0])))
 T = "rnnlib.experiments.ch07.compare_learners"
-row(
-    T,
-    "type",
-    "split",
-    lambda: exp07.compare_learners(_Z7, (_Z7, _Z7[:, 0])),
-)
-row(
-    T,
-    "malformed",
-    "learners",
-    lambda: exp07.compare_learners(
-        SPLIT7, (_Z7, _Z7[:, 0]), learners=["svm"]
-    ),
-    match=r"^learners: unknown learner 'svm'; known: .+$",
-)
-int_rows(
-    "rnnlib.experiments.ch07.pattern_count_neuron",
-    "k",
-    lambda v: exp07.pattern_count_neuron(v),
-    low=1,
-)
-real_rows(
-    "rnnlib.experiments.ch07.pattern_count_complexity",
-    "R",
-    lambda v: exp07.pattern_count_complexity(3, v),
-    bad=(0.0, -1.0),
-)
-row(
-    "rnnlib.experiments.ch07.pattern_count_target",
-    "malformed",
-    "pattern",
-    lambda: exp07.pattern_count_target(8, "12"),
-    match=r"^pattern must be a non-empty string of 0s and 1s, got '12'$",
-)
+row(T, "type", "split", lambda: exp07.compare_learners(_Z7, (_Z7, _Z7[:, 0])))
+row(T, "malformed", "learners", lambda: exp07.compare_learners(SPLIT7, (_Z7, _Z7[:, 0]), learners=["svm"]))
+int_rows("rnnlib.experiments.ch07.pattern_count_neuron", "k", lambda v: exp07.pattern_count_neuron(v), low=1)
+real_rows("rnnlib.experiments.ch07.pattern_count_complexity", "R", lambda v: exp07.pattern_count_complexity(3, v), bad=(0.0, -1.0))
+row("rnnlib.experiments.ch07.pattern_count_target", "malformed", "pattern", lambda: exp07.pattern_count_target(8, "12"))
 T = "rnnlib.experiments.ch07.mean_scores"
-row(
-    T,
-    "empty",
-    "runs",
-    lambda: exp07.mean_scores([]),
-    match=r"^runs must be a non-empty sequence of .+, got \[\]$",
-)
-int_rows(
-    "rnnlib.experiments.ch07.draw_strings",
-    "min_length",
-    lambda v: exp07.draw_strings(
-        "dl1", 10, 8, min_length=v, generator=0
-    ),
-    low=1,
-)
+row(T, "empty", "runs", lambda: exp07.mean_scores([]))
+int_rows("rnnlib.experiments.ch07.draw_strings", "min_length", lambda v: exp07.draw_strings("dl1", 10, 8, min_length=v, generator=0), low=1)
 
 from rnnlib.experiments import ch05 as exp05  # noqa: E402
 from rnnlib.experiments import ch06 as exp06  # noqa: E402
 
-_X5 = torch.rand(
-    3, 4, 5, generator=torch.Generator().manual_seed(0)
-)
+_X5 = torch.rand(3, 4, 5, generator=torch.Generator().manual_seed(0))
 _Y5 = torch.rand(3, 1, generator=torch.Generator().manual_seed(1))
 T = "rnnlib.experiments.ch05.kernel_convergence"
-tensor_rows(
-    T,
-    "x",
-    _X5,
-    lambda v: exp05.kernel_convergence(v, [8], [1]),
-    skip=("dtype",),
-)
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: exp05.kernel_convergence(_X5, [], []),
-    match=r"^widths must be a non-empty sequence of integers, got \[\]$",
-)
-row(
-    T,
-    "shape",
-    "draws",
-    lambda: exp05.kernel_convergence(_X5, [8, 16], [1]),
-)
-int_rows(
-    T,
-    "widths[i]",
-    lambda v: exp05.kernel_convergence(_X5, [v], [1]),
-    low=2,
-)
+tensor_rows(T, "x", _X5, lambda v: exp05.kernel_convergence(v, [8], [1]), skip=("dtype",))
+row(T, "empty", "widths", lambda: exp05.kernel_convergence(_X5, [], []))
+row(T, "shape", "draws", lambda: exp05.kernel_convergence(_X5, [8, 16], [1]))
+int_rows(T, "widths[i]", lambda v: exp05.kernel_convergence(_X5, [v], [1]), low=2)
 T = "rnnlib.experiments.ch05.limit_kernel_reference"
-tensor_rows(
-    T,
-    "x",
-    _X5,
-    lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1),
-    skip=("dtype",),
-)
-row(
-    T,
-    "shape",
-    "y",
-    lambda: exp05.limit_kernel_reference(
-        _X5, _Y5[:2], _X5, ridge=0.1
-    ),
-)
-real_rows(
-    T,
-    "ridge",
-    lambda v: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=v),
-    bad=(0.0, -1.0),
-)
-row(
-    T,
-    "type",
-    "offset",
-    lambda: exp05.limit_kernel_reference(
-        _X5, _Y5, _X5, ridge=0.1, offset=[_Y5, _Y5]
-    ),
-)
+tensor_rows(T, "x", _X5, lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1), skip=("dtype",))
+row(T, "shape", "y", lambda: exp05.limit_kernel_reference(_X5, _Y5[:2], _X5, ridge=0.1))
+real_rows(T, "ridge", lambda v: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=v), bad=(0.0, -1.0))
+row(T, "type", "offset", lambda: exp05.limit_kernel_reference(_X5, _Y5, _X5, ridge=0.1, offset=[_Y5, _Y5]))
 T = "rnnlib.experiments.ch05.limit_reference_sweep"
-_SW = dict(
-    L=3,
-    d=4,
-    eps_x=0.5,
-    n_train=4,
-    n_eval=4,
-    out_scale=0.5,
-    steps=5,
-)
-row(
-    T,
-    "empty",
-    "widths",
-    lambda: exp05.limit_reference_sweep([], [0], **_SW),
-    match=r"^widths must be a non-empty sequence of integers, got \[\]$",
-)
-int_rows(
-    T,
-    "seeds[i]",
-    lambda v: exp05.limit_reference_sweep([8], [v], **_SW),
-    low=0,
-)
-real_rows(
-    T,
-    "out_scale",
-    lambda v: exp05.limit_reference_sweep(
-        [8], [0], **{**_SW, "out_scale": v}
-    ),
-    bad=(0.0,),
-)
+_SW = dict(L=3, d=4, eps_x=0.5, n_train=4, n_eval=4, out_scale=0.5, steps=5)
+row(T, "empty", "widths", lambda: exp05.limit_reference_sweep([], [0], **_SW))
+int_rows(T, "seeds[i]", lambda v: exp05.limit_reference_sweep([8], [v], **_SW), low=0)
+real_rows(T, "out_scale", lambda v: exp05.limit_reference_sweep([8], [0], **{**_SW, "out_scale": v}), bad=(0.0,))
 T = "rnnlib.experiments.ch06.kernel_sgd"
 _K6 = torch.eye(3, dtype=torch.float64)
 _Y6 = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
 _O6 = torch.tensor([0, 1, 2])
-tensor_rows(
-    T,
-    "K",
-    _K6,
-    lambda v: exp06.kernel_sgd(v, _Y6, _O6, lr_scale=0.1),
-    skip=("shape",),
-)
-row(
-    T,
-    "shape",
-    "K",
-    lambda: exp06.kernel_sgd(_K6[:2], _Y6, _O6, lr_scale=0.1),
-)
-row(
-    T,
-    "malformed",
-    "y",
-    lambda: exp06.kernel_sgd(_K6, _Y6 * 0.5, _O6, lr_scale=0.1),
-)
-row(
-    T,
-    "type",
-    "order",
-    lambda: exp06.kernel_sgd(_K6, _Y6, [0, 1], lr_scale=0.1),
-)
-row(
-    T,
-    "malformed",
-    "order",
-    lambda: exp06.kernel_sgd(_K6, _Y6, _O6 + 5, lr_scale=0.1),
-)
-real_rows(
-    T,
-    "lr_scale",
-    lambda v: exp06.kernel_sgd(_K6, _Y6, _O6, lr_scale=v),
-    bad=(0.0,),
-)
+tensor_rows(T, "K", _K6, lambda v: exp06.kernel_sgd(v, _Y6, _O6, lr_scale=0.1), skip=("shape",))
+row(T, "shape", "K", lambda: exp06.kernel_sgd(_K6[:2], _Y6, _O6, lr_scale=0.1))
+row(T, "malformed", "y", lambda: exp06.kernel_sgd(_K6, _Y6 * 0.5, _O6, lr_scale=0.1))
+row(T, "type", "order", lambda: exp06.kernel_sgd(_K6, _Y6, [0, 1], lr_scale=0.1))
+row(T, "malformed", "order", lambda: exp06.kernel_sgd(_K6, _Y6, _O6 + 5, lr_scale=0.1))
+real_rows(T, "lr_scale", lambda v: exp06.kernel_sgd(_K6, _Y6, _O6, lr_scale=v), bad=(0.0,))
 T = "rnnlib.experiments.ch06.limit_generalization_curve"
 _LC = dict(L=3, d=4, eps_x=0.5, n_test=5)
-row(
-    T,
-    "empty",
-    "ns",
-    lambda: exp06.limit_generalization_curve([], 0, **_LC),
-    match=r"^ns must be a non-empty sequence of integers, got \[\]$",
-)
-int_rows(
-    T,
-    "ns[i]",
-    lambda v: exp06.limit_generalization_curve([v], 0, **_LC),
-    low=2,
-)
-int_rows(
-    T,
-    "n_test",
-    lambda v: exp06.limit_generalization_curve(
-        [10], 0, **{**_LC, "n_test": v}
-    ),
-    low=1,
-)
-real_rows(
-    T,
-    "epochs",
-    lambda v: exp06.limit_generalization_curve(
-        [10], 0, epochs=v, **_LC
-    ),
-    bad=(0.0,),
-)
-row(
-    T,
-    "malformed",
-    "ns",
-    lambda: exp06.limit_generalization_curve(
-        [10], 0, gram_size=5, **_LC
-    ),
-)
-row(
-    "rnnlib.plotting.plot_kernel_convergence",
-    "type",
-    "conv",
-    lambda: plotting.plot_kernel_convergence(None),
-)
-row(
-    "rnnlib.plotting.plot_limit_bound",
-    "empty",
-    "passes",
-    lambda: plotting.plot_limit_bound([], []),
-)
-row(
-    "rnnlib.plotting.plot_limit_bound",
-    "type",
-    "fixed",
-    lambda: plotting.plot_limit_bound(
-        [exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)],
-        ["run"],
-    ),
-)
+row(T, "empty", "ns", lambda: exp06.limit_generalization_curve([], 0, **_LC))
+int_rows(T, "ns[i]", lambda v: exp06.limit_generalization_curve([v], 0, **_LC), low=2)
+int_rows(T, "n_test", lambda v: exp06.limit_generalization_curve([10], 0, **{**_LC, "n_test": v}), low=1)
+real_rows(T, "epochs", lambda v: exp06.limit_generalization_curve([10], 0, epochs=v, **_LC), bad=(0.0,))
+row(T, "malformed", "ns", lambda: exp06.limit_generalization_curve([10], 0, gram_size=5, **_LC))
+row("rnnlib.plotting.plot_kernel_convergence", "type", "conv", lambda: plotting.plot_kernel_convergence(None))
+row("rnnlib.plotting.plot_limit_bound", "empty", "passes", lambda: plotting.plot_limit_bound([], []))
+row("rnnlib.plotting.plot_limit_bound", "type", "fixed", lambda: plotting.plot_limit_bound([exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)], ["run"]))
 
 from rnnlib import claims  # noqa: E402
 
 T = "rnnlib.claims.Claim"
-row(
-    T,
-    "malformed",
-    "id",
-    lambda: claims.Claim(
-        "two words", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim"
-    ),
-)
-row(
-    T,
-    "malformed",
-    "paper",
-    lambda: claims.Claim(
-        "c", "P&G", "Lemma 4.4", "paper", 4, "a claim"
-    ),
-)
-row(
-    T,
-    "malformed",
-    "kind",
-    lambda: claims.Claim(
-        "c", "P&G 2021", "Lemma 4.4", "guess", 4, "a claim"
-    ),
-)
-row(
-    T,
-    "range",
-    "chapter",
-    lambda: claims.Claim(
-        "c", "P&G 2021", "Lemma 4.4", "paper", 12, "a claim"
-    ),
-)
-row(
-    T,
-    "empty",
-    "text",
-    lambda: claims.Claim(
-        "c", "P&G 2021", "Lemma 4.4", "paper", 4, " "
-    ),
-)
-row(
-    T,
-    "type",
-    "closed_form",
-    lambda: claims.Claim(
-        "c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", "", 1
-    ),
-)
-row(
-    "rnnlib.claims.register",
-    "type",
-    "claims",
-    lambda: claims.register("mh-word-level-lm"),
-)
-row(
-    "rnnlib.claims.untestable",
-    "empty",
-    "reason",
-    lambda: claims.untestable(
-        "c", "P&G 2021", "Sec. 5", "paper", "a claim", ""
-    ),
-    match=r"^reason must say why the claim cannot be tested$",
-)
+row(T, "malformed", "id", lambda: claims.Claim("two words", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim"))
+row(T, "malformed", "paper", lambda: claims.Claim("c", "P&G", "Lemma 4.4", "paper", 4, "a claim"))
+row(T, "malformed", "kind", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "guess", 4, "a claim"))
+row(T, "range", "chapter", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 12, "a claim"))
+row(T, "empty", "text", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, " "))
+row(T, "type", "closed_form", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", "", 1))
+row("rnnlib.claims.register", "type", "claims", lambda: claims.register("mh-word-level-lm"))
+row("rnnlib.claims.untestable", "empty", "reason", lambda: claims.untestable("c", "P&G 2021", "Sec. 5", "paper", "a claim", ""))
 T = "rnnlib.claims.check"
-row(
-    T,
-    "malformed",
-    "verdict",
-    lambda: claims.check(
-        "mh-word-level-lm", True, "1.0", verdict="fine"
-    ),
-)
-row(
-    T,
-    "empty",
-    "figure",
-    lambda: claims.check("mh-word-level-lm", True, ""),
-)
-row(
-    T,
-    "malformed",
-    "verdict",
-    lambda: claims.check(
-        "mh-word-level-lm",
-        True,
-        "1.0",
-        verdict="checked (closed form)",
-    ),
-    note="closed-form-verdict-for-a-measured-claim",
-    match=r"^claim 'mh-word-level-lm' is registered with closed_form=False: its verdict must not be 'checked \(closed form\)', got 'checked \(closed form\)'$",
-)
-row(
-    T,
-    "type",
-    "piloted",
-    lambda: claims.check(
-        "mh-word-level-lm", True, "1.0", piloted="yes"
-    ),
-)
-
+row(T, "malformed", "verdict", lambda: claims.check("mh-word-level-lm", True, "1.0", verdict="fine"))
+row(T, "empty", "figure", lambda: claims.check("mh-word-level-lm", True, ""))
+row(T, "malformed", "verdict", lambda: claims.check("mh-word-level-lm", True, "1.0", verdict="checked (closed form)"), note="closed-form-verdict-for-a-measured-claim")
+row(T, "type", "piloted", lambda: claims.check("mh-word-level-lm", True, "1.0", piloted="yes"))
 
 # --- validators and draws made public so that no module imports another's private name ---------
 
 T = "rnnlib.elman.check_true_sequence"
 tensor_rows(T, "x_bar", XBAR, elman.check_true_sequence)
-row(
-    T,
-    "malformed",
-    "x_bar",
-    lambda: elman.check_true_sequence(2 * XBAR),
-    note="non-unit tokens",
-    match=r"^x_bar tokens must be unit vectors \(Definition 3\.1\); the largest \|norm - 1\| is 1$",
-)
+row(T, "malformed", "x_bar", lambda: elman.check_true_sequence(2 * XBAR), note="non-unit tokens")
 T = "rnnlib.languages.check_strings"
 row(T, "type", "z", lambda: languages.check_strings([[0, 1]]))
 row(T, "shape", "z", lambda: languages.check_strings(Z[0]))
-row(
-    T,
-    "malformed",
-    "z",
-    lambda: languages.check_strings(2 * Z),
-    note="not binary",
-)
-T = "rnnlib.concepts.sample_task"
+row(T, "malformed", "z", lambda: languages.check_strings(2 * Z), note="not binary")
 T = "rnnlib.next_step.readout_loss"
-row(
-    T,
-    "type",
-    "model",
-    lambda: nstep.readout_loss(
-        "rnn",
-        LOG,
-        torch.ones(2, 3, 88),
-        torch.ones(2, 3, dtype=torch.bool),
-    ),
-)
-row(
-    T,
-    "shape",
-    "targets",
-    lambda: nstep.readout_loss(
-        NSM,
-        LOG,
-        torch.ones(2, 3, 4),
-        torch.ones(2, 3, dtype=torch.bool),
-    ),
-)
+row(T, "type", "model", lambda: nstep.readout_loss("rnn", LOG, torch.ones(2, 3, 88), torch.ones(2, 3, dtype=torch.bool)))
+row(T, "shape", "targets", lambda: nstep.readout_loss(NSM, LOG, torch.ones(2, 3, 4), torch.ones(2, 3, dtype=torch.bool)))
 
 
-# --- names with no arguments to validate --------------------------------------------------------
+# fmt: on
+
+
+# --- names with nothing to validate -------------------------------------------------------------
 
 NO_ARGUMENTS_TO_VALIDATE = {
-    "rnnlib.claims.CLAIMS": "a registry (dict) filled by register",
-    "rnnlib.claims.KINDS": "a constant",
-    "rnnlib.claims.VERDICTS": "a constant",
-    "rnnlib.claims.MIME": "a constant",
-    "rnnlib.claims.CLOSED_FORM": "a constant",
-    "rnnlib.claims.STRICT_ENV": "a constant",
     "rnnlib.claims.strict": "no arguments; reads the environment",
-    "rnnlib.notebook.HAS_MYST_NB": "a constant",
-    "rnnlib.widgets.SLOW_S": "a constant",
-    "rnnlib.concepts.C_STAR": "a constant",
-    "rnnlib.languages.PAD": "a constant",
-    "rnnlib.languages.TOMITA_DESCRIPTIONS": "a constant table",
     "rnnlib.languages.language_names": "takes no arguments",
-    "rnnlib.languages.HeldOutSplit": "a result record built by held_out_split from validated inputs",
-    "rnnlib.recognizers.LanguageRuns": "a result record built by run_learners",
-    "rnnlib.concepts.STANDARD_FUNCTIONS": "a constant table",
-    "rnnlib.plotting.STYLE": "a constant (matplotlib rcParams)",
     "rnnlib.plotting.use_book_style": "takes no arguments",
     "rnnlib.plotting.Table": "built by html_table, which validates",
-    "rnnlib.dynamical.INIT_SCHEMES": "a constant",
-    "rnnlib.homework.CHECKERS": "a registry (dict) filled by @register",
-    "rnnlib.homework.ExerciseCheckFailed": "an exception class",
-    "rnnlib.truncation.DivergenceError": "an exception class (tests/test_bad_input.py checks it is raised)",
-    "rnnlib.initialization.NormProfile": "a result record built by norm_profile from validated inputs",
-    "rnnlib.pseudo.GapMeasurement": "a result record built by linearization_gap",
-    "rnnlib.pseudo.GapSweep": "a result record built by gap_sweep",
-    "rnnlib.pseudo.DirectionGapSweep": "a result record built by direction_gap_sweep",
-    "rnnlib.pseudo.DIRECTION_KINDS": "a constant",
-    "rnnlib.pseudo.LinearizationSample": "a result record built by linearization_sample",
-    "rnnlib.stability.StabilityCertificate": "a result record built by certify",
-    "rnnlib.stability.LDSFit": "a result record built by fit_lds_canonical",
-    "rnnlib.truncation.TrainingPair": "a result record built by train_full_and_truncated",
-    "rnnlib.inversion.Lemma44Sweep": "a result record built by lemma44_sweep",
-    "rnnlib.inversion.LinearDecoder": "a result record built by fit_linear_decoder (its __call__ validates h)",
-    "rnnlib.inversion.DecodingErrors": "a result record built by decoding_errors",
-    "rnnlib.inversion.DecodingSweep": "a result record built by decoding_sweep",
-    "rnnlib.inversion.StepFeatureFit": "a result record built by fit_step_features (its methods validate)",
-    "rnnlib.inversion.StepFeatureSweep": "a result record built by step_feature_sweep",
-    "rnnlib.inversion.CorrelationSweep": "a result record built by correlation_sweep",
-    "rnnlib.inversion.Construction": "a result record built by construct_existence",
-    "rnnlib.inversion.ConstructionErrors": "a result record built by evaluate_construction",
-    "rnnlib.inversion.ConstructionSweep": "a result record built by construction_sweep",
-    "rnnlib.data.MIDI_LOW": "a constant",
-    "rnnlib.data.MIDI_HIGH": "a constant",
-    "rnnlib.data.N_KEYS": "a constant",
-    "rnnlib.data.CHORALE_FILE": "a constant (path of the shipped file)",
-    "rnnlib.data.JSB_STANDARD_STATISTICS": "a constant (published statistics)",
-    "rnnlib.data.JSB_PUBLISHED_NLL": "a constant (published results)",
-    "rnnlib.data.VOICES": "a constant",
-    "rnnlib.data.OCTAVE_SHIFT": "a constant",
-    "rnnlib.data.PianoRollData": "a record built by load_chorales / load_benchmark from validated files",
-    "rnnlib.data.TextData": "a record built by load_abc_text (its encode/decode validate; tests/test_data.py)",
-    "rnnlib.next_step.KINDS": "a constant",
-    "rnnlib.next_step.READOUTS": "a constant",
-    "rnnlib.train.NextStepHistory": "a result record built by train_next_step",
-    "rnnlib.train.LOSSES": "a constant",
-    "rnnlib.train.TrainHistory": "a result record built by train_rnn / train_pseudo",
-    "rnnlib.train.TrainResult": "a result record built by train_rnn / train_pseudo",
-    "rnnlib.train.PairResult": "a result record built by train_pair",
-    "rnnlib.train.LazyGrid": "a result record built by lazy_grid",
-    "rnnlib.experiments.ch07.KernelCurve": "a result record built by limit_kernel_curve",
-    "rnnlib.experiments.ch07.LearnerScore": "a result record built by score_learner / compare_learners",
-    "rnnlib.experiments.ch07.COUNT_RULES": "a constant",
-    "rnnlib.experiments.ch07.LEARNERS": "a constant",
-    "rnnlib.experiments.ch05.KernelConvergence": "a result record built by kernel_convergence",
-    "rnnlib.experiments.ch05.LimitReference": "a result record built by limit_reference_sweep",
-    "rnnlib.experiments.ch06.LimitRun": "a result record built by limit_generalization_curve",
-    "rnnlib.generalization.GeneralizationRun": "a result record built by generalization_run",
 }
 
 
@@ -4674,58 +1221,40 @@ def _resolve(target: str) -> object:
     return getattr(importlib.import_module(modname), name)
 
 
-def _params():
-    for r in ROWS:
-        marks = (
-            [
-                pytest.mark.xfail(
-                    strict=True,
-                    reason=r.xfail,
-                    raises=AssertionError,
-                )
-            ]
-            if r.xfail
-            else []
-        )
-        yield pytest.param(r, id=r.id, marks=marks)
-
-
-@pytest.mark.parametrize("case", list(_params()))
-def test_bad_input_is_refused_naming_the_argument(case: Row):
-    try:
-        case.call()
-    except (ValueError, TypeError) as exc:
-        assert re.fullmatch(case.match, str(exc)), (
-            f"{case.target} ({case.kind} {case.arg}): the message does not match {case.match!r}: "
-            f"{type(exc).__name__}: {exc}"
-        )
-        assert isinstance(exc, case.exc), (
-            f"{case.target} ({case.kind} {case.arg}): raised {type(exc).__name__}, expected {case.exc.__name__}: {exc}"
-        )
-        return
-    except Exception as exc:  # noqa: BLE001 - a crash is a failure of the check, with its type shown
-        raise AssertionError(
-            f"{case.target} ({case.kind} {case.arg}): raised {type(exc).__name__}: {exc}"
-        ) from exc
-    raise AssertionError(
-        f"{case.target} ({case.kind} {case.arg}): accepted the bad input without an error"
+def _names_the_argument(arg: str, message: str) -> bool:
+    return (
+        re.search(rf"(?<!\w){re.escape(arg)}(?!\w)", message)
+        is not None
     )
 
 
-def test_every_row_checks_a_pattern_that_names_its_argument():
-    """No row can pass without checking something: each has a pattern anchored at both ends that names the argument."""
-    for r in ROWS:
-        assert r.match.startswith("^") and r.match.endswith("$"), (
-            f"{r.id}: pattern {r.match!r} is not anchored"
+@pytest.mark.parametrize("case", ROWS, ids=[r.id for r in ROWS])
+def test_bad_input_is_refused_naming_the_argument(case: Row):
+    where = f"{case.target} ({case.kind} {case.arg})"
+    with pytest.raises((ValueError, TypeError)) as info:
+        case.call()
+    message = str(info.value)
+    assert isinstance(info.value, case.exc), (
+        f"{where}: raised {type(info.value).__name__}, expected {case.exc.__name__}: {message}"
+    )
+    assert _names_the_argument(case.arg, message), (
+        f"{where}: the message does not name {case.arg!r}: {message}"
+    )
+    assert re.search(KIND_WORDS[case.kind], message), (
+        f"{where}: the message does not say what a {case.kind} error says ({KIND_WORDS[case.kind]}): {message}"
+    )
+
+
+def _needs_no_rows(obj: object) -> bool:
+    """Constants, exception classes and result records (dataclasses without ``__post_init__``)."""
+    if not callable(obj):
+        return True
+    if inspect.isclass(obj):
+        return issubclass(obj, Exception) or (
+            dataclasses.is_dataclass(obj)
+            and not hasattr(obj, "__post_init__")
         )
-        assert re.escape(r.arg) in r.match or r.arg in r.match, (
-            f"{r.id}: pattern {r.match!r} does not name {r.arg!r}"
-        )
-        assert not re.fullmatch(r.match, "") and not re.fullmatch(
-            r.match, f"{r.arg} is wrong"
-        ), (
-            f"{r.id}: pattern {r.match!r} matches a message that says nothing"
-        )
+    return False
 
 
 def test_every_public_name_has_rows():
@@ -4739,6 +1268,7 @@ def test_every_public_name_has_rows():
         name
         for name, obj in public_names().items()
         if id(obj) not in covered | allowed
+        and not _needs_no_rows(obj)
     )
     assert not missing, (
         "public rnnlib names without a bad-input row in tests/test_bad_input.py "
@@ -4791,39 +1321,16 @@ def test_divergent_lds_fit_stops_with_a_clear_error():
         stability.fit_lds_canonical(4, steps=200, lr=1e8)
 
 
-#: The bad inputs refused (hand-written rows + generated ones) when the declarations came
-#: in (1,666 hand-written rows before): deleting rows or declarations in bulk fails here.
-REFUSED_FLOOR = 1850
+#: The bad inputs refused before the table was generated from the declarations (2,053:
+#: 1,259 hand-written rows + 794 generated); deleting rows or declarations in bulk fails here.
+REFUSED_FLOOR = 2053
 
 
-def test_summary(capsys):
-    """Counts the refused bad inputs by kind and asserts the count does not shrink."""
-    kinds = Counter(r.kind for r in ROWS)
+def test_refused_inputs_do_not_shrink():
+    """The number of bad inputs tested (rows + generated cases) stays at or above the floor."""
     generated = len(list(_generated_params()))
-    gaps = sorted({r.target for r in ROWS if r.xfail})
-    line = (
-        f"bad inputs: {len(ROWS)} hand-written rows "
-        f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}) + {generated} generated "
-        f"from {len(declared_constraints())} declared constraints; "
-        f"{len(NO_ARGUMENTS_TO_VALIDATE)} names allow-listed; {len(gaps)} xfail"
-    )
-    with capsys.disabled():  # shown in every pytest run
-        print("\n" + line)
-    assert len(ROWS) + generated >= REFUSED_FLOOR, line
-    assert set(kinds) <= set(KIND_PATTERNS), set(kinds) - set(
-        KIND_PATTERNS
-    )
-    assert not gaps, (
-        f"rows marked xfail (validation missing): {gaps}"
-    )
-
-
-def test_exact_messages_belong_to_rows():
-    """Every entry of EXACT_MESSAGES is used by a row (no stale entries)."""
-    ids = {r.id for r in ROWS}
-    stale = sorted(set(EXACT_MESSAGES) - ids)
-    assert not stale, (
-        f"EXACT_MESSAGES entries without a row: {stale}"
+    assert len(ROWS) + generated >= REFUSED_FLOOR, (
+        f"{len(ROWS)} rows + {generated} generated < {REFUSED_FLOOR}"
     )
 
 
@@ -4851,6 +1358,11 @@ def bad_values(spec) -> list[object]:
     """Values a declared constraint refuses: a wrong type, NaN and inf (reals), each end when open, one past it when closed."""
     if isinstance(spec, _validation.DType):
         return [torch.int64, "float32"]
+    if isinstance(spec, _validation.Choice):
+        strings = all(isinstance(o, str) for o in spec.options)
+        return ["no such option"] + ([1] if strings else [])
+    if isinstance(spec, _validation.Bool):
+        return [1, "yes"]
     if isinstance(spec, _validation.Int):
         out: list[object] = [2.5, "3"]
         out += [] if spec.low is None else [spec.low - 1]
@@ -4867,6 +1379,10 @@ def good_value(spec) -> object:
     """A value a declared constraint accepts."""
     if isinstance(spec, _validation.DType):
         return torch.float32
+    if isinstance(spec, _validation.Choice):
+        return spec.options[0]
+    if isinstance(spec, _validation.Bool):
+        return True
     lo, hi = spec.low, spec.high
     if isinstance(spec, _validation.Int):
         return 0 if lo is None else lo
@@ -4887,6 +1403,13 @@ def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
             TypeError,
             rf"^{a} must be torch\.float32 or torch\.float64",
         )
+    if isinstance(spec, _validation.Choice):
+        return (
+            ValueError if isinstance(bad, str) else TypeError,
+            rf"^{a} must be one of {re.escape(str(spec.options))}",
+        )
+    if isinstance(spec, _validation.Bool):
+        return TypeError, rf"^{a} must be a bool"
     if (
         isinstance(bad, str)
         or isinstance(bad, float)

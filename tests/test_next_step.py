@@ -492,3 +492,59 @@ def test_inference_bound_at_a_models_own_constants():
         )
     with pytest.raises(ValueError, match="certifiably stable"):
         ch11.inference_bound_at(unstable, seqs, 3)
+
+
+@pytest.mark.parametrize(
+    "T, r", [(7, 1), (7, 3), (9, 3), (5, 5), (12, 4)]
+)
+def test_window_products_against_naive(T, r):
+    gen = torch.Generator().manual_seed(T * 10 + r)
+    J = torch.randn(2, T, 3, 3, generator=gen, dtype=torch.float64)
+    got = ns._window_products(J, r)
+    assert got.shape == (2, T - r + 1, 3, 3)
+    for t in range(r - 1, T):
+        expect = J[:, t]
+        for j in range(1, r):
+            expect = expect @ J[:, t - j]
+        torch.testing.assert_close(got[:, t - r + 1], expect)
+
+
+def test_jacobian_norms_keep_the_order_of_seqs():
+    # batches are formed by length: the result is still sequence by sequence
+    model = ns.NextStepModel(
+        "lstm", K, 4, generator=2, dtype=torch.float64
+    )
+    seqs = [toy_rolls(n=1, T=T, seed=T)[0] for T in (9, 4, 7)]
+    whole = ns.local_jacobian_norms(model, seqs, batch_size=2)
+    parts = [ns.local_jacobian_norms(model, [q]) for q in seqs]
+    np.testing.assert_allclose(
+        whole, np.concatenate(parts), rtol=1e-12
+    )
+    r = 3
+    whole = ns.multi_step_jacobian_norms(
+        model, seqs, r, batch_size=2
+    )
+    parts = [
+        ns.multi_step_jacobian_norms(model, [q], r) for q in seqs
+    ]
+    np.testing.assert_allclose(
+        whole, np.concatenate(parts), rtol=1e-12
+    )
+
+
+def test_closed_form_lstm_jacobians_match_autograd():
+    from rnnlib.stability import state_jacobians
+
+    model = ns.NextStepModel(
+        "lstm", K, 5, generator=3, dtype=torch.float64
+    )
+    with torch.no_grad():
+        model.core.b.normal_(
+            generator=torch.Generator().manual_seed(1)
+        )
+    inputs, _, _ = ns.next_step_batch(
+        toy_rolls(n=3, T=7), dtype=torch.float64
+    )
+    got = ns._state_jacobians(model, inputs)
+    expect = state_jacobians(model.core, model.encode(inputs))
+    torch.testing.assert_close(got, expect, rtol=1e-10, atol=1e-12)

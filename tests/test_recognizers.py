@@ -16,20 +16,20 @@ from rnnlib.languages import (
 )
 from rnnlib.recognizers import (
     PracticalRNN,
-    _token_codes,
     accuracy_table,
     additive_baseline,
     length_generalization,
     run_learners,
+    token_codes,
     train_practical_rnn,
     train_wide_rnn,
 )
 from rnnlib.train import DivergenceError, train_rnn
 
 
-def test_token_codes_follow_the_normalized_input():
+def testtoken_codes_follow_the_normalized_input():
     z = torch.tensor([[PAD, PAD, 1, 0], [0, 1, 1, 0]])
-    codes = _token_codes(z)
+    codes = token_codes(z)
     assert codes.tolist() == [
         [0, 0, 1, 3, 2, 4],
         [1, 2, 3, 3, 2, 4],
@@ -123,7 +123,7 @@ def test_additive_baseline_is_the_least_squares_fit():
     z = sample_dl1_balanced(400, 8, min_length=2, generator=0)
     split = held_out_split(z, get_language("dl1")(z), generator=0)
     r = additive_baseline(split)
-    codes = _token_codes(split.z_train)
+    codes = token_codes(split.z_train)
     onehot = (
         torch.nn.functional.one_hot(codes, 5)
         .reshape(len(codes), -1)
@@ -138,7 +138,7 @@ def test_additive_baseline_is_the_least_squares_fit():
         [
             np.ones((len(split.z_test), 1)),
             torch.nn.functional.one_hot(
-                _token_codes(split.z_test), 5
+                token_codes(split.z_test), 5
             )
             .reshape(len(split.z_test), -1)
             .double()

@@ -270,3 +270,61 @@ def test_validate_params_refuses_an_undeclared_argument_name():
         @validate_params("eps_x")
         def g(L):
             return L
+
+
+def test_choice_and_bool_name_the_argument_and_the_options():
+    from rnnlib._validation import Bool, Choice, validate_params
+
+    @validate_params(kind=Choice("a", "b"), flag=Bool())
+    def f(kind="a", flag=False):
+        return kind, flag
+
+    assert f("b", True) == ("b", True)
+    with pytest.raises(
+        ValueError,
+        match=r"^kind must be one of \('a', 'b'\), got 'c'$",
+    ):
+        f("c")
+    with pytest.raises(TypeError, match=r"^kind must be one of"):
+        f(1)
+    with pytest.raises(
+        TypeError, match=r"^flag must be a bool, got int$"
+    ):
+        f(flag=1)
+
+
+def test_only_the_outermost_declared_call_checks():
+    """A public function called by another trusts its caller: each parameter is checked once."""
+    from rnnlib import _validation
+    from rnnlib._validation import Int, validate_params
+
+    calls = []
+    spec = Int(1)
+    counting = type(
+        "Counting",
+        (),
+        {
+            "check": lambda self, v, n: (
+                calls.append(n) or spec.check(v, n)
+            )
+        },
+    )()
+
+    @validate_params(L=counting)
+    def inner(L):
+        return L
+
+    @validate_params(L=counting)
+    def outer(L):
+        return inner(L) + inner(
+            0
+        )  # inner(0) is the caller's business
+
+    assert outer(3) == 3 and calls == ["L"]
+    with pytest.raises(
+        ValueError, match=r"^L must be >= 1, got 0$"
+    ):
+        inner(0)  # called directly, it checks
+    with pytest.raises(ValueError):
+        outer(0)
+    assert _validation._INSIDE.depth == 0  # reset after an error

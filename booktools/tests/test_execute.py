@@ -199,14 +199,20 @@ def test_strip_notebooks(tmp_path):
         root / "_build" / "nbval",
         root,
     )
+    ids = [
+        c.id for c in nbformat.read(executed, as_version=4).cells
+    ]
     assert strip_notebooks.main(["--check", str(executed)]) == 1
     assert strip_notebooks.main([str(executed)]) == 0
     nb = nbformat.read(executed, as_version=4)
     assert all(
-        c.outputs == [] and c.execution_count is None
+        c.outputs == []
+        and c.execution_count is None
+        and "execution" not in c.metadata
         for c in nb.cells
         if c.cell_type == "code"
     )
+    assert [c.id for c in nb.cells] == ids  # --keep-id
     assert strip_notebooks.main(["--check", str(executed)]) == 0
 
 

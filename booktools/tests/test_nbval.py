@@ -217,3 +217,54 @@ def test_the_sanitizer_file_masks_timings_addresses_and_ids_only():
         == "model <model id>"
     )
     assert clean("\x1b[31mred\x1b[0m") == "red"
+
+
+def test_one_widget_walk_serves_the_export_and_the_grader():
+    from booktools.grade import widget_errors
+    from booktools.nbval_notebooks import lift_widget_outputs
+
+    view = "application/vnd.jupyter.widget-view+json"
+    cell = nbformat.v4.new_code_cell("explore()")
+    cell.outputs = [
+        nbformat.from_dict(
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {view: {"model_id": "box"}},
+            }
+        )
+    ]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    error = {
+        "output_type": "error",
+        "ename": "ValueError",
+        "evalue": "bad",
+        "traceback": [],
+    }
+    nb.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {
+            "state": {
+                "box": {
+                    "model_name": "VBoxModel",
+                    "state": {
+                        "children": [
+                            "IPY_MODEL_out",
+                            "IPY_MODEL_box",
+                        ]
+                    },
+                },
+                "out": {
+                    "model_name": "OutputModel",
+                    "state": {"outputs": [error]},
+                },
+            }
+        }
+    }
+    assert widget_errors(nb) == [
+        (0, "ValueError (inside a widget)", "bad")
+    ]
+    lifted = lift_widget_outputs(nb).cells[0].outputs
+    assert [o["output_type"] for o in lifted] == [
+        "error",
+        "display_data",
+    ]

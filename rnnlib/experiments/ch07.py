@@ -46,7 +46,11 @@ from ..languages import (
     sample_language,
 )
 from ..ntk import limit_tangent_kernel
-from ..recognizers import token_codes
+from ..recognizers import (
+    token_codes,
+    train_practical_rnn,
+    train_wide_rnn,
+)
 from ..train import tangent_kernel_diag
 
 __all__ = [
@@ -685,8 +689,6 @@ def compare_learners(
     :func:`rnnlib.recognizers.train_practical_rnn`. Returns one
     :class:`LearnerScore` per learner, in the order asked.
     """
-    from ..recognizers import train_practical_rnn, train_wide_rnn
-
     split = _check_split(split)
     names = check_sequence(learners, "learners", "learner names")
     for name in names:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from numbers import Integral, Real
 
-from .._validation import check_int
+from .._validation import Int, validate_params
 
 __all__ = ["Table", "html_table"]
 
@@ -85,6 +85,7 @@ def _cell(value: object, digits: int, name: str) -> str:
     return f"{value:.{digits}f}"
 
 
+@validate_params(digits=Int(0))
 def html_table(
     header: Sequence[str],
     rows: Sequence[Sequence[object]],
@@ -109,7 +110,6 @@ def html_table(
         raise TypeError(
             f"rows must be a sequence of rows, got {type(rows).__name__}"
         )
-    digits = check_int(digits, "digits", minimum=0)
     if caption is not None and not isinstance(caption, str):
         raise TypeError(
             f"caption must be a string or None, got {type(caption).__name__}"

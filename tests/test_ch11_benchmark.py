@@ -1,0 +1,211 @@
+"""Chapter 11 on a standard benchmark file: ``benchmark_path`` end to end, offline.
+
+A reader with ``JSB_Chorales.pickle`` (or ``.mat``) sets ``benchmark_path`` in the
+chapter's parameters cell. These tests write small synthetic files in the standard
+layouts (the pickle: ``train``/``valid``/``test`` lists of sequences of frames of MIDI
+numbers; the ``.mat``: ``traindata``/... cell arrays of (T, 88) rolls), run the
+chapter's data path on them (statistics, baselines, the trained models of one seed,
+the pilot row), and execute the chapter itself at tiny sizes on the pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rnnlib import data
+from rnnlib import next_step as ns
+from rnnlib.experiments import ch11
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTER = ROOT / "chapters" / "11_real_data.ipynb"
+
+TINY = dict(
+    hidden=4,
+    music_steps=3,
+    music_batch=4,
+    music_eval=1,
+    text_hidden=4,
+    text_steps=2,
+    text_batch=4,
+    text_window=8,
+    k_check=2,
+    r_multi=2,
+    jac_n=2,
+)
+
+
+def synthetic_jsb(seed: int = 0) -> dict[str, list]:
+    """A JSB-like set: four voices a frame (MIDI 43-75), 20-40 quarter notes a chorale."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for split, n in (("train", 10), ("valid", 4), ("test", 4)):
+        seqs = []
+        for _ in range(n):
+            T = int(rng.integers(20, 41))
+            # a slow random walk of the bass: the previous frame predicts the next
+            steps = rng.choice([-2, 0, 0, 0, 2], size=T)
+            bass = np.clip(50 + np.cumsum(steps), 43, 59)
+            seqs.append(
+                [
+                    tuple(int(b + d) for d in (0, 7, 12, 16))
+                    for b in bass
+                ]
+            )
+        out[split] = seqs
+    return out
+
+
+def write_pickle(path: Path, obj: dict) -> Path:
+    path.write_bytes(pickle.dumps(obj))
+    return path
+
+
+def write_mat(path: Path, obj: dict) -> Path:
+    import scipy.io as scipy_io  # a pinned dependency: never skipped
+
+    cells = {}
+    for split, seqs in obj.items():
+        arr = np.empty((1, len(seqs)), dtype=object)
+        for i, q in enumerate(seqs):
+            arr[0, i] = data.notes_to_roll(
+                [list(f) for f in q]
+            ).astype(float)
+        cells[f"{split}data"] = arr
+    scipy_io.savemat(path, cells)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".pickle", ".mat"])
+def test_the_chapters_data_path_on_a_standard_file(
+    tmp_path, suffix
+):
+    raw = synthetic_jsb()
+    write = write_pickle if suffix == ".pickle" else write_mat
+    path = write(tmp_path / f"JSB_Chorales{suffix}", raw)
+    music = data.load_benchmark(path)
+    assert music.source == path.name
+    stats = music.statistics()
+    assert [
+        stats[s]["sequences"] for s in ("train", "valid", "test")
+    ] == [
+        10,
+        4,
+        4,
+    ]
+    assert stats["train"]["max active keys"] == 4
+    assert music.train[0].shape == (
+        len(raw["train"][0]),
+        data.N_KEYS,
+    )
+    # the baselines and the models of one seed run unchanged on it
+    prev = ns.fit_baseline(music.train, previous=True)
+    marg = ns.fit_baseline(music.train, previous=False)
+    assert ns.evaluate(prev, music.test) < ns.evaluate(
+        marg, music.test
+    )
+    models, histories = ch11.train_models(
+        music, None, seed=0, progress=False, **TINY
+    )
+    assert sorted(models) == [
+        ("music", k, v)
+        for k in ("lstm", "rnn")
+        for v in ("stable", "unstable")
+    ]
+    assert all(h.best_step >= 1 for h in histories.values())
+    row = ch11.seed_row(models, music, None, **TINY)
+    assert all(np.isfinite(v) for v in row.values())
+    assert row["music rnn stable lambda"] < 1
+    # both layouts give the same rolls
+    if suffix == ".mat":
+        other = data.load_benchmark(
+            write_pickle(tmp_path / "JSB_Chorales.pickle", raw)
+        )
+        assert all(
+            np.array_equal(a, b)
+            for a, b in zip(music.test, other.test)
+        )
+
+
+def test_the_chapter_runs_on_a_standard_file(tmp_path):
+    """The whole chapter at tiny sizes with ``benchmark_path`` set (not strict: not piloted)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = write_pickle(
+        tmp_path / "JSB_Chorales.pickle", synthetic_jsb()
+    )
+    nb = nbformat.read(CHAPTER, as_version=4)
+    at = next(
+        i
+        for i, c in enumerate(nb.cells)
+        if "parameters" in c.metadata.get("tags", [])
+    )
+    lines = [f"benchmark_path = {str(path)!r}", "ks = [1, 2, 4]"]
+    lines += [f"{k} = {v!r}" for k, v in TINY.items()]
+    nb.cells.insert(
+        at + 1, nbformat.v4.new_code_cell("\n".join(lines))
+    )
+    env_strict = os.environ.pop("RNNLIB_STRICT_CLAIMS", None)
+    try:
+        NotebookClient(
+            nb,
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(CHAPTER.parent)}},
+        ).execute()
+    finally:
+        if env_strict is not None:
+            os.environ["RNNLIB_STRICT_CLAIMS"] = env_strict
+    text = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert (
+        "JSB_Chorales.pickle" in text
+    )  # the statistics table names the file
+    assert "Traceback" not in text
+
+
+def test_defaults_match_the_chapters_parameters_cell():
+    """ch11.DEFAULTS (what the pilot ran at) are the values of the chapter's parameters cell."""
+    import nbformat
+
+    nb = nbformat.read(CHAPTER, as_version=4)
+    cell = next(
+        c
+        for c in nb.cells
+        if "parameters" in c.metadata.get("tags", [])
+    )
+    values: dict = {}
+    exec(cell.source, {}, values)
+    assert {k: values[k] for k in ch11.DEFAULTS} == ch11.DEFAULTS
+    assert values["benchmark_path"] is None
+
+
+def test_the_committed_pilot_is_at_the_defaults():
+    table = ch11.load_seed_table()
+    assert table["parameters"] == ch11.DEFAULTS
+    assert [r["seed"] for r in table["rows"]] == [0, 1, 2]
+    for row in table["rows"]:
+        for key in ch11.MODEL_KEYS:
+            assert np.isfinite(row[" ".join(key)])
+
+
+def test_train_models_refuses_bad_input():
+    music = data.PianoRollData(
+        *(
+            [np.zeros((5, data.N_KEYS), dtype=np.uint8)]
+            for _ in range(3)
+        ),
+        {s: [f"{s}/0"] for s in ("train", "valid", "test")},
+        source="toy",
+    )
+    with pytest.raises(ValueError, match="unknown parameters"):
+        ch11.train_models(music, None, seed=0, hiden=4)
+    with pytest.raises(TypeError, match="music must be"):
+        ch11.train_models([], None, seed=0)
+    with pytest.raises(ValueError, match="seeds"):
+        ch11.seed_table(music, None, [])
