@@ -110,7 +110,7 @@ def test_the_chapters_data_path_on_a_standard_file(
         marg, music.test
     )
     models, histories = ch11.train_models(
-        music, None, seed=0, progress=False, **TINY
+        music, None, generator=0, progress=False, **TINY
     )
     assert sorted(models) == [
         ("music", k, v)
@@ -204,8 +204,8 @@ def test_train_models_refuses_bad_input():
         source="toy",
     )
     with pytest.raises(ValueError, match="unknown parameters"):
-        ch11.train_models(music, None, seed=0, hiden=4)
+        ch11.train_models(music, None, generator=0, hiden=4)
     with pytest.raises(TypeError, match="music must be"):
-        ch11.train_models([], None, seed=0)
+        ch11.train_models([], None, generator=0)
     with pytest.raises(ValueError, match="seeds"):
         ch11.seed_table(music, None, [])

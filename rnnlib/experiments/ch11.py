@@ -122,7 +122,7 @@ def train_models(
     music: PianoRollData,
     text: TextData | None,
     *,
-    seed: int,
+    generator: int,
     progress: bool = True,
     **params: float | int,
 ) -> tuple[dict, dict]:
@@ -130,17 +130,17 @@ def train_models(
 
     Each pair comes from :func:`rnnlib.train.train_stable_and_unstable` (same
     initial weights, same minibatches, only the projection differs), seeded by
-    ``seed``; ``params`` override :data:`DEFAULTS` (the chapter's parameters
+    ``generator`` (the seed of the row, an int); ``params`` override :data:`DEFAULTS` (the chapter's parameters
     cell). Music models are kept at their best validation NLL (checked every
     ``music_eval`` steps), text models at their last step. ``text=None``
     trains the music models only. Returns ``(models, histories)``, both keyed
     by ``(task, kind, variant)``.
     """
     _check_data(music, text)
-    seed = check_int(seed, "seed", minimum=0)
+    generator = check_int(generator, "generator", minimum=0)
     p = _check_params(params)
     common = dict(
-        generator=seed,
+        generator=generator,
         clip=p["clip"],
         lam=p["lam"],
         f_max=p["f_max"],
@@ -301,7 +301,7 @@ def seed_table(
     for seed in seeds:
         t0 = time.process_time()
         models, _ = train_models(
-            music, text, seed=seed, progress=progress, **p
+            music, text, generator=seed, progress=progress, **p
         )
         row = {"seed": seed, **seed_row(models, music, text, **p)}
         row["cpu_seconds"] = round(time.process_time() - t0, 1)
