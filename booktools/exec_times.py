@@ -65,16 +65,9 @@ def budget_seconds(data: dict) -> float:
 #: instead, and why. Each entry is a defect with an open issue, not a new budget:
 #: the check still fails if the chapter grows past its ceiling, and the entry goes
 #: once the chapter is back under ``--chapter-limit``. (Measured on a fresh clone,
-#: 1 December 2026: chapter 7 132 s and chapter 11 108 s of kernel CPU. Chapter 7 is
-#: back under the limit since issue 20; chapter 11 measured 82-86 s after issue 22's
-#: cuts, within a few seconds of the limit, so it stays listed until a fresh clone
-#: shows it clear.)
-KNOWN_OVERRUNS: dict[str, tuple[float, str]] = {
-    "chapters/11_real_data.ipynb": (
-        110.0,
-        "issue 22: 82-86 s of kernel CPU under load, the music models at hidden 64",
-    ),
-}
+#: 1 December 2026: chapter 7 132 s and chapter 11 108 s of kernel CPU before issues 20
+#: and 22; 54 s and 65 s after them.)
+KNOWN_OVERRUNS: dict[str, tuple[float, str]] = {}
 
 
 def check(

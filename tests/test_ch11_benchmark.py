@@ -5,13 +5,12 @@ chapter's parameters cell. These tests write small synthetic files in the standa
 layouts (the pickle: ``train``/``valid``/``test`` lists of sequences of frames of MIDI
 numbers; the ``.mat``: ``traindata``/... cell arrays of (T, 88) rolls), run the
 chapter's data path on them (statistics, baselines, the trained models of one seed,
-the pilot row), and execute the chapter itself at tiny sizes on the pickle.
+the pilot row). The chapter itself, executed at tiny sizes on the pickle, is a
+kernel test: ``booktools/tests/test_ch11_benchmark_chapter.py``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import pickle
 from pathlib import Path
 
@@ -130,43 +129,6 @@ def test_the_chapters_data_path_on_a_standard_file(
             np.array_equal(a, b)
             for a, b in zip(music.test, other.test)
         )
-
-
-def test_the_chapter_runs_on_a_standard_file(tmp_path):
-    """The whole chapter at tiny sizes with ``benchmark_path`` set (not strict: not piloted)."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    path = write_pickle(
-        tmp_path / "JSB_Chorales.pickle", synthetic_jsb()
-    )
-    nb = nbformat.read(CHAPTER, as_version=4)
-    at = next(
-        i
-        for i, c in enumerate(nb.cells)
-        if "parameters" in c.metadata.get("tags", [])
-    )
-    lines = [f"benchmark_path = {str(path)!r}", "ks = [1, 2, 4]"]
-    lines += [f"{k} = {v!r}" for k, v in TINY.items()]
-    nb.cells.insert(
-        at + 1, nbformat.v4.new_code_cell("\n".join(lines))
-    )
-    env_strict = os.environ.pop("RNNLIB_STRICT_CLAIMS", None)
-    try:
-        NotebookClient(
-            nb,
-            timeout=600,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(CHAPTER.parent)}},
-        ).execute()
-    finally:
-        if env_strict is not None:
-            os.environ["RNNLIB_STRICT_CLAIMS"] = env_strict
-    text = json.dumps([c.get("outputs", []) for c in nb.cells])
-    assert (
-        "JSB_Chorales.pickle" in text
-    )  # the statistics table names the file
-    assert "Traceback" not in text
 
 
 def test_defaults_match_the_chapters_parameters_cell():

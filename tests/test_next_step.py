@@ -473,7 +473,9 @@ def test_inference_bound_at_a_models_own_constants():
     model.project_(lam=0.5)
     r = ch11.inference_bound_at(model, seqs, 3)
     B = max(np.sqrt(q.sum(axis=1)).max() for q in seqs)
-    L = float(torch.linalg.matrix_norm(model.core.U, ord=2))
+    L = float(
+        torch.linalg.matrix_norm(model.core.U.detach(), ord=2)
+    )
     assert r["B"] == pytest.approx(B) and r["L"] == pytest.approx(
         L, rel=1e-5
     )
