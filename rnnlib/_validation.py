@@ -190,6 +190,20 @@ def check_int(
     return value
 
 
+def check_ints(
+    value: object, name: str, *, minimum: int | None = None
+) -> list[int]:
+    """A non-empty sequence of integers, each ``>= minimum``: the list of them.
+
+    The messages are :func:`check_sequence`'s for ``value`` and
+    :func:`check_int`'s for an item, named ``name[i]``.
+    """
+    return [
+        check_int(v, f"{name}[i]", minimum=minimum)
+        for v in check_sequence(value, name, "integers")
+    ]
+
+
 def check_real(
     value: object,
     name: str,

@@ -25,8 +25,8 @@ import torch
 from .._rng import as_seed, derive
 from .._validation import (
     check_int,
+    check_ints,
     check_real,
-    check_sequence,
     check_tensor,
 )
 from ..elman import ElmanRNN
@@ -85,14 +85,8 @@ def kernel_convergence(
     at large ones keep the mean's noise about even. Returns a :class:`KernelConvergence`.
     """
     x = check_tensor(x, "x", ndim=3)
-    widths = [
-        check_int(m, "widths[i]", minimum=2)
-        for m in check_sequence(widths, "widths", "integers")
-    ]
-    draws = [
-        check_int(k, "draws[i]", minimum=1)
-        for k in check_sequence(draws, "draws", "integers")
-    ]
+    widths = check_ints(widths, "widths", minimum=2)
+    draws = check_ints(draws, "draws", minimum=1)
     if len(draws) != len(widths):
         raise ValueError(
             f"draws must have one entry per width ({len(widths)}), got {len(draws)}"
@@ -211,14 +205,8 @@ def limit_reference_sweep(
     ridge ``1 / (lr_scale steps)`` of :func:`limit_kernel_reference`. Returns a
     :class:`LimitReference`.
     """
-    widths = [
-        check_int(m, "widths[i]", minimum=2)
-        for m in check_sequence(widths, "widths", "integers")
-    ]
-    seeds = [
-        check_int(s, "seeds[i]", minimum=0)
-        for s in check_sequence(seeds, "seeds", "integers")
-    ]
+    widths = check_ints(widths, "widths", minimum=2)
+    seeds = check_ints(seeds, "seeds", minimum=0)
     out_scale = check_real(
         out_scale, "out_scale", low=0.0, low_open=True
     )

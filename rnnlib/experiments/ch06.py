@@ -40,8 +40,8 @@ import torch
 from .._rng import as_seed, derive
 from .._validation import (
     check_int,
+    check_ints,
     check_real,
-    check_sequence,
     check_tensor,
 )
 from ..generalization import (
@@ -219,10 +219,7 @@ def limit_generalization_curve(
     among the drawn sequences and the training loss on the first ``train_points``.
     ``block``: rows per block of the kernel computations.
     """
-    ns = [
-        check_int(n, "ns[i]", minimum=2)
-        for n in check_sequence(ns, "ns", "integers")
-    ]
+    ns = check_ints(ns, "ns", minimum=2)
     seed = as_seed(generator)
     n_test = check_int(n_test, "n_test", minimum=1)
     lr_scale = check_real(

@@ -32,6 +32,7 @@ import torch
 from .._rng import derive
 from .._validation import (
     check_int,
+    check_ints,
     check_real,
     check_sequence,
 )
@@ -200,10 +201,7 @@ def limit_kernel_curve(
             f"language {str(err).removeprefix('name: ')}"
         ) from None
     n = check_int(n, "n", minimum=2)
-    sizes = [
-        check_int(s, "sizes[i]", minimum=4)
-        for s in check_sequence(sizes, "sizes", "integers")
-    ]
+    sizes = check_ints(sizes, "sizes", minimum=4)
     seeds = check_int(seeds, "seeds", minimum=1)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
