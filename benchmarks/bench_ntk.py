@@ -1,4 +1,4 @@
-"""Benchmark: the infinite-width tangent kernel (rnnlib.ntk) against the empirical one (rnnlib.train).
+"""Benchmark: the infinite-width tangent kernel against the empirical one (both rnnlib.ntk).
 
 Issue 20 asks for the Gram matrix of 2000 sequences of length 16 in under 5 s on
 2 cores. Prints
@@ -6,7 +6,7 @@ Issue 20 asks for the Gram matrix of 2000 sequences of length 16 in under 5 s on
 * ``limit``: :func:`rnnlib.ntk.limit_tangent_kernel` on ``--n`` sequences
   (default 2000, length 16, float64), median seconds, against the 5 s target;
 * the ratio empirical / limit on the same ``--n-small`` sequences (default 200),
-  where ``empirical`` is :func:`rnnlib.train.tangent_kernel` of one
+  where ``empirical`` is :func:`rnnlib.ntk.tangent_kernel` of one
   ``ElmanRNN`` of width ``--width`` (default 1024, float64) divided by m, the
   quantity whose limit the module computes. (The empirical kernel of 2000
   sequences would need (N L)^2 = 1e9 entries of its per-step inner products, 8 GB;
@@ -29,8 +29,7 @@ from _timing import (
 )  # benchmarks/_timing.py
 
 from rnnlib.elman import ElmanRNN, sample_normalized_sequence
-from rnnlib.ntk import limit_tangent_kernel
-from rnnlib.train import tangent_kernel
+from rnnlib.ntk import limit_tangent_kernel, tangent_kernel
 
 
 def main() -> None:

@@ -11,7 +11,8 @@ Part I (Panigrahi & Goyal 2021, chapters 1-7):
 * :mod:`rnnlib.concepts`, :mod:`rnnlib.languages` - the concept class, the D_L1 language (chapter 2), regular languages (chapter 7);
 * :mod:`rnnlib.pseudo` - the pseudo-network, the linearization of the RNN (chapter 3);
 * :mod:`rnnlib.inversion` - reading tokens back from the hidden state; the existence construction (chapter 4);
-* :mod:`rnnlib.train` - SGD on the RNN and the pseudo-network, the tangent kernel (chapter 5), and chapter 11's next-step training;
+* :mod:`rnnlib.train` - Part I's SGD on the RNN and on its linearization (chapters 5-7);
+* :mod:`rnnlib.ntk` - the tangent kernel at finite width, its kernel regression, and its infinite-width limit (chapters 5-7);
 * :mod:`rnnlib.generalization` - Rademacher complexity and the generalization gap (chapter 6);
 * :mod:`rnnlib.recognizers` - learners of regular languages and their baselines (chapter 7).
 
@@ -20,7 +21,7 @@ Part II (Miller & Hardt 2019, chapters 8-11):
 * :mod:`rnnlib.dynamical` - linear systems, simple RNNs and LSTMs as recurrent maps;
 * :mod:`rnnlib.stability` - certificates, projections, data-dependent contraction (chapter 8);
 * :mod:`rnnlib.truncation` - truncated models for inference and training (chapters 9, 10);
-* :mod:`rnnlib.data`, :mod:`rnnlib.next_step` - real sequence data offline and next-step models (chapter 11).
+* :mod:`rnnlib.data`, :mod:`rnnlib.next_step` - real sequence data offline, next-step models and their training (chapter 11).
 
 For the whole book:
 

@@ -648,7 +648,7 @@ def sample_task(
     ``x_bar`` is :func:`rnnlib.elman.sample_true_sequence` on the stream
     ``derive(generator, "data")``, ``F*`` is :func:`sample_target` (``p``
     neurons) on the stream ``"target"``, and ``x`` is ``x_bar`` normalized
-    (Definition 3.1). The one draw behind :func:`rnnlib.train.regression_task`
+    (Definition 3.1). The one draw behind ``rnnlib.experiments.ch05.regression_task``
     (chapter 5) and :func:`rnnlib.generalization.classification_task` (chapter 6).
     """
     x_bar = sample_true_sequence(

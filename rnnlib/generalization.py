@@ -27,7 +27,7 @@ argument, written out by us (a reconstruction, not the paper's statement):
           = (out_scale B / N) E_sigma sqrt(sigma^T K sigma)
          <= out_scale B sqrt(sum_n K(x_n, x_n)) / N,
 
-  with ``K`` the tangent kernel (:func:`rnnlib.train.tangent_kernel`); the
+  with ``K`` the tangent kernel (:func:`rnnlib.ntk.tangent_kernel`); the
   middle expression is what :func:`empirical_rademacher` estimates by Monte
   Carlo over sign vectors. Khintchine-Kahane (constant 1/sqrt 2) bounds it
   from below by ``closed form / sqrt 2``.
@@ -59,10 +59,10 @@ from ._validation import (
 )
 from .concepts import sample_task
 from .elman import ElmanRNN
+from .ntk import tangent_kernel_diag
 from .train import (
     objective,
     predict,
-    tangent_kernel_diag,
     train_rnn,
 )
 
@@ -87,7 +87,7 @@ def rademacher_bound(
     Bounds the empirical Rademacher complexity of the linear class
     ``{x -> out_scale <theta, grad F(x)> : ||theta||_F <= norm}`` on the
     sample ``x_1..x_N`` whose tangent-kernel diagonal is ``K_diag`` (N,)
-    (:func:`rnnlib.train.tangent_kernel_diag`). Ours (textbook argument), the
+    (:func:`rnnlib.ntk.tangent_kernel_diag`). Ours (textbook argument), the
     paper's Lemma D.4 is not available.
     """
     K_diag = check_tensor(K_diag, "K_diag", ndim=1)

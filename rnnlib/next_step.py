@@ -24,24 +24,34 @@ what chapter 8's projections constrain and what truncation (chapter 9) needs.
 Also here: the two baselines of chapter 11 (per-key / per-character marginal
 frequencies, and a logistic regression on the previous step), the evaluation
 of a model truncated to the last k inputs (:func:`rnnlib.truncation.truncated_states`),
-and the local contraction ``||d s_t / d s_{t-1}||_2`` along real sequences.
+chapter 11's training loop (:func:`train_next_step`: Adam or SGD with gradient
+clipping, optionally projected onto the stable set after every step, as Miller &
+Hardt's code does; a loss, gradient or weight that stops being finite raises
+:class:`DivergenceError`), and the local contraction ``||d s_t / d s_{t-1}||_2``
+along real sequences.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from tqdm.auto import tqdm
 
 from ._rng import derive
 from ._validation import (
     ANY_REAL,
     NONNEGATIVE,
+    Bool,
+    Choice,
+    DivergenceError,
     Int,
     as_generator,
     check_int,
@@ -71,6 +81,9 @@ __all__ = [
     "readout_loss",
     "truncated_curve",
     "fit_baseline",
+    "NextStepHistory",
+    "train_next_step",
+    "DivergenceError",
     "local_jacobian_norms",
     "multi_step_jacobian_norms",
     "contraction_summary",
@@ -489,7 +502,7 @@ def readout_loss(
     """The loss of ``model``'s readout (chapter 11): :func:`frame_nll` for ``"bernoulli"``, :func:`bits_per_char` for ``"categorical"``.
 
     The one place that picks the metric from the readout, used by
-    :func:`evaluate`, :func:`fit_baseline` and :func:`rnnlib.train.train_next_step`.
+    :func:`evaluate`, :func:`fit_baseline` and :func:`train_next_step`.
     ``logits``, ``targets``, ``mask`` and ``reduction`` are checked by the metric.
     """
     model = check_model(model, (NextStepModel, Baseline))
@@ -724,6 +737,228 @@ def fit_baseline(
 
     opt.step(closure)
     return base
+
+
+# --- training (chapter 11's loop) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NextStepHistory:
+    """What :func:`train_next_step` recorded (chapter 11).
+
+    ``loss``: the minibatch loss before each step (steps,); ``eval_steps``: the
+    steps after which the validation metric ``valid`` and the certified
+    contraction constant ``lam`` (``||W||_2`` or the LSTM's ``lambda_inf``) were
+    measured; ``seconds``: wall time of the run; ``best_step``: the evaluation
+    step whose weights the model holds at the end (the best validation metric
+    when ``keep_best`` and a validation split were given, else the last step).
+    """
+
+    loss: np.ndarray
+    eval_steps: np.ndarray
+    valid: np.ndarray
+    lam: np.ndarray
+    seconds: float
+    stable: bool
+    best_step: int = 0
+
+
+def _minibatch(
+    seqs: list,
+    batch_size: int,
+    window: int | None,
+    gen: torch.Generator,
+    state: dict,
+) -> list:
+    """Sequences for one step: epochs of a seeded permutation; with ``window``, a random crop of window + 1 steps."""
+    if not state.get("order"):
+        state["order"] = torch.randperm(
+            len(seqs), generator=gen
+        ).tolist()
+    take, state["order"] = (
+        state["order"][:batch_size],
+        state["order"][batch_size:],
+    )
+    out = []
+    for i in take:
+        s = seqs[i]
+        if window is not None and s.shape[0] > window + 1:
+            start = int(
+                torch.randint(
+                    0, s.shape[0] - window, (1,), generator=gen
+                )
+            )
+            s = s[start : start + window + 1]
+        out.append(s)
+    return out
+
+
+@validate_params(
+    "steps",
+    "batch_size",
+    "lr",
+    "lam",
+    "f_max",
+    "clip",
+    "window",
+    "eval_every",
+    optimizer=Choice("adam", "sgd"),
+    stable=Bool(),
+    keep_best=Bool(),
+)
+def train_next_step(
+    model: NextStepModel,
+    train: Sequence[np.ndarray],
+    valid: Sequence[np.ndarray] | None = None,
+    *,
+    steps: int,
+    batch_size: int = 16,
+    lr: float = 1e-2,
+    optimizer: str = "adam",
+    clip: float | None = 1.0,
+    stable: bool = False,
+    lam: float = 0.99,
+    f_max: float = 0.605,
+    window: int | None = None,
+    eval_every: int | None = None,
+    keep_best: bool = True,
+    generator: torch.Generator | int | None = None,
+    progress: bool = True,
+) -> NextStepHistory:
+    """Train a next-step model in place, unconstrained or projected onto the stable set (chapter 11).
+
+    Each of ``steps`` optimizer steps takes ``batch_size`` training sequences
+    (epochs of a seeded permutation; with ``window``, a random crop of
+    ``window + 1`` steps of each, for long texts), computes the mean loss
+    (NLL per frame, or bits per character) over the predicted steps, clips the
+    gradient norm at ``clip``, and steps Adam or SGD with ``lr``. With
+    ``stable=True`` the model is projected (:meth:`NextStepModel.project_`: RNN
+    ``||W||_2 <= lam``, LSTM row-wise projection with ``f_max``) before training
+    and after every step: projected gradient descent, as Miller & Hardt's code
+    (their fork of locuslab/TCN) does. Every ``eval_every`` steps (and at the end) the validation
+    metric and the certified constant are recorded. With ``keep_best`` (the
+    default) and a ``valid`` split, the model ends with the weights of the
+    evaluation step of lowest validation metric (early stopping by model
+    selection, as the TCN benchmark code and the authors' fork of it do: they
+    report the test metric at the best validation epoch); its step is
+    ``history.best_step``. The projected model is stable at every evaluation
+    step, so the selected one is too.
+
+    Raises :class:`DivergenceError` naming the step and ``lr`` if the loss, a
+    gradient or a weight stops being finite.
+    """
+    if not isinstance(model, NextStepModel):
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
+    if (
+        isinstance(train, (str, bytes))
+        or not isinstance(train, Sequence)
+        or len(train) == 0
+    ):
+        raise ValueError(
+            "train must be a non-empty list of sequences"
+        )
+    eval_every = steps if eval_every is None else eval_every
+    gen = derive(generator, "minibatches")
+    best = {"metric": math.inf, "step": 0, "state": None}
+    train = [np.asarray(s) for s in train]
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = (
+        torch.optim.Adam(params, lr=lr)
+        if optimizer == "adam"
+        else torch.optim.SGD(params, lr=lr)
+    )
+    if stable:
+        model.project_(lam=lam, f_max=f_max)
+    losses, eval_steps, valid_hist, lam_hist, state = (
+        [],
+        [],
+        [],
+        [],
+        {},
+    )
+    t0 = time.perf_counter()
+    label = f"{model.kind} ({'stable' if stable else 'unstable'})"
+    for step in tqdm(
+        range(1, steps + 1),
+        desc=label,
+        disable=not progress,
+        leave=False,
+    ):
+        inputs, targets, mask = next_step_batch(
+            _minibatch(train, batch_size, window, gen, state),
+            dtype=model.dtype,
+        )
+        logits = model(inputs)
+        if not bool(torch.isfinite(logits).all()):
+            raise DivergenceError(
+                f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
+            )
+        loss = readout_loss(model, logits, targets, mask, "mean")
+        opt.zero_grad()
+        loss.backward()
+        # one finiteness test each for the loss and the gradient (through its
+        # norm), and one for the weights
+        grads = [p.grad for p in params if p.grad is not None]
+        grad_norm = torch.linalg.vector_norm(
+            torch.stack(torch._foreach_norm(grads))
+        )
+        if not bool(torch.isfinite(loss + grad_norm)):
+            raise DivergenceError(
+                f"{label}: the loss or its gradient became NaN/inf at step {step} (loss {float(loss.detach()):.3g}) "
+                f"with lr = {lr:g}; lower lr or clip the gradient"
+            )
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(params, clip)
+        opt.step()
+        if stable:
+            model.project_(lam=lam, f_max=f_max)
+        if not bool(
+            torch.isfinite(
+                torch.stack(
+                    torch._foreach_norm(
+                        [p.detach() for p in params]
+                    )
+                ).sum()
+            )
+        ):
+            raise DivergenceError(
+                f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr"
+            )
+        losses.append(float(loss.detach()))
+        if step % eval_every == 0 or step == steps:
+            eval_steps.append(step)
+            valid_hist.append(
+                evaluate(model, valid)
+                if valid is not None
+                else math.nan
+            )
+            lam_hist.append(model.worst_case_lambda())
+            if (
+                keep_best
+                and valid is not None
+                and valid_hist[-1] < best["metric"]
+            ):
+                best.update(
+                    metric=valid_hist[-1],
+                    step=step,
+                    state={
+                        k: v.detach().clone()
+                        for k, v in model.state_dict().items()
+                    },
+                )
+    if best["state"] is not None and best["step"] != steps:
+        model.load_state_dict(best["state"])
+    return NextStepHistory(
+        np.array(losses),
+        np.array(eval_steps),
+        np.array(valid_hist),
+        np.array(lam_hist),
+        time.perf_counter() - t0,
+        bool(stable),
+        best_step=int(best["step"] or steps),
+    )
 
 
 # --- data-dependent stability --------------------------------------------------------------------------------

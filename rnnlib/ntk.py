@@ -1,10 +1,15 @@
-"""The tangent kernel of chapter 1's Elman RNN at infinite width (chapters 5-7).
+"""The tangent kernel of chapter 1's Elman RNN: at finite width, in kernel regression, and at infinite width (chapters 5-7).
 
-:func:`rnnlib.train.tangent_kernel` is the finite-width kernel
+At finite width (chapter 5): :func:`tangent_kernel` is the kernel
 ``K_m(x, x') = <grad_{W,A} F(x), grad_{W,A} F(x')>`` of the network
 ``F(x) = B h^(L)``, ``h^(l) = relu(W h^(l-1) + A x^(l))``, ``h^(0) = 0``, with
 ``W`` (m x m) and ``A`` (m x d) i.i.d. N(0, 2/m) and ``B`` (1 x m) i.i.d.
-N(0, 2), frozen. ``K_m`` grows like ``m`` (it is a sum over the m rows of
+N(0, 2), frozen, built from chapter 3's pieces; :func:`tangent_kernel_diag` is its
+diagonal, :func:`kernel_ridge` kernel ridge regression with any kernel, and
+:func:`kernel_reference` the regression with the scaled tangent kernel that
+chapter 5 compares SGD with (the best predictor of the linearized RNN).
+
+At infinite width: ``K_m`` grows like ``m`` (it is a sum over the m rows of
 ``B``); this module gives its limit ``K(x, x') = lim_{m -> inf} K_m(x, x') / m``
 as an exact recursion over the time steps, with no width and no training.
 
@@ -37,7 +42,7 @@ chapter 1's norm heuristic (:func:`rnnlib.initialization.predicted_sq_norms`)
 is the exact limit.
 
 The gradient. With ``u_l = D^(l) W^T D^(l+1) ... W^T D^(L) B^T`` (m), the
-finite kernel is (chapter 5, :func:`rnnlib.train.tangent_kernel`)
+finite kernel is (chapter 5, :func:`tangent_kernel`)
 
     K_m(x, x') = sum_{l, l'} <u_l, u'_l'> (<h^(l-1), h'^(l'-1)> + <x^(l), x'^(l')>).
 
@@ -75,15 +80,222 @@ import math
 
 import torch
 
-from ._validation import check_model, check_tensor
-from .elman import ElmanRNN, elman_hidden_states
+from ._validation import (
+    Bool,
+    check_model,
+    check_tensor,
+    validate_params,
+)
+from .elman import ElmanRNN, elman_hidden_states, elman_last_state
 from .pseudo import back_matrices
 
 __all__ = [
+    "tangent_kernel",
+    "tangent_kernel_diag",
+    "kernel_ridge",
+    "kernel_reference",
     "limit_hidden_covariance",
     "limit_tangent_kernel",
     "cross_time_fraction",
 ]
+
+
+# --- the tangent kernel at finite width (chapter 5) ----------------------------------------------
+
+
+def _check_scalar_model(model: object, what: str) -> ElmanRNN:
+    model = check_model(model, ElmanRNN)
+    if model.output_dim != 1:
+        raise ValueError(
+            f"model must have output_dim 1 for {what}, got {model.output_dim}"
+        )
+    return model
+
+
+def _gradient_pieces(
+    model: ElmanRNN, x: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``u_l = D^(l) Back_{l->L}^T`` and ``h^(l-1)`` for l = 1..L, each (N, L, m), at the model's weights; no grad.
+
+    ``D^(l)`` is read off the states as ``1[h^(l) > 0]`` (the derivative autograd uses for ReLU).
+    """
+    with torch.no_grad():
+        h = elman_hidden_states(
+            model.W.detach(), model.A.detach(), x
+        )
+        h_prev = torch.cat(
+            [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
+        )
+        D = (h > 0).to(x.dtype)
+        return back_matrices(model, x)[:, :, 0, :] * D, h_prev
+
+
+def _diagonal_terms(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
+    """``<u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence, (N, L, L); no grad."""
+    u, h_prev = _gradient_pieces(model, x)
+    with torch.no_grad():
+        uu = torch.einsum("nlm,nkm->nlk", u, u)
+        zz = torch.einsum(
+            "nlm,nkm->nlk", h_prev, h_prev
+        ) + torch.einsum("nld,nkd->nlk", x, x)
+        return uu * zz
+
+
+def tangent_kernel(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    x2: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The tangent kernel ``K(x, x') = <grad_{W,A} F(x), grad_{W,A} F(x')>`` at initialization (chapters 5-6).
+
+    Built from chapter 3's pieces: with ``u_l = D^(l) Back_{l->L}^T`` (m) and
+    ``z_l = [h^(l-1), x^(l)]`` (m + d), the gradient of ``F`` (d_out = 1) is
+    ``grad_W F = sum_l u_l h^(l-1)^T``, ``grad_A F = sum_l u_l x^(l)^T``, so
+
+        K(x, x') = sum_{l, l'} <u_l, u'_l'> (<h^(l-1), h'^(l'-1)> + <x^(l), x'^(l')>).
+
+    The pseudo-network is ``F(x; W', A') = <grad F(x), (W', A')>``, so the
+    linearized RNN is a kernel model with this kernel. ``x`` is (N, L, d),
+    ``x2`` (N2, L, d) (default ``x``); returns (N, N2). Needs ``d_out = 1``.
+    Cost ~ N N2 L^2 m: keep N L to a few thousand.
+    """
+    model = _check_scalar_model(model, "tangent_kernel")
+    x = model._check_input(x)
+    x2 = x if x2 is None else model._check_input(x2, "x2")
+    if x2.shape[1] != x.shape[1]:
+        raise ValueError(
+            f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}"
+        )
+    u1, h1 = _gradient_pieces(model, x)
+    u2, h2 = (u1, h1) if x2 is x else _gradient_pieces(model, x2)
+    with torch.no_grad():
+        uu = torch.einsum("alm,bkm->ablk", u1, u2)
+        zz = torch.einsum("alm,bkm->ablk", h1, h2) + torch.einsum(
+            "ald,bkd->ablk", x, x2
+        )
+        return (uu * zz).sum(dim=(2, 3))
+
+
+def tangent_kernel_diag(
+    model: ElmanRNN, x: torch.Tensor
+) -> torch.Tensor:
+    """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
+
+    The diagonal of :func:`tangent_kernel` at cost ~ N L^2 m instead of N^2 L^2 m:
+    ``sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence.
+    """
+    model = _check_scalar_model(model, "tangent_kernel_diag")
+    x = model._check_input(x)
+    return _diagonal_terms(model, x).sum(dim=(1, 2))
+
+
+@validate_params("ridge")
+def kernel_ridge(
+    K: torch.Tensor, y: torch.Tensor, ridge: float
+) -> tuple[torch.Tensor, float]:
+    """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
+
+    Minimizes ``(1/N) sum_n (f(x_n) - y_n)^2 / 2 + (ridge / 2) ||theta||^2`` over
+    ``f = <theta, phi(x)>`` with ``K = Phi Phi^T``; the minimizer is
+    ``f(.) = K(., X) alpha``. ``K`` is (N, N) symmetric positive semi-definite,
+    ``y`` (N,) or (N, k), ``ridge > 0``. Returns ``(alpha, norm)`` where
+    ``norm`` is the RKHS norm of the solution (for several columns, the
+    Frobenius norm over them). Predictions at new points: ``K(X_new, X) @ alpha``.
+    """
+    K = check_tensor(K, "K", ndim=2)
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"K must be square (N, N), got shape {tuple(K.shape)}"
+        )
+    y = check_tensor(y, "y")
+    if y.dim() not in (1, 2) or y.shape[0] != K.shape[0]:
+        raise ValueError(
+            f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}"
+        )
+    n = K.shape[0]
+    Kd = K.to(torch.float64)
+    yd = y.to(torch.float64)
+    alpha = torch.linalg.solve(
+        Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd
+    )
+    a2 = alpha if alpha.dim() == 2 else alpha[:, None]
+    norm = float(
+        torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt()
+    )
+    return alpha.to(K.dtype), norm
+
+
+@validate_params("out_scale", "ridge", return_weights=Bool())
+def kernel_reference(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    x_eval: torch.Tensor,
+    *,
+    out_scale: float,
+    ridge: float,
+    return_weights: bool = False,
+) -> (
+    tuple[torch.Tensor, torch.Tensor, float]
+    | tuple[
+        torch.Tensor,
+        torch.Tensor,
+        float,
+        tuple[torch.Tensor, torch.Tensor],
+    ]
+):
+    """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
+
+    The linearized RNN is ``z(x; theta) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``
+    with ``theta = (W', A')`` the weight change. Its features are
+    ``phi(x) = out_scale grad F(x)`` (kernel ``out_scale^2 K``), so fitting the residual
+    ``y - out_scale F_rnn(x; W_0, A_0)`` by :func:`kernel_ridge` minimizes, over ``theta``,
+
+        (1/N) sum_n (z(x_n; theta) - y_n)^2 / 2 + (ridge / 2) ||theta||^2,
+
+    the penalty on the weight change itself (not on ``out_scale theta``). This is the
+    penalty that early stopping mimics: gradient descent on ``theta`` with step ``lr``
+    for ``T`` steps damps the directions of the empirical feature covariance whose
+    eigenvalue is below about ``1 / (lr T)``, as this ridge does with ``ridge = 1/(lr T)``
+    (our heuristic, used by chapter 5's sweep ``rnnlib.experiments.ch05.lazy_grid``).
+    The minimizer is ``theta* = out_scale sum_n alpha_n grad F(x_n)``.
+
+    Returns the predictions ``z(.; theta*)`` on ``x`` and ``x_eval`` and the norm
+    ``||theta*||`` (Frobenius, ``(W', A')`` stacked); with ``return_weights=True`` also
+    ``(W*, A*)``, computed by one backward pass through ``sum_n alpha_n F(x_n)``
+    (``W*`` (m, m), ``A*`` (m, d)). ``x`` is (N, L, d), ``y`` (N, 1) in its dtype,
+    ``x_eval`` (N_eval, L, d).
+    """
+    model = check_model(model, ElmanRNN)
+    x = model._check_input(x)
+    y = check_tensor(y, "y", shape=(x.shape[0], model.output_dim))
+    if y.dtype != x.dtype:
+        raise TypeError(
+            f"y has dtype {y.dtype} but x has {x.dtype}"
+        )
+    x_eval = model._check_input(x_eval, "x_eval")
+    B = model.B.transpose(0, 1)
+    with torch.no_grad():
+        f0, f0e = (
+            out_scale
+            * (elman_last_state(model.W, model.A, xx) @ B)
+            for xx in (x, x_eval)
+        )
+    K = out_scale**2 * tangent_kernel(model, x)
+    alpha, norm = kernel_ridge(K, y - f0, ridge)
+    Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
+    if not return_weights:
+        return f0 + K @ alpha, f0e + Ke @ alpha, norm
+    W = model.W.detach().clone().requires_grad_(True)
+    A = model.A.detach().clone().requires_grad_(True)
+    out = (elman_last_state(W, A, x) @ B.detach() * alpha).sum()
+    gW, gA = torch.autograd.grad(out_scale * out, (W, A))
+    return f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
+
+
+# --- the tangent kernel at infinite width ----------------------------------------------------------
 
 
 def _check_pair(
@@ -210,31 +422,14 @@ def cross_time_fraction(
     """The share of the cross-time terms in the finite tangent kernel, per sequence; (N,) (chapter 5).
 
     ``K_m(x, x) = sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)``
-    (:func:`rnnlib.train.tangent_kernel_diag`); returns
+    (:func:`tangent_kernel_diag`); returns
     ``|sum_{l != l'} ...| / sum_{l, l'} ...``, the part that vanishes in the limit
     (like ``m^(-1/2)`` for one draw, module docstring). ``model`` has
     ``output_dim = 1``, ``x`` is (N, L, d) in the model's dtype.
     """
-    model = check_model(model, ElmanRNN)
-    if model.output_dim != 1:
-        raise ValueError(
-            f"model must have output_dim 1 for cross_time_fraction, got {model.output_dim}"
-        )
+    model = _check_scalar_model(model, "cross_time_fraction")
     x = model._check_input(x)
-    with torch.no_grad():
-        h = elman_hidden_states(
-            model.W.detach(), model.A.detach(), x
-        )
-        h_prev = torch.cat(
-            [torch.zeros_like(h[:, :1]), h[:, :-1]], 1
-        )
-        D = (h > 0).to(x.dtype)
-        u = back_matrices(model, x)[:, :, 0, :] * D
-        uu = torch.einsum("nlm,nkm->nlk", u, u)
-        zz = torch.einsum(
-            "nlm,nkm->nlk", h_prev, h_prev
-        ) + torch.einsum("nld,nkd->nlk", x, x)
-        terms = uu * zz
-        total = terms.sum(dim=(1, 2))
-        diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)
-        return (total - diag).abs() / total
+    terms = _diagonal_terms(model, x)
+    total = terms.sum(dim=(1, 2))
+    diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)
+    return (total - diag).abs() / total

@@ -1,6 +1,6 @@
-"""Training loops (chapters 5-7 and 11).
+"""Part I's training: SGD on the RNN and on its linearization (chapters 5-7).
 
-Part I (chapters 5-7): stochastic gradient descent in the lazy regime of
+Stochastic gradient descent in the lazy regime of
 Panigrahi & Goyal (2021), Sec. 3 and Theorem 3.1. The objective is
 
     Obj(W', A') = E_Z G(out_scale * F_rnn(x; W + W', A + A'), y*)
@@ -27,20 +27,20 @@ The API (kept stable; later additions are keyword arguments only):
   ``out_scale * (F_rnn(x; W_0, A_0) + F(x; W', A'))`` with ``F`` the
   pseudo-network of eq. (4): linear in ``(W', A')``, so the objective is convex.
 * :func:`train_pair`: both at once, plus the gap between the two trained
-  predictors on held-out inputs.
+  predictors on held-out inputs; :func:`convexity_gap`, the approximate-convexity
+  gap along the RNN's iterates.
 * :func:`predict` ``(model, x, out_scale)``: ``out_scale * F_rnn(x)``.
 * :func:`objective`: the per-sample loss ``G(z, y)``: ``"squared"``
   (``(z - y)^2 / 2`` averaged over outputs; 1-Lipschitz only where
   ``|z - y| <= 1``) or ``"logistic"`` (``log(1 + exp(-y z))`` averaged over
   outputs, labels in {-1, +1}; convex, 1-Lipschitz, ``G(0, y) = log 2``).
-* :func:`tangent_kernel` and :func:`kernel_ridge`: the tangent kernel
-  ``K(x, x') = <grad F(x), grad F(x')>`` built from chapter 3's pieces, and
-  kernel ridge regression with it (chapter 5's "best pseudo-network" reference).
+* :func:`theorem_3_1_constants` and :func:`worst_case_flip_fraction`: what the
+  theorem prescribes, and how many activation patterns a lazy change can flip.
 
-Part II (chapter 11): :func:`train_next_step` fits a next-step model
-(:mod:`rnnlib.next_step`) with Adam and gradient clipping, optionally projected
-onto the stable set after every step (as Miller & Hardt's code does), and
-:func:`train_stable_and_unstable` trains both variants from the same start.
+The tangent kernel and the kernel ridge reference live in :mod:`rnnlib.ntk`,
+chapter 5's sweeps in ``rnnlib.experiments.ch05``, and Part II's next-step
+training (chapter 11) in :mod:`rnnlib.next_step`. The forward pass is the Elman
+scan of :mod:`rnnlib.elman` (:func:`rnnlib.elman.elman_last_state`).
 
 A loss that stops being finite raises :class:`DivergenceError` naming the
 step and the learning rate. With ``batch_size <= 8`` the loops run with one
@@ -52,8 +52,6 @@ from __future__ import annotations
 
 import copy
 import math
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,28 +59,21 @@ import torch
 from tqdm.auto import tqdm
 
 from ._linalg import spectral_norm
-from ._rng import derive
 from ._validation import (
-    Bool,
     Choice,
     DivergenceError,
     Int,
     Real,
     as_generator,
-    check_int,
-    check_real,
+    check_model,
     check_tensor,
     validate_params,
 )
-from .concepts import sample_task
-from .elman import ElmanRNN
-from .next_step import (
-    NextStepModel,
-    evaluate,
-    next_step_batch,
-    readout_loss,
+from .elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    elman_last_state,
 )
-from .pseudo import back_matrices
 
 __all__ = [
     "DivergenceError",
@@ -96,15 +87,8 @@ __all__ = [
     "PairResult",
     "train_pair",
     "convexity_gap",
-    "worst_case_flip_fraction",
-    "tangent_kernel",
-    "tangent_kernel_diag",
-    "kernel_ridge",
     "theorem_3_1_constants",
-    "regression_task",
-    "kernel_reference",
-    "LazyGrid",
-    "lazy_grid",
+    "worst_case_flip_fraction",
 ]
 
 #: The losses G(z, y) the Part I loops know.
@@ -149,45 +133,14 @@ def _check_signs(y: torch.Tensor, name: str) -> None:
         )
 
 
-def _check_model(model: object) -> ElmanRNN:
-    if not isinstance(model, ElmanRNN):
-        raise TypeError(
-            f"model must be an rnnlib.elman.ElmanRNN, got {type(model).__name__}"
-        )
-    return model
-
-
-def _elman_scan(
-    W: torch.Tensor,
-    A: torch.Tensor,
-    x: torch.Tensor,
-    keep_all: bool,
-) -> torch.Tensor:
-    """The recurrence of :func:`rnnlib.elman.elman_hidden_states`, no validation.
-
-    Same computation as ``rnnlib.elman._elman_scan``, but with one small product
-    ``x^(l) A^T`` per step instead of one product for all steps followed by a split:
-    for the batch of one sample of an SGD step, the backward pass of the split
-    version was several times slower on the CPU (``benchmarks/bench_train.py``).
-    """
-    At, Wt = A.transpose(0, 1), W.transpose(0, 1)
-    h = torch.relu(x[:, 0] @ At)
-    states = [h] if keep_all else None
-    for step in range(1, x.shape[1]):
-        h = torch.relu(torch.addmm(x[:, step] @ At, h, Wt))
-        if keep_all:
-            states.append(h)
-    return torch.stack(states, dim=1) if keep_all else h
-
-
 def _output(
     W: torch.Tensor,
     A: torch.Tensor,
     B: torch.Tensor,
     x: torch.Tensor,
 ) -> torch.Tensor:
-    """F_rnn(x) = B h^(L), (batch, d_out), no validation."""
-    return _elman_scan(W, A, x, keep_all=False) @ B.transpose(0, 1)
+    """F_rnn(x) = B h^(L), (batch, d_out): rnnlib.elman's scan (it checks types and shapes only)."""
+    return elman_last_state(W, A, x) @ B.transpose(0, 1)
 
 
 @validate_params("out_scale")
@@ -195,7 +148,7 @@ def predict(
     model: ElmanRNN, x: torch.Tensor, out_scale: float
 ) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
-    model = _check_model(model)
+    model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     with torch.no_grad():
         return out_scale * _output(model.W, model.A, model.B, x)
@@ -283,7 +236,7 @@ class TrainResult:
 def _states(W, A, x):
     """h^(0..L-1) and D^(1..L) (as floats) at weights (W, A); no grad."""
     with torch.no_grad():
-        h = _elman_scan(W, A, x, keep_all=True)
+        h = elman_hidden_states(W, A, x)
         h_prev = torch.cat(
             [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
         )
@@ -357,20 +310,48 @@ _sgd_params = validate_params(
 )
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """One validated SGD run of the Part I loops: what :func:`_check_common` returns."""
+
+    model: ElmanRNN
+    x: torch.Tensor
+    y: torch.Tensor
+    out_scale: float
+    lr: float
+    steps: int
+    loss: str
+    batch_size: int
+    generator: torch.Generator | int | None
+    x_eval: torch.Tensor | None
+    y_eval: torch.Tensor | None
+    log_every: int
+    progress: bool
+
+    @property
+    def x_probe(self) -> torch.Tensor:
+        """The inputs of the flips, the coupling and the pair gap: ``x_eval`` if given, else ``x``."""
+        return self.x_eval if self.x_eval is not None else self.x
+
+
 def _check_common(
     model,
     x,
     y,
+    *,
     out_scale,
     lr,
     steps,
     loss,
     batch_size,
+    generator,
     x_eval,
     y_eval,
     log_every,
-):
-    model = _check_model(model)
+    progress,
+) -> _Settings:
+    """The checks of :func:`train_rnn`, :func:`train_pseudo` and :func:`train_pair` beyond their declared scalars."""
+    model = check_model(model, ElmanRNN)
     x, y = _check_data(model, x, y, loss)
     if batch_size > x.shape[0]:
         raise ValueError(
@@ -386,7 +367,7 @@ def _check_common(
         )
     if log_every is None:
         log_every = max(1, steps // 10)
-    return (
+    return _Settings(
         model,
         x,
         y,
@@ -395,9 +376,11 @@ def _check_common(
         steps,
         loss,
         batch_size,
+        generator,
         x_eval,
         y_eval,
         log_every,
+        progress,
     )
 
 
@@ -434,29 +417,12 @@ def _spec(t: torch.Tensor, gen: torch.Generator) -> float:
 class _Logger:
     """Collects the logged quantities of :class:`TrainHistory`."""
 
-    def __init__(
-        self,
-        init: ElmanRNN,
-        x,
-        y,
-        x_eval,
-        y_eval,
-        out_scale,
-        loss,
-        kind,
-    ):
-        (
-            self.init,
-            self.x,
-            self.y,
-            self.out_scale,
-            self.loss,
-            self.kind,
-        ) = init, x, y, out_scale, loss, kind
-        self.x_eval, self.y_eval = x_eval, y_eval
-        self.xp = (
-            x_eval if x_eval is not None else x
-        )  # inputs for flips and coupling
+    def __init__(self, init: ElmanRNN, cfg: _Settings, kind: str):
+        self.init, self.kind = init, kind
+        self.x, self.y = cfg.x, cfg.y
+        self.x_eval, self.y_eval = cfg.x_eval, cfg.y_eval
+        self.out_scale, self.loss = cfg.out_scale, cfg.loss
+        self.xp = cfg.x_probe  # inputs for flips and coupling
         W0, A0, B = init.W.detach(), init.A.detach(), init.B
         self.h_prev_p, self.D_p, h = _states(W0, A0, self.xp)
         self.active0 = h > 0
@@ -494,7 +460,7 @@ class _Logger:
                     step, lr, train, "the training loss"
                 )
             if self.kind == "rnn":
-                h = _elman_scan(W, A, self.xp, keep_all=True)
+                h = elman_hidden_states(W, A, self.xp)
                 flips = float(
                     ((h > 0) != self.active0).double().mean()
                 )
@@ -546,8 +512,6 @@ class _Logger:
 def _progress(iterable, progress: bool, desc: str):
     if not progress:
         return iterable
-    from tqdm.auto import tqdm
-
     return tqdm(iterable, desc=desc, leave=False)
 
 
@@ -557,18 +521,14 @@ def _progress(iterable, progress: bool, desc: str):
 class _Run:
     """One trained predictor (the RNN or its linearization) inside the lockstep loop."""
 
-    def __init__(
-        self, kind, init, x, y, x_eval, y_eval, out_scale, loss
-    ):
+    def __init__(self, kind: str, init: ElmanRNN, cfg: _Settings):
         self.kind = kind
         self.W = init.W.detach().clone().requires_grad_(True)
         self.A = init.A.detach().clone().requires_grad_(True)
-        self.logger = _Logger(
-            init, x, y, x_eval, y_eval, out_scale, loss, kind
-        )
+        self.logger = _Logger(init, cfg, kind)
 
     def result(
-        self, init, step_loss, out_scale, lr, loss
+        self, init: ElmanRNN, step_loss, cfg: _Settings
     ) -> TrainResult:
         trained = copy.deepcopy(init)
         with torch.no_grad():
@@ -585,9 +545,9 @@ class _Run:
             dW,
             dA,
             self.logger.history(step_loss),
-            out_scale,
-            lr,
-            loss,
+            cfg.out_scale,
+            cfg.lr,
+            cfg.loss,
             self.kind,
             init,
         )
@@ -611,41 +571,36 @@ class _OneThread:
         return False
 
 
-def _sgd(kinds, *args, **kwargs) -> list[TrainResult]:
+def _sgd(
+    kinds: list[str], cfg: _Settings, on_log=None
+) -> list[TrainResult]:
     """:func:`_sgd_loop` with one intra-op thread for batches of up to 8 samples (see :class:`_OneThread`)."""
-    if args[7] <= 8:  # batch_size
+    if cfg.batch_size <= 8:
         with _OneThread():
-            return _sgd_loop(kinds, *args, **kwargs)
-    return _sgd_loop(kinds, *args, **kwargs)
+            return _sgd_loop(kinds, cfg, on_log)
+    return _sgd_loop(kinds, cfg, on_log)
 
 
 def _sgd_loop(
-    kinds,
-    model,
-    x,
-    y,
-    out_scale,
-    lr,
-    steps,
-    loss,
-    batch_size,
-    generator,
-    x_eval,
-    y_eval,
-    log_every,
-    progress,
-    on_log=None,
+    kinds: list[str], cfg: _Settings, on_log=None
 ) -> list[TrainResult]:
     """SGD for each of ``kinds`` ("rnn", "pseudo") in lockstep, on one sample order."""
-    init = copy.deepcopy(model)
+    x, y, out_scale, lr, loss, steps = (
+        cfg.x,
+        cfg.y,
+        cfg.out_scale,
+        cfg.lr,
+        cfg.loss,
+        cfg.steps,
+    )
+    init = copy.deepcopy(cfg.model)
     for p in init.parameters():
         p.requires_grad_(False)
     B, W0, A0 = init.B, init.W, init.A
-    order = _sample_order(x.shape[0], steps, batch_size, generator)
-    runs = [
-        _Run(k, init, x, y, x_eval, y_eval, out_scale, loss)
-        for k in kinds
-    ]
+    order = _sample_order(
+        x.shape[0], steps, cfg.batch_size, cfg.generator
+    )
+    runs = [_Run(k, init, cfg) for k in kinds]
     if (
         "pseudo" in kinds
     ):  # h, D and F_rnn(W_0) of every training sequence, computed once
@@ -663,7 +618,9 @@ def _sgd_loop(
 
     log(0)
     for t in _progress(
-        range(steps), progress, "SGD (" + ", ".join(kinds) + ")"
+        range(steps),
+        cfg.progress,
+        "SGD (" + ", ".join(kinds) + ")",
     ):
         idx = order[t]
         xb, yb = x[idx], y[idx]
@@ -692,10 +649,10 @@ def _sgd_loop(
             with torch.no_grad():
                 W.sub_(gW, alpha=lr)
                 A.sub_(gA, alpha=lr)
-        if (t + 1) % log_every == 0 or t + 1 == steps:
+        if (t + 1) % cfg.log_every == 0 or t + 1 == steps:
             log(t + 1)
     return [
-        run.result(init, step_loss[i], out_scale, lr, loss)
+        run.result(init, step_loss[i], cfg)
         for i, run in enumerate(runs)
     ]
 
@@ -733,22 +690,22 @@ def train_rnn(
     step and ``lr``) when the loss stops being finite. ``progress`` shows a
     ``tqdm.auto`` bar.
     """
-    args = _check_common(
+    cfg = _check_common(
         model,
         x,
         y,
-        out_scale,
-        lr,
-        steps,
-        loss,
-        batch_size,
-        x_eval,
-        y_eval,
-        log_every,
+        out_scale=out_scale,
+        lr=lr,
+        steps=steps,
+        loss=loss,
+        batch_size=batch_size,
+        generator=generator,
+        x_eval=x_eval,
+        y_eval=y_eval,
+        log_every=log_every,
+        progress=progress,
     )
-    return _sgd(
-        ["rnn"], *args[:8], generator, *args[8:], progress
-    )[0]
+    return _sgd(["rnn"], cfg)[0]
 
 
 @_sgd_params
@@ -778,22 +735,22 @@ def train_pseudo(
     ``generator``; the history has ``flip_fraction = coupling_gap = 0``.
     ``TrainResult.predict`` evaluates the trained linearized predictor.
     """
-    args = _check_common(
+    cfg = _check_common(
         model,
         x,
         y,
-        out_scale,
-        lr,
-        steps,
-        loss,
-        batch_size,
-        x_eval,
-        y_eval,
-        log_every,
+        out_scale=out_scale,
+        lr=lr,
+        steps=steps,
+        loss=loss,
+        batch_size=batch_size,
+        generator=generator,
+        x_eval=x_eval,
+        y_eval=y_eval,
+        log_every=log_every,
+        progress=progress,
     )
-    return _sgd(
-        ["pseudo"], *args[:8], generator, *args[8:], progress
-    )[0]
+    return _sgd(["pseudo"], cfg)[0]
 
 
 @dataclass
@@ -864,24 +821,22 @@ def train_pair(
     the approximate-convexity gap ``delta_t`` of the RNN's iterates towards it is
     logged on the training inputs (``PairResult.convexity_mean``, ``convexity_max``).
     """
-    args = _check_common(
+    cfg = _check_common(
         model,
         x,
         y,
-        out_scale,
-        lr,
-        steps,
-        loss,
-        batch_size,
-        x_eval,
-        y_eval,
-        log_every,
+        out_scale=out_scale,
+        lr=lr,
+        steps=steps,
+        loss=loss,
+        batch_size=batch_size,
+        generator=generator,
+        x_eval=x_eval,
+        y_eval=y_eval,
+        log_every=log_every,
+        progress=progress,
     )
-    out_scale, xp = (
-        args[3],
-        (args[8] if args[8] is not None else args[1]),
-    )
-    init = args[0]
+    init, xp = cfg.model, cfg.x_probe
     star = None
     if comparator is not None:
         if (
@@ -914,7 +869,7 @@ def train_pair(
                 rnn.W.detach(),
                 rnn.A.detach(),
                 *star,
-                args[1],
+                cfg.x,
                 out_scale,
             )
             conv_mean.append(float(delta.mean()))
@@ -927,14 +882,7 @@ def train_pair(
         gaps.append(float((zr - zp).abs().mean()))
         changes.append(float((zp - z0).abs().mean()))
 
-    rnn, pseudo = _sgd(
-        ["rnn", "pseudo"],
-        *args[:8],
-        generator,
-        *args[8:],
-        progress,
-        on_log=on_log,
-    )
+    rnn, pseudo = _sgd(["rnn", "pseudo"], cfg, on_log)
     return PairResult(
         rnn,
         pseudo,
@@ -971,7 +919,7 @@ def convexity_gap(
     RNN's own iterates (our form of P&G's Lemma D.3). Sum over the outputs for
     ``d_out > 1``. ``x`` is (N, L, d).
     """
-    model = _check_model(model)
+    model = check_model(model, ElmanRNN)
     x = model._check_input(x)
     m, d = model.W.shape[0], model.A.shape[1]
     pairs = []
@@ -996,117 +944,7 @@ def convexity_gap(
     )
 
 
-# --- Part I: the tangent kernel and its kernel regression ----------------------------------------------
-
-
-def tangent_kernel(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    x2: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """The tangent kernel ``K(x, x') = <grad_{W,A} F(x), grad_{W,A} F(x')>`` at initialization (chapters 5-6).
-
-    Built from chapter 3's pieces: with ``u_l = D^(l) Back_{l->L}^T`` (m) and
-    ``z_l = [h^(l-1), x^(l)]`` (m + d), the gradient of ``F`` (d_out = 1) is
-    ``grad_W F = sum_l u_l h^(l-1)^T``, ``grad_A F = sum_l u_l x^(l)^T``, so
-
-        K(x, x') = sum_{l, l'} <u_l, u'_l'> (<h^(l-1), h'^(l'-1)> + <x^(l), x'^(l')>).
-
-    The pseudo-network is ``F(x; W', A') = <grad F(x), (W', A')>``, so the
-    linearized RNN is a kernel model with this kernel. ``x`` is (N, L, d),
-    ``x2`` (N2, L, d) (default ``x``); returns (N, N2). Needs ``d_out = 1``.
-    Cost ~ N N2 L^2 m: keep N L to a few thousand.
-    """
-    model = _check_model(model)
-    if model.output_dim != 1:
-        raise ValueError(
-            f"model must have output_dim 1 for tangent_kernel, got {model.output_dim}"
-        )
-    x = model._check_input(x)
-    x2 = x if x2 is None else model._check_input(x2, "x2")
-    if x2.shape[1] != x.shape[1]:
-        raise ValueError(
-            f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}"
-        )
-
-    def pieces(xx):
-        h_prev, D, _ = _states(
-            model.W.detach(), model.A.detach(), xx
-        )
-        with torch.no_grad():
-            u = (
-                back_matrices(model, xx)[:, :, 0, :] * D
-            )  # (N, L, m)
-        return u, h_prev
-
-    u1, h1 = pieces(x)
-    u2, h2 = (u1, h1) if x2 is x else pieces(x2)
-    with torch.no_grad():
-        uu = torch.einsum("alm,bkm->ablk", u1, u2)
-        zz = torch.einsum("alm,bkm->ablk", h1, h2) + torch.einsum(
-            "ald,bkd->ablk", x, x2
-        )
-        return (uu * zz).sum(dim=(2, 3))
-
-
-def tangent_kernel_diag(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
-    """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
-
-    The diagonal of :func:`tangent_kernel` at cost ~ N L^2 m instead of N^2 L^2 m:
-    ``sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence.
-    """
-    model = _check_model(model)
-    if model.output_dim != 1:
-        raise ValueError(
-            f"model must have output_dim 1 for tangent_kernel_diag, got {model.output_dim}"
-        )
-    x = model._check_input(x)
-    h_prev, D, _ = _states(model.W.detach(), model.A.detach(), x)
-    with torch.no_grad():
-        u = back_matrices(model, x)[:, :, 0, :] * D
-        uu = torch.einsum("nlm,nkm->nlk", u, u)
-        zz = torch.einsum(
-            "nlm,nkm->nlk", h_prev, h_prev
-        ) + torch.einsum("nld,nkd->nlk", x, x)
-        return (uu * zz).sum(dim=(1, 2))
-
-
-@validate_params("ridge")
-def kernel_ridge(
-    K: torch.Tensor, y: torch.Tensor, ridge: float
-) -> tuple[torch.Tensor, float]:
-    """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
-
-    Minimizes ``(1/N) sum_n (f(x_n) - y_n)^2 / 2 + (ridge / 2) ||theta||^2`` over
-    ``f = <theta, phi(x)>`` with ``K = Phi Phi^T``; the minimizer is
-    ``f(.) = K(., X) alpha``. ``K`` is (N, N) symmetric positive semi-definite,
-    ``y`` (N,) or (N, k), ``ridge > 0``. Returns ``(alpha, norm)`` where
-    ``norm`` is the RKHS norm of the solution (for several columns, the
-    Frobenius norm over them). Predictions at new points: ``K(X_new, X) @ alpha``.
-    """
-    K = check_tensor(K, "K", ndim=2)
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"K must be square (N, N), got shape {tuple(K.shape)}"
-        )
-    y = check_tensor(y, "y")
-    if y.dim() not in (1, 2) or y.shape[0] != K.shape[0]:
-        raise ValueError(
-            f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}"
-        )
-    n = K.shape[0]
-    Kd = K.to(torch.float64)
-    yd = y.to(torch.float64)
-    alpha = torch.linalg.solve(
-        Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd
-    )
-    a2 = alpha if alpha.dim() == 2 else alpha[:, None]
-    norm = float(
-        torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt()
-    )
-    return alpha.to(K.dtype), norm
+# --- Part I: what Theorem 3.1 prescribes, and how many patterns a lazy change can flip ----------------
 
 
 @validate_params(
@@ -1135,53 +973,6 @@ def theorem_3_1_constants(
         T_min=rho**2 / eps**2,
         failure=math.exp(-min(rho**2, 745.0)),
     )
-
-
-# --- Part I: chapter 5's experiments (laziness against width and output scale) -------------------------
-
-
-@dataclass
-class LazyGrid:
-    """:func:`lazy_grid` results (chapter 5). Arrays have shape (seeds, out_scales, widths).
-
-    ``rel_move``: ``||W_T - W_0||_F / ||W_0||_F``; ``spec_move``: ``sqrt(m) ||W_T - W_0||_2``;
-    ``flip_fraction``, ``coupling_relative``: the RNN's final history entries (activation
-    flips, and the gap to its own pseudo-network at its final weights, relative);
-    ``pair_relative``: ``mean |z_rnn - z_pseudo| / mean |z_pseudo - z_0|`` between the RNN and
-    its linearization trained on the same samples (held-out inputs); ``train_*``, ``eval_*``:
-    final losses of the RNN, of the linearized RNN and of the kernel ridge reference;
-    ``init_eval``: the held-out loss at initialization; ``lr``: the learning rates used;
-    ``star_norm``: ``||theta*||`` of the kernel ridge solution ``theta*`` (:func:`kernel_reference`);
-    ``train_star_rnn``: the RNN's training loss at ``theta*`` (the comparator's loss in the
-    regret bound); ``convexity_mean``, ``convexity_max``: the approximate-convexity gap
-    ``delta_t`` towards ``theta*`` along the RNN's iterates (:class:`PairResult`), its mean over
-    the training set and the logged steps, and its largest value;
-    ``diverged``: runs stopped by :class:`DivergenceError` (their entries are NaN).
-    ``pairs[s][k][j]``: the :class:`PairResult` of each run (None if it diverged).
-    """
-
-    widths: np.ndarray
-    out_scales: np.ndarray
-    seeds: np.ndarray
-    rel_move: np.ndarray
-    spec_move: np.ndarray
-    flip_fraction: np.ndarray
-    coupling_relative: np.ndarray
-    pair_relative: np.ndarray
-    train_rnn: np.ndarray
-    train_pseudo: np.ndarray
-    train_kernel: np.ndarray
-    eval_rnn: np.ndarray
-    eval_pseudo: np.ndarray
-    eval_kernel: np.ndarray
-    init_eval: np.ndarray
-    lr: np.ndarray
-    star_norm: np.ndarray
-    train_star_rnn: np.ndarray
-    convexity_mean: np.ndarray
-    convexity_max: np.ndarray
-    diverged: np.ndarray
-    pairs: list = field(default_factory=list, repr=False)
 
 
 @validate_params("width", "tau", "n_draws")
@@ -1214,517 +1005,3 @@ def worst_case_flip_fraction(
     g2 = (g.abs().sort(dim=1).values * math.sqrt(2 / width)) ** 2
     k = (g2.cumsum(dim=1) <= tau**2 / width).sum(dim=1)
     return float(k.double().mean()) / width
-
-
-@validate_params(
-    "L", "d", "eps_x", "n_eval", "dtype", n_train=Int(2), p=Int(1)
-)
-def regression_task(
-    L: int,
-    d: int,
-    eps_x: float,
-    n_train: int,
-    n_eval: int,
-    *,
-    p: int = 4,
-    generator: torch.Generator | int | None = None,
-    dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A regression task of chapter 5: ``y = F*(x_bar)``, standardized, for a random concept-class target.
-
-    ``F*`` is :func:`rnnlib.concepts.sample_target` (``p`` neurons); the labels are
-    centred and scaled to unit variance over train and eval together; the inputs are
-    the normalized sequences of Definition 3.1. Returns ``(x, y, x_eval, y_eval)``.
-    """
-    x, y = sample_task(
-        L,
-        d,
-        eps_x,
-        n_train + n_eval,
-        p=p,
-        generator=generator,
-        dtype=dtype,
-    )
-    y = (y - y.mean()) / y.std()
-    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
-
-
-@validate_params("out_scale", "ridge", return_weights=Bool())
-def kernel_reference(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    x_eval: torch.Tensor,
-    *,
-    out_scale: float,
-    ridge: float,
-    return_weights: bool = False,
-) -> (
-    tuple[torch.Tensor, torch.Tensor, float]
-    | tuple[
-        torch.Tensor,
-        torch.Tensor,
-        float,
-        tuple[torch.Tensor, torch.Tensor],
-    ]
-):
-    """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
-
-    The linearized RNN is ``z(x; theta) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``
-    with ``theta = (W', A')`` the weight change. Its features are
-    ``phi(x) = out_scale grad F(x)`` (kernel ``out_scale^2 K``), so fitting the residual
-    ``y - out_scale F_rnn(x; W_0, A_0)`` by :func:`kernel_ridge` minimizes, over ``theta``,
-
-        (1/N) sum_n (z(x_n; theta) - y_n)^2 / 2 + (ridge / 2) ||theta||^2,
-
-    the penalty on the weight change itself (not on ``out_scale theta``). This is the
-    penalty that early stopping mimics: gradient descent on ``theta`` with step ``lr``
-    for ``T`` steps damps the directions of the empirical feature covariance whose
-    eigenvalue is below about ``1 / (lr T)``, as this ridge does with ``ridge = 1/(lr T)``
-    (our heuristic, used by :func:`lazy_grid`). The minimizer is
-    ``theta* = out_scale sum_n alpha_n grad F(x_n)``.
-
-    Returns the predictions ``z(.; theta*)`` on ``x`` and ``x_eval`` and the norm
-    ``||theta*||`` (Frobenius, ``(W', A')`` stacked); with ``return_weights=True`` also
-    ``(W*, A*)``, computed by one backward pass through ``sum_n alpha_n F(x_n)``
-    (``W*`` (m, m), ``A*`` (m, d)).
-    """
-    model = _check_model(model)
-    x, y = _check_data(model, x, y, "squared")
-    x_eval = model._check_input(x_eval, "x_eval")
-    with torch.no_grad():
-        f0, f0e = (
-            out_scale * _output(model.W, model.A, model.B, xx)
-            for xx in (x, x_eval)
-        )
-    K = out_scale**2 * tangent_kernel(model, x)
-    alpha, norm = kernel_ridge(K, y - f0, ridge)
-    Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
-    if not return_weights:
-        return f0 + K @ alpha, f0e + Ke @ alpha, norm
-    W = model.W.detach().clone().requires_grad_(True)
-    A = model.A.detach().clone().requires_grad_(True)
-    out = (_output(W, A, model.B.detach(), x) * alpha).sum()
-    gW, gA = torch.autograd.grad(out_scale * out, (W, A))
-    return f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
-
-
-@validate_params("steps", "lr_scale")
-def lazy_grid(
-    widths,
-    out_scales,
-    seeds,
-    *,
-    L: int,
-    d: int,
-    eps_x: float,
-    n_train: int,
-    n_eval: int,
-    steps: int,
-    lr_scale: float = 0.3,
-    log_every: int | None = None,
-    progress: bool = False,
-) -> LazyGrid:
-    """Train the RNN and its linearization (:func:`train_pair`) for every seed, output scale and width (chapter 5).
-
-    Per seed, one regression task (:func:`regression_task`, streams derived from the
-    seed); per (seed, width) one network (``derive(seed, "weights", m)``). The
-    learning rate is ``lr = lr_scale / (out_scale^2 mean_n K(x_n, x_n))`` with ``K`` the
-    tangent kernel at initialization: the step in *function space* is then the same
-    for every width and output scale (P&G's ``eta`` is also ``~ 1/m``, since
-    ``K ~ m``). The kernel reference is :func:`kernel_reference` with the
-    early-stopping ridge ``mean(out_scale^2 K(x_n, x_n)) / (lr_scale * steps)`` (our
-    heuristic: ``steps`` SGD steps filter the kernel's eigenvalues like this ridge).
-    Returns a :class:`LazyGrid`.
-    """
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    out_scales = [
-        check_real(s, "out_scales[i]", low=0.0, low_open=True)
-        for s in out_scales
-    ]
-    seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
-    if not widths or not out_scales or not seeds:
-        raise ValueError(
-            "widths, out_scales and seeds must be non-empty"
-        )
-    shape = (len(seeds), len(out_scales), len(widths))
-    names = (
-        "rel_move",
-        "spec_move",
-        "flip_fraction",
-        "coupling_relative",
-        "pair_relative",
-        "train_rnn",
-        "train_pseudo",
-        "train_kernel",
-        "eval_rnn",
-        "eval_pseudo",
-        "eval_kernel",
-        "init_eval",
-        "lr",
-        "star_norm",
-        "train_star_rnn",
-        "convexity_mean",
-        "convexity_max",
-    )
-    out = {k: np.full(shape, np.nan) for k in names}
-    diverged = np.zeros(shape, dtype=bool)
-    pairs = [
-        [[None] * len(widths) for _ in out_scales] for _ in seeds
-    ]
-    cells = [
-        (i, k, j)
-        for i in range(len(seeds))
-        for k in range(len(out_scales))
-        for j in range(len(widths))
-    ]
-    for i, k, j in _progress(cells, progress, "runs"):
-        seed, lam, m = seeds[i], out_scales[k], widths[j]
-        x, y, xe, ye = regression_task(
-            L, d, eps_x, n_train, n_eval, generator=seed
-        )
-        model = ElmanRNN(
-            d, m, generator=derive(seed, "weights", m)
-        )
-        kbar = float(tangent_kernel_diag(model, x).mean())
-        lr = lr_scale / (lam**2 * kbar)
-        out["lr"][i, k, j] = lr
-        out["init_eval"][i, k, j] = float(
-            _loss(predict(model, xe, lam), ye, "squared").mean()
-        )
-        ridge = lam**2 * kbar / (lr_scale * steps)
-        ftr, fev, star_norm, star = kernel_reference(
-            model,
-            x,
-            y,
-            xe,
-            out_scale=lam,
-            ridge=ridge,
-            return_weights=True,
-        )
-        try:
-            pair = train_pair(
-                model,
-                x,
-                y,
-                out_scale=lam,
-                lr=lr,
-                steps=steps,
-                generator=derive(seed, "order", m),
-                x_eval=xe,
-                y_eval=ye,
-                log_every=log_every,
-                comparator=star,
-            )
-        except DivergenceError:
-            diverged[i, k, j] = True
-            continue
-        pairs[i][k][j] = pair
-        h, hp = pair.rnn.history, pair.pseudo.history
-        with torch.no_grad():
-            z_star = lam * _output(
-                model.W + star[0], model.A + star[1], model.B, x
-            )
-        vals = dict(
-            rel_move=h.dist_W_fro[-1] / h.W0_fro,
-            spec_move=math.sqrt(m) * h.dist_W_spec[-1],
-            flip_fraction=h.flip_fraction[-1],
-            coupling_relative=h.coupling_relative[-1],
-            pair_relative=pair.relative_gap[-1],
-            train_rnn=h.train_loss[-1],
-            train_pseudo=hp.train_loss[-1],
-            train_kernel=float(_loss(ftr, y, "squared").mean()),
-            eval_rnn=h.eval_loss[-1],
-            eval_pseudo=hp.eval_loss[-1],
-            eval_kernel=float(_loss(fev, ye, "squared").mean()),
-            star_norm=star_norm,
-            train_star_rnn=float(
-                _loss(z_star, y, "squared").mean()
-            ),
-            convexity_mean=float(pair.convexity_mean.mean()),
-            convexity_max=float(pair.convexity_max.max()),
-        )
-        for key, v in vals.items():
-            out[key][i, k, j] = v
-    return LazyGrid(
-        np.asarray(widths),
-        np.asarray(out_scales, dtype=float),
-        np.asarray(seeds),
-        **out,
-        diverged=diverged,
-        pairs=pairs,
-    )
-
-
-# --- Part II: next-step models (chapter 11) ---------------------------------------
-
-
-__all__ += [
-    "NextStepHistory",
-    "train_next_step",
-    "train_stable_and_unstable",
-]
-
-
-@dataclass(frozen=True)
-class NextStepHistory:
-    """What :func:`train_next_step` recorded (chapter 11).
-
-    ``loss``: the minibatch loss before each step (steps,); ``eval_steps``: the
-    steps after which the validation metric ``valid`` and the certified
-    contraction constant ``lam`` (``||W||_2`` or the LSTM's ``lambda_inf``) were
-    measured; ``seconds``: wall time of the run; ``best_step``: the evaluation
-    step whose weights the model holds at the end (the best validation metric
-    when ``keep_best`` and a validation split were given, else the last step).
-    """
-
-    loss: np.ndarray
-    eval_steps: np.ndarray
-    valid: np.ndarray
-    lam: np.ndarray
-    seconds: float
-    stable: bool
-    best_step: int = 0
-
-
-def _minibatch(
-    seqs: list,
-    batch_size: int,
-    window: int | None,
-    gen: torch.Generator,
-    state: dict,
-) -> list:
-    """Sequences for one step: epochs of a seeded permutation; with ``window``, a random crop of window + 1 steps."""
-    if not state.get("order"):
-        state["order"] = torch.randperm(
-            len(seqs), generator=gen
-        ).tolist()
-    take, state["order"] = (
-        state["order"][:batch_size],
-        state["order"][batch_size:],
-    )
-    out = []
-    for i in take:
-        s = seqs[i]
-        if window is not None and s.shape[0] > window + 1:
-            start = int(
-                torch.randint(
-                    0, s.shape[0] - window, (1,), generator=gen
-                )
-            )
-            s = s[start : start + window + 1]
-        out.append(s)
-    return out
-
-
-@validate_params(
-    "steps",
-    "batch_size",
-    "lr",
-    "lam",
-    "f_max",
-    "clip",
-    "window",
-    "eval_every",
-    optimizer=Choice("adam", "sgd"),
-    stable=Bool(),
-    keep_best=Bool(),
-)
-def train_next_step(
-    model: NextStepModel,
-    train: Sequence[np.ndarray],
-    valid: Sequence[np.ndarray] | None = None,
-    *,
-    steps: int,
-    batch_size: int = 16,
-    lr: float = 1e-2,
-    optimizer: str = "adam",
-    clip: float | None = 1.0,
-    stable: bool = False,
-    lam: float = 0.99,
-    f_max: float = 0.605,
-    window: int | None = None,
-    eval_every: int | None = None,
-    keep_best: bool = True,
-    generator: torch.Generator | int | None = None,
-    progress: bool = True,
-) -> NextStepHistory:
-    """Train a next-step model in place, unconstrained or projected onto the stable set (chapter 11).
-
-    Each of ``steps`` optimizer steps takes ``batch_size`` training sequences
-    (epochs of a seeded permutation; with ``window``, a random crop of
-    ``window + 1`` steps of each, for long texts), computes the mean loss
-    (NLL per frame, or bits per character) over the predicted steps, clips the
-    gradient norm at ``clip``, and steps Adam or SGD with ``lr``. With
-    ``stable=True`` the model is projected (:meth:`NextStepModel.project_`: RNN
-    ``||W||_2 <= lam``, LSTM row-wise projection with ``f_max``) before training
-    and after every step: projected gradient descent, as Miller & Hardt's code
-    (their fork of locuslab/TCN) does. Every ``eval_every`` steps (and at the end) the validation
-    metric and the certified constant are recorded. With ``keep_best`` (the
-    default) and a ``valid`` split, the model ends with the weights of the
-    evaluation step of lowest validation metric (early stopping by model
-    selection, as the TCN benchmark code and the authors' fork of it do: they
-    report the test metric at the best validation epoch); its step is
-    ``history.best_step``. The projected model is stable at every evaluation
-    step, so the selected one is too.
-
-    Raises :class:`DivergenceError` naming the step and ``lr`` if the loss, a
-    gradient or a weight stops being finite.
-    """
-    if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
-    if (
-        isinstance(train, (str, bytes))
-        or not isinstance(train, Sequence)
-        or len(train) == 0
-    ):
-        raise ValueError(
-            "train must be a non-empty list of sequences"
-        )
-    eval_every = steps if eval_every is None else eval_every
-    gen = derive(generator, "minibatches")
-    best = {"metric": math.inf, "step": 0, "state": None}
-    train = [np.asarray(s) for s in train]
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = (
-        torch.optim.Adam(params, lr=lr)
-        if optimizer == "adam"
-        else torch.optim.SGD(params, lr=lr)
-    )
-    if stable:
-        model.project_(lam=lam, f_max=f_max)
-    losses, eval_steps, valid_hist, lam_hist, state = (
-        [],
-        [],
-        [],
-        [],
-        {},
-    )
-    t0 = time.perf_counter()
-    label = f"{model.kind} ({'stable' if stable else 'unstable'})"
-    for step in tqdm(
-        range(1, steps + 1),
-        desc=label,
-        disable=not progress,
-        leave=False,
-    ):
-        inputs, targets, mask = next_step_batch(
-            _minibatch(train, batch_size, window, gen, state),
-            dtype=model.dtype,
-        )
-        logits = model(inputs)
-        if not bool(torch.isfinite(logits).all()):
-            raise DivergenceError(
-                f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
-            )
-        loss = readout_loss(model, logits, targets, mask, "mean")
-        opt.zero_grad()
-        loss.backward()
-        # one finiteness test each for the loss and the gradient (through its
-        # norm), and one for the weights
-        grads = [p.grad for p in params if p.grad is not None]
-        grad_norm = torch.linalg.vector_norm(
-            torch.stack(torch._foreach_norm(grads))
-        )
-        if not bool(torch.isfinite(loss + grad_norm)):
-            raise DivergenceError(
-                f"{label}: the loss or its gradient became NaN/inf at step {step} (loss {float(loss.detach()):.3g}) "
-                f"with lr = {lr:g}; lower lr or clip the gradient"
-            )
-        if clip is not None:
-            torch.nn.utils.clip_grad_norm_(params, clip)
-        opt.step()
-        if stable:
-            model.project_(lam=lam, f_max=f_max)
-        if not bool(
-            torch.isfinite(
-                torch.stack(
-                    torch._foreach_norm(
-                        [p.detach() for p in params]
-                    )
-                ).sum()
-            )
-        ):
-            raise DivergenceError(
-                f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr"
-            )
-        losses.append(float(loss.detach()))
-        if step % eval_every == 0 or step == steps:
-            eval_steps.append(step)
-            valid_hist.append(
-                evaluate(model, valid)
-                if valid is not None
-                else math.nan
-            )
-            lam_hist.append(model.worst_case_lambda())
-            if (
-                keep_best
-                and valid is not None
-                and valid_hist[-1] < best["metric"]
-            ):
-                best.update(
-                    metric=valid_hist[-1],
-                    step=step,
-                    state={
-                        k: v.detach().clone()
-                        for k, v in model.state_dict().items()
-                    },
-                )
-    if best["state"] is not None and best["step"] != steps:
-        model.load_state_dict(best["state"])
-    return NextStepHistory(
-        np.array(losses),
-        np.array(eval_steps),
-        np.array(valid_hist),
-        np.array(lam_hist),
-        time.perf_counter() - t0,
-        bool(stable),
-        best_step=int(best["step"] or steps),
-    )
-
-
-def train_stable_and_unstable(
-    kind: str,
-    train: Sequence[np.ndarray],
-    valid: Sequence[np.ndarray] | None = None,
-    *,
-    input_dim: int,
-    hidden_dim: int,
-    readout: str = "bernoulli",
-    generator: torch.Generator | int | None = None,
-    **train_kwargs,
-) -> dict[str, tuple[NextStepModel, NextStepHistory]]:
-    """Train the same next-step model twice, unconstrained and projected (chapter 11).
-
-    Both runs start from the same initial weights (drawn from ``generator``'s
-    stream ``"init"``, read-out bias at the training marginals), see the same
-    minibatches (stream ``"data"``) and use the same optimizer and number of
-    steps (``train_kwargs`` of :func:`train_next_step`); only ``stable`` differs.
-    Returns ``{"unstable": (model, history), "stable": (model, history)}``.
-    """
-    if "stable" in train_kwargs:
-        raise ValueError(
-            "train_kwargs must not set stable: both variants are trained"
-        )
-    out = {}
-    for variant in ("unstable", "stable"):
-        model = NextStepModel(
-            kind,
-            input_dim,
-            hidden_dim,
-            readout=readout,
-            generator=derive(generator, "init"),
-        )
-        model.init_output_bias_(train)
-        history = train_next_step(
-            model,
-            train,
-            valid,
-            stable=variant == "stable",
-            generator=derive(generator, "data"),
-            **train_kwargs,
-        )
-        out[variant] = (model, history)
-    return out

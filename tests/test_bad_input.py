@@ -802,11 +802,11 @@ T = "rnnlib.concepts.sample_target"
 row(T, "malformed", "functions", lambda: concepts.sample_target(L, D, functions=("tanh",)), note="tanh")
 real_rows(T, "radius", lambda v: concepts.sample_target(L, D, radius=v), bad=(0.0, -1.0))
 
-# --- rnnlib.data, rnnlib.next_step, Part II of rnnlib.train (chapter 11) ------------------------
+# --- rnnlib.data, rnnlib.next_step, rnnlib.experiments.ch11 (chapter 11) ------------------------
 
 from rnnlib import data as rdata
 from rnnlib import next_step as nstep
-from rnnlib import train as rtrain
+from rnnlib.experiments import ch11 as exp11
 
 ROLLS = [(np.arange(5 * 88).reshape(5, 88) % 7 == 0).astype(np.uint8), np.eye(88, dtype=np.uint8)[:4]]
 CODES = [np.array([0, 1, 2, 1, 0]), np.array([2, 2, 1])]
@@ -883,14 +883,14 @@ row(T, "type", "columns", lambda: nstep.results_table({"music": [1.0]}))
 row(T, "nan", "columns", lambda: nstep.results_table({"music": {"rnn": math.nan}}))
 row(T, "malformed", "fmt", lambda: nstep.results_table({"music": {"rnn": 1.0}}, fmt="latex"))
 
-T = "rnnlib.train.train_next_step"
-row(T, "type", "model", lambda: rtrain.train_next_step(RNN, ROLLS, steps=1, progress=False))
-row(T, "empty", "train", lambda: rtrain.train_next_step(NSM, [], steps=1, progress=False))
-row(T, "malformed", "optimizer", lambda: rtrain.train_next_step(NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False))
-row(T, "type", "keep_best", lambda: rtrain.train_next_step(NSM, ROLLS, steps=1, keep_best=1, progress=False))
-T = "rnnlib.train.train_stable_and_unstable"
-row(T, "malformed", "stable", lambda: rtrain.train_stable_and_unstable("rnn", ROLLS, input_dim=88, hidden_dim=4, steps=1, stable=True))
-row(T, "malformed", "kind", lambda: rtrain.train_stable_and_unstable("gru", ROLLS, input_dim=88, hidden_dim=4, steps=1))
+T = "rnnlib.next_step.train_next_step"
+row(T, "type", "model", lambda: nstep.train_next_step(RNN, ROLLS, steps=1, progress=False))
+row(T, "empty", "train", lambda: nstep.train_next_step(NSM, [], steps=1, progress=False))
+row(T, "malformed", "optimizer", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False))
+row(T, "type", "keep_best", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, keep_best=1, progress=False))
+T = "rnnlib.experiments.ch11.train_stable_and_unstable"
+row(T, "malformed", "stable", lambda: exp11.train_stable_and_unstable("rnn", ROLLS, input_dim=88, hidden_dim=4, steps=1, stable=True))
+row(T, "malformed", "kind", lambda: exp11.train_stable_and_unstable("gru", ROLLS, input_dim=88, hidden_dim=4, steps=1))
 
 for (name, call, arg, kind) in (
     ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(3)}, {"rnn": 1.0}), "curves", "shape"),
@@ -903,7 +903,7 @@ for (name, call, arg, kind) in (
     row(f"rnnlib.plotting.{name}", kind, arg, call)
 # --- rnnlib.train -------------------------------------------------------------------------------
 
-from rnnlib import train  # noqa: E402
+from rnnlib import ntk, train  # noqa: E402
 
 Y1 = torch.randn(B, 1, generator=torch.Generator().manual_seed(11))
 for (T, fn) in (
@@ -928,26 +928,26 @@ T = "rnnlib.train.objective"
 tensor_rows(T, "z", Y1, lambda v: train.objective(v, Y1))
 tensor_rows(T, "y", Y1, lambda v: train.objective(Y1, v))
 row(T, "malformed", "loss", lambda: train.objective(Y1, Y1, "hinge"))
-T = "rnnlib.train.tangent_kernel"
-row(T, "type", "model", lambda: train.tangent_kernel("m", X))
-tensor_rows(T, "x", X, lambda v: train.tangent_kernel(ELMAN, v))
-tensor_rows(T, "x2", X, lambda v: train.tangent_kernel(ELMAN, X, v))
-row(T, "malformed", "output_dim", lambda: train.tangent_kernel(elman.ElmanRNN(D, M, 2), X))
-T = "rnnlib.train.kernel_ridge"
+T = "rnnlib.ntk.tangent_kernel"
+row(T, "type", "model", lambda: ntk.tangent_kernel("m", X))
+tensor_rows(T, "x", X, lambda v: ntk.tangent_kernel(ELMAN, v))
+tensor_rows(T, "x2", X, lambda v: ntk.tangent_kernel(ELMAN, X, v))
+row(T, "malformed", "output_dim", lambda: ntk.tangent_kernel(elman.ElmanRNN(D, M, 2), X))
+T = "rnnlib.ntk.kernel_ridge"
 KT = torch.eye(B)
-tensor_rows(T, "K", KT, lambda v: train.kernel_ridge(v, Y1, 0.1))
-tensor_rows(T, "y", Y1, lambda v: train.kernel_ridge(KT, v, 0.1), skip=("shape",))
-row(T, "shape", "y", lambda: train.kernel_ridge(KT, Y1[:1], 0.1))
+tensor_rows(T, "K", KT, lambda v: ntk.kernel_ridge(v, Y1, 0.1))
+tensor_rows(T, "y", Y1, lambda v: ntk.kernel_ridge(KT, v, 0.1), skip=("shape",))
+row(T, "shape", "y", lambda: ntk.kernel_ridge(KT, Y1[:1], 0.1))
 
-T = "rnnlib.train.tangent_kernel_diag"
-row(T, "type", "model", lambda: train.tangent_kernel_diag("m", X))
-tensor_rows(T, "x", X, lambda v: train.tangent_kernel_diag(ELMAN, v))
-row(T, "malformed", "output_dim", lambda: train.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X))
-T = "rnnlib.train.kernel_reference"
-row(T, "type", "model", lambda: train.kernel_reference(None, X, Y1, X, out_scale=1.0, ridge=0.1))
-tensor_rows(T, "x", X, lambda v: train.kernel_reference(ELMAN, v, Y1, X, out_scale=1.0, ridge=0.1), skip=("empty",))
-tensor_rows(T, "x_eval", X, lambda v: train.kernel_reference(ELMAN, X, Y1, v, out_scale=1.0, ridge=0.1))
-row(T, "type", "return_weights", lambda: train.kernel_reference(ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1))
+T = "rnnlib.ntk.tangent_kernel_diag"
+row(T, "type", "model", lambda: ntk.tangent_kernel_diag("m", X))
+tensor_rows(T, "x", X, lambda v: ntk.tangent_kernel_diag(ELMAN, v))
+row(T, "malformed", "output_dim", lambda: ntk.tangent_kernel_diag(elman.ElmanRNN(D, M, 2), X))
+T = "rnnlib.ntk.kernel_reference"
+row(T, "type", "model", lambda: ntk.kernel_reference(None, X, Y1, X, out_scale=1.0, ridge=0.1))
+tensor_rows(T, "x", X, lambda v: ntk.kernel_reference(ELMAN, v, Y1, X, out_scale=1.0, ridge=0.1), skip=("empty",))
+tensor_rows(T, "x_eval", X, lambda v: ntk.kernel_reference(ELMAN, X, Y1, v, out_scale=1.0, ridge=0.1))
+row(T, "type", "return_weights", lambda: ntk.kernel_reference(ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1))
 row("rnnlib.train.train_pair", "type", "comparator", lambda: train.train_pair(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=1.0))
 row("rnnlib.train.train_pair", "shape", "comparator[1]", lambda: train.train_pair(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=(torch.zeros(M, M), torch.zeros(M, 2))))
 T = "rnnlib.train.convexity_gap"
@@ -956,11 +956,6 @@ row(T, "type", "model", lambda: train.convexity_gap(None, TH, TH, X, out_scale=1
 row(T, "type", "theta", lambda: train.convexity_gap(ELMAN, 1.0, TH, X, out_scale=1.0))
 row(T, "shape", "theta_star[0]", lambda: train.convexity_gap(ELMAN, TH, (torch.zeros(3, 3), TH[1]), X, out_scale=1.0))
 tensor_rows(T, "x", X, lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0))
-T = "rnnlib.train.lazy_grid"
-LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
-int_rows(T, "widths[i]", lambda v: train.lazy_grid([v], [1.0], [0], **LG), low=1)
-real_rows(T, "out_scales[i]", lambda v: train.lazy_grid([8], [v], [0], **LG), bad=(0.0,))
-int_rows(T, "seeds[i]", lambda v: train.lazy_grid([8], [1.0], [v], **LG), low=0)
 
 # chapters 5-6 figures (rnnlib.plotting.chapter05, chapter06)
 from types import SimpleNamespace  # noqa: E402
@@ -1039,8 +1034,6 @@ for (name, call, arg, kind) in (
 
 # --- rnnlib.claims ------------------------------------------------------------------------------
 
-from rnnlib import ntk  # noqa: E402
-
 T = "rnnlib.ntk.limit_tangent_kernel"
 tensor_rows(T, "x", X, lambda v: ntk.limit_tangent_kernel(v))
 tensor_rows(T, "x2", X, lambda v: ntk.limit_tangent_kernel(X, v))
@@ -1112,6 +1105,11 @@ tensor_rows(T, "x", _X5, lambda v: exp05.kernel_convergence(v, [8], [1]), skip=(
 row(T, "empty", "widths", lambda: exp05.kernel_convergence(_X5, [], []))
 row(T, "shape", "draws", lambda: exp05.kernel_convergence(_X5, [8, 16], [1]))
 int_rows(T, "widths[i]", lambda v: exp05.kernel_convergence(_X5, [v], [1]), low=2)
+T = "rnnlib.experiments.ch05.lazy_grid"
+LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
+int_rows(T, "widths[i]", lambda v: exp05.lazy_grid([v], [1.0], [0], **LG), low=1)
+real_rows(T, "out_scales[i]", lambda v: exp05.lazy_grid([8], [v], [0], **LG), bad=(0.0,))
+int_rows(T, "seeds[i]", lambda v: exp05.lazy_grid([8], [1.0], [v], **LG), low=0)
 T = "rnnlib.experiments.ch05.limit_kernel_reference"
 tensor_rows(T, "x", _X5, lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1), skip=("dtype",))
 row(T, "shape", "y", lambda: exp05.limit_kernel_reference(_X5, _Y5[:2], _X5, ridge=0.1))
@@ -1213,6 +1211,22 @@ def public_names() -> dict[str, object]:
                         out[
                             f"rnnlib.homework.{sub.name}.{name}"
                         ] = getattr(submodule, name)
+    return out
+
+
+def experiment_names() -> dict[str, object]:
+    """``module.name -> object`` for ``__all__`` of each chapter's module of ``rnnlib.experiments``."""
+    from rnnlib import experiments
+
+    out: dict[str, object] = {}
+    for sub in pkgutil.iter_modules(experiments.__path__):
+        module = importlib.import_module(
+            f"rnnlib.experiments.{sub.name}"
+        )
+        for name in getattr(module, "__all__", []):
+            out[f"rnnlib.experiments.{sub.name}.{name}"] = getattr(
+                module, name
+            )
     return out
 
 
@@ -1345,7 +1359,8 @@ def declared_constraints() -> list[tuple[str, str, object]]:
     A function records them as ``__rnnlib_params__``, a class on its ``__init__``.
     """
     out = []
-    for target, obj in sorted(public_names().items()):
+    names = public_names() | experiment_names()
+    for target, obj in sorted(names.items()):
         fn = obj.__init__ if inspect.isclass(obj) else obj
         for name, spec in getattr(
             fn, "__rnnlib_params__", {}
@@ -1480,4 +1495,8 @@ def test_declarations_are_found():
     found = {(t, n) for t, n, _ in declared_constraints()}
     assert ("rnnlib.elman.sample_true_sequence", "L") in found
     assert ("rnnlib.elman.ElmanRNN", "width") in found
+    assert (
+        "rnnlib.experiments.ch05.regression_task",
+        "L",
+    ) in found
     assert len(found) >= 10

@@ -1,4 +1,4 @@
-"""Tests of rnnlib.experiments.ch05: the kernel-convergence measurement and the limit-kernel predictor."""
+"""Tests of rnnlib.experiments.ch05: the laziness sweep, the kernel-convergence measurement and the limit-kernel predictor."""
 
 import numpy as np
 import torch
@@ -6,14 +6,85 @@ import torch
 from rnnlib._rng import derive
 from rnnlib.elman import ElmanRNN, sample_normalized_sequence
 from rnnlib.experiments import ch05
-from rnnlib.ntk import cross_time_fraction, limit_tangent_kernel
-from rnnlib.train import (
+from rnnlib.experiments.ch05 import regression_task
+from rnnlib.ntk import (
+    cross_time_fraction,
     kernel_reference,
-    predict,
-    regression_task,
+    limit_tangent_kernel,
     tangent_kernel,
     tangent_kernel_diag,
 )
+from rnnlib.train import objective, predict, train_pair
+
+
+def test_regression_task_is_standardized_and_split():
+    x, y, xe, ye = regression_task(5, 4, 0.5, 10, 6, generator=3)
+    assert x.shape == (10, 5, 4) and xe.shape == (6, 5, 4)
+    assert y.shape == (10, 1) and ye.shape == (6, 1)
+    both = torch.cat([y, ye])
+    assert abs(float(both.mean())) < 1e-6
+    assert abs(float(both.std()) - 1) < 1e-5
+    x2, y2, _, _ = regression_task(5, 4, 0.5, 10, 6, generator=3)
+    assert torch.equal(x, x2) and torch.equal(y, y2)
+
+
+def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():
+    """One cell of the sweep, rebuilt by hand: the same task, network, learning rate and SGD."""
+    kw = dict(L=4, d=4, eps_x=0.5, n_train=8, n_eval=4, steps=6)
+    grid = ch05.lazy_grid([8, 16], [0.5], [2], log_every=3, **kw)
+    assert grid.rel_move.shape == (1, 1, 2)
+    assert not grid.diverged.any()
+    x, y, xe, ye = regression_task(4, 4, 0.5, 8, 4, generator=2)
+    model = ElmanRNN(4, 16, generator=derive(2, "weights", 16))
+    lr = 0.3 / (0.25 * float(tangent_kernel_diag(model, x).mean()))
+    assert np.isclose(grid.lr[0, 0, 1], lr)
+    ridge = (
+        0.25
+        * float(tangent_kernel_diag(model, x).mean())
+        / (0.3 * 6)
+    )
+    _, fe, _, star = kernel_reference(
+        model,
+        x,
+        y,
+        xe,
+        out_scale=0.5,
+        ridge=ridge,
+        return_weights=True,
+    )
+    pair = train_pair(
+        model,
+        x,
+        y,
+        out_scale=0.5,
+        lr=lr,
+        steps=6,
+        generator=derive(2, "order", 16),
+        x_eval=xe,
+        y_eval=ye,
+        log_every=3,
+        comparator=star,
+    )
+    h = pair.rnn.history
+    assert grid.eval_rnn[0, 0, 1] == h.eval_loss[-1]
+    assert (
+        grid.train_pseudo[0, 0, 1]
+        == (pair.pseudo.history.train_loss[-1])
+    )
+    assert grid.rel_move[0, 0, 1] == h.dist_W_fro[-1] / h.W0_fro
+    assert grid.eval_kernel[0, 0, 1] == float(
+        objective(fe, ye).mean()
+    )
+    assert grid.convexity_max[0, 0, 1] == float(
+        pair.convexity_max.max()
+    )
+    assert grid.pairs[0][0][
+        1
+    ].rnn.history.steps_logged.tolist() == [
+        0,
+        3,
+        6,
+    ]
 
 
 def test_kernel_convergence_errors_are_the_networks_and_fall():

@@ -15,7 +15,7 @@ from rnnlib.generalization import (
     rademacher_bound,
     uniform_bound,
 )
-from rnnlib.train import tangent_kernel, tangent_kernel_diag
+from rnnlib.ntk import tangent_kernel, tangent_kernel_diag
 
 D = torch.float64
 

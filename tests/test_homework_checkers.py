@@ -198,7 +198,7 @@ def test_the_checkers_reference_cannot_be_handed_in(
 
 def test_calling_the_library_function_the_exercise_reimplements_fails():
     from rnnlib.homework.chapter05 import _reference_kernel
-    from rnnlib.train import tangent_kernel
+    from rnnlib.ntk import tangent_kernel
 
     def calls_library(W, A, B, x):
         return _reference_kernel(W, A, B, x)
@@ -222,7 +222,7 @@ def test_calling_the_library_function_the_exercise_reimplements_fails():
 
     with pytest.raises(
         homework.ExerciseCheckFailed,
-        match=r"your function calls rnnlib\.train\.tangent_kernel, a library function",
+        match=r"your function calls rnnlib\.ntk\.tangent_kernel, a library function",
     ):
         homework.check_exercise_5_2(swallowing)
     assert tangent_kernel.__code__.co_name == "tangent_kernel"

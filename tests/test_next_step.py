@@ -9,12 +9,9 @@ import pytest
 import torch
 
 from rnnlib import next_step as ns
+from rnnlib.experiments.ch11 import train_stable_and_unstable
+from rnnlib.next_step import DivergenceError, train_next_step
 from rnnlib.stability import certify
-from rnnlib.train import (
-    DivergenceError,
-    train_next_step,
-    train_stable_and_unstable,
-)
 
 K = 6  # keys in the toy rolls
 

@@ -1,4 +1,5 @@
-"""Tests of rnnlib.ntk: the infinite-width tangent kernel against the finite-width one.
+"""Tests of rnnlib.ntk: the finite-width tangent kernel against autograd, kernel ridge against the
+primal solve, and the infinite-width tangent kernel against the finite-width one.
 
 The derivation in rnnlib/ntk.py is ours, so it is checked against the network
 itself, not against a formula: ``tangent_kernel(model_m, x, x2) / m`` for
@@ -8,18 +9,27 @@ lengths and on pairs of different sequences; the seed average must approach
 it too. Plus the closed forms on the diagonal, symmetry, PSD and zero inputs.
 """
 
+import math
+
 import numpy as np
 import pytest
 import torch
 
-from rnnlib.elman import ElmanRNN, sample_normalized_sequence
+from rnnlib.elman import (
+    ElmanRNN,
+    elman_hidden_states,
+    sample_normalized_sequence,
+)
 from rnnlib.initialization import predicted_sq_norms
 from rnnlib.ntk import (
     cross_time_fraction,
+    kernel_reference,
+    kernel_ridge,
     limit_hidden_covariance,
     limit_tangent_kernel,
+    tangent_kernel,
+    tangent_kernel_diag,
 )
-from rnnlib.train import tangent_kernel
 
 F64 = torch.float64
 F32 = (
@@ -133,3 +143,174 @@ def test_cross_time_terms_shrink_with_width():
     ]
     # about 0.16 at m = 64 and 0.03 at m = 1024 (m^(-1/2) predicts a factor 4)
     assert np.mean(frac[4:]) < np.mean(frac[:4]) / 2
+
+
+# --- the tangent kernel at finite width ----------------------------------------------------------
+
+
+def _model_data(n=12, L=5, d=4, m=16, seed=0):
+    model = ElmanRNN(d, m, 1, generator=seed, dtype=F64)
+    x = sample_normalized_sequence(
+        n, L, d, 0.1, generator=seed + 1, dtype=F64
+    )
+    y = torch.randn(
+        n,
+        1,
+        generator=torch.Generator().manual_seed(seed + 2),
+        dtype=F64,
+    )
+    return model, x, y
+
+
+def test_tangent_kernel_matches_autograd_gradients():
+    model, x, _ = _model_data(n=5, L=6, d=4, m=12)
+    x2 = sample_normalized_sequence(
+        3, 6, 4, 0.1, generator=9, dtype=F64
+    )
+
+    def grads(xx):
+        rows = []
+        for n in range(xx.shape[0]):
+            W = model.W.detach().clone().requires_grad_(True)
+            A = model.A.detach().clone().requires_grad_(True)
+            out = (
+                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
+                @ model.B[0]
+            )
+            gW, gA = torch.autograd.grad(out, (W, A))
+            rows.append(torch.cat([gW.flatten(), gA.flatten()]))
+        return torch.stack(rows)
+
+    g1, g2 = grads(x), grads(x2)
+    assert torch.allclose(
+        tangent_kernel(model, x), g1 @ g1.T, atol=1e-10
+    )
+    assert torch.allclose(
+        tangent_kernel(model, x, x2), g1 @ g2.T, atol=1e-10
+    )
+
+
+def test_kernel_ridge_is_ridge_regression_on_explicit_features():
+    gen = torch.Generator().manual_seed(0)
+    phi = torch.randn(10, 4, generator=gen, dtype=F64)
+    y = torch.randn(10, generator=gen, dtype=F64)
+    ridge = 0.1
+    alpha, norm = kernel_ridge(phi @ phi.T, y, ridge)
+    # primal: minimize (1/N) sum (phi theta - y)^2 / 2 + ridge/2 |theta|^2
+    theta = torch.linalg.solve(
+        phi.T @ phi / 10 + ridge * torch.eye(4, dtype=F64),
+        phi.T @ y / 10,
+    )
+    assert torch.allclose(
+        phi @ phi.T @ alpha, phi @ theta, atol=1e-10
+    )
+    assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
+
+
+def test_tangent_kernel_diag_is_the_diagonal():
+    model, x, _ = _model_data(n=6, L=5, d=4, m=20)
+    assert torch.allclose(
+        tangent_kernel_diag(model, x),
+        tangent_kernel(model, x).diagonal(),
+        atol=1e-10,
+    )
+
+
+def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(
+    capsys,
+):
+    from rnnlib import homework
+
+    def autograd_kernel(W, A, B, x):
+        rows = []
+        for n in range(x.shape[0]):
+            Wg, Ag = (
+                W.clone().requires_grad_(True),
+                A.clone().requires_grad_(True),
+            )
+            out = (
+                elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1]
+                @ B[0]
+            )
+            rows.append(
+                torch.cat(
+                    [
+                        g.flatten()
+                        for g in torch.autograd.grad(out, (Wg, Ag))
+                    ]
+                )
+            )
+        g = torch.stack(rows)
+        return g @ g.T
+
+    homework.check_exercise_5_2(autograd_kernel)
+    assert (
+        "Exercise 5.2: all 3 checks passed."
+        in capsys.readouterr().out
+    )
+    with pytest.raises(
+        homework.ExerciseCheckFailed, match="wrong values"
+    ):
+        homework.check_exercise_5_2(
+            lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x)
+        )
+
+
+def test_kernel_reference_recovers_the_primal_ridge_solution():
+    """theta* from per-sequence autograd gradients and the primal ridge problem.
+
+    Minimize (1/N) sum (s (F0 + <g_n, theta>) - y_n)^2 / 2 + ridge/2 ||theta||^2
+    over the weight change theta = (W', A'): the predictions, the norm and the
+    weights of kernel_reference must be those of this independent solve.
+    """
+    model, x, y = _model_data(n=9, L=4, d=3, m=8)
+    xe = sample_normalized_sequence(
+        5, 4, 3, 0.1, generator=7, dtype=F64
+    )
+    s, ridge = 0.5, 0.05
+    rows, f0 = [], []
+    for xx in (x, xe):
+        for n in range(xx.shape[0]):
+            W = model.W.detach().clone().requires_grad_(True)
+            A = model.A.detach().clone().requires_grad_(True)
+            out = (
+                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
+                @ (model.B[0])
+            )
+            gW, gA = torch.autograd.grad(out, (W, A))
+            rows.append(torch.cat([gW.flatten(), gA.flatten()]))
+            f0.append(float(out.detach()))
+    G = torch.stack(rows)
+    f0 = torch.tensor(f0, dtype=F64)
+    N = x.shape[0]
+    Gt, Ge = G[:N], G[N:]
+    theta = torch.linalg.solve(
+        s**2 * Gt.T @ Gt / N
+        + ridge * torch.eye(G.shape[1], dtype=F64),
+        s * Gt.T @ (y[:, 0] - s * f0[:N]) / N,
+    )
+    ftr, fev, norm, (Ws, As) = kernel_reference(
+        model,
+        x,
+        y,
+        xe,
+        out_scale=s,
+        ridge=ridge,
+        return_weights=True,
+    )
+    assert torch.allclose(
+        ftr[:, 0], s * (f0[:N] + Gt @ theta), atol=1e-9
+    )
+    assert torch.allclose(
+        fev[:, 0], s * (f0[N:] + Ge @ theta), atol=1e-9
+    )
+    assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
+    m = model.width
+    assert torch.allclose(
+        Ws.flatten(), theta[: m * m], atol=1e-9
+    ) and torch.allclose(As.flatten(), theta[m * m :], atol=1e-9)
+    # without weights: the same three values
+    out3 = kernel_reference(
+        model, x, y, xe, out_scale=s, ridge=ridge
+    )
+    assert len(out3) == 3 and math.isclose(out3[2], norm)

@@ -1,5 +1,6 @@
 """Tests of rnnlib.train (Part I): one SGD step against a hand-written torch loop, the linearized run
-against torch.func.jvp, the tangent kernel against autograd, kernel ridge against the primal solve."""
+against torch.func.jvp, the convexity gap against the Taylor error. (The tangent kernel and kernel
+ridge are tested in tests/test_ntk.py.)"""
 
 import math
 
@@ -14,10 +15,8 @@ from rnnlib.elman import (
 )
 from rnnlib.train import (
     DivergenceError,
-    kernel_ridge,
     objective,
     predict,
-    tangent_kernel,
     train_pair,
     train_pseudo,
     train_rnn,
@@ -260,51 +259,6 @@ def test_divergence_raises_naming_step_and_lr():
         )
 
 
-def test_tangent_kernel_matches_autograd_gradients():
-    model, x, _ = _data(n=5, L=6, d=4, m=12)
-    x2 = sample_normalized_sequence(
-        3, 6, 4, 0.1, generator=9, dtype=D
-    )
-
-    def grads(xx):
-        rows = []
-        for n in range(xx.shape[0]):
-            W = model.W.detach().clone().requires_grad_(True)
-            A = model.A.detach().clone().requires_grad_(True)
-            out = (
-                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
-                @ model.B[0]
-            )
-            gW, gA = torch.autograd.grad(out, (W, A))
-            rows.append(torch.cat([gW.flatten(), gA.flatten()]))
-        return torch.stack(rows)
-
-    g1, g2 = grads(x), grads(x2)
-    assert torch.allclose(
-        tangent_kernel(model, x), g1 @ g1.T, atol=1e-10
-    )
-    assert torch.allclose(
-        tangent_kernel(model, x, x2), g1 @ g2.T, atol=1e-10
-    )
-
-
-def test_kernel_ridge_is_ridge_regression_on_explicit_features():
-    gen = torch.Generator().manual_seed(0)
-    phi = torch.randn(10, 4, generator=gen, dtype=D)
-    y = torch.randn(10, generator=gen, dtype=D)
-    ridge = 0.1
-    alpha, norm = kernel_ridge(phi @ phi.T, y, ridge)
-    # primal: minimize (1/N) sum (phi theta - y)^2 / 2 + ridge/2 |theta|^2
-    theta = torch.linalg.solve(
-        phi.T @ phi / 10 + ridge * torch.eye(4, dtype=D),
-        phi.T @ y / 10,
-    )
-    assert torch.allclose(
-        phi @ phi.T @ alpha, phi @ theta, atol=1e-10
-    )
-    assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
-
-
 def test_logistic_needs_sign_labels():
     model, x, y = _data()
     with pytest.raises(ValueError, match="y must hold labels"):
@@ -321,120 +275,6 @@ def test_logistic_needs_sign_labels():
         objective(torch.zeros(2, 1), torch.ones(2, 1), "logistic"),
         torch.full((2,), math.log(2)),
     )
-
-
-def test_tangent_kernel_diag_is_the_diagonal():
-    model, x, _ = _data(n=6, L=5, d=4, m=20)
-    from rnnlib.train import tangent_kernel_diag
-
-    assert torch.allclose(
-        tangent_kernel_diag(model, x),
-        tangent_kernel(model, x).diagonal(),
-        atol=1e-10,
-    )
-
-
-def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(
-    capsys,
-):
-    from rnnlib import homework
-
-    def autograd_kernel(W, A, B, x):
-        rows = []
-        for n in range(x.shape[0]):
-            Wg, Ag = (
-                W.clone().requires_grad_(True),
-                A.clone().requires_grad_(True),
-            )
-            out = (
-                elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1]
-                @ B[0]
-            )
-            rows.append(
-                torch.cat(
-                    [
-                        g.flatten()
-                        for g in torch.autograd.grad(out, (Wg, Ag))
-                    ]
-                )
-            )
-        g = torch.stack(rows)
-        return g @ g.T
-
-    homework.check_exercise_5_2(autograd_kernel)
-    assert (
-        "Exercise 5.2: all 3 checks passed."
-        in capsys.readouterr().out
-    )
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="wrong values"
-    ):
-        homework.check_exercise_5_2(
-            lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x)
-        )
-
-
-def test_kernel_reference_recovers_the_primal_ridge_solution():
-    """theta* from per-sequence autograd gradients and the primal ridge problem.
-
-    Minimize (1/N) sum (s (F0 + <g_n, theta>) - y_n)^2 / 2 + ridge/2 ||theta||^2
-    over the weight change theta = (W', A'): the predictions, the norm and the
-    weights of kernel_reference must be those of this independent solve.
-    """
-    from rnnlib.elman import elman_hidden_states
-    from rnnlib.train import kernel_reference
-
-    model, x, y = _data(n=9, L=4, d=3, m=8)
-    xe = sample_normalized_sequence(
-        5, 4, 3, 0.1, generator=7, dtype=D
-    )
-    s, ridge = 0.5, 0.05
-    rows, f0 = [], []
-    for xx in (x, xe):
-        for n in range(xx.shape[0]):
-            W = model.W.detach().clone().requires_grad_(True)
-            A = model.A.detach().clone().requires_grad_(True)
-            out = (
-                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
-                @ (model.B[0])
-            )
-            gW, gA = torch.autograd.grad(out, (W, A))
-            rows.append(torch.cat([gW.flatten(), gA.flatten()]))
-            f0.append(float(out.detach()))
-    G = torch.stack(rows)
-    f0 = torch.tensor(f0, dtype=D)
-    N = x.shape[0]
-    Gt, Ge = G[:N], G[N:]
-    theta = torch.linalg.solve(
-        s**2 * Gt.T @ Gt / N
-        + ridge * torch.eye(G.shape[1], dtype=D),
-        s * Gt.T @ (y[:, 0] - s * f0[:N]) / N,
-    )
-    ftr, fev, norm, (Ws, As) = kernel_reference(
-        model,
-        x,
-        y,
-        xe,
-        out_scale=s,
-        ridge=ridge,
-        return_weights=True,
-    )
-    assert torch.allclose(
-        ftr[:, 0], s * (f0[:N] + Gt @ theta), atol=1e-9
-    )
-    assert torch.allclose(
-        fev[:, 0], s * (f0[N:] + Ge @ theta), atol=1e-9
-    )
-    assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
-    m = model.width
-    assert torch.allclose(
-        Ws.flatten(), theta[: m * m], atol=1e-9
-    ) and torch.allclose(As.flatten(), theta[m * m :], atol=1e-9)
-    # without weights: the same three values
-    out3 = kernel_reference(
-        model, x, y, xe, out_scale=s, ridge=ridge
-    )
-    assert len(out3) == 3 and math.isclose(out3[2], norm)
 
 
 def test_convexity_gap_is_the_taylor_error_at_the_current_weights():

@@ -1,5 +1,10 @@
-"""Chapter 5's measurements of the infinite-width tangent kernel.
+"""Chapter 5's sweeps: laziness against width and output scale, and the tangent kernel at infinite width.
 
+* :func:`regression_task`: the chapter's regression task (a random concept-class
+  target, standardized labels), and :func:`lazy_grid`: the RNN and its
+  linearization trained by the same SGD (:func:`rnnlib.train.train_pair`) for every
+  seed, output scale and width, beside the kernel ridge reference
+  (:func:`rnnlib.ntk.kernel_reference`); its record is a :class:`LazyGrid`.
 * :func:`kernel_convergence`: the finite-width kernel ``tangent_kernel(model_m, x) / m``
   of independent networks against its limit :func:`rnnlib.ntk.limit_tangent_kernel`,
   as the width m grows: the relative (Frobenius) error of one draw, averaged over
@@ -7,7 +12,7 @@
   ``sqrt(m)`` around its mean ``m K``); beside it the share of the cross-time terms
   (:func:`rnnlib.ntk.cross_time_fraction`), which the limit drops.
 * :func:`limit_kernel_reference`: chapter 5's kernel reference
-  (:func:`rnnlib.train.kernel_reference`) at infinite width. That reference is
+  (:func:`rnnlib.ntk.kernel_reference`) at infinite width. That reference is
   kernel ridge regression with the kernel ``out_scale^2 K_m`` and the ridge
   ``out_scale^2 Kbar_m r`` (``Kbar_m`` the mean of ``K_m(x_n, x_n)``), i.e. with
   the normalized kernel ``K_m / Kbar_m`` and the ridge ``r``; its limit is the
@@ -16,38 +21,285 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from .._rng import as_seed, derive
 from .._validation import (
+    Int,
     check_int,
     check_ints,
     check_real,
     check_tensor,
+    validate_params,
 )
-from ..elman import ElmanRNN
-from ..ntk import cross_time_fraction, limit_tangent_kernel
-from ..train import (
+from ..concepts import sample_task
+from ..elman import ElmanRNN, elman_last_state
+from ..ntk import (
+    cross_time_fraction,
     kernel_reference,
     kernel_ridge,
-    objective,
-    predict,
-    regression_task,
+    limit_tangent_kernel,
     tangent_kernel,
     tangent_kernel_diag,
 )
+from ..train import (
+    DivergenceError,
+    objective,
+    predict,
+    train_pair,
+)
 
 __all__ = [
+    "regression_task",
+    "LazyGrid",
+    "lazy_grid",
     "KernelConvergence",
     "kernel_convergence",
     "limit_kernel_reference",
     "LimitReference",
     "limit_reference_sweep",
 ]
+
+
+@validate_params(
+    "L", "d", "eps_x", "n_eval", "dtype", n_train=Int(2), p=Int(1)
+)
+def regression_task(
+    L: int,
+    d: int,
+    eps_x: float,
+    n_train: int,
+    n_eval: int,
+    *,
+    p: int = 4,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A regression task of chapter 5: ``y = F*(x_bar)``, standardized, for a random concept-class target.
+
+    ``F*`` is :func:`rnnlib.concepts.sample_target` (``p`` neurons); the labels are
+    centred and scaled to unit variance over train and eval together; the inputs are
+    the normalized sequences of Definition 3.1. Returns ``(x, y, x_eval, y_eval)``.
+    """
+    x, y = sample_task(
+        L,
+        d,
+        eps_x,
+        n_train + n_eval,
+        p=p,
+        generator=generator,
+        dtype=dtype,
+    )
+    y = (y - y.mean()) / y.std()
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+@dataclass
+class LazyGrid:
+    """:func:`lazy_grid` results (chapter 5). Arrays have shape (seeds, out_scales, widths).
+
+    ``rel_move``: ``||W_T - W_0||_F / ||W_0||_F``; ``spec_move``: ``sqrt(m) ||W_T - W_0||_2``;
+    ``flip_fraction``, ``coupling_relative``: the RNN's final history entries (activation
+    flips, and the gap to its own pseudo-network at its final weights, relative);
+    ``pair_relative``: ``mean |z_rnn - z_pseudo| / mean |z_pseudo - z_0|`` between the RNN and
+    its linearization trained on the same samples (held-out inputs); ``train_*``, ``eval_*``:
+    final losses of the RNN, of the linearized RNN and of the kernel ridge reference;
+    ``init_eval``: the held-out loss at initialization; ``lr``: the learning rates used;
+    ``star_norm``: ``||theta*||`` of the kernel ridge solution ``theta*`` (:func:`rnnlib.ntk.kernel_reference`);
+    ``train_star_rnn``: the RNN's training loss at ``theta*`` (the comparator's loss in the
+    regret bound); ``convexity_mean``, ``convexity_max``: the approximate-convexity gap
+    ``delta_t`` towards ``theta*`` along the RNN's iterates (:class:`rnnlib.train.PairResult`), its mean over
+    the training set and the logged steps, and its largest value;
+    ``diverged``: runs stopped by :class:`rnnlib.train.DivergenceError` (their entries are NaN).
+    ``pairs[s][k][j]``: the :class:`rnnlib.train.PairResult` of each run (None if it diverged).
+    """
+
+    widths: np.ndarray
+    out_scales: np.ndarray
+    seeds: np.ndarray
+    rel_move: np.ndarray
+    spec_move: np.ndarray
+    flip_fraction: np.ndarray
+    coupling_relative: np.ndarray
+    pair_relative: np.ndarray
+    train_rnn: np.ndarray
+    train_pseudo: np.ndarray
+    train_kernel: np.ndarray
+    eval_rnn: np.ndarray
+    eval_pseudo: np.ndarray
+    eval_kernel: np.ndarray
+    init_eval: np.ndarray
+    lr: np.ndarray
+    star_norm: np.ndarray
+    train_star_rnn: np.ndarray
+    convexity_mean: np.ndarray
+    convexity_max: np.ndarray
+    diverged: np.ndarray
+    pairs: list = field(default_factory=list, repr=False)
+
+
+@validate_params("steps", "lr_scale")
+def lazy_grid(
+    widths,
+    out_scales,
+    seeds,
+    *,
+    L: int,
+    d: int,
+    eps_x: float,
+    n_train: int,
+    n_eval: int,
+    steps: int,
+    lr_scale: float = 0.3,
+    log_every: int | None = None,
+    progress: bool = False,
+) -> LazyGrid:
+    """Train the RNN and its linearization (:func:`rnnlib.train.train_pair`) for every seed, output scale and width (chapter 5).
+
+    Per seed, one regression task (:func:`regression_task`, streams derived from the
+    seed); per (seed, width) one network (``derive(seed, "weights", m)``). The
+    learning rate is ``lr = lr_scale / (out_scale^2 mean_n K(x_n, x_n))`` with ``K`` the
+    tangent kernel at initialization: the step in *function space* is then the same
+    for every width and output scale (P&G's ``eta`` is also ``~ 1/m``, since
+    ``K ~ m``). The kernel reference is :func:`rnnlib.ntk.kernel_reference` with the
+    early-stopping ridge ``mean(out_scale^2 K(x_n, x_n)) / (lr_scale * steps)`` (our
+    heuristic: ``steps`` SGD steps filter the kernel's eigenvalues like this ridge).
+    Returns a :class:`LazyGrid`.
+    """
+    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
+    out_scales = [
+        check_real(s, "out_scales[i]", low=0.0, low_open=True)
+        for s in out_scales
+    ]
+    seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
+    if not widths or not out_scales or not seeds:
+        raise ValueError(
+            "widths, out_scales and seeds must be non-empty"
+        )
+    shape = (len(seeds), len(out_scales), len(widths))
+    names = (
+        "rel_move",
+        "spec_move",
+        "flip_fraction",
+        "coupling_relative",
+        "pair_relative",
+        "train_rnn",
+        "train_pseudo",
+        "train_kernel",
+        "eval_rnn",
+        "eval_pseudo",
+        "eval_kernel",
+        "init_eval",
+        "lr",
+        "star_norm",
+        "train_star_rnn",
+        "convexity_mean",
+        "convexity_max",
+    )
+    out = {k: np.full(shape, np.nan) for k in names}
+    diverged = np.zeros(shape, dtype=bool)
+    pairs = [
+        [[None] * len(widths) for _ in out_scales] for _ in seeds
+    ]
+    cells = [
+        (i, k, j)
+        for i in range(len(seeds))
+        for k in range(len(out_scales))
+        for j in range(len(widths))
+    ]
+    for i, k, j in tqdm(
+        cells, desc="runs", leave=False, disable=not progress
+    ):
+        seed, lam, m = seeds[i], out_scales[k], widths[j]
+        x, y, xe, ye = regression_task(
+            L, d, eps_x, n_train, n_eval, generator=seed
+        )
+        model = ElmanRNN(
+            d, m, generator=derive(seed, "weights", m)
+        )
+        kbar = float(tangent_kernel_diag(model, x).mean())
+        lr = lr_scale / (lam**2 * kbar)
+        out["lr"][i, k, j] = lr
+        out["init_eval"][i, k, j] = float(
+            objective(
+                predict(model, xe, lam), ye, "squared"
+            ).mean()
+        )
+        ridge = lam**2 * kbar / (lr_scale * steps)
+        ftr, fev, star_norm, star = kernel_reference(
+            model,
+            x,
+            y,
+            xe,
+            out_scale=lam,
+            ridge=ridge,
+            return_weights=True,
+        )
+        try:
+            pair = train_pair(
+                model,
+                x,
+                y,
+                out_scale=lam,
+                lr=lr,
+                steps=steps,
+                generator=derive(seed, "order", m),
+                x_eval=xe,
+                y_eval=ye,
+                log_every=log_every,
+                comparator=star,
+            )
+        except DivergenceError:
+            diverged[i, k, j] = True
+            continue
+        pairs[i][k][j] = pair
+        h, hp = pair.rnn.history, pair.pseudo.history
+        with torch.no_grad():
+            z_star = lam * (
+                elman_last_state(
+                    model.W + star[0], model.A + star[1], x
+                )
+                @ model.B.transpose(0, 1)
+            )
+        vals = dict(
+            rel_move=h.dist_W_fro[-1] / h.W0_fro,
+            spec_move=math.sqrt(m) * h.dist_W_spec[-1],
+            flip_fraction=h.flip_fraction[-1],
+            coupling_relative=h.coupling_relative[-1],
+            pair_relative=pair.relative_gap[-1],
+            train_rnn=h.train_loss[-1],
+            train_pseudo=hp.train_loss[-1],
+            train_kernel=float(
+                objective(ftr, y, "squared").mean()
+            ),
+            eval_rnn=h.eval_loss[-1],
+            eval_pseudo=hp.eval_loss[-1],
+            eval_kernel=float(
+                objective(fev, ye, "squared").mean()
+            ),
+            star_norm=star_norm,
+            train_star_rnn=float(
+                objective(z_star, y, "squared").mean()
+            ),
+            convexity_mean=float(pair.convexity_mean.mean()),
+            convexity_max=float(pair.convexity_max.max()),
+        )
+        for key, v in vals.items():
+            out[key][i, k, j] = v
+    return LazyGrid(
+        np.asarray(widths),
+        np.asarray(out_scales, dtype=float),
+        np.asarray(seeds),
+        **out,
+        diverged=diverged,
+        pairs=pairs,
+    )
 
 
 @dataclass(frozen=True)
@@ -130,10 +382,10 @@ def limit_kernel_reference(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Kernel ridge regression with the normalized limit kernel ``K / Kbar``; predictions on ``x`` and ``x_eval`` (chapter 5).
 
-    ``alpha = (K/Kbar + ridge N I)^{-1} (y - f0)`` (:func:`rnnlib.train.kernel_ridge`),
+    ``alpha = (K/Kbar + ridge N I)^{-1} (y - f0)`` (:func:`rnnlib.ntk.kernel_ridge`),
     predictions ``f0 + (K(., x) / Kbar) alpha``, with ``K`` :func:`rnnlib.ntk.limit_tangent_kernel`
     and ``Kbar`` the mean of ``K(x_n, x_n)`` over ``x``: the limit m -> inf of
-    :func:`rnnlib.train.kernel_reference` with the ridge ``out_scale^2 Kbar_m ridge``
+    :func:`rnnlib.ntk.kernel_reference` with the ridge ``out_scale^2 Kbar_m ridge``
     (module docstring). ``offset = (f0, f0_eval)`` is an initial output (N, 1) and
     (N_eval, 1) to fit around, e.g. a finite network's ``out_scale F_rnn(x; W_0, A_0)``;
     without it the initial output is 0 (the centred learner). ``x`` (N, L, d),
@@ -171,7 +423,7 @@ class LimitReference:
     ``eval_centred``: held-out squared loss of the centred limit predictor
     (initial output 0); ``eval_offset``: of the limit predictor fitted around each
     network's own initial output; ``eval_finite``: of the finite-kernel reference
-    :func:`rnnlib.train.kernel_reference` of that network; ``rms_gap``: the RMS
+    :func:`rnnlib.ntk.kernel_reference` of that network; ``rms_gap``: the RMS
     difference of the last two predictions on the held-out inputs.
     """
 
@@ -198,8 +450,8 @@ def limit_reference_sweep(
 ) -> LimitReference:
     """The limit-kernel predictor beside chapter 5's finite-kernel reference, per seed and width (chapter 5).
 
-    The tasks and networks are :func:`rnnlib.train.lazy_grid`'s
-    (:func:`rnnlib.train.regression_task` with generator ``seed``, network
+    The tasks and networks are :func:`lazy_grid`'s
+    (:func:`regression_task` with generator ``seed``, network
     ``derive(seed, "weights", m)``) and so is the early-stopping ridge
     ``out_scale^2 Kbar_m / (lr_scale steps)`` of the finite reference, which is the
     ridge ``1 / (lr_scale steps)`` of :func:`limit_kernel_reference`. Returns a

@@ -46,13 +46,12 @@ from ..languages import (
     sample_dl1_balanced,
     sample_language,
 )
-from ..ntk import limit_tangent_kernel
+from ..ntk import limit_tangent_kernel, tangent_kernel_diag
 from ..recognizers import (
     token_codes,
     train_practical_rnn,
     train_wide_rnn,
 )
-from ..train import tangent_kernel_diag
 
 __all__ = [
     "KernelCurve",

@@ -1,6 +1,7 @@
-"""Chapter 11's measurements that combine several theory modules: the eight trained
-models of a seed, the committed pilot over seeds, and chapter 9's inference bound at a
-trained model's own constants.
+"""Chapter 11's measurements that combine several theory modules: a model trained twice,
+unconstrained and projected, from the same start; the eight trained models of a seed, the
+committed pilot over seeds, and chapter 9's inference bound at a trained model's own
+constants.
 
 Used by chapter 11 (``from rnnlib.experiments import ch11``). The pilot over seeds is
 re-run with ``python -m rnnlib.experiments.ch11`` (it rewrites
@@ -22,14 +23,19 @@ import numpy as np
 import torch
 
 from .. import next_step as ns
+from .._rng import derive
 from .._validation import check_int, check_real
 from ..data import N_KEYS, PianoRollData, TextData
-from ..next_step import NextStepModel
+from ..next_step import (
+    NextStepHistory,
+    NextStepModel,
+    train_next_step,
+)
 from ..stability import certify, input_lipschitz
-from ..train import train_stable_and_unstable
 from ..truncation import inference_bound, k_for_epsilon
 
 __all__ = [
+    "train_stable_and_unstable",
     "DEFAULTS",
     "SEED_TABLE",
     "train_models",
@@ -118,6 +124,51 @@ def _check_data(music: object, text: object) -> None:
         )
 
 
+def train_stable_and_unstable(
+    kind: str,
+    train: Sequence[np.ndarray],
+    valid: Sequence[np.ndarray] | None = None,
+    *,
+    input_dim: int,
+    hidden_dim: int,
+    readout: str = "bernoulli",
+    generator: torch.Generator | int | None = None,
+    **train_kwargs,
+) -> dict[str, tuple[NextStepModel, NextStepHistory]]:
+    """Train the same next-step model twice, unconstrained and projected (chapter 11).
+
+    Both runs start from the same initial weights (drawn from ``generator``'s
+    stream ``"init"``, read-out bias at the training marginals), see the same
+    minibatches (stream ``"data"``) and use the same optimizer and number of
+    steps (``train_kwargs`` of :func:`rnnlib.next_step.train_next_step`); only ``stable`` differs.
+    Returns ``{"unstable": (model, history), "stable": (model, history)}``.
+    """
+    if "stable" in train_kwargs:
+        raise ValueError(
+            "train_kwargs must not set stable: both variants are trained"
+        )
+    out = {}
+    for variant in ("unstable", "stable"):
+        model = NextStepModel(
+            kind,
+            input_dim,
+            hidden_dim,
+            readout=readout,
+            generator=derive(generator, "init"),
+        )
+        model.init_output_bias_(train)
+        history = train_next_step(
+            model,
+            train,
+            valid,
+            stable=variant == "stable",
+            generator=derive(generator, "data"),
+            **train_kwargs,
+        )
+        out[variant] = (model, history)
+    return out
+
+
 def train_models(
     music: PianoRollData,
     text: TextData | None,
@@ -128,7 +179,7 @@ def train_models(
 ) -> tuple[dict, dict]:
     """Chapter 11's trained models of one seed: RNN and LSTM, unstable and stable, on music and text.
 
-    Each pair comes from :func:`rnnlib.train.train_stable_and_unstable` (same
+    Each pair comes from :func:`train_stable_and_unstable` (same
     initial weights, same minibatches, only the projection differs), seeded by
     ``generator`` (the seed of the row, an int); ``params`` override :data:`DEFAULTS` (the chapter's parameters
     cell). Music models are kept at their best validation NLL (checked every

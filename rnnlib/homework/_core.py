@@ -13,7 +13,7 @@ Three things keep a checker honest and its messages readable:
   with the reference, and every library function the exercise asks the
   student to write (``forbidden``), *sealed*: their code is swapped for code
   that raises, so ``my_kernel = _reference_kernel`` or a call of
-  ``rnnlib.train.tangent_kernel`` fails with a message that says so, however
+  ``rnnlib.ntk.tangent_kernel`` fails with a message that says so, however
   the student imported it;
 * a result that is wrong at the checker's tolerance but right at float32's
   says "your result matches to float32 precision; compute in float64";

@@ -8,7 +8,7 @@ import torch
 
 from .._rng import derive
 from ..elman import ElmanRNN, sample_normalized_sequence
-from ..train import tangent_kernel
+from ..ntk import tangent_kernel
 from ._core import Case, compare_with_reference, register
 
 __all__ = ["check_exercise_5_2"]

@@ -65,10 +65,12 @@ def _width_ticks(ax, widths):
 def plot_laziness(grid) -> Figure:
     """Chapter 5: weight movement, flips and RNN / pseudo-network gaps against the width m.
 
-    ``grid`` is an :class:`rnnlib.train.LazyGrid` with one output scale; points are
+    ``grid`` is an :class:`rnnlib.experiments.ch05.LazyGrid` with one output scale; points are
     seeds, lines their means; fitted log-log slopes in the legends.
     """
-    _record(grid, "grid", _GRID, "an rnnlib.train.LazyGrid")
+    _record(
+        grid, "grid", _GRID, "an rnnlib.experiments.ch05.LazyGrid"
+    )
     widths = _values(grid.widths, "grid.widths", ndim=1)
     rel = _values(grid.rel_move[:, 0], "grid.rel_move", ndim=2)
     spec = _values(grid.spec_move[:, 0], "grid.spec_move", ndim=2)
@@ -150,7 +152,9 @@ def plot_out_scale(grid) -> Figure:
     Left: held-out loss at initialization and after training (RNN), mean over seeds.
     Right: flip fraction and relative coupling gap (how far the RNN left its pseudo-network).
     """
-    _record(grid, "grid", _GRID, "an rnnlib.train.LazyGrid")
+    _record(
+        grid, "grid", _GRID, "an rnnlib.experiments.ch05.LazyGrid"
+    )
     lam = _values(grid.out_scales, "grid.out_scales", ndim=1)
     init = _values(
         grid.init_eval[:, :, 0], "grid.init_eval", ndim=2
