@@ -72,20 +72,13 @@ class Finding(NamedTuple):
     cell: int
     line: int
     code: str  # "TN" (typed number) or "AS" (unmarked assert)
-    what: str  # the number, or the assert's first line
-    context: str = ""
+    what: (
+        str  # the number, the comment, or the assert's first line
+    )
+    message: str
 
     def __str__(self) -> str:
-        if self.code == "AS":
-            return (
-                f"cell {self.cell}:line {self.line}: AS `{self.what}` is neither "
-                f"claims.check(...) nor marked '{IMPLEMENTATION_MARK}'"
-            )
-        return (
-            f"cell {self.cell}:line {self.line}: TN typed number {self.what!r} in "
-            f"\u201c{self.context}\u201d: glue it from the cell that computes it, or "
-            "declare it (% typed numbers (reason): ...)"
-        )
+        return f"cell {self.cell}:line {self.line}: {self.code} {self.message}"
 
 
 def _source(cell: Mapping) -> str:
@@ -169,8 +162,8 @@ def _declared(nb: Mapping) -> tuple[list[float], list[Finding]]:
                         line,
                         "TN",
                         match.group(0),
-                        "a `% typed numbers (reason): ...` comment needs its "
-                        "reason and numbers only",
+                        f"`{match.group(0)}` needs its reason and numbers "
+                        "only: % typed numbers (reason): 1.155, 2.83",
                     )
                 )
             values += [
@@ -213,15 +206,18 @@ def typed_numbers(nb: Mapping) -> list[Finding]:
                 line_start : None if line_end == -1 else line_end
             ]
             col = start - line_start
+            context = line_text[
+                max(0, col - 40) : end - line_start + 40
+            ]
             found.append(
                 Finding(
                     i,
                     text.count("\n", 0, start) + 1,
                     "TN",
                     number,
-                    line_text[
-                        max(0, col - 40) : col + len(number) + 40
-                    ].strip(),
+                    f"typed number {number!r} in \u201c{context.strip()}\u201d: "
+                    "glue it from the cell that computes it, or declare it "
+                    "(% typed numbers (reason): ...)",
                 )
             )
     return found
@@ -253,7 +249,14 @@ def unmarked_asserts(nb: Mapping) -> list[Finding]:
                 if re.match(r"\s*assert\b", line)
             ]
         found += [
-            Finding(i, first, "AS", lines[first - 1].strip())
+            Finding(
+                i,
+                first,
+                "AS",
+                lines[first - 1].strip(),
+                f"`{lines[first - 1].strip()}` is neither claims.check(...) "
+                f"nor marked '{IMPLEMENTATION_MARK}'",
+            )
             for first, last in spans
             if not any(
                 IMPLEMENTATION_MARK in line

@@ -509,7 +509,7 @@ def test_a_planted_typed_number_fails_and_glued_text_passes():
     assert (typed.cell, typed.what) == (
         0,
         "15",
-    ) and "about 15%" in typed.context
+    ) and "about 15%" in typed.message
     # glued number, a code block, inline code and a declared typed number all pass
     assert (
         chapter_lint.typed_numbers(_nb("03_checked.ipynb")) == []
