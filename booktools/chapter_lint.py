@@ -267,15 +267,24 @@ def unmarked_asserts(nb: Mapping) -> list[Finding]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
     import json
 
     from booktools.toc import chapter_notebooks
 
-    paths = [
-        Path(p) for p in (sys.argv[1:] if argv is None else argv)
-    ]
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "notebooks",
+        nargs="*",
+        type=Path,
+        help="default: the chapters of _toc.yml",
+    )
     findings = 0
-    for path in paths or chapter_notebooks():
+    for path in (
+        parser.parse_args(argv).notebooks or chapter_notebooks()
+    ):
         nb = json.loads(path.read_text(encoding="utf8"))
         for finding in typed_numbers(nb) + unmarked_asserts(nb):
             print(f"{path}:{finding}")
