@@ -37,10 +37,17 @@ from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.errors import ConfigError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from rnnlib.claims import PAPERS, VERDICTS, Claim, registry
+from rnnlib.claims import (
+    PAPERS,
+    VERDICTS,
+    Claim,
+    registry,
+    registry_path,
+)
 
 __all__ = [
     "CANNOT_TEST",
@@ -245,7 +252,12 @@ def _state(env) -> dict:
 
 def _registry(env) -> dict[str, Claim]:
     name = env.config.ledger_registry
-    return registry(Path(env.srcdir) / name if name else None)
+    path = Path(env.srcdir) / name if name else registry_path()
+    if path is None:
+        raise ConfigError(
+            "booktools.ledger: no claims registry found; set ledger_registry"
+        )
+    return registry(path)
 
 
 def _rows(env) -> list[Row]:

@@ -740,3 +740,23 @@ def test_fixture_book_fails_on_a_claim_registered_but_never_checked(
         and "fx-unchecked" in lines[0]
         and "04_typed ran without checking it" in lines[0]
     ), warnings
+
+
+def test_the_ledger_refuses_to_build_without_a_registry(
+    monkeypatch,
+):
+    from types import SimpleNamespace
+
+    from sphinx.errors import ConfigError
+
+    env = SimpleNamespace(
+        config=SimpleNamespace(ledger_registry=""),
+        srcdir=str(ROOT),
+    )
+    assert ledger._registry(env) == claims.registry()
+    monkeypatch.setattr(ledger, "registry_path", lambda: None)
+    with pytest.raises(ConfigError, match="no claims registry"):
+        ledger._registry(env)
+    env.config.ledger_registry = "chapters/no-such.yml"
+    with pytest.raises(FileNotFoundError):
+        ledger._registry(env)
