@@ -760,3 +760,17 @@ def test_the_ledger_refuses_to_build_without_a_registry(
     env.config.ledger_registry = "chapters/no-such.yml"
     with pytest.raises(FileNotFoundError):
         ledger._registry(env)
+
+
+def test_the_page_shows_every_verdicts_claim_line_as_a_sentence():
+    from booktools.sphinx_ext.static_page import CLAIM_LINE
+
+    for verdict in claims.VERDICTS:
+        line = f"claim pg-x-1 ({verdict}): rel gap 0.01 (< 0.1)"
+        match = CLAIM_LINE.match(line)
+        assert match, verdict
+        assert match.groups() == (
+            "pg-x-1",
+            verdict,
+            "rel gap 0.01 (< 0.1)",
+        )
