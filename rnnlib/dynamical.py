@@ -30,9 +30,11 @@ from torch import nn
 from ._rng import as_generator
 from ._validation import (
     ANY_REAL,
+    NONNEGATIVE,
     Choice,
     Int,
-    check_real,
+    Model,
+    Tensor,
     check_tensor,
     validate_params,
 )
@@ -50,7 +52,12 @@ __all__ = [
 INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
 
 
-@validate_params("dtype", m=Int(1), scheme=Choice(*INIT_SCHEMES))
+@validate_params(
+    "dtype",
+    m=Int(1),
+    scheme=Choice(*INIT_SCHEMES),
+    spectral_norm=NONNEGATIVE,
+)
 def recurrent_matrix(
     m: int,
     scheme: str = "gaussian",
@@ -93,9 +100,6 @@ def recurrent_matrix(
             m, m, generator=gen, dtype=dtype
         ) / math.sqrt(m)
     if spectral_norm is not None:
-        spectral_norm = check_real(
-            spectral_norm, "spectral_norm", low=0.0
-        )
         W = W * (
             spectral_norm / torch.linalg.matrix_norm(W, ord=2)
         )
@@ -178,18 +182,26 @@ class RecurrentModel(nn.Module):
 
 
 class _MatrixRNN(RecurrentModel):
-    """Shared constructor of :class:`LinearSystem` and :class:`SimpleRNN` (``W``, ``U``, ``C``)."""
+    """Shared constructor of :class:`LinearSystem` and :class:`SimpleRNN` (``W``, ``U``, ``C``): its constraints are declared once, here."""
 
+    @validate_params(
+        "input_dim",
+        "hidden_dim",
+        "output_dim",
+        "dtype",
+        init=Choice(*INIT_SCHEMES),
+        spectral_norm=NONNEGATIVE,
+    )
     def __init__(
         self,
         input_dim: int,
         hidden_dim: int,
-        output_dim: int,
+        output_dim: int = 1,
         *,
-        init: str,
-        spectral_norm: float | None,
-        generator: torch.Generator | int | None,
-        dtype: torch.dtype,
+        init: str = "gaussian",
+        spectral_norm: float | None = None,
+        generator: torch.Generator | int | None = None,
+        dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
         n, m, d_out = input_dim, hidden_dim, output_dim
@@ -232,34 +244,6 @@ class LinearSystem(_MatrixRNN):
 
     activation = "identity"
 
-    @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
-        init=Choice(*INIT_SCHEMES),
-    )
-    def __init__(
-        self,
-        input_dim: int,
-        hidden_dim: int,
-        output_dim: int = 1,
-        *,
-        init: str = "gaussian",
-        spectral_norm: float | None = None,
-        generator: torch.Generator | int | None = None,
-        dtype: torch.dtype = torch.float32,
-    ) -> None:
-        super().__init__(
-            input_dim,
-            hidden_dim,
-            output_dim,
-            init=init,
-            spectral_norm=spectral_norm,
-            generator=generator,
-            dtype=dtype,
-        )
-
     def step(
         self, s: torch.Tensor, x_t: torch.Tensor
     ) -> torch.Tensor:
@@ -277,12 +261,7 @@ class SimpleRNN(_MatrixRNN):
     """
 
     @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
-        init=Choice(*INIT_SCHEMES),
-        activation=Choice("tanh", "relu"),
+        _MatrixRNN.__init__, activation=Choice("tanh", "relu")
     )
     def __init__(
         self,
@@ -495,3 +474,14 @@ class LSTM(RecurrentModel):
                 b = lstm.bias_ih_l0 + lstm.bias_hh_l0
             model.b.copy_(b)
         return model
+
+
+#: Declared arguments of the functions on these models (:mod:`rnnlib.stability`, :mod:`rnnlib.truncation`):
+#: a model with finite weights, a batch of its input sequences (its dtype), of its states, of targets.
+MODEL = Model(RecurrentModel)
+MATRIX_RNN = Model((LinearSystem, SimpleRNN))
+INPUTS = Tensor(
+    shape=("batch", "T", "model.input_dim"), dtype_of="model"
+)
+STATES = Tensor(shape=("batch", "model.state_dim"))
+OUTPUTS = Tensor(shape=("batch", "T", "model.output_dim"))
