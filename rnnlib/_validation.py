@@ -191,20 +191,17 @@ def check_real(
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
-    lo_br = "(" if low_open else "["
-    hi_br = ")" if high_open else "]"
-    interval = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
-    if low is not None and (
-        value < low or (low_open and value == low)
-    ):
+    below = low is not None and (
+        value < low or low_open and value == low
+    )
+    above = high is not None and (
+        value > high or high_open and value == high
+    )
+    if below or above:
+        lo = f"{'(' if low_open else '['}{'-inf' if low is None else low}"
+        hi = f"{'inf' if high is None else high}{')' if high_open else ']'}"
         raise ValueError(
-            f"{name} must lie in {interval}, got {value}"
-        )
-    if high is not None and (
-        value > high or (high_open and value == high)
-    ):
-        raise ValueError(
-            f"{name} must lie in {interval}, got {value}"
+            f"{name} must lie in {lo}, {hi}, got {value}"
         )
     return value
 
@@ -343,14 +340,6 @@ class Ints:
 
 
 @dataclass(frozen=True)
-class _Call:
-    """What the declared checks of one call share: the arguments, and the sizes the symbols took."""
-
-    arguments: dict
-    dims: dict
-
-
-@dataclass(frozen=True)
 class Tensor:
     """A tensor argument, declared: the checks of :func:`check_tensor`.
 
@@ -381,11 +370,12 @@ class Tensor:
         return refs | ({self.dtype_of} if self.dtype_of else set())
 
     def check(self, value: object, name: str) -> torch.Tensor:
-        return self.check_in(value, name, _Call({}, {}))
+        return self.check_in(value, name, {}, {})
 
     def check_in(
-        self, x: object, name: str, call: _Call
+        self, x: object, name: str, arguments: dict, dims: dict
     ) -> torch.Tensor:
+        """:meth:`check` within a call: ``arguments`` by name, ``dims`` the symbols' sizes so far."""
         if not isinstance(x, torch.Tensor):
             raise TypeError(
                 f"{name} must be a torch.Tensor, got {type(x).__name__}"
@@ -400,9 +390,9 @@ class Tensor:
         for axis, want in enumerate(shape or ()):
             if isinstance(want, str) and "." in want:
                 arg, attr = want.split(".")
-                want = getattr(call.arguments[arg], attr)
+                want = getattr(arguments[arg], attr)
             elif isinstance(want, str):
-                want = call.dims.setdefault(want, got[axis])
+                want = dims.setdefault(want, got[axis])
             if want is not None and want != got[axis]:
                 raise ValueError(
                     f"{name} must have shape{expected}, got {got} (dimension {axis} should be {want})"
@@ -424,7 +414,7 @@ class Tensor:
             raise ValueError(
                 f"{name} contains NaN or infinite entries"
             )
-        other = call.arguments.get(self.dtype_of)
+        other = arguments.get(self.dtype_of)
         if other is not None and x.dtype != other.dtype:
             raise TypeError(
                 f"{name} has dtype {x.dtype} but {self.dtype_of}'s weights are {other.dtype}"
@@ -542,24 +532,21 @@ def validate_params(
             raise TypeError(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
             )
-        refs = set().union(
-            *(
-                getattr(c, "refers_to", set)()
-                for c in specs.values()
-            )
-        )
+        refs = {  # a method's instance needs no declaration
+            r
+            for c in specs.values()
+            if isinstance(c, Tensor)
+            for r in c.refers_to()
+        } - {"self"}
         if refs - set(specs):
             raise TypeError(
                 f"validate_params: {fn.__qualname__} refers to undeclared {sorted(refs - set(specs))}"
             )
-        order = (
-            sorted(  # signature order, referred-to arguments first
-                specs,
-                key=lambda n: (
-                    n not in refs,
-                    list(sig.parameters).index(n),
-                ),
-            )
+        params = list(
+            sig.parameters
+        )  # in this order, referred-to first
+        order = sorted(
+            specs, key=lambda n: (n not in refs, params.index(n))
         )
         may_be_none = {  # the default is None, or the annotation admits it
             n
@@ -577,14 +564,14 @@ def validate_params(
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = bound.arguments
-            call = _Call(arguments, {})
+            dims = {}  # the sizes the symbols of the shapes took
             for name in order:
                 value, spec = arguments[name], specs[name]
                 if value is None and name in may_be_none:
                     continue
                 arguments[name] = (
-                    spec.check_in(value, name, call)
-                    if hasattr(spec, "check_in")
+                    spec.check_in(value, name, arguments, dims)
+                    if isinstance(spec, Tensor)
                     else spec.check(value, name)
                 )
             _INSIDE.depth += 1

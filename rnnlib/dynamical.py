@@ -35,7 +35,6 @@ from ._validation import (
     Int,
     Model,
     Tensor,
-    check_tensor,
     validate_params,
 )
 
@@ -47,6 +46,9 @@ __all__ = [
     "recurrent_matrix",
     "INIT_SCHEMES",
 ]
+
+#: The declared sizes and dtype every model's constructor takes.
+_SIZES = ("input_dim", "hidden_dim", "output_dim", "dtype")
 
 #: Initializations of a square recurrent matrix known to :func:`recurrent_matrix` (chapter 8).
 INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
@@ -134,19 +136,6 @@ class RecurrentModel(nn.Module):
     def output_dim(self) -> int:
         return self.C.shape[0]
 
-    def check_input(
-        self, x: object, name: str = "x"
-    ) -> torch.Tensor:
-        """Validate a batch of sequences ``(batch, T, input_dim)`` of the model's dtype."""
-        x = check_tensor(
-            x, name, shape=("batch", "T", self.input_dim)
-        )
-        if x.dtype != self.dtype:
-            raise TypeError(
-                f"{name} has dtype {x.dtype} but the model's weights are {self.dtype}"
-            )
-        return x
-
     def initial_state(self, batch: int) -> torch.Tensor:
         """The zero state ``s_0 = 0``, shape (batch, state_dim)."""
         return torch.zeros(
@@ -156,6 +145,12 @@ class RecurrentModel(nn.Module):
             device=self.C.device,
         )
 
+    @validate_params(
+        x=Tensor(
+            shape=("batch", "T", "self.input_dim"), dtype_of="self"
+        ),
+        s0=Tensor(shape=("batch", "self.state_dim")),
+    )
     def forward(
         self, x: torch.Tensor, s0: torch.Tensor | None = None
     ) -> torch.Tensor:
@@ -163,13 +158,7 @@ class RecurrentModel(nn.Module):
 
         ``s0`` (batch, state_dim) is the initial state (default 0, as in the paper).
         """
-        x = self.check_input(x)
-        if s0 is None:
-            s = self.initial_state(x.shape[0])
-        else:
-            s = check_tensor(
-                s0, "s0", shape=(x.shape[0], self.state_dim)
-            )
+        s = self.initial_state(x.shape[0]) if s0 is None else s0
         states = []
         for t in range(x.shape[1]):
             s = self.step(s, x[:, t])
@@ -185,10 +174,7 @@ class _MatrixRNN(RecurrentModel):
     """Shared constructor of :class:`LinearSystem` and :class:`SimpleRNN` (``W``, ``U``, ``C``): its constraints are declared once, here."""
 
     @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
+        *_SIZES,
         init=Choice(*INIT_SCHEMES),
         spectral_norm=NONNEGATIVE,
     )
@@ -322,13 +308,7 @@ class LSTM(RecurrentModel):
     (whose two bias vectors add up to ``b``).
     """
 
-    @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
-        forget_bias=ANY_REAL,
-    )
+    @validate_params(*_SIZES, forget_bias=ANY_REAL)
     def __init__(
         self,
         input_dim: int,
