@@ -604,7 +604,10 @@ def fit_lds_canonical(
     ``sum_k (student Markov parameter_k - teacher's)^2`` over ``K`` terms by gradient
     descent, projecting ``a`` onto the l1-ball of ``radius`` (``sqrt(2)/2``: inside
     the Pac-Man region, so every iterate is a stable system) after each step.
-    Records the risk and the spectral radius of the student's ``A``.
+    Records the risk and the spectral radius of the student's ``A`` (all
+    iterates' at once, after the run). Raises
+    :class:`~rnnlib.train.DivergenceError` if the risk or a weight stops
+    being finite.
     """
     gen = as_generator(generator)
     a_t = torch.randn(n, generator=gen, dtype=torch.float64)
