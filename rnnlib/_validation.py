@@ -58,6 +58,7 @@ __all__ = [
     "Choice",
     "Bool",
     "Ints",
+    "Str",
     "Tensor",
     "Model",
     "POSITIVE",
@@ -328,6 +329,18 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Str:
+    """A string argument (a name, a format spec): ``TypeError`` for anything else."""
+
+    def check(self, value: object, name: str) -> str:
+        if not isinstance(value, str):
+            raise TypeError(
+                f"{name} must be a str, got {type(value).__name__}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
 class Ints:
     """A non-empty sequence of integers, each ``>= low`` (:func:`check_ints`); returned as a list."""
 
@@ -445,7 +458,15 @@ ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
 Constraint = (
-    Int | Real | DType | Choice | Bool | Ints | Tensor | Model
+    Int
+    | Real
+    | DType
+    | Choice
+    | Bool
+    | Str
+    | Ints
+    | Tensor
+    | Model
 )
 PARAMS: dict[str, Constraint] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)

@@ -565,11 +565,7 @@ row(T, "empty", "sliders", lambda: widgets.explore(lambda: None))
 
 from rnnlib import notebook as _notebook  # noqa: E402
 
-row("rnnlib.notebook.glue", "type", "name", lambda: _notebook.glue(3, 1.0), exc=TypeError)
 row("rnnlib.notebook.glue", "malformed", "name", lambda: _notebook.glue("ch01 x", 1.0))
-row("rnnlib.notebook.glued", "type", "name", lambda: _notebook.glued(None), exc=TypeError)
-row("rnnlib.notebook.glued", "type", "format_spec", lambda: _notebook.glued("ch01_x", 2), exc=TypeError)
-row("rnnlib.notebook.glue", "type", "display", lambda: _notebook.glue("ch01_x", 1.0, display="no"), exc=TypeError)
 
 # --- rnnlib.homework -------------------------------------------------------------------------------
 
@@ -1302,6 +1298,8 @@ def bad_values(spec) -> list[object]:
         return ["no such option"] + ([1] if strings else [])
     if isinstance(spec, _validation.Bool):
         return [1, "yes"]
+    if isinstance(spec, _validation.Str):
+        return [3, None]
     if isinstance(spec, _validation.Int):
         out: list[object] = [2.5, "3"]
         out += [] if spec.low is None else [spec.low - 1]
@@ -1344,6 +1342,8 @@ def good_value(spec, kwargs: dict) -> object:
         return spec.options[0]
     if isinstance(spec, _validation.Bool):
         return True
+    if isinstance(spec, _validation.Str):
+        return "x"
     lo, hi = spec.low, spec.high
     if isinstance(spec, _validation.Int):
         return 0 if lo is None else lo
@@ -1409,6 +1409,8 @@ def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
         )
     if isinstance(spec, _validation.Bool):
         return TypeError, rf"^{a} must be a bool"
+    if isinstance(spec, _validation.Str):
+        return TypeError, rf"^{a} must be a str"
     if (
         isinstance(bad, str)
         or isinstance(bad, float)
