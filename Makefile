@@ -47,6 +47,8 @@ $(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json boo
 	$(PY) -m pip install --quiet --no-compile -r requirements.txt
 	$(PY) -m compileall -q -j 0 -x '(/py312_intrinsics\.py$$|^(?!.*/music21/).*/tests?/)' $(VENV)/lib
 	$(PY) -m pip install --quiet --no-deps -e .
+	@# pip installed torch's pinned version; a CUDA wheel of it would pass pip too: the book's is the CPU build
+	$(PY) -c 'import sys, torch; sys.exit(f"torch {torch.__version__} is a CUDA build; requirements.txt pins the CPU build" if torch.version.cuda else None)'
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	$(PY) -m booktools.vendor_assets

@@ -47,6 +47,7 @@ import argparse
 import functools
 import html
 import http.server
+import io
 import json
 import re
 import shutil
@@ -54,6 +55,7 @@ import sys
 import threading
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from booktools import toc
@@ -131,6 +133,7 @@ const done = arguments[arguments.length - 1];
   out.columnWidth = Math.round(col.width);
   out.overflows = [];
   const seen = new Set();
+  const longestLine = el => (el.textContent || "").split("\n").reduce((a, b) => (b.length > a.length ? b : a), "");
   const check = (el, kind) => {
     if (seen.has(el)) { return; }
     seen.add(el);
@@ -139,8 +142,7 @@ const done = arguments[arguments.length - 1];
     const inner = el.scrollWidth > el.clientWidth + 1;
     const outside = box.left < col.left - 1 || box.right > col.right + 1;
     if (inner || outside) {
-      const lines = (el.textContent || "").split("\n");
-      const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), "");
+      const longest = longestLine(el);
       out.overflows.push({kind, scrollWidth: el.scrollWidth, clientWidth: el.clientWidth,
                           width: Math.round(box.width), longest: longest.trim().slice(0, 80), chars: longest.length});
     }
@@ -173,8 +175,7 @@ const done = arguments[arguments.length - 1];
     const scrollWidth = pre.scrollWidth;
     pre.style.whiteSpace = ws; pre.style.overflowWrap = ow;
     if (wide) {
-      const lines = (pre.textContent || "").split("\n");
-      const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), "");
+      const longest = longestLine(pre);
       out.wrapped.push({scrollWidth, clientWidth: pre.clientWidth,
                         longest: longest.trim().slice(0, 80), chars: longest.length});
     }
@@ -260,10 +261,8 @@ def source_headings(source: Path) -> list[str]:
 
 
 def _headings_of(lines: list[str]) -> list[str]:
-    headings, fences = (
-        [],
-        [],
-    )  # the stack of open code fences / directives
+    # fences: the stack of open code fences / directives
+    headings, fences = [], []
     for line in lines:
         marker = re.match(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$", line)
         if marker:
@@ -283,16 +282,13 @@ def _headings_of(lines: list[str]) -> list[str]:
                 fences.append((char, count))
             continue
         if not fences and re.match(r"^#{1,6}\s+\S", line):
+            # math is rendered, not compared; roles and links: their text
             text = re.sub(r"^#{1,6}\s+", "", line)
-            text = re.sub(
-                r"\$[^$]*\$", " ", text
-            )  # math is rendered, not compared
+            text = re.sub(r"\$[^$]*\$", " ", text)
             text = re.sub(
                 r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text
-            )  # roles: keep their text
-            text = re.sub(
-                r"\[([^\]]*)\]\([^)]*\)", r"\1", text
-            )  # links
+            )
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
             headings.append(text)
     return headings
 
@@ -369,32 +365,17 @@ DEFAULT_FONT_PT = 10.0
 def png_text_and_dpi(
     data: bytes,
 ) -> tuple[dict[str, str], float | None]:
-    """The ``tEXt`` chunks of a PNG and its resolution (dots per inch, from ``pHYs``), if any."""
-    import struct
-    import zlib
+    """The text chunks of a PNG and its resolution (dots per inch, from ``pHYs``), if any (Pillow)."""
+    from PIL import Image
 
-    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if image.format != "PNG":
+                return {}, None
+            dpi = image.info.get("dpi")
+            return dict(image.text), dpi[0] if dpi else None
+    except (OSError, SyntaxError):  # not an image, or a broken one
         return {}, None
-    text, dpi, pos = {}, None, 8
-    while pos + 8 <= len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind = data[pos + 4 : pos + 8]
-        body = data[pos + 8 : pos + 8 + length]
-        if kind == b"tEXt" and b"\0" in body:
-            key, value = body.split(b"\0", 1)
-            text[key.decode("latin-1")] = value.decode("latin-1")
-        elif kind == b"zTXt" and b"\0" in body:
-            key, value = body.split(b"\0", 1)
-            text[key.decode("latin-1")] = zlib.decompress(
-                value[1:]
-            ).decode("latin-1")
-        elif kind == b"pHYs" and len(body) == 9 and body[8] == 1:
-            (ppm,) = struct.unpack(">I", body[:4])
-            dpi = ppm * 0.0254
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
-    return text, dpi
 
 
 def _image_bytes(
@@ -570,10 +551,8 @@ def check_page(
         problems.append(
             f"the page loads an asset from the network: {tag[:200]}"
         )
-    (
-        driver.get_log("browser"),
-        driver.get_log("performance"),
-    )  # drop what earlier pages left
+    # drop what earlier pages left in the logs
+    driver.get_log("browser"), driver.get_log("performance")
     driver.get(f"{base}/{rel.as_posix()}")
     probe = driver.execute_async_script(PAGE_PROBE_JS)
     if probe["widgetState"]:
@@ -663,75 +642,29 @@ def check_pages(
     """Check ``pages`` (:func:`check_page`), ``workers`` at a time, each worker with its own Chromium.
 
     Yields ``(page, (problems, info))`` in the order of ``pages``, each as soon as it
-    and the pages before it are checked; an error in a worker is raised here.
+    and the pages before it are checked; an error in a worker is raised here (the
+    pages not yet started are then cancelled).
     """
-    results: dict[int, tuple] = {}
-    ready = threading.Condition()
-    todo = iter(range(len(pages)))
-    errors: list[BaseException] = []
+    local, drivers, lock = threading.local(), [], threading.Lock()
 
-    def work():
-        try:
-            driver = make_driver()
-        except BaseException as exc:  # noqa: BLE001 - raised by the caller
-            with ready:
-                errors.append(exc)
-                ready.notify_all()
-            return
-        try:
-            while not errors:
-                with ready:
-                    index = next(todo, None)
-                if index is None:
-                    return
-                rel, source = pages[index]
-                result = check_page(
-                    driver, base, html_dir, rel, source, shots
-                )
-                with ready:
-                    results[index] = result
-                    ready.notify_all()
-        except BaseException as exc:  # noqa: BLE001 - raised by the caller
-            with ready:
-                errors.append(exc)
-                ready.notify_all()
-        finally:
-            driver.quit()
+    def check(page: tuple[Path, Path | None]):
+        if not hasattr(local, "driver"):
+            local.driver = make_driver()
+            with lock:
+                drivers.append(local.driver)
+        rel, source = page
+        return rel, check_page(
+            local.driver, base, html_dir, rel, source, shots
+        )
 
-    threads = [
-        threading.Thread(target=work, daemon=True)
-        for _ in range(max(1, min(workers, len(pages))))
-    ]
-    for thread in threads:
-        thread.start()
     try:
-        for index, (rel, _) in enumerate(pages):
-            with ready:
-                ready.wait_for(lambda: index in results or errors)
-                if errors:
-                    raise errors[0]
-                result = results.pop(index)
-            yield rel, result
+        with ThreadPoolExecutor(
+            max_workers=max(1, min(workers, len(pages)))
+        ) as pool:
+            yield from pool.map(check, pages)
     finally:
-        errors.append(
-            GeneratorExit()
-        )  # the workers stop after their page
-        for thread in threads:
-            thread.join()
-
-
-#: Kinds of problem that ``--known KIND`` reports without failing: defects the book
-#: is known to have (each owned by an open issue), listed on every run so that they
-#: stay visible, while every other problem fails the check.
-KNOWN_KINDS = {
-    # a printed line wider than the column (issue 24: results as HTML tables)
-    "wrapped-output": lambda p: p.startswith("text output wraps:"),
-    # a display formula wider than the column (issue 24: long formulas on several lines)
-    "clipped-formula": lambda p: (
-        p.startswith("mjx-container")
-        and " clipped by its box" in p
-    ),
-}
+        for driver in drivers:
+            driver.quit()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -744,13 +677,6 @@ def main(argv: list[str] | None = None) -> int:
         default=str(ROOT / "_build" / "html"),
     )
     parser.add_argument(
-        "--known",
-        action="append",
-        default=[],
-        choices=sorted(KNOWN_KINDS),
-        help="report problems of this kind as known defects instead of failing",
-    )
-    parser.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -761,8 +687,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             f"--workers: expected an integer >= 1, got {args.workers}"
         )
-    known_kinds = [KNOWN_KINDS[k] for k in args.known]
-    known: dict[str, list[str]] = {}
     html_dir = Path(args.html_dir).resolve()
     if not (html_dir / "index.html").exists():
         print(
@@ -784,14 +708,6 @@ def main(argv: list[str] | None = None) -> int:
             args.workers,
         ):
             rows.append(info)
-            page_known = [
-                p
-                for p in problems
-                if any(k(p) for k in known_kinds)
-            ]
-            problems = [p for p in problems if p not in page_known]
-            if page_known:
-                known[rel.as_posix()] = page_known
             status = (
                 "ok"
                 if not problems
@@ -826,15 +742,6 @@ def main(argv: list[str] | None = None) -> int:
             f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})"
         )
     print(f"screenshots: {shots}/index.html")
-    if known:
-        print(
-            f"\nknown defects (--known {' '.join(args.known)}; not failing): "
-            f"{sum(map(len, known.values()))} on {len(known)} pages"
-        )
-        for page, problems in known.items():
-            print(f"{page}:")
-            for problem in problems:
-                print(f"  - {problem}")
     if failures:
         for page, problems in failures.items():
             print(f"\n{page}:", file=sys.stderr)

@@ -11,37 +11,22 @@ from __future__ import annotations
 
 import ast
 import builtins
+import symtable
 
 import nbformat
 
 #: Methods whose call on a name changes the object in place (a cell that calls one on a
 #: name an exercise needs is run).
-_MUTATORS = {
-    "append",
-    "extend",
-    "insert",
-    "update",
-    "setdefault",
-    "pop",
-    "remove",
-    "clear",
-    "add",
-    "discard",
-    "sort",
-    "reverse",
-    "set_default_dtype",
-    "manual_seed",
-    "seed",
-    "seed_everything",
-    "use_deterministic_algorithms",
-    "set_num_threads",
-    "load_state_dict",
-    "register_buffer",
-}
+_MUTATORS = set(
+    "append extend insert update setdefault pop remove clear add discard sort reverse"
+    " set_default_dtype manual_seed seed seed_everything use_deterministic_algorithms"
+    " set_num_threads load_state_dict register_buffer".split()
+)
 _BUILTINS = set(dir(builtins))
 
 
-def _parse(source: str) -> ast.Module | None:
+def parse_cell(source: str) -> ast.Module | None:
+    """The syntax tree of a code cell, its ``%`` and ``!`` lines blanked; None if it does not parse."""
     code = "\n".join(
         "" if line.lstrip().startswith(("%", "!")) else line
         for line in source.split("\n")
@@ -104,14 +89,14 @@ def _bound_and_used(tree: ast.Module) -> tuple[set[str], set[str]]:
                     if isinstance(node, (ast.Assign, ast.Delete))
                     else [node.target]
                 )
+                # x[0] = ..., x.attr = ...
                 for target in targets:
                     for part in ast.walk(target):
                         if isinstance(
                             part, (ast.Subscript, ast.Attribute)
                         ) and (root := _root(part)):
-                            bound.add(
-                                root
-                            )  # x[0] = ..., x.attr = ...
+                            bound.add(root)
+            # x.append(...), w.mul_(2), torch.manual_seed(0)
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -121,87 +106,39 @@ def _bound_and_used(tree: ast.Module) -> tuple[set[str], set[str]]:
                 )
                 and (root := _root(node.func.value))
             ):
-                bound.add(
-                    root
-                )  # x.append(...), w.mul_(2), torch.manual_seed(0)
+                bound.add(root)
             stack.extend(ast.iter_child_nodes(node))
-    return bound, _free_names(tree, frozenset()) - _BUILTINS
+    return bound, _read_names(tree) - _BUILTINS
 
 
-def _stored(nodes: list[ast.AST]) -> set[str]:
-    return {
-        n.id
-        for node in nodes
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+def _read_names(tree: ast.Module) -> set[str]:
+    """Every global name a cell reads, in its function and class bodies too (``symtable``)."""
 
+    def reads(table: symtable.SymbolTable) -> set[str]:
+        top = table.get_type() == "module"
+        names = {
+            s.get_name()
+            for s in table.get_symbols()
+            if s.is_referenced() and (top or s.is_global())
+        }
+        for child in table.get_children():
+            names |= reads(child)
+        return names
 
-def _free_names(node: ast.AST, local: frozenset[str]) -> set[str]:
-    """The names ``node`` reads that are not local to one of its functions or comprehensions."""
-    out: set[str] = set()
-    for child in ast.iter_child_nodes(node):
-        if isinstance(
-            child,
-            (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda),
-        ):
-            args = child.args
-            params = {
-                a.arg
-                for a in args.posonlyargs
-                + args.args
-                + args.kwonlyargs
-            } | {a.arg for a in (args.vararg, args.kwarg) if a}
-            body = (
-                child.body
-                if isinstance(child.body, list)
-                else [child.body]
-            )
-            inner = frozenset(local | params | _stored(body))
-            outer = [
-                *getattr(child, "decorator_list", []),
-                *args.defaults,
-                *[d for d in args.kw_defaults if d is not None],
-            ]
-            for part in outer:
-                out |= _free_names(
-                    ast.Expression(part), local
-                ) | _name_of(part, local)
-            for stmt in body:
-                out |= _free_names(stmt, inner) | _name_of(
-                    stmt, inner
-                )
-        elif isinstance(
-            child,
-            (
-                ast.ListComp,
-                ast.SetComp,
-                ast.GeneratorExp,
-                ast.DictComp,
-            ),
-        ):
-            targets = _stored([g.target for g in child.generators])
-            out |= _free_names(child, frozenset(local | targets))
-        else:
-            out |= _name_of(child, local) | _free_names(
-                child, local
-            )
-    return out
-
-
-def _name_of(node: ast.AST, local: frozenset[str]) -> set[str]:
-    if (
-        isinstance(node, ast.Name)
-        and isinstance(node.ctx, ast.Load)
-        and node.id not in local
-    ):
-        return {node.id}
-    return set()
+    try:
+        table = symtable.symtable(
+            ast.unparse(tree), "<cell>", "exec"
+        )
+    except (
+        SyntaxError
+    ):  # parses, but does not compile: it binds and reads nothing
+        return set()
+    return reads(table)
 
 
 def cut_after_checker(source: str) -> str:
     """``source`` up to the end of its last top-level statement that calls a checker."""
-    tree = _parse(source)
+    tree = parse_cell(source)
     if tree is None:
         return source
     last = None
@@ -235,7 +172,7 @@ def cells_to_run(
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        tree = _parse(cell.source)
+        tree = parse_cell(cell.source)
         info[index] = (
             _bound_and_used(tree) if tree else (set(), set())
         )

@@ -5,36 +5,21 @@ pool, so both cores stay busy until the last notebook ends):
 
 ``book``
     each chapter of ``_toc.yml`` into the book's execution cache
-    (``_build/.jupyter_cache``), where ``jupyter-book build`` finds it: with
-    ``execute_notebooks: cache`` the build then renders without executing. A chapter
-    whose code already has a record is skipped. A cell error fails the chapter (it is
-    not cached, so the strict build executes it again and shows the traceback).
+    (``_build/.jupyter_cache``), where ``jupyter-book build`` finds it (with
+    ``execute_notebooks: cache`` it renders without executing). A chapter whose
+    code already has a record is skipped. A cell error fails the chapter (it is not
+    cached, so the strict build executes it again and shows the traceback).
 ``student``
     each chapter of the student edition (``student/``, written by
     ``booktools.student_edition``) into ``student/_build/.jupyter_cache``, errors
-    allowed (the stubs raise ``NotImplementedError``). The student edition's HTML is
-    built from this execution, and ``booktools.grade --expect-stubs --executed
-    student/_build`` grades the same execution.
+    allowed (the stubs raise ``NotImplementedError``); the student edition's HTML and
+    ``booktools.grade --expect-stubs --executed student/_build`` read that execution.
+    A student notebook that is its chapter's code cells followed by stubs
+    (:func:`reusable_prefix`) reuses the chapter's execution and runs only its install
+    cell, its stubs and what they need: ARCHITECTURE.md, "The student executions
+    reuse the chapter's". Any other is executed in full.
 
-    A student notebook is its chapter with the install cell first and the
-    exercises' stubs last: its code cells are the install cell, then the chapter's
-    first code cells unchanged, then the stubs (where the chapter has its solution
-    cells). When that holds (:func:`reusable_prefix` checks it cell by cell) and the
-    chapter's own execution is in the book's cache (or made in the same run), the
-    student notebook is not executed in full: its unchanged cells get the outputs of
-    the chapter's execution (the same code, run from a fresh kernel in the same
-    order, with nothing of the solutions run before it), and a fresh kernel runs
-    only the install cell, the stubs, and the earlier cells that bind a name a stub
-    reads before its checker call (``booktools.cell_deps.cells_to_run``); the stubs'
-    outputs (their ``NotImplementedError``) come from that run. A solution's output
-    cannot reach a student page: the solution cells come after every reused cell,
-    and their outputs are not copied. Any other shape (a changed cell, a cell after a
-    stub) is executed in full, as is every student notebook whose chapter has no
-    execution to reuse (``booktools.execute student`` alone, before the book).
-
-The second, independent execution of each chapter is nbval's (``make nbval``):
-``booktools.nbval_notebooks`` exports the ``book`` records from the cache and nbval
-executes them again, comparing every text output cell by cell.
+The second, independent execution of each chapter is nbval's (``make nbval``).
 
 Timing. Each record holds ``execution_seconds``, the wall time of the execution
 (kernel start to kernel shutdown, as myst-nb measures its own), ``cpu_seconds``, the CPU
@@ -42,9 +27,7 @@ time of the kernel process, and ``jobs``, how many notebooks ran at once. While 
 notebooks run at once, each kernel is limited to ``--threads`` threads (default:
 the machine's cores divided by ``jobs``; ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the
 kernel), so two chapters on two cores do not fight over threads. The budget
-(``booktools.exec_times``) is checked on the CPU time: with one thread, the chapter's
-time alone on one core, whatever else runs on the machine; ``--jobs 1`` runs each chapter
-alone (with all the cores' threads).
+(``booktools.exec_times``) is checked on the CPU time.
 
 Usage: ``python -m booktools.execute [--jobs N] [--only NOTEBOOK ...] {book,student} ...``
 """
@@ -220,9 +203,8 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
             for out in cell.outputs:
                 if out.get("output_type") == "execute_result":
                     out["execution_count"] = count
-        if (
-            "language_info" in done.metadata
-        ):  # what the kernel said of itself (highlighting)
+        # what the kernel said of itself (highlighting)
+        if "language_info" in done.metadata:
             nb.metadata["language_info"] = done.metadata[
                 "language_info"
             ]
@@ -238,13 +220,11 @@ def run_job(job: Job) -> Result:
     """Execute one notebook in a fresh kernel (in a worker process); never raises."""
     from nbclient import NotebookClient
 
+    # the kernel inherits the worker's environment
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = str(
-            job.threads
-        )  # the kernel inherits the worker's environment
-    os.environ["RNNLIB_STRICT_CLAIMS"] = (
-        "1"  # the build is strict: rnnlib.claims.strict()
-    )
+        os.environ[name] = str(job.threads)
+    # the build is strict: rnnlib.claims.strict()
+    os.environ["RNNLIB_STRICT_CLAIMS"] = "1"
     nb = nbformat.read(job.path, as_version=4)
     fill = None
     if job.reuse is not None:
@@ -479,9 +459,8 @@ def execute(
         f"executing {len(todo)} notebooks, {jobs} at a time, {threads} thread(s) each"
     )
     start = time.perf_counter()
-    context = multiprocessing.get_context(
-        "spawn"
-    )  # a clean interpreter per worker
+    # a clean interpreter per worker
+    context = multiprocessing.get_context("spawn")
     # a student notebook that reuses a chapter executed in this run waits for that execution
     waiting = {
         j.reuse: j

@@ -6,42 +6,22 @@
     python -m booktools.grade --expect-stubs student/chapters/*.ipynb            # an untouched student edition
     python -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
-The notebook is executed with nbclient in a fresh kernel, errors allowed (a cell
-that fails does not stop the run; an exercise cell that runs past ``--timeout``
-is interrupted and counts as an error). By default only what the exercises need
-is executed (:func:`cells_to_run`): each exercise cell, cut after its last
-checker call, and the earlier cells that bind or change a name it reads, so the
-chapter's experiments are skipped; ``--full`` executes every cell in order.
-``--class FOLDER`` grades every notebook under a folder, each in its own process
-with a time limit (``--limit``), as many at once as there are cores, into a CSV
-gradebook with the points of ``booktools/grading.yml``, the JSON detail and one
-file per student with the answers to the prose exercises (:func:`grade_class`). Errors in cells that are
-not exercises, and errors inside widgets (an explorer whose figure function
-fails shows the error in its widget while the cell succeeds), are listed. The exercise code cells
-are the cells tagged by the student edition (``metadata.rnnlib_exercise``), the
-cells that call ``check_exercise_N_M(...)`` and the cells with solution markers.
-The grader adds one cell per checker call that runs the registered checker
-again, ``rnnlib.homework.CHECKERS["N.M"](arg)``, freshly imported, on the
-student's function, right after the exercise's last cell (a kernel that dies
-later does not take it down), so a printed "passed" line alone does not pass. When a
-chapter notebook of the same name exists in ``chapters/`` (or ``--reference`` is
-given), its checker calls are the ones re-run, and a code exercise whose cell
-the student deleted is reported as missing.
+What it executes (by default only the exercise cells, cut after their checker call,
+and the cells they need: :func:`booktools.cell_deps.cells_to_run`; ``--full``: every
+cell), the verdicts (pass, FAIL, not done, error, missing, by hand), ``--class`` and
+its gradebook, and the warning about untrusted code: chapters/instructor_guide.md,
+"Grading". The exercise code cells are the cells tagged by the student edition
+(``metadata.rnnlib_exercise``), the cells that call ``check_exercise_N_M(...)`` and
+the cells with solution markers. After an exercise's last cell the grader adds a cell
+that runs the registered checker again, ``rnnlib.homework.CHECKERS["N.M"](arg)``,
+freshly imported, on the student's function (the checker calls of the chapter of the
+same name in ``chapters/``, or of ``--reference``), so a printed "passed" line alone
+does not pass, and a kernel that dies later does not take the exercise down.
 
-An exercise passes when all its code cells ran without error and every re-run
-checker printed ``Exercise N.M: all K checks passed``. It fails with the
-checker's message (``ExerciseCheckFailed``), as "not done" (the stub's
-``NotImplementedError``), or with the error its cell raised. Prose exercises are
-listed "by hand", with the student's answer (the answer cells of the student
-edition) collected for the instructor. The grader runs the student's code with your permissions: run
-it in a container or a throw-away account for untrusted submissions.
-
-``--executed BUILD_DIR`` grades the execution that a book build already made
-(the notebook's record in ``BUILD_DIR/.jupyter_cache``, filled by
-``booktools.execute``) instead of executing again; the grader's re-run checker cells
-are then not run, so it serves only ``--expect-stubs``, where every exercise must
-stop at its stub anyway (``make student-check`` grades the execution that the student
-edition's HTML shows).
+``--executed BUILD_DIR`` grades the execution that a book build already made (the
+notebook's record in ``BUILD_DIR/.jupyter_cache``) without executing again and so
+without the re-run checkers: it serves only ``--expect-stubs``, where every exercise
+must stop at its stub (``make student-check``).
 
 Exit status: 0 when the notebook was graded (whatever the score), 1 when
 ``--expect-stubs`` finds a problem, 2 for bad arguments.
@@ -67,9 +47,10 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from booktools.cell_deps import cells_to_run
 from booktools.cell_deps import (
-    cut_after_checker as _cut_after_checker,
+    cells_to_run,
+    cut_after_checker,
+    parse_cell,
 )
 from booktools.execute import executed_in_build
 from booktools.nbval_notebooks import outputs_below, widget_state
@@ -106,9 +87,8 @@ class ExerciseGrade:
     number: str
     status: str  #: one of pass, FAIL, not done, error, missing, by hand
     detail: str = ""
-    cells: list[int] = field(
-        default_factory=list
-    )  #: indices of its code cells in the student's notebook
+    #: indices of its code cells in the student's notebook
+    cells: list[int] = field(default_factory=list)
 
     @property
     def auto(self) -> bool:
@@ -122,12 +102,12 @@ class GradeReport:
 
     notebook: str
     exercises: list[ExerciseGrade]
+    #: (cell, exception, message)
     other_errors: list[tuple[int, str, str]] = field(
         default_factory=list
-    )  #: (cell, exception, message)
-    answers: dict[str, str] = field(
-        default_factory=dict
-    )  #: the student's answer to each prose exercise ("" when not answered)
+    )
+    #: the student's answer to each prose exercise ("" when not answered)
+    answers: dict[str, str] = field(default_factory=dict)
     skipped: int = 0  #: code cells not executed (fast mode: no exercise needs them)
     seconds: float = 0.0  #: wall time of the grading
 
@@ -171,39 +151,24 @@ class GradeReport:
 
 
 def _first_line(text: str) -> str:
-    return (
-        (text or "").strip().splitlines()[0]
-        if (text or "").strip()
-        else ""
-    )
+    return next(iter((text or "").strip().splitlines()), "")
 
 
 def _checker_arguments(source: str) -> list[tuple[str, str]]:
     """``(number, argument source)`` of each ``check_exercise_N_M(arg)`` call that parses in ``source``."""
-    code = "\n".join(
-        "" if line.lstrip().startswith(("%", "!")) else line
-        for line in source.split("\n")
-    )
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = parse_cell(source)
+    if tree is None:
         return []
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args:
-            name = (
-                node.func.attr
-                if isinstance(node.func, ast.Attribute)
-                else getattr(node.func, "id", "")
+            name = getattr(node.func, "attr", None) or getattr(
+                node.func, "id", ""
             )
             numbers = checker_calls(name + "(")
             if numbers and name.startswith("check_exercise_"):
                 found.append(
-                    (
-                        numbers[0],
-                        ast.get_source_segment(code, node.args[0])
-                        or "",
-                    )
+                    (numbers[0], ast.unparse(node.args[0]))
                 )
     return found
 
@@ -450,11 +415,9 @@ def grade_notebook(
         raise FileNotFoundError(
             f"notebook: no such file {str(path)!r}"
         )
-    if (
-        reference is None
-        and (ROOT / "chapters" / path.name).is_file()
-    ):
-        reference = ROOT / "chapters" / path.name
+    reference = _reference_of(
+        path, None if reference is None else Path(reference)
+    )
     if reference is not None and not Path(reference).is_file():
         raise FileNotFoundError(
             f"reference: no such file {str(reference)!r}"
@@ -519,7 +482,7 @@ def grade_notebook(
         run = None
         if fast:
             for index in exercise_of:
-                nb.cells[index].source = _cut_after_checker(
+                nb.cells[index].source = cut_after_checker(
                     nb.cells[index].source
                 )
             run = cells_to_run(
@@ -588,6 +551,11 @@ def grade_notebook(
             )
             continue
         grade = None
+        reruns = [
+            c
+            for c in nb.cells[first_grader_cell:]
+            if c.metadata.get(GRADER_KEY) == number
+        ]
         for index in own:
             error = _error_of(nb.cells[index])
             if error:
@@ -597,11 +565,6 @@ def grade_notebook(
                 )
                 break
         if grade is None:
-            reruns = [
-                c
-                for c in nb.cells[first_grader_cell:]
-                if c.metadata.get(GRADER_KEY) == number
-            ]
             for cell in reruns:
                 error = _error_of(cell)
                 if error:
@@ -623,11 +586,7 @@ def grade_notebook(
                     )
                     break
         if grade is None:
-            checks = [
-                _stdout_of(c).strip()
-                for c in nb.cells[first_grader_cell:]
-                if c.metadata.get(GRADER_KEY) == number
-            ]
+            checks = [_stdout_of(c).strip() for c in reruns]
             if any(checks):
                 detail = "; ".join(
                     line.split(": ", 1)[-1] for line in checks
@@ -820,9 +779,7 @@ def _points(
     row = {}
     for number in numbers:
         e = by_number.get(number)
-        if e is None:
-            row[number] = ""
-        elif e["status"] == BY_HAND:
+        if e is None or e["status"] == BY_HAND:
             row[number] = ""
         else:
             row[number] = _number(
@@ -939,27 +896,21 @@ def grade_class(
     numbers: set[str] = set()
     for path, report in zip(submissions, reports):
         ref = references[path]
-        if (
-            "failure" in report
-        ):  # every exercise of the chapter gets the failure
-            exercises = find_exercises(ref) if ref else []
+        if "failure" in report:
+            # every exercise of the chapter gets the failure
             report.update(
                 notebook=str(path),
+                answers={},
                 exercises=[
                     asdict(
-                        ExerciseGrade(
-                            e.number,
-                            BY_HAND
-                            if e.kind == "prose"
-                            else ERROR,
-                            ""
-                            if e.kind == "prose"
-                            else report["failure"],
+                        ExerciseGrade(e.number, BY_HAND)
+                        if e.kind == "prose"
+                        else ExerciseGrade(
+                            e.number, ERROR, report["failure"]
                         )
                     )
-                    for e in exercises
+                    for e in (find_exercises(ref) if ref else [])
                 ],
-                answers={},
             )
         numbers |= {e["number"] for e in report["exercises"]}
         records.append(
@@ -985,67 +936,46 @@ def grade_class(
                 "note",
             ]
         )
-        for record in records:
+        for path, record in zip(submissions, records):
             row = _points(record, points, ordered)
-            auto = [
-                e
-                for e in record["exercises"]
-                if e["status"] != BY_HAND
-            ]
             record["points"] = {
-                n: (float(v) if v != "" else None)
+                n: float(v) if v != "" else None
                 for n, v in row.items()
             }
-            writer.writerow(
-                [
-                    record["student"],
-                    Path(record["notebook"]).name,
-                    *row.values(),
-                    _number(
-                        sum(
-                            float(v)
-                            for v in row.values()
-                            if v != ""
-                        )
-                    ),
-                    _number(
-                        sum(
-                            points.get(e["number"], 1)
-                            for e in auto
-                        )
-                    ),
-                    " ".join(
-                        e["number"]
-                        for e in record["exercises"]
-                        if e["status"] == BY_HAND
-                    ),
-                    record.get("failure", ""),
-                ]
+            by_hand = [
+                e["number"]
+                for e in record["exercises"]
+                if e["status"] == BY_HAND
+            ]
+            auto_max = sum(
+                points.get(e["number"], 1)
+                for e in record["exercises"]
+                if e["status"] != BY_HAND
             )
+            auto = sum(float(v) for v in row.values() if v != "")
+            writer.writerow(
+                [record["student"], path.name, *row.values()]
+                + [_number(auto), _number(auto_max)]
+                + [" ".join(by_hand), record.get("failure", "")]
+            )
+            student = record["student"]
             (
-                out
-                / "answers"
-                / f"{record['student'].replace('/', '_')}.md"
+                out / "answers" / f"{student.replace('/', '_')}.md"
             ).write_text(
                 _answers_file(
-                    record["student"],
-                    record,
-                    references[Path(record["notebook"])]
-                    if Path(record["notebook"]) in references
-                    else None,
-                    points,
+                    student, record, references[path], points
                 ),
                 encoding="utf-8",
             )
     seconds = round(time.monotonic() - started, 1)
-    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # the CPU of the graders and their kernels (each reaps its kernel)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = round(
-        cpu_after.ru_utime
-        + cpu_after.ru_stime
-        - cpu_before.ru_utime
-        - cpu_before.ru_stime,
+        after.ru_utime
+        + after.ru_stime
+        - (cpu_before.ru_utime + cpu_before.ru_stime),
         1,
-    )  # the graders and their kernels (each reaps its kernel)
+    )
     (out / "grades.json").write_text(
         json.dumps(
             {

@@ -63,20 +63,6 @@ def book_macros(root: Path = ROOT) -> dict[str, str | list]:
     return dict(macros)
 
 
-def newcommands(macros: dict[str, str | list]) -> list[str]:
-    """One ``\\newcommand`` per macro, in the order of ``_config.yml``."""
-    lines = []
-    for name, body in macros.items():
-        if isinstance(body, list):
-            text, n_args = body
-            lines.append(
-                f"\\newcommand{{\\{name}}}[{n_args}]{{{text}}}"
-            )
-        else:
-            lines.append(f"\\newcommand{{\\{name}}}{{{body}}}")
-    return lines
-
-
 def definitions(macros: dict[str, str | list]) -> list[str]:
     """One TeX ``\\def`` per macro (``\\def\\norm#1{...}``), in the order of ``_config.yml``."""
     lines = []

@@ -164,11 +164,6 @@ def stub_solution(
     return "\n".join(out), blocks
 
 
-def count_solution_blocks(source: str, where: str = "") -> int:
-    """The number of well-formed solution blocks in ``source`` (see :func:`stub_solution`)."""
-    return stub_solution(source, "?", where)[1]
-
-
 def count_stubs(source: str) -> int:
     """The number of ``raise NotImplementedError("Exercise ...`` stubs in ``source``."""
     return len(
@@ -186,13 +181,11 @@ class Exercise:
     number: str  #: "N.M"
     title: str  #: the directive's title, e.g. "1.1 · Normalize a sequence by hand"
     statement_cell: int  #: index of the markdown cell holding the ``{exercise}`` directive
-    code_cells: list[int] = field(
-        default_factory=list
-    )  #: code cells of its solution (or its stubs)
+    #: code cells of its solution (or its stubs)
+    code_cells: list[int] = field(default_factory=list)
     solution_blocks: int = 0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
-    checkers: list[str] = field(
-        default_factory=list
-    )  #: numbers of the checkers called in its code cells
+    #: numbers of the checkers called in its code cells
+    checkers: list[str] = field(default_factory=list)
     gated: bool = (
         False  #: whether a ``{solution-start}`` gate refers to it
     )
@@ -203,6 +196,20 @@ class Exercise:
         return "code" if self.solution_blocks else "prose"
 
 
+def _block_end(lines: list[str], i: int, fence: str) -> int:
+    """The line that closes the directive opened on line ``i`` with ``fence``: a line made of
+    its fence character, at least as long (``len(lines)`` if none)."""
+    closing = rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*"
+    return next(
+        (
+            j
+            for j in range(i + 1, len(lines))
+            if re.fullmatch(closing, lines[j])
+        ),
+        len(lines),
+    )
+
+
 def scan_markdown(
     text: str, gate: str | None, where: str
 ) -> tuple[str, str | None, list[tuple[str, str, str]]]:
@@ -210,8 +217,9 @@ def scan_markdown(
 
     ``gate`` is the label of the gate open when the cell starts (or None). Returns
     the kept text, the gate open at the end of the cell, and the events seen, as
-    ``(kind, label, title)`` with kind ``"exercise"``, ``"solution-start"`` or
-    ``"solution-end"``.
+    ``(kind, label, text)``: ``"exercise"`` (text: its title), ``"statement"`` (the
+    text of its block, options removed), ``"solution-start"``, ``"solution-end"``, and
+    ``"prose"`` for each line inside a gate (the model answer).
     """
     lines = text.split("\n")
     kept: list[str] = []
@@ -223,15 +231,7 @@ def scan_markdown(
             "solution-start",
             "solution-end",
         ):
-            fence = match["fence"]
-            j = (
-                i + 1
-            )  # the directive's block ends at a line made of its fence (at least as long)
-            while j < len(lines) and not re.fullmatch(
-                rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*",
-                lines[j],
-            ):
-                j += 1
+            j = _block_end(lines, i, match["fence"])
             if j == len(lines):
                 raise MarkupError(
                     f"{where}: the {{{match['name']}}} directive is not closed in its cell"
@@ -265,8 +265,19 @@ def scan_markdown(
                     f"{where}: an {{exercise}} directive without :label: ex-N-M"
                 )
             events.append(("exercise", label, match["arg"]))
+            body = lines[
+                i + 1 : _block_end(lines, i, match["fence"])
+            ]
+            text = "\n".join(
+                line
+                for line in body
+                if not line.strip().startswith(":")
+            )
+            events.append(("statement", label, text.strip()))
         if gate is None:
             kept.append(lines[i])
+        else:
+            events.append(("prose", gate, lines[i]))
         i += 1
     return "\n".join(kept).strip("\n"), gate, events
 
@@ -523,9 +534,8 @@ def student_config(
     solutions). Students download a page's notebook with the download button.
     """
     cfg = copy.deepcopy(config)
-    cfg.pop(
-        "student_edition", None
-    )  # read by booktools.student_edition, not the build
+    # read by booktools.student_edition, not the build
+    cfg.pop("student_edition", None)
     cfg["title"] = (
         f"{config.get('title', 'Book')} (student edition)"
     )
@@ -593,9 +603,8 @@ def add_install_cell(
     cell = nbformat.v4.new_code_cell(install_source(url, branch))
     cell["id"] = "rnnlib-install"
     cell.metadata[INSTALL_KEY] = True
-    cell.metadata["tags"] = [
-        "remove-cell"
-    ]  # the student book does not show it
+    # the student book does not show it
+    cell.metadata["tags"] = ["remove-cell"]
     nb.cells = [
         c for c in nb.cells if not c.metadata.get(INSTALL_KEY)
     ]
@@ -723,37 +732,31 @@ def build_student_edition(
             shutil.copytree(
                 root / name, out / name, dirs_exist_ok=True
             )
-    header = "# Generated by booktools.student_edition from the book's {}: do not edit, edit the original.\n"
-    (out / "_config.yml").write_text(
-        header.format("_config.yml")
-        + yaml.safe_dump(
-            student_config(config, repository_url), sort_keys=False
-        ),
-        encoding="utf-8",
+
+    def write_yaml(name: str, data: dict) -> None:
+        (out / name).write_text(
+            f"# Generated by booktools.student_edition from the book's {name}: "
+            "do not edit, edit the original.\n"
+            + yaml.safe_dump(data, sort_keys=False),
+            encoding="utf-8",
+        )
+
+    write_yaml(
+        "_config.yml", student_config(config, repository_url)
     )
     if repository_url and repository.get("url"):
         environment = yaml.safe_load(
             (root / "environment.yml").read_text(encoding="utf-8")
         )
-        (out / "environment.yml").write_text(
-            header.format("environment.yml")
-            + yaml.safe_dump(
-                binder_environment(
-                    environment,
-                    repository["url"],
-                    repository.get("branch", "main"),
-                ),
-                sort_keys=False,
+        write_yaml(
+            "environment.yml",
+            binder_environment(
+                environment,
+                repository["url"],
+                repository.get("branch", "main"),
             ),
-            encoding="utf-8",
         )
-    (out / "_toc.yml").write_text(
-        header.format("_toc.yml")
-        + yaml.safe_dump(
-            without(toc, INSTRUCTOR_ONLY), sort_keys=False
-        ),
-        encoding="utf-8",
-    )
+    write_yaml("_toc.yml", without(toc, INSTRUCTOR_ONLY))
     return written
 
 
@@ -765,50 +768,18 @@ def statements_and_model_answers(
     statements: dict[str, str] = {}
     models: dict[str, list[str]] = {}
     gate = None
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":
             continue
-        lines = cell.source.split("\n")
-        i = 0
-        while i < len(lines):
-            match = DIRECTIVE.match(lines[i])
-            if match and match["name"] in (
-                "exercise",
-                "solution-start",
-                "solution-end",
-            ):
-                fence = match["fence"]
-                j = i + 1
-                while j < len(lines) and lines[j].strip() != fence:
-                    j += 1
-                block = lines[i : j + 1]
-                if match["name"] == "exercise":
-                    label = next(
-                        (
-                            m["label"]
-                            for line in block
-                            if (m := LABEL.match(line))
-                        ),
-                        "",
-                    )
-                    if EXERCISE_LABEL.match(label):
-                        statements[exercise_number(label)] = (
-                            "\n".join(
-                                line
-                                for line in block[1:-1]
-                                if not line.strip().startswith(":")
-                            ).strip()
-                        )
-                elif match["name"] == "solution-start":
-                    gate = exercise_number(match["arg"])
-                    models.setdefault(gate, [])
-                else:
-                    gate = None
-                i = j + 1
-                continue
-            if gate is not None:
-                models[gate].append(lines[i])
-            i += 1
+        _, gate, events = scan_markdown(
+            cell.source, gate, f"cell {index}"
+        )
+        for kind, label, text in events:
+            if kind == "statement":
+                statements[exercise_number(label)] = text
+            elif kind in ("solution-start", "prose"):
+                number = exercise_number(label)
+                models.setdefault(number, []).append(text)
     return statements, {
         n: "\n".join(t).strip() for n, t in models.items()
     }

@@ -58,19 +58,14 @@ def toc_entries(root: Path = ROOT) -> list[str]:
 def source_of(entry: str, root: Path = ROOT) -> Path | None:
     """The source file of a _toc.yml entry (``.ipynb`` or ``.md``), or None if there is none."""
     base = Path(root) / entry
-    if base.suffix in SOURCE_SUFFIXES:
-        return base if base.is_file() else None
-    return next(
-        (
-            p
-            for p in (
-                base.with_name(base.name + s)
-                for s in SOURCE_SUFFIXES
-            )
-            if p.is_file()
-        ),
-        None,
+    candidates = (
+        [base]
+        if base.suffix in SOURCE_SUFFIXES
+        else [
+            base.with_name(base.name + s) for s in SOURCE_SUFFIXES
+        ]
     )
+    return next((p for p in candidates if p.is_file()), None)
 
 
 def pages(root: Path = ROOT) -> list[Path]:

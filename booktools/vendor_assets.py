@@ -31,8 +31,6 @@ from booktools.toc import ROOT
 #: the book's own browser scripts, shipped in this package
 ASSETS_DIR = Path(__file__).resolve().parent / "assets"
 VENDOR = ROOT / "_extra" / "_vendor"
-#: where earlier versions of this script put the assets (removed: Jupyter Book would load them all)
-OLD_VENDOR = ROOT / "_static" / "vendor"
 
 #: (source under node_modules, destination under _extra/_vendor[, patterns a folder copy skips])
 ASSETS = [
@@ -69,12 +67,6 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    if OLD_VENDOR.is_dir():
-        shutil.rmtree(OLD_VENDOR)
-        if OLD_VENDOR.parent.is_dir() and not any(
-            OLD_VENDOR.parent.iterdir()
-        ):
-            OLD_VENDOR.parent.rmdir()
     for src, dst, *skip in ASSETS:
         target = VENDOR / dst
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -880,7 +880,7 @@ def test_fast_grading_runs_what_the_exercise_cells_need():
         cells=[nbformat.v4.new_code_cell(c) for c in cells]
     )
     assert 2 in grade.cells_to_run(nb, {7})  # print(results)
-    nb.cells[7].source = grade._cut_after_checker(cells[7])
+    nb.cells[7].source = grade.cut_after_checker(cells[7])
     assert nb.cells[7].source.endswith(
         "rnnlib.homework.check_exercise_8_1(f)"
     )
