@@ -15,6 +15,12 @@ has run ("(computed when the chapter runs)" before). Nothing else changes.
 
 A reader copy is rewritten from its source only when the source is newer, so work
 saved in ``lab/`` stays until the chapter itself changes.
+
+Threads: the server, and so every kernel it starts, gets ``OMP_NUM_THREADS=1`` and
+``MKL_NUM_THREADS=1`` unless the caller's environment sets them (the book's thread
+policy, ARCHITECTURE.md "Threads: one policy"). The chapters' tensors are small, and
+torch's default of one thread per core makes them slower, not faster: idle threads
+spin between the many small operations and use every core of the machine.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from pathlib import Path
 import nbformat
 
 from booktools.toc import ROOT, chapter_notebooks
+
+#: The environment variables that set a kernel's threads (one each unless the caller sets them).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 #: ``{glue:text}`key` `` or ``{glue:text}`key:fmt` `` (also ``{glue}``), as MyST-NB spells them.
 GLUE_ROLE = re.compile(
@@ -125,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     jupyter = Path(sys.executable).with_name("jupyter")
     env = dict(os.environ)
+    # one thread per kernel unless the caller says otherwise (the
+    # book's thread policy; torch reads these when it starts)
+    for name in THREAD_VARIABLES:
+        env.setdefault(name, "1")
     # the kernels import rnnlib from this checkout
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p

@@ -141,6 +141,9 @@ def lab_server(
     env.setdefault(
         "MPLBACKEND", "module://matplotlib_inline.backend_inline"
     )
+    # one thread per kernel, as booktools.lab gives them
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(name, "1")
     proc = subprocess.Popen(
         [
             str(jupyter),

@@ -17,7 +17,11 @@ the function as ``fn.__rnnlib_params__``. An argument whose default is
 particular to one function is declared at its decorator
 (``@validate_params("L", n=Int(1))``; ``Choice`` for a string option, ``Bool``
 for a flag); constraints that depend on other arguments or on a tensor's shape
-stay in the body. Only the outermost declared call checks: a public function
+stay in the body. Tensors and models are declared the same way
+(``x=Tensor(shape=("batch", "T", "model.input_dim"), dtype_of="model")``,
+``model=Model(RecurrentModel)``): a string dimension is a symbol that every
+tensor of the call naming it must share, ``"arg.attr"`` another argument's
+attribute. Only the outermost declared call checks: a public function
 called by another trusts its caller, so a parameter is checked once per call.
 The bad-input tests for declared constraints are generated from the records
 (``tests/test_bad_input.py``), as scikit-learn's
@@ -46,16 +50,17 @@ __all__ = [
     "check_sequence",
     "check_int",
     "check_real",
-    "check_finite_tensor",
-    "check_dtype",
     "check_model",
-    "check_lam",
     "as_generator",
     "Int",
     "Real",
     "DType",
     "Choice",
     "Bool",
+    "Ints",
+    "Str",
+    "Tensor",
+    "Model",
     "POSITIVE",
     "NONNEGATIVE",
     "OPEN_UNIT",
@@ -84,66 +89,26 @@ def check_tensor(
     floating: bool = True,
     finite: bool = True,
     nonempty: bool = True,
+    integer: bool = False,
 ) -> torch.Tensor:
-    """Validate a tensor argument and return it.
+    """Validate a tensor argument and return it (:class:`Tensor`, the declared form, does the work).
 
     Parameters
     ----------
     x : the object to check.
     name : argument name used in error messages.
     ndim : required number of dimensions.
-    shape : required shape; an entry may be an int (must match), or ``None``
-        / a string (any size; a string names the dimension in the message).
+    shape : required shape; an entry may be an int (must match), ``None``
+        (any size) or a string (any size, named in the message; a string
+        repeated within the shape must have one size).
     floating : require a floating-point dtype.
     finite : reject NaN and infinite entries.
     nonempty : reject tensors with zero elements.
+    integer : require an integer dtype (not bool).
     """
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(
-            f"{name} must be a torch.Tensor, got {type(x).__name__}"
-        )
-    if shape is not None:
-        ndim = len(shape)
-    if ndim is not None and x.dim() != ndim:
-        expected = (
-            f" {_shape_str(shape)}" if shape is not None else ""
-        )
-        raise ValueError(
-            f"{name} must have {ndim} dimensions{expected}, got shape {tuple(x.shape)}"
-        )
-    if shape is not None:
-        for axis, (want, got) in enumerate(zip(shape, x.shape)):
-            if isinstance(want, int) and want != got:
-                raise ValueError(
-                    f"{name} must have shape {_shape_str(shape)}, got {tuple(x.shape)} "
-                    f"(dimension {axis} should be {want})"
-                )
-    if floating and not x.is_floating_point():
-        raise TypeError(
-            f"{name} must have a floating-point dtype, got {x.dtype}"
-        )
-    if nonempty and x.numel() == 0:
-        raise ValueError(
-            f"{name} must not be empty, got shape {tuple(x.shape)}"
-        )
-    if (
-        finite
-        and x.is_floating_point()
-        and not bool(torch.isfinite(x).all())
-    ):
-        raise ValueError(
-            f"{name} contains NaN or infinite entries"
-        )
-    return x
-
-
-def check_finite_tensor(
-    x: torch.Tensor, name: str
-) -> torch.Tensor:
-    """Raise ``ValueError`` if ``x`` holds NaN or inf (used on computed results)."""
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{name} became NaN or infinite")
-    return x
+    shape = None if shape is None else tuple(shape)
+    spec = Tensor(ndim, shape, floating, finite, nonempty, integer)
+    return spec.check(x, name)
 
 
 def check_sequence(value: object, name: str, what: str) -> list:
@@ -227,31 +192,19 @@ def check_real(
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
-    lo_br = "(" if low_open else "["
-    hi_br = ")" if high_open else "]"
-    interval = f"{lo_br}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi_br}"
-    if low is not None and (
-        value < low or (low_open and value == low)
-    ):
+    below = low is not None and (
+        value < low or low_open and value == low
+    )
+    above = high is not None and (
+        value > high or high_open and value == high
+    )
+    if below or above:
+        lo = f"{'(' if low_open else '['}{'-inf' if low is None else low}"
+        hi = f"{'inf' if high is None else high}{')' if high_open else ']'}"
         raise ValueError(
-            f"{name} must lie in {interval}, got {value}"
-        )
-    if high is not None and (
-        value > high or (high_open and value == high)
-    ):
-        raise ValueError(
-            f"{name} must lie in {interval}, got {value}"
+            f"{name} must lie in {lo}, {hi}, got {value}"
         )
     return value
-
-
-def check_dtype(dtype: object, name: str = "dtype") -> torch.dtype:
-    """Validate a model dtype: ``torch.float32`` or ``torch.float64`` (the one dtype check of rnnlib)."""
-    if dtype not in (torch.float32, torch.float64):
-        raise TypeError(
-            f"{name} must be torch.float32 or torch.float64, got {dtype}"
-        )
-    return dtype
 
 
 def check_model(
@@ -282,24 +235,6 @@ def check_model(
                     f"{name}.{pname} contains NaN or infinite entries"
                 )
     return model
-
-
-def check_lam(
-    lam: object, name: str = "lam", *, open_high: bool = False
-) -> float:
-    """A contraction constant ``lambda``: in (0, 1], or in (0, 1) with ``open_high=True``.
-
-    Projections accept ``lambda = 1`` (the closed ball ``||W||_2 <= 1``); the
-    truncation bounds need ``lambda < 1`` (they divide by ``1 - lambda``).
-    """
-    return check_real(
-        lam,
-        name,
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=open_high,
-    )
 
 
 class DivergenceError(RuntimeError):
@@ -348,10 +283,14 @@ class Real:
 
 @dataclass(frozen=True)
 class DType:
-    """A model dtype: ``torch.float32`` or ``torch.float64`` (:func:`check_dtype`)."""
+    """A model dtype: ``torch.float32`` or ``torch.float64``."""
 
     def check(self, value: object, name: str) -> torch.dtype:
-        return check_dtype(value, name)
+        if value not in (torch.float32, torch.float64):
+            raise TypeError(
+                f"{name} must be torch.float32 or torch.float64, got {value}"
+            )
+        return value
 
 
 @dataclass(frozen=True)
@@ -389,6 +328,126 @@ class Choice:
         return value
 
 
+@dataclass(frozen=True)
+class Str:
+    """A string argument (a name, a format spec): ``TypeError`` for anything else."""
+
+    def check(self, value: object, name: str) -> str:
+        if not isinstance(value, str):
+            raise TypeError(
+                f"{name} must be a str, got {type(value).__name__}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class Ints:
+    """A non-empty sequence of integers, each ``>= low`` (:func:`check_ints`); returned as a list."""
+
+    low: int | None = None
+
+    def check(self, value: object, name: str) -> list[int]:
+        if hasattr(value, "tolist"):  # a NumPy array or a tensor
+            value = value.tolist()
+        return check_ints(value, name, minimum=self.low)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor argument, declared: the checks of :func:`check_tensor`.
+
+    An entry of ``shape`` is an int (that size), ``None`` (any size), a symbol
+    (a string: any size, the same in every tensor of the call that names it,
+    so ``shape=("m", "m")`` is a square matrix and ``x``, ``y`` declared with
+    ``"batch"`` must agree), or ``"arg.attr"`` (an attribute of another
+    declared argument, e.g. ``"model.input_dim"``). ``dtype_of="model"``: the
+    dtype must be that argument's ``.dtype``. Checked in this order: type,
+    dimensions, sizes, dtype, emptiness, NaN/inf.
+    """
+
+    ndim: int | None = None
+    shape: tuple[int | str | None, ...] | None = None
+    floating: bool = True
+    finite: bool = True
+    nonempty: bool = True
+    integer: bool = False
+    dtype_of: str | None = None
+
+    def refers_to(self) -> set[str]:
+        """The other arguments this constraint reads (checked first)."""
+        refs = {
+            s.split(".")[0]
+            for s in self.shape or ()
+            if isinstance(s, str) and "." in s
+        }
+        return refs | ({self.dtype_of} if self.dtype_of else set())
+
+    def check(self, value: object, name: str) -> torch.Tensor:
+        return self.check_in(value, name, {}, {})
+
+    def check_in(
+        self, x: object, name: str, arguments: dict, dims: dict
+    ) -> torch.Tensor:
+        """:meth:`check` within a call: ``arguments`` by name, ``dims`` the symbols' sizes so far."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(
+                f"{name} must be a torch.Tensor, got {type(x).__name__}"
+            )
+        shape, got = self.shape, tuple(x.shape)
+        ndim = self.ndim if shape is None else len(shape)
+        expected = "" if shape is None else f" {_shape_str(shape)}"
+        if ndim is not None and x.dim() != ndim:
+            raise ValueError(
+                f"{name} must have {ndim} dimensions{expected}, got shape {got}"
+            )
+        for axis, want in enumerate(shape or ()):
+            if isinstance(want, str) and "." in want:
+                arg, attr = want.split(".")
+                want = getattr(arguments[arg], attr)
+            elif isinstance(want, str):
+                want = dims.setdefault(want, got[axis])
+            if want is not None and want != got[axis]:
+                raise ValueError(
+                    f"{name} must have shape{expected}, got {got} (dimension {axis} should be {want})"
+                )
+        floating = x.is_floating_point()
+        if self.integer and (floating or x.dtype == torch.bool):
+            raise TypeError(
+                f"{name} must be an integer tensor, got {x.dtype}"
+            )
+        if self.floating and not floating:
+            raise TypeError(
+                f"{name} must have a floating-point dtype, got {x.dtype}"
+            )
+        if self.nonempty and x.numel() == 0:
+            raise ValueError(
+                f"{name} must not be empty, got shape {got}"
+            )
+        if self.finite and floating and not x.isfinite().all():
+            raise ValueError(
+                f"{name} contains NaN or infinite entries"
+            )
+        other = arguments.get(self.dtype_of)
+        if other is not None and x.dtype != other.dtype:
+            raise TypeError(
+                f"{name} has dtype {x.dtype} but {self.dtype_of}'s weights are {other.dtype}"
+            )
+        return x
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model argument: an instance of ``kinds`` (:func:`check_model`), with finite parameters unless ``finite=False``."""
+
+    kinds: type | tuple[type, ...]
+    finite: bool = True
+
+    def check(self, value: object, name: str) -> object:
+        return check_model(
+            value, self.kinds, finite=self.finite, name=name
+        )
+
+
 #: Intervals many scalars share (the table below and the declarations of single functions use them).
 POSITIVE = Real(0.0, low_open=True)
 NONNEGATIVE = Real(0.0)
@@ -398,7 +457,18 @@ ANY_REAL = Real()
 ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
-PARAMS: dict[str, Int | Real | DType | Choice | Bool] = {
+Constraint = (
+    Int
+    | Real
+    | DType
+    | Choice
+    | Bool
+    | Str
+    | Ints
+    | Tensor
+    | Model
+)
+PARAMS: dict[str, Constraint] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
     "L": Int(3),
     "d": Int(3),
@@ -449,7 +519,7 @@ _INSIDE = _Depth()
 
 
 def validate_params(
-    *names: str, **declared: Int | Real | DType | Choice | Bool
+    *names: str | Callable, **declared: Constraint
 ) -> Callable[[Callable], Callable]:
     """Check the named scalar arguments of a public function (or ``__init__``) before its body runs.
 
@@ -461,9 +531,19 @@ def validate_params(
     public function that another one calls (``regression_task`` calls
     ``sample_task``, which calls ``sample_true_sequence``) trusts its caller, so a
     parameter is checked once per call, at the boundary the user crossed. A
-    function must therefore declare every scalar it takes from its caller.
+    function must therefore declare every argument it takes from its caller.
+    A declared function in ``names`` lends its constraints (a subclass's
+    ``__init__`` declares ``_Base.__init__`` and its own additions once).
+    Arguments are checked in the order of the signature, those that another
+    constraint refers to (``"model.input_dim"``) first.
     """
-    specs = {name: PARAMS[name] for name in names}
+    specs: dict[str, Constraint] = {}
+    for name in names:
+        specs.update(
+            name.__rnnlib_params__
+            if callable(name)
+            else {name: PARAMS[name]}
+        )
     specs.update(declared)
 
     def decorate(fn: Callable) -> Callable:
@@ -473,6 +553,22 @@ def validate_params(
             raise TypeError(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
             )
+        refs = {  # a method's instance needs no declaration
+            r
+            for c in specs.values()
+            if isinstance(c, Tensor)
+            for r in c.refers_to()
+        } - {"self"}
+        if refs - set(specs):
+            raise TypeError(
+                f"validate_params: {fn.__qualname__} refers to undeclared {sorted(refs - set(specs))}"
+            )
+        params = list(
+            sig.parameters
+        )  # in this order, referred-to first
+        order = sorted(
+            specs, key=lambda n: (n not in refs, params.index(n))
+        )
         may_be_none = {  # the default is None, or the annotation admits it
             n
             for n in specs
@@ -487,13 +583,18 @@ def validate_params(
             ):  # called by another public function: checked there
                 return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
             arguments = bound.arguments
-            for name, spec in specs.items():
-                if name in arguments:
-                    value = arguments[name]
-                    if value is None and name in may_be_none:
-                        continue
-                    arguments[name] = spec.check(value, name)
+            dims = {}  # the sizes the symbols of the shapes took
+            for name in order:
+                value, spec = arguments[name], specs[name]
+                if value is None and name in may_be_none:
+                    continue
+                arguments[name] = (
+                    spec.check_in(value, name, arguments, dims)
+                    if isinstance(spec, Tensor)
+                    else spec.check(value, name)
+                )
             _INSIDE.depth += 1
             try:
                 return fn(*bound.args, **bound.kwargs)

@@ -40,6 +40,7 @@ from ._rng import derive
 from ._validation import (
     OPEN_UNIT,
     Int,
+    Tensor,
     as_generator,
     check_int,
     check_real,
@@ -664,6 +665,15 @@ def sample_task(
     return normalize_sequence(x_bar, eps_x), target(x_bar)
 
 
+#: One true sequence (n_tokens, token_dim) and a grid of angles (k,), for the token circles of chapter 2.
+_TOKENS, _ANGLES = Tensor(ndim=2), Tensor(ndim=1)
+#: Integer tokens (batch, n) for :func:`fit_additive`.
+_INTEGER_TOKENS = Tensor(
+    shape=("batch", None), floating=False, integer=True
+)
+
+
+@validate_params(x_bar=_TOKENS, thetas=_ANGLES)
 def token_circle(
     x_bar: torch.Tensor, position: int, thetas: torch.Tensor
 ) -> torch.Tensor:
@@ -674,7 +684,6 @@ def token_circle(
     for each angle in ``thetas`` (k,). Returns (k, n_tokens, token_dim), still
     true sequences. Needs ``token_dim >= 3``.
     """
-    x_bar = check_tensor(x_bar, "x_bar", ndim=2)
     if x_bar.shape[1] < 3:
         raise ValueError(
             f"x_bar tokens need token_dim >= 3 to move on a circle, got shape {tuple(x_bar.shape)}"
@@ -685,7 +694,6 @@ def token_circle(
         minimum=-x_bar.shape[0],
         maximum=x_bar.shape[0] - 1,
     )
-    thetas = check_tensor(thetas, "thetas", ndim=1)
     out = x_bar.expand(len(thetas), -1, -1).clone()
     c = math.sqrt(3.0) / 2.0
     tok = torch.zeros(
@@ -698,6 +706,7 @@ def token_circle(
     return out
 
 
+@validate_params(x_bar=_TOKENS, thetas=_ANGLES)
 def mixed_difference(
     f: Callable[[torch.Tensor], torch.Tensor],
     x_bar: torch.Tensor,
@@ -717,7 +726,6 @@ def mixed_difference(
         raise TypeError(
             f"f must be callable (a model or a target), got {type(f).__name__}"
         )
-    thetas = check_tensor(thetas, "thetas", ndim=1)
     if len(positions) != 2:
         raise ValueError(
             f"positions must be two token indices, got {positions!r}"
@@ -751,14 +759,8 @@ class AdditiveFit:
             "tokens",
             shape=("batch", self.table.shape[0]),
             floating=False,
+            integer=True,
         )
-        if (
-            tokens.is_floating_point()
-            or tokens.dtype == torch.bool
-        ):
-            raise TypeError(
-                f"tokens must be an integer tensor, got {tokens.dtype}"
-            )
         if bool((tokens < 0).any()) or bool(
             (tokens >= self.table.shape[1]).any()
         ):
@@ -773,7 +775,11 @@ class AdditiveFit:
         return self.intercept + gathered[:, :, 0].sum(dim=1)
 
 
-@validate_params(alphabet_size=Int(1))
+@validate_params(
+    alphabet_size=Int(1),
+    tokens=_INTEGER_TOKENS,
+    y=Tensor(shape=("batch",)),
+)
 def fit_additive(
     tokens: torch.Tensor,
     y: torch.Tensor,
@@ -790,13 +796,7 @@ def fit_additive(
     fit in the whole class is one linear least-squares problem (solved in
     float64). Returns an :class:`AdditiveFit`.
     """
-    tokens = check_tensor(tokens, "tokens", ndim=2, floating=False)
-    if tokens.is_floating_point() or tokens.dtype == torch.bool:
-        raise TypeError(
-            f"tokens must be an integer tensor, got {tokens.dtype}"
-        )
     batch, n = tokens.shape
-    y = check_tensor(y, "y", shape=(batch,))
     if bool((tokens < 0).any()):
         raise ValueError("tokens must be non-negative integers")
     k = (

@@ -60,6 +60,7 @@ import torch
 
 from ._rng import as_seed
 from ._validation import (
+    Choice,
     Int,
     check_tensor,
     validate_params,
@@ -368,12 +369,9 @@ class PianoRollData:
     names: dict[str, list[str]]
     source: str
 
+    @validate_params(name=Choice(*_SPLITS))
     def split(self, name: str) -> list[np.ndarray]:
         """The sequences of split ``name`` ('train', 'valid' or 'test')."""
-        if name not in _SPLITS:
-            raise ValueError(
-                f"name must be one of {_SPLITS}, got {name!r}"
-            )
         return getattr(self, name)
 
     def statistics(self) -> dict[str, dict[str, float]]:
@@ -848,12 +846,9 @@ class TextData:
             )
         return "".join(self.vocab[int(i)] for i in codes)
 
+    @validate_params(name=Choice(*_SPLITS))
     def split(self, name: str) -> list[np.ndarray]:
         """The sequences of split ``name`` ('train', 'valid' or 'test')."""
-        if name not in _SPLITS:
-            raise ValueError(
-                f"name must be one of {_SPLITS}, got {name!r}"
-            )
         return getattr(self, name)
 
     def statistics(self) -> dict[str, dict[str, float]]:

@@ -30,10 +30,11 @@ from torch import nn
 from ._rng import as_generator
 from ._validation import (
     ANY_REAL,
+    NONNEGATIVE,
     Choice,
     Int,
-    check_real,
-    check_tensor,
+    Model,
+    Tensor,
     validate_params,
 )
 
@@ -46,11 +47,19 @@ __all__ = [
     "INIT_SCHEMES",
 ]
 
+#: The declared sizes and dtype every model's constructor takes.
+_SIZES = ("input_dim", "hidden_dim", "output_dim", "dtype")
+
 #: Initializations of a square recurrent matrix known to :func:`recurrent_matrix` (chapter 8).
 INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
 
 
-@validate_params("dtype", m=Int(1), scheme=Choice(*INIT_SCHEMES))
+@validate_params(
+    "dtype",
+    m=Int(1),
+    scheme=Choice(*INIT_SCHEMES),
+    spectral_norm=NONNEGATIVE,
+)
 def recurrent_matrix(
     m: int,
     scheme: str = "gaussian",
@@ -93,9 +102,6 @@ def recurrent_matrix(
             m, m, generator=gen, dtype=dtype
         ) / math.sqrt(m)
     if spectral_norm is not None:
-        spectral_norm = check_real(
-            spectral_norm, "spectral_norm", low=0.0
-        )
         W = W * (
             spectral_norm / torch.linalg.matrix_norm(W, ord=2)
         )
@@ -130,19 +136,6 @@ class RecurrentModel(nn.Module):
     def output_dim(self) -> int:
         return self.C.shape[0]
 
-    def check_input(
-        self, x: object, name: str = "x"
-    ) -> torch.Tensor:
-        """Validate a batch of sequences ``(batch, T, input_dim)`` of the model's dtype."""
-        x = check_tensor(
-            x, name, shape=("batch", "T", self.input_dim)
-        )
-        if x.dtype != self.dtype:
-            raise TypeError(
-                f"{name} has dtype {x.dtype} but the model's weights are {self.dtype}"
-            )
-        return x
-
     def initial_state(self, batch: int) -> torch.Tensor:
         """The zero state ``s_0 = 0``, shape (batch, state_dim)."""
         return torch.zeros(
@@ -152,6 +145,12 @@ class RecurrentModel(nn.Module):
             device=self.C.device,
         )
 
+    @validate_params(
+        x=Tensor(
+            shape=("batch", "T", "self.input_dim"), dtype_of="self"
+        ),
+        s0=Tensor(shape=("batch", "self.state_dim")),
+    )
     def forward(
         self, x: torch.Tensor, s0: torch.Tensor | None = None
     ) -> torch.Tensor:
@@ -159,13 +158,7 @@ class RecurrentModel(nn.Module):
 
         ``s0`` (batch, state_dim) is the initial state (default 0, as in the paper).
         """
-        x = self.check_input(x)
-        if s0 is None:
-            s = self.initial_state(x.shape[0])
-        else:
-            s = check_tensor(
-                s0, "s0", shape=(x.shape[0], self.state_dim)
-            )
+        s = self.initial_state(x.shape[0]) if s0 is None else s0
         states = []
         for t in range(x.shape[1]):
             s = self.step(s, x[:, t])
@@ -178,18 +171,23 @@ class RecurrentModel(nn.Module):
 
 
 class _MatrixRNN(RecurrentModel):
-    """Shared constructor of :class:`LinearSystem` and :class:`SimpleRNN` (``W``, ``U``, ``C``)."""
+    """Shared constructor of :class:`LinearSystem` and :class:`SimpleRNN` (``W``, ``U``, ``C``): its constraints are declared once, here."""
 
+    @validate_params(
+        *_SIZES,
+        init=Choice(*INIT_SCHEMES),
+        spectral_norm=NONNEGATIVE,
+    )
     def __init__(
         self,
         input_dim: int,
         hidden_dim: int,
-        output_dim: int,
+        output_dim: int = 1,
         *,
-        init: str,
-        spectral_norm: float | None,
-        generator: torch.Generator | int | None,
-        dtype: torch.dtype,
+        init: str = "gaussian",
+        spectral_norm: float | None = None,
+        generator: torch.Generator | int | None = None,
+        dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
         n, m, d_out = input_dim, hidden_dim, output_dim
@@ -232,34 +230,6 @@ class LinearSystem(_MatrixRNN):
 
     activation = "identity"
 
-    @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
-        init=Choice(*INIT_SCHEMES),
-    )
-    def __init__(
-        self,
-        input_dim: int,
-        hidden_dim: int,
-        output_dim: int = 1,
-        *,
-        init: str = "gaussian",
-        spectral_norm: float | None = None,
-        generator: torch.Generator | int | None = None,
-        dtype: torch.dtype = torch.float32,
-    ) -> None:
-        super().__init__(
-            input_dim,
-            hidden_dim,
-            output_dim,
-            init=init,
-            spectral_norm=spectral_norm,
-            generator=generator,
-            dtype=dtype,
-        )
-
     def step(
         self, s: torch.Tensor, x_t: torch.Tensor
     ) -> torch.Tensor:
@@ -277,12 +247,7 @@ class SimpleRNN(_MatrixRNN):
     """
 
     @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
-        init=Choice(*INIT_SCHEMES),
-        activation=Choice("tanh", "relu"),
+        _MatrixRNN.__init__, activation=Choice("tanh", "relu")
     )
     def __init__(
         self,
@@ -343,13 +308,7 @@ class LSTM(RecurrentModel):
     (whose two bias vectors add up to ``b``).
     """
 
-    @validate_params(
-        "input_dim",
-        "hidden_dim",
-        "output_dim",
-        "dtype",
-        forget_bias=ANY_REAL,
-    )
+    @validate_params(*_SIZES, forget_bias=ANY_REAL)
     def __init__(
         self,
         input_dim: int,
@@ -495,3 +454,14 @@ class LSTM(RecurrentModel):
                 b = lstm.bias_ih_l0 + lstm.bias_hh_l0
             model.b.copy_(b)
         return model
+
+
+#: Declared arguments of the functions on these models (:mod:`rnnlib.stability`, :mod:`rnnlib.truncation`):
+#: a model with finite weights, a batch of its input sequences (its dtype), of its states, of targets.
+MODEL = Model(RecurrentModel)
+MATRIX_RNN = Model((LinearSystem, SimpleRNN))
+INPUTS = Tensor(
+    shape=("batch", "T", "model.input_dim"), dtype_of="model"
+)
+STATES = Tensor(shape=("batch", "model.state_dim"))
+OUTPUTS = Tensor(shape=("batch", "T", "model.output_dim"))

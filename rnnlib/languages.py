@@ -116,11 +116,7 @@ def _check_binary(z: object, name: str = "z") -> torch.Tensor:
 
 def check_strings(z: object, name: str = "z") -> torch.Tensor:
     """Binary strings (batch, n_max), possibly left-padded with PAD = -1; at least one symbol per row."""
-    z = check_tensor(z, name, ndim=2, floating=False)
-    if z.dtype == torch.bool or z.is_floating_point():
-        raise TypeError(
-            f"{name} must be an integer tensor of 0s and 1s (left-padded with -1), got {z.dtype}"
-        )
+    z = check_tensor(z, name, ndim=2, floating=False, integer=True)
     if bool((~((z == 0) | (z == 1) | (z == PAD))).any()):
         raise ValueError(
             f"{name} must hold only 0s and 1s, left-padded with -1 (shape (batch, n_max))"

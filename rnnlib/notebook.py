@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import Bool, validate_params
+from ._validation import Bool, Str, validate_params
 
 __all__ = ["glue", "glued", "HAS_MYST_NB"]
 
@@ -33,7 +33,7 @@ HAS_MYST_NB = _myst_glue is not None
 _GLUED: dict[str, object] = {}
 
 
-@validate_params(display=Bool())
+@validate_params(name=Str(), display=Bool())
 def glue(
     name: str, variable: object, display: bool = True
 ) -> None:
@@ -44,10 +44,6 @@ def glue(
     chapter runs anywhere. ``name`` is a non-empty string of letters, digits and
     underscores, as the roles spell it.
     """
-    if not isinstance(name, str):
-        raise TypeError(
-            f"name must be a str, got {type(name).__name__}"
-        )
     if not name or not name.replace("_", "a").isalnum():
         raise ValueError(
             f"name must be a non-empty identifier of letters, digits and underscores, got {name!r}"
@@ -71,6 +67,7 @@ class _Text:
         return self.text
 
 
+@validate_params(name=Str(), format_spec=Str())
 def glued(name: str, format_spec: str = ""):
     """The value glued under ``name``, formatted as ``{glue:text}`name:format_spec` `` shows it.
 
@@ -79,14 +76,6 @@ def glued(name: str, format_spec: str = ""):
     jupyterlab-myst evaluates the expression again when the cell is shown. Returns an object whose plain-text representation is
     that text, which is what a front end shows for an inline expression.
     """
-    if not isinstance(name, str):
-        raise TypeError(
-            f"name must be a str, got {type(name).__name__}"
-        )
-    if not isinstance(format_spec, str):
-        raise TypeError(
-            f"format_spec must be a str, got {type(format_spec).__name__}"
-        )
     if name not in _GLUED:
         return _Text("(computed when the chapter runs)")
     value = _GLUED[name]

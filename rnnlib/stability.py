@@ -49,17 +49,23 @@ from ._rng import as_generator
 from ._validation import (
     NONNEGATIVE,
     Choice,
+    DivergenceError,
     Int,
+    Ints,
+    Model,
     Real,
-    check_int,
-    check_model,
+    Tensor,
     check_real,
     check_tensor,
     validate_params,
 )
 from .dynamical import (
     INIT_SCHEMES,
+    INPUTS,
     LSTM,
+    MATRIX_RNN,
+    MODEL,
+    STATES,
     LinearSystem,
     RecurrentModel,
     SimpleRNN,
@@ -108,15 +114,6 @@ _EPS64 = float(torch.finfo(torch.float64).eps)
 MIN_LSTM_MARGIN = 1e-6
 
 
-def _check_square(W: object, name: str) -> torch.Tensor:
-    W = check_tensor(W, name, ndim=2)
-    if W.shape[0] != W.shape[1]:
-        raise ValueError(
-            f"{name} must be a square recurrent matrix (m, m), got shape {tuple(W.shape)}"
-        )
-    return W
-
-
 # --- Chapter 8, section 1: certificates ---------------------------------------------------------
 
 
@@ -126,12 +123,13 @@ def activation_lipschitz(activation: str) -> float:
     return _LIPSCHITZ[activation]
 
 
+@validate_params(W=Tensor(ndim=2))
 def inf_norm(W: torch.Tensor) -> float:
     """``||W||_inf = max_i sum_j |W_ij|``, the largest absolute **row** sum, in float64 (chapter 8)."""
-    W = check_tensor(W, "W", ndim=2)
     return float(W.detach().double().abs().sum(dim=1).max())
 
 
+@validate_params(model=MATRIX_RNN)
 def state_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     """The certified contraction constant ``lambda = L_rho ||W||_2`` of a linear system or RNN (chapter 8).
 
@@ -140,25 +138,20 @@ def state_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     guaranteed upper bound (never a power-iteration estimate from below).
     For the LSTM use :func:`lstm_lambda_inf` (a max-norm constant) or :func:`certify`.
     """
-    model = check_model(
-        model, (LinearSystem, SimpleRNN), finite=True
-    )
     return activation_lipschitz(
         model.activation
     ) * spectral_norm_bound(model.W)
 
 
+@validate_params(model=MATRIX_RNN)
 def input_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     """``L = L_rho ||U||_2`` (an upper bound, as in :func:`state_lipschitz`): the L of chapter 9's bound."""
-    model = check_model(
-        model, (LinearSystem, SimpleRNN), finite=True
-    )
     return activation_lipschitz(
         model.activation
     ) * spectral_norm_bound(model.U)
 
 
-@validate_params("x_bound")
+@validate_params("x_bound", model=Model(LSTM))
 def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
     """An upper bound ``fbar`` on every forget gate of an LSTM on reachable states (chapter 8).
 
@@ -166,7 +159,6 @@ def lstm_forget_bound(model: LSTM, x_bound: float = 1.0) -> float:
     ``f_j <= sigma(||W_f,j||_1 + x_bound ||U_f,j||_1 + b_f,j)``; returns the
     maximum over rows j, computed in float64. Refuses NaN/inf weights.
     """
-    model = check_model(model, LSTM, finite=True)
     return _forget_bound(model, x_bound)
 
 
@@ -181,7 +173,11 @@ def _forget_bound(model: LSTM, x_bound: float) -> float:
         return float(torch.sigmoid(pre.max()))
 
 
-@validate_params("x_bound", f_bound=Real(0.0, 1.0, high_open=True))
+@validate_params(
+    "x_bound",
+    model=Model(LSTM),
+    f_bound=Real(0.0, 1.0, high_open=True),
+)
 def lstm_lambda_inf(
     model: LSTM,
     x_bound: float = 1.0,
@@ -195,7 +191,6 @@ def lstm_lambda_inf(
     Valid on reachable states (``c_0 = h_0 = 0``, ``|x_t|_inf <= x_bound``). Returns ``inf`` if ``fbar = 1``.
     Refuses NaN/inf weights.
     """
-    model = check_model(model, LSTM, finite=True)
     return _lambda_inf(model, x_bound, f_bound)
 
 
@@ -250,7 +245,7 @@ class StabilityCertificate:
     l2_iterations: int | None = 1
 
 
-@validate_params("x_bound")
+@validate_params("x_bound", model=MODEL)
 def certify(
     model: RecurrentModel, *, x_bound: float = 1.0
 ) -> StabilityCertificate:
@@ -264,7 +259,6 @@ def certify(
     ``stable`` is ``lambda < 1``. ``lambda`` is an upper bound at every width
     (:func:`state_lipschitz`); a model with NaN or infinite weights is refused.
     """
-    model = check_model(model, RecurrentModel, finite=True)
     if isinstance(model, (LinearSystem, SimpleRNN)):
         lam = activation_lipschitz(
             model.activation
@@ -306,7 +300,7 @@ def certify(
 # --- Chapter 8, section 2: projections onto the stable set ---------------------------------------
 
 
-@validate_params("radius")
+@validate_params("radius", W=Tensor(shape=("m", "m")))
 def project_spectral(
     W: torch.Tensor, radius: float
 ) -> torch.Tensor:
@@ -317,7 +311,6 @@ def project_spectral(
     in spectral norm. Computed in float64 as ``W - U diag(s - radius)_+ V^T``, so a
     matrix already inside the ball is returned unchanged (bit for bit).
     """
-    W = _check_square(W, "W")
     with torch.no_grad():
         U, s, Vh = torch.linalg.svd(
             W.detach().double(), full_matrices=False
@@ -330,7 +323,7 @@ def project_spectral(
         return (W.detach().double() - correction).to(W.dtype)
 
 
-@validate_params("lam")
+@validate_params("lam", model=MATRIX_RNN)
 def project_spectral_(
     model: LinearSystem | SimpleRNN, lam: float
 ) -> LinearSystem | SimpleRNN:
@@ -338,9 +331,6 @@ def project_spectral_(
 
     ``lam`` in (0, 1]. Call after each optimizer step (projected gradient descent). Returns the model.
     """
-    model = check_model(
-        model, (LinearSystem, SimpleRNN), finite=True
-    )
     with torch.no_grad():
         model.W.copy_(
             project_spectral(
@@ -364,6 +354,7 @@ def _toward_zero(
     )
 
 
+@validate_params(W=Tensor(ndim=2))
 def project_l1_rows(
     W: torch.Tensor, radius: float | torch.Tensor
 ) -> torch.Tensor:
@@ -380,7 +371,6 @@ def project_l1_rows(
     rounding) is shrunk by a factor ``< 1``, so every row of the result has
     float64 l1-norm ``<= r`` (the quantity :func:`inf_norm` computes).
     """
-    W = check_tensor(W, "W", ndim=2)
     if isinstance(radius, torch.Tensor):
         r = (
             check_tensor(radius, "radius", shape=(W.shape[0],))
@@ -445,6 +435,7 @@ def project_l1_rows(
     "x_bound",
     u_f_radius=NONNEGATIVE,
     margin=Real(MIN_LSTM_MARGIN, 1.0, high_open=True),
+    model=Model(LSTM),
 )
 def project_lstm_(
     model: LSTM,
@@ -473,7 +464,6 @@ def project_lstm_(
     rescaled, and the forget-gate input weights and bias are constrained (that
     code leaves the biases free and initializes the forget bias to 10).
     """
-    model = check_model(model, LSTM, finite=True)
     q = 1.0 - margin
     radii = {k: q * v for k, v in lstm_radii(f_max).items()}
     bias_cap = (
@@ -506,7 +496,7 @@ def project_lstm_(
 # --- Chapter 8, section 3: the spectral norm at initialization -----------------------------------
 
 
-@validate_params("n_draws")
+@validate_params("n_draws", widths=Ints(1))
 def initialization_norms(
     widths: Sequence[int],
     schemes: Sequence[str] = INIT_SCHEMES,
@@ -520,9 +510,6 @@ def initialization_norms(
     A measurement, by :func:`spectral_norm` (power iteration above width 512,
     within about 1%, from below). All matrices are drawn from one stream, ``generator``.
     """
-    if len(widths) == 0:
-        raise ValueError("widths must contain at least one width")
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     for s in schemes:
         if s not in INIT_SCHEMES:
             raise ValueError(
@@ -548,7 +535,12 @@ def initialization_norms(
 # --- Sidebar: gradient descent learns a stable linear dynamical system (Hardt, Ma & Recht) ---
 
 
-@validate_params(K=Int(1))
+@validate_params(
+    K=Int(1),
+    a=Tensor(shape=("n",)),
+    c=Tensor(shape=("n",)),
+    d=Tensor(),
+)
 def lds_markov_parameters(
     a: torch.Tensor, c: torch.Tensor, d: torch.Tensor, K: int
 ) -> torch.Tensor:
@@ -557,23 +549,32 @@ def lds_markov_parameters(
     ``A`` has ones on the superdiagonal and last row ``(-a_n, ..., -a_1)``, ``B = e_n``,
     so that ``det(zI - A) = z^n + a_1 z^(n-1) + ... + a_n`` (chapter 8 sidebar). Differentiable; returns (K,).
     """
-    a = check_tensor(a, "a", ndim=1)
-    c = check_tensor(c, "c", shape=(a.shape[0],))
-    d = check_tensor(d, "d")
     if d.numel() != 1:
         raise ValueError(
             f"d must be a scalar (the feedthrough D), got shape {tuple(d.shape)}"
         )
-    n = a.shape[0]
-    v = torch.zeros(n, dtype=a.dtype)
-    v = torch.cat(
-        [v[:-1], torch.ones(1, dtype=a.dtype)]
-    )  # B = e_n
-    out = [d.reshape(())]
-    for _ in range(K - 1):
-        out.append(c @ v)
-        v = torch.cat([v[1:], -(a.flip(0) @ v).reshape(1)])  # A v
-    return torch.stack(out)
+    # the columns A^j B, j < K - 1, by doubling: [V, A^m V] with m = the columns so far
+    V = torch.zeros(a.shape[0], 1, dtype=a.dtype)
+    V[-1] = 1.0  # B = e_n
+    P = _companion(a)
+    while V.shape[1] < K - 1:
+        V = torch.cat([V, P @ V], dim=1)
+        P = P @ P
+    return torch.cat([d.reshape(1), c @ V[:, : K - 1]])
+
+
+def _companion(a: torch.Tensor) -> torch.Tensor:
+    """The canonical-form ``A`` (..., n, n) of coefficients ``a`` (..., n): ones above the diagonal, last row ``-a`` reversed.
+
+    Its characteristic polynomial is ``z^n + a_1 z^(n-1) + ... + a_n``
+    (chapter 8 sidebar); batched over the leading dimensions, differentiable.
+    """
+    n = a.shape[-1]
+    ones = torch.ones(*a.shape[:-1], n - 1, dtype=a.dtype)
+    A = torch.diag_embed(ones, offset=1)
+    return torch.cat(
+        [A[..., :-1, :], -a.flip(-1).unsqueeze(-2)], dim=-2
+    )
 
 
 @dataclass(frozen=True)
@@ -603,7 +604,10 @@ def fit_lds_canonical(
     ``sum_k (student Markov parameter_k - teacher's)^2`` over ``K`` terms by gradient
     descent, projecting ``a`` onto the l1-ball of ``radius`` (``sqrt(2)/2``: inside
     the Pac-Man region, so every iterate is a stable system) after each step.
-    Records the risk and the spectral radius of the student's ``A``.
+    Records the risk and the spectral radius of the student's ``A`` (all
+    iterates' at once, after the run). Raises
+    :class:`~rnnlib.train.DivergenceError` if the risk or a weight stops
+    being finite.
     """
     gen = as_generator(generator)
     a_t = torch.randn(n, generator=gen, dtype=torch.float64)
@@ -616,58 +620,41 @@ def fit_lds_canonical(
     c[0] = 0.1
     c.requires_grad_(True)
     d = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    risk, rho = [], []
-
-    def companion_radius(av: torch.Tensor) -> float:
-        return (
-            float(
-                np.abs(
-                    np.roots(
-                        np.concatenate(
-                            [[1.0], av.detach().numpy()]
-                        )
-                    )
-                ).max()
-            )
-            if n > 0
-            else 0.0
-        )
-
-    for _ in range(steps):
+    risk = np.empty(steps)
+    history = torch.empty(steps, n, dtype=torch.float64)
+    for step in range(steps):
         loss = (
             (lds_markov_parameters(a, c, d, K) - target) ** 2
         ).sum()
         if not torch.isfinite(loss):
-            raise FloatingPointError(
-                "the LDS fit diverged (risk is not finite); lower lr"
+            raise DivergenceError(
+                f"the LDS fit diverged at step {step} (the risk is not finite); lower lr (got {lr})"
             )
-        risk.append(float(loss.detach()))
-        rho.append(companion_radius(a))
-        ga, gc, gd = torch.autograd.grad(loss, (a, c, d))
+        risk[step] = float(loss.detach())
+        history[step] = a.detach()
+        grads = torch.autograd.grad(loss, (a, c, d))
         with torch.no_grad():
-            a -= lr * ga
-            c -= lr * gc
-            d -= lr * gd
-            if not (
-                torch.isfinite(a).all()
-                and torch.isfinite(c).all()
-                and torch.isfinite(d)
-            ):
-                raise FloatingPointError(
-                    "the LDS fit diverged (the weights are not finite); lower lr"
-                )
+            for p, g in zip((a, c, d), grads):
+                p -= lr * g
+                if not bool(torch.isfinite(p).all()):
+                    raise DivergenceError(
+                        f"the LDS fit diverged at step {step} (the weights are not finite); lower lr (got {lr})"
+                    )
             a.copy_(project_l1_rows(a.unsqueeze(0), radius)[0])
+    # the spectral radius of every iterate's A, in one batched eigenvalue call
+    rho = torch.linalg.eigvals(_companion(history)).abs()
     return LDSFit(
-        np.array(risk),
+        risk,
         a.detach().numpy().copy(),
         a_t.numpy(),
-        np.array(rho),
+        rho.amax(dim=-1).numpy(),
     )
 
 
 # --- The data-dependent contraction along a trajectory (chapters 8 and 11) ---
 
 
+@validate_params(model=MODEL, x=INPUTS)
 def state_jacobians(
     model: RecurrentModel, x: torch.Tensor
 ) -> torch.Tensor:
@@ -677,8 +664,6 @@ def state_jacobians(
     (batch, T, state_dim, state_dim). Computed with ``torch.func.vmap(jacrev(step))``
     over all (batch, t) pairs at once.
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
     batch, T, n = x.shape
     S = model.state_dim
     with torch.no_grad():
@@ -701,6 +686,7 @@ def state_jacobians(
     return J.detach().reshape(batch, T, S, S)
 
 
+@validate_params(model=MODEL, x=INPUTS)
 def jacobian_norms(
     model: RecurrentModel, x: torch.Tensor
 ) -> torch.Tensor:
@@ -714,6 +700,7 @@ def jacobian_norms(
     )
 
 
+@validate_params(model=MODEL, x=INPUTS, s0=STATES, s0_prime=STATES)
 def state_distance(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -724,13 +711,5 @@ def state_distance(
 
     For a lambda-contractive model this is at most ``lambda^t ||s0 - s0'||``. Returns (batch, T).
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
-    s0 = check_tensor(
-        s0, "s0", shape=(x.shape[0], model.state_dim)
-    )
-    s0_prime = check_tensor(
-        s0_prime, "s0_prime", shape=(x.shape[0], model.state_dim)
-    )
     with torch.no_grad():
         return (model(x, s0) - model(x, s0_prime)).norm(dim=2)

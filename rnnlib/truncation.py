@@ -33,14 +33,23 @@ from ._validation import (
     OPEN_UNIT,
     PARAMS,
     POSITIVE,
+    Choice,
     DivergenceError,
-    check_int,
-    check_model,
-    check_tensor,
+    Ints,
     validate_params,
 )
-from .dynamical import LinearSystem, RecurrentModel, SimpleRNN
+from .dynamical import (
+    INPUTS,
+    MODEL,
+    OUTPUTS,
+    LinearSystem,
+    RecurrentModel,
+    SimpleRNN,
+)
 from .stability import project_spectral_
+
+#: The step-size schedules of :func:`train_full_and_truncated`: ``lr``, or ``lr / i`` at step i.
+SCHEDULES = Choice("constant", "decay")
 
 __all__ = [
     "DivergenceError",
@@ -57,7 +66,7 @@ __all__ = [
 ]
 
 
-@validate_params("k")
+@validate_params("k", model=MODEL, x=INPUTS)
 def truncated_states(
     model: RecurrentModel, x: torch.Tensor, k: int
 ) -> torch.Tensor:
@@ -71,8 +80,6 @@ def truncated_states(
     ``t <= k`` even for models with ``phi(0, 0) != 0``. Differentiable in the
     weights. Returns (batch, T, state_dim).
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
     return _truncated_states(model, x, k)
 
 
@@ -148,6 +155,7 @@ def k_for_epsilon(
     return k
 
 
+@validate_params(model=MODEL, x=INPUTS, ks=Ints(1))
 def truncation_errors(
     model: RecurrentModel, x: torch.Tensor, ks: Sequence[int]
 ) -> np.ndarray:
@@ -155,11 +163,6 @@ def truncation_errors(
 
     Returns an array (len(ks), T): row i is the error of the ``ks[i]``-step truncation at each t.
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
-    if len(ks) == 0:
-        raise ValueError("ks must contain at least one k")
-    ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
     with torch.no_grad():
         full = model(x)
         out = [
@@ -173,7 +176,7 @@ def truncation_errors(
     return np.stack(out)
 
 
-@validate_params("k")
+@validate_params("k", model=MODEL, x=INPUTS, y=OUTPUTS)
 def sequence_loss(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -188,11 +191,6 @@ def sequence_loss(
     full model (``k=None``) or from :func:`truncated_states`; with
     ``last_only`` only ``t = T`` counts. ``y`` has shape (batch, T, output_dim).
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
-    y = check_tensor(
-        y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
-    )
     return _sequence_loss(model, x, y, k, last_only)
 
 
@@ -231,6 +229,7 @@ def _flat_grad(
     )
 
 
+@validate_params(model=MODEL, x=INPUTS, y=OUTPUTS, ks=Ints(1))
 def gradient_difference(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -244,14 +243,6 @@ def gradient_difference(
     The gradient-difference lemma (a reconstruction) says this is at most
     ``gamma k lambda^k`` for a lambda-stable model. Returns an array (len(ks),).
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
-    y = check_tensor(
-        y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
-    )
-    if len(ks) == 0:
-        raise ValueError("ks must contain at least one k")
-    ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
     full = _flat_grad(
         model, _sequence_loss(model, x, y, None, last_only)
     )
@@ -297,11 +288,7 @@ def _step_sizes(
 ) -> np.ndarray:
     if schedule == "constant":
         return np.full(steps, lr)
-    if schedule == "decay":
-        return lr / np.arange(1, steps + 1)
-    raise ValueError(
-        f"schedule must be 'constant' or 'decay', got {schedule!r}"
-    )
+    return lr / np.arange(1, steps + 1)  # "decay"
 
 
 def _gd_run(
@@ -349,7 +336,16 @@ def _gd_run(
     return torch.stack(weights).double().numpy(), np.array(losses)
 
 
-@validate_params("k", "steps", "lr", project=PARAMS["lam"])
+@validate_params(
+    "k",
+    "steps",
+    "lr",
+    project=PARAMS["lam"],
+    schedule=SCHEDULES,
+    model=MODEL,
+    x=INPUTS,
+    y=OUTPUTS,
+)
 def train_full_and_truncated(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -373,11 +369,6 @@ def train_full_and_truncated(
     and :class:`LinearSystem` only). Raises :class:`DivergenceError` if a loss,
     gradient or weight stops being finite.
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    x = model.check_input(x)
-    y = check_tensor(
-        y, "y", shape=(x.shape[0], x.shape[1], model.output_dim)
-    )
     if project is not None:
         if not isinstance(model, (SimpleRNN, LinearSystem)):
             raise TypeError(
@@ -411,6 +402,16 @@ def train_full_and_truncated(
     )
 
 
+@validate_params(
+    "steps",
+    "lr",
+    project=PARAMS["lam"],
+    schedule=SCHEDULES,
+    model=MODEL,
+    x=INPUTS,
+    y=OUTPUTS,
+    ks=Ints(1),
+)
 def weight_distance_sweep(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -428,10 +429,6 @@ def weight_distance_sweep(
 
     Same arguments as :func:`train_full_and_truncated`. Returns (len(ks), steps + 1).
     """
-    model = check_model(model, RecurrentModel, finite=True)
-    if len(ks) == 0:
-        raise ValueError("ks must contain at least one k")
-    ks = [check_int(k, "ks[i]", minimum=1) for k in ks]
     pair = train_full_and_truncated(
         model,
         x,

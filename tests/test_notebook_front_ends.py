@@ -254,3 +254,26 @@ def test_glue_stores_a_numpy_scalar_as_a_python_number():
     )
     value = notebook._GLUED["t_numpy_scalar"]
     assert type(value) is float and repr(value) == "0.05"
+
+
+def test_lab_gives_each_kernel_one_thread(monkeypatch):
+    """``make lab``'s server (and so its kernels) runs one thread unless the caller sets one."""
+    from booktools import lab
+
+    seen: dict[str, str] = {}
+    monkeypatch.setattr(lab, "prepare", lambda source, target: [])
+    monkeypatch.setattr(
+        lab.os, "execve", lambda path, argv, env: seen.update(env)
+    )
+    for name in lab.THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert lab.main([]) == 0
+    assert {name: seen[name] for name in lab.THREAD_VARIABLES} == {
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    monkeypatch.setenv(
+        "OMP_NUM_THREADS", "4"
+    )  # the caller's choice
+    assert lab.main([]) == 0
+    assert seen["OMP_NUM_THREADS"] == "4"

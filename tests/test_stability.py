@@ -263,7 +263,9 @@ def test_spectral_projection_of_a_model():
 
 
 def test_projection_bad_inputs():
-    with pytest.raises(ValueError, match="W must be a square"):
+    with pytest.raises(
+        ValueError, match=r"W must have shape \(m, m\)"
+    ):
         project_spectral(torch.randn(3, 4), 1.0)
     with pytest.raises(ValueError, match="W contains NaN"):
         project_spectral(torch.full((3, 3), float("nan")), 1.0)

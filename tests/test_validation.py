@@ -112,34 +112,32 @@ def test_one_dtype_model_and_lambda_check():
     import torch
 
     from rnnlib._validation import (
-        check_dtype,
-        check_lam,
+        OPEN_UNIT,
+        PARAMS,
+        DType,
         check_model,
     )
     from rnnlib.dynamical import LSTM, SimpleRNN
 
-    assert check_dtype(torch.float64) is torch.float64
+    assert DType().check(torch.float64, "dtype") is torch.float64
     for bad in (torch.int64, torch.float16, "float32"):
         with pytest.raises(
             TypeError,
             match=r"^dtype must be torch\.float32 or torch\.float64, got ",
         ):
-            check_dtype(bad)
-    assert (
-        check_lam(1.0) == 1.0
-    )  # projections accept the closed ball
+            DType().check(bad, "dtype")
+    lam = PARAMS["lam"]  # projections accept the closed ball
+    assert lam.check(1.0, "lam") == 1.0
     with pytest.raises(
         ValueError,
         match=r"^lam must lie in \(0\.0, 1\.0\), got 1\.0$",
-    ):
-        check_lam(
-            1.0, open_high=True
-        )  # the truncation bounds divide by 1 - lambda
+    ):  # the truncation bounds divide by 1 - lambda
+        OPEN_UNIT.check(1.0, "lam")
     with pytest.raises(
         ValueError,
         match=r"^project must lie in \(0\.0, 1\.0\], got 0\.0$",
     ):
-        check_lam(0.0, "project")
+        lam.check(0.0, "project")
     model = LSTM(2, 3, generator=0)
     assert check_model(model, LSTM, finite=True) is model
     with pytest.raises(
@@ -286,3 +284,84 @@ def test_only_the_outermost_declared_call_checks():
     with pytest.raises(ValueError):
         outer(0)
     assert _validation._INSIDE.depth == 0  # reset after an error
+
+
+def test_declared_tensors_share_their_symbols_and_read_other_arguments():
+    """``Tensor``: a symbol names one size in every tensor of the call, ``"arg.attr"`` reads another argument."""
+    import torch
+
+    from rnnlib._validation import (
+        Ints,
+        Model,
+        Tensor,
+        validate_params,
+    )
+    from rnnlib.dynamical import LSTM, SimpleRNN
+
+    @validate_params(
+        model=Model(SimpleRNN),
+        x=Tensor(
+            shape=("B", "T", "model.input_dim"), dtype_of="model"
+        ),
+        y=Tensor(shape=("B", "T", None)),
+        W=Tensor(shape=("m", "m")),
+        ks=Ints(1),
+    )
+    def f(x, y, W, model, ks):
+        return ks
+
+    rnn = SimpleRNN(3, 4, generator=0)
+    x, y, W = (
+        torch.zeros(2, 5, 3),
+        torch.zeros(2, 5, 1),
+        torch.eye(4),
+    )
+    assert f(x, y, W, rnn, range(1, 3)) == [1, 2]
+    with pytest.raises(
+        ValueError,
+        match=r"^y must have shape \(B, T, \*\), got \(2, 4, 1\) \(dimension 1 should be 5\)$",
+    ):
+        f(x, y[:, :4], W, rnn, [1])
+    with pytest.raises(
+        ValueError,
+        match=r"^x must have shape \(B, T, model\.input_dim\), got .* should be 3\)$",
+    ):
+        f(torch.zeros(2, 5, 2), y, W, rnn, [1])
+    with pytest.raises(
+        TypeError, match=r"^x has dtype torch\.float64 but model's"
+    ):
+        f(x.double(), y, W, rnn, [1])
+    with pytest.raises(
+        ValueError, match=r"^W must have shape \(m, m\)"
+    ):
+        f(x, y, W[:, :3], rnn, [1])
+    with pytest.raises(TypeError, match=r"^model must be an "):
+        f(x, y, W, LSTM(3, 4), [1])  # the model is checked first
+    with pytest.raises(ValueError, match=r"^ks\[i\] must be >= 1"):
+        f(x, y, W, rnn, [1, 0])
+    with pytest.raises(TypeError, match="refers to undeclared"):
+        validate_params(x=Tensor(shape=("model.input_dim",)))(
+            lambda x, model: x
+        )
+
+
+def test_a_subclass_declares_its_base_constraints_once():
+    """``validate_params(Base.__init__, extra=...)`` takes the base's declarations and adds its own."""
+    from rnnlib.dynamical import (
+        LinearSystem,
+        SimpleRNN,
+        _MatrixRNN,
+    )
+
+    base = _MatrixRNN.__init__.__rnnlib_params__
+    assert LinearSystem.__init__ is _MatrixRNN.__init__
+    assert SimpleRNN.__init__.__rnnlib_params__ == {
+        **base,
+        "activation": SimpleRNN.__init__.__rnnlib_params__[
+            "activation"
+        ],
+    }
+    with pytest.raises(
+        ValueError, match=r"^spectral_norm must lie in"
+    ):
+        SimpleRNN(3, 4, spectral_norm=-1.0)
