@@ -120,8 +120,9 @@ nbval: $(EXEC_DEP)
 	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) book $(if $(NB),--only $(NB)))
 	$(PY) -m booktools.nbval_notebooks --out _build/nbval $(NB)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+	$(PY) -m pytest -p no:cacheprovider -p booktools.nbval_notebooks --nbval --nbval-current-env \
 		--nbval-sanitize-with booktools/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT) \
+		--nbval-kernel-startup-timeout 300 \
 		$(if $(NB),,-n $(JOBS) --dist loadfile) _build/nbval
 
 # Strict build (-W -n: any warning, broken reference or failing cell fails it).

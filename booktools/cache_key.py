@@ -3,8 +3,9 @@
 jupyter-cache keys an executed notebook on the notebook's own code cells. A
 chapter's outputs also depend on the rnnlib package it imports and on the
 library versions, so ``make book`` runs this module first: it hashes
-``rnnlib/**/*.py``, ``requirements.txt``, ``_config.yml`` and the ``Makefile``
-(which sets the execution environment); when the hash
+``rnnlib/**/*.py``, ``requirements.txt``, ``_config.yml``, the ``Makefile``
+(which sets the execution environment) and the claims registry ``chapters/claims.yml``
+(a claim's default verdict is part of its chapter's output); when the hash
 differs from the one stored beside the cache, it deletes the cache, the built
 pages and the exported notebooks nbval compares with (``nbval/``) so that every
 chapter is executed afresh.
@@ -29,7 +30,12 @@ def source_hash(root: Path = ROOT) -> str:
     digest = hashlib.sha256()
     files = sorted((root / "rnnlib").rglob("*.py")) + [
         root / name
-        for name in ("requirements.txt", "_config.yml", "Makefile")
+        for name in (
+            "requirements.txt",
+            "_config.yml",
+            "Makefile",
+            "chapters/claims.yml",
+        )
     ]
     for path in files:
         digest.update(str(path.relative_to(root)).encode())

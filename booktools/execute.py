@@ -262,6 +262,7 @@ def run_job(job: Job) -> Result:
     client = NotebookClient(
         nb,
         timeout=job.timeout,
+        startup_timeout=300,  # nbclient's 60 s is short for a kernel started beside two busy ones
         kernel_name="python3",
         allow_errors=job.allow_errors,
         record_timing=False,  # per-cell timings in the cell metadata would change jupyter-cache's hash of it

@@ -317,6 +317,10 @@ TIMEOUT_ENAME = "CellTimeoutError"
 #: Seconds a cell that is neither an exercise nor a checker may run (``--timeout`` bounds
 #: the student's exercise cells; the chapter's own cells, imports included, get this).
 SETUP_TIMEOUT = 600
+#: Seconds a kernel may take to start (nbclient's default, 60, is exceeded when a class is
+#: graded two at a time on a loaded two-core machine; a kernel that did not start is not the
+#: student's error).
+STARTUP_TIMEOUT = 300
 
 
 def _verdict(ename: str, evalue: str) -> tuple[str, str]:
@@ -357,6 +361,7 @@ def _execute(
     client = NotebookClient(
         nb,
         timeout=timeout,
+        startup_timeout=STARTUP_TIMEOUT,
         timeout_func=lambda cell: (
             timeout if id(cell) in graded else setup
         ),

@@ -25,6 +25,13 @@ in the folder of the notebook it checks, here ``_build/nbval/chapters/`` rather 
 ``chapters/``: a chapter that read a file relative to its folder would fail there (none
 does; data ship with packages or are made in temporary folders).
 
+The module is also the pytest plugin of that run (``-p booktools.nbval_notebooks``):
+nbval waits a fixed 5 s for each output message of a cell once the cell has finished,
+which a loaded two-core machine exceeds after a long cell ("Timeout of 5 seconds
+exceeded waiting for output"); :func:`pytest_collection_modifyitems` gives every
+nbval cell :data:`OUTPUT_TIMEOUT` instead. The cell's own limit stays
+``--nbval-cell-timeout``.
+
 The folder ``--out`` is emptied first, so it holds exactly the chapters asked for
 (default: every notebook of ``_toc.yml``). A chapter whose current code has no record
 in the cache is an error: execute it first (``python -m booktools.execute book``).
@@ -43,6 +50,8 @@ from booktools.execute import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 
 SANITIZER = ROOT / "booktools" / "nbval_sanitize.cfg"
+#: Seconds nbval waits for each output message of a finished cell (nbval's own: 5).
+OUTPUT_TIMEOUT = 60
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -140,6 +149,20 @@ def _chosen(names: list[str], root: Path) -> list[Path]:
             )
         chosen.append(by_path[path])
     return chosen
+
+
+def pytest_report_header() -> str:
+    """pytest hook: say that this plugin is active and what it changes."""
+    return f"booktools.nbval_notebooks: nbval waits up to {OUTPUT_TIMEOUT} s for a cell's outputs"
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """pytest hook: every nbval cell waits :data:`OUTPUT_TIMEOUT` s for its outputs."""
+    from nbval.plugin import IPyNbCell
+
+    for item in items:
+        if isinstance(item, IPyNbCell):
+            item.output_timeout = OUTPUT_TIMEOUT
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -554,10 +554,6 @@ def student_config(
         html["use_repository_button"] = False
     html["use_issues_button"] = False
     html["use_edit_page_button"] = False
-    # the ledger checks the prose of the book's chapters; the student
-    # edition's is derived from it (its stubs differ by construction)
-    sphinx = cfg.setdefault("sphinx", {}).setdefault("config", {})
-    sphinx["ledger_check_prose"] = False
     return cfg
 
 

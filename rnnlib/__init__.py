@@ -27,7 +27,7 @@ For the whole book:
 * :mod:`rnnlib.experiments` - the chapters' sweeps and their result records, one module per chapter;
 * :mod:`rnnlib.plotting`, :mod:`rnnlib.widgets` - one figure style, thin explorers;
 * :mod:`rnnlib.homework` - checkers that students call from exercises;
-* :mod:`rnnlib.claims` - the registry of the papers' claims and ``claims.check``.
+* :mod:`rnnlib.claims` - ``claims.check``, which asserts a claim of the registry ``chapters/claims.yml``.
 
 Conventions: randomness through an explicit ``generator`` (``rnnlib._rng``),
 validation at the public boundary (``rnnlib._validation``: scalars declared with

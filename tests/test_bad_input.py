@@ -1172,8 +1172,8 @@ row(T, "malformed", "kind", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "
 row(T, "range", "chapter", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 12, "a claim"))
 row(T, "empty", "text", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, " "))
 row(T, "type", "closed_form", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", "", 1))
-row("rnnlib.claims.register", "type", "claims", lambda: claims.register("mh-word-level-lm"))
-row("rnnlib.claims.untestable", "empty", "reason", lambda: claims.untestable("c", "P&G 2021", "Sec. 5", "paper", "a claim", ""))
+row(T, "malformed", "untestable", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 0, "a claim"))
+row("rnnlib.claims.registry", "type", "path", lambda: claims.registry(3))
 T = "rnnlib.claims.check"
 row(T, "malformed", "verdict", lambda: claims.check("mh-word-level-lm", True, "1.0", verdict="fine"))
 row(T, "empty", "figure", lambda: claims.check("mh-word-level-lm", True, ""))
@@ -1201,6 +1201,7 @@ row(T, "shape", "targets", lambda: nstep.readout_loss(NSM, LOG, torch.ones(2, 3,
 
 NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.claims.strict": "no arguments; reads the environment",
+    "rnnlib.claims.registry_path": "no arguments; looks for the registry file",
     "rnnlib.languages.language_names": "takes no arguments",
     "rnnlib.plotting.use_book_style": "takes no arguments",
     "rnnlib.plotting.Table": "built by html_table, which validates",

@@ -86,48 +86,6 @@ def test_as_generator():
         as_generator(1.5)
 
 
-def test_claims_check_asserts_and_records():
-    from rnnlib import claims
-
-    record = claims.check(
-        "mh-word-level-lm", True, "ppl 1.0"
-    )._repr_mimebundle_()
-    assert (
-        '"verdict": "reproduced"' in record[claims.MIME]
-        and "ppl 1.0" in record["text/plain"]
-    )
-    with pytest.raises(
-        AssertionError, match="mh-word-level-lm.*ppl 9"
-    ):
-        claims.check("mh-word-level-lm", False, "ppl 9")
-    with pytest.raises(KeyError, match="not registered"):
-        claims.check("no-such-claim", True, "1")
-
-
-def test_claims_check_is_lenient_off_the_piloted_sizes_unless_strict(
-    monkeypatch,
-):
-    from rnnlib import claims
-
-    monkeypatch.delenv(claims.STRICT_ENV, raising=False)
-    assert not claims.strict()
-    with pytest.warns(UserWarning, match="NOT SUPPORTED at these"):
-        assert (
-            claims.check(
-                "mh-word-level-lm", False, "ppl 9", piloted=False
-            )
-            is None
-        )
-    with pytest.raises(AssertionError, match="ppl 9"):
-        claims.check("mh-word-level-lm", False, "ppl 9")
-    monkeypatch.setenv(claims.STRICT_ENV, "1")
-    assert claims.strict()
-    with pytest.raises(AssertionError, match="ppl 9"):
-        claims.check(
-            "mh-word-level-lm", False, "ppl 9", piloted=False
-        )
-
-
 def test_derived_streams_are_distinct_and_reproducible():
     from rnnlib._rng import derive, derive_seed
 

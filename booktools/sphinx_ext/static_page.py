@@ -214,7 +214,8 @@ class FigureCells(SphinxTransform):
 
 
 #: the line ``claims.check`` displays: ``claim <id> (<verdict>): <figure>``
-CLAIM_LINE = re.compile(r"^claim (\S+) \(([^)]+)\): (.*)$", re.S)
+#: ``claim <id> (<verdict>): <figure>``; a verdict may hold parentheses ("checked (closed form)").
+CLAIM_LINE = re.compile(r"^claim (\S+) \((.+?)\): (.*)$", re.S)
 
 
 class ClaimLines(SphinxTransform):

@@ -13,7 +13,13 @@ from booktools.toc import ROOT
 def book(tmp_path):
     (tmp_path / "rnnlib").mkdir()
     (tmp_path / "rnnlib" / "elman.py").write_text("VALUE = 1\n")
-    for name in ("requirements.txt", "_config.yml", "Makefile"):
+    (tmp_path / "chapters").mkdir()
+    for name in (
+        "requirements.txt",
+        "_config.yml",
+        "Makefile",
+        "chapters/claims.yml",
+    ):
         shutil.copy(ROOT / name, tmp_path / name)
     return tmp_path
 
@@ -43,6 +49,7 @@ def test_cache_survives_when_nothing_changed(book):
         "rnnlib/new_module.py",
         "requirements.txt",
         "Makefile",
+        "chapters/claims.yml",
     ],
 )
 def test_cache_is_cleared_when_library_or_pins_change(

@@ -174,6 +174,28 @@ def test_a_chapter_that_raises_fails(nbval_run):
     assert "ValueError: planted fault" in traceback
 
 
+def test_nbval_waits_a_minute_for_outputs_of_a_finished_cell(
+    nbval_run,
+):
+    # the Makefile's run loads the plugin (its header line) ...
+    result, _ = nbval_run
+    assert (
+        f"nbval waits up to {nbval_notebooks.OUTPUT_TIMEOUT} s"
+        in result.stdout
+    )
+    # ... whose hook lifts nbval's fixed 5 s on every cell item, and only there
+    from nbval.plugin import IPyNbCell
+
+    cell = object.__new__(IPyNbCell)
+    cell.output_timeout = 5
+    other = type("Other", (), {"output_timeout": 5})()
+    nbval_notebooks.pytest_collection_modifyitems([cell, other])
+    assert (
+        cell.output_timeout == nbval_notebooks.OUTPUT_TIMEOUT == 60
+    )
+    assert other.output_timeout == 5
+
+
 def test_the_sanitizer_file_masks_timings_addresses_and_ids_only():
     from nbval.plugin import get_sanitize_patterns
 
