@@ -12,7 +12,7 @@ Part I (Panigrahi & Goyal 2021, chapters 1-7):
 * :mod:`rnnlib.pseudo` - the pseudo-network, the linearization of the RNN (chapter 3);
 * :mod:`rnnlib.inversion` - reading tokens back from the hidden state; the existence construction (chapter 4);
 * :mod:`rnnlib.train` - SGD on the RNN and the pseudo-network, the tangent kernel (chapter 5), and chapter 11's next-step training;
-* :mod:`rnnlib.generalization` - Rademacher complexity and the generalization gap (chapter 6);
+* :mod:`rnnlib.generalization` - Rademacher complexity and the generalization bound (chapter 6);
 * :mod:`rnnlib.recognizers` - learners of regular languages and their baselines (chapter 7).
 
 Part II (Miller & Hardt 2019, chapters 8-11):
@@ -24,7 +24,7 @@ Part II (Miller & Hardt 2019, chapters 8-11):
 
 For the whole book:
 
-* :mod:`rnnlib.experiments` - the chapters' sweeps, one module per chapter;
+* :mod:`rnnlib.experiments` - the chapters' sweeps and their result records, one module per chapter;
 * :mod:`rnnlib.plotting`, :mod:`rnnlib.widgets` - one figure style, thin explorers;
 * :mod:`rnnlib.homework` - checkers that students call from exercises;
 * :mod:`rnnlib.claims` - ``claims.check``, which asserts a claim of the registry ``chapters/claims.yml``.
