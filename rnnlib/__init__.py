@@ -13,7 +13,7 @@ Part I (Panigrahi & Goyal 2021, chapters 1-7):
 * :mod:`rnnlib.inversion` - reading tokens back from the hidden state; the existence construction (chapter 4);
 * :mod:`rnnlib.train` - Part I's SGD on the RNN and on its linearization (chapters 5-7);
 * :mod:`rnnlib.ntk` - the tangent kernel at finite width, its kernel regression, and its infinite-width limit (chapters 5-7);
-* :mod:`rnnlib.generalization` - Rademacher complexity and the generalization gap (chapter 6);
+* :mod:`rnnlib.generalization` - Rademacher complexity and the generalization bound (chapter 6);
 * :mod:`rnnlib.recognizers` - learners of regular languages and their baselines (chapter 7).
 
 Part II (Miller & Hardt 2019, chapters 8-11):
@@ -25,7 +25,7 @@ Part II (Miller & Hardt 2019, chapters 8-11):
 
 For the whole book:
 
-* :mod:`rnnlib.experiments` - the chapters' sweeps, one module per chapter;
+* :mod:`rnnlib.experiments` - the chapters' sweeps and their result records, one module per chapter;
 * :mod:`rnnlib.plotting`, :mod:`rnnlib.widgets` - one figure style, thin explorers;
 * :mod:`rnnlib.homework` - checkers that students call from exercises;
 * :mod:`rnnlib.claims` - ``claims.check``, which asserts a claim of the registry ``chapters/claims.yml``.

@@ -32,8 +32,9 @@ argument, written out by us (a reconstruction, not the paper's statement):
   Carlo over sign vectors. Khintchine-Kahane (constant 1/sqrt 2) bounds it
   from below by ``closed form / sqrt 2``.
 
-:func:`generalization_run` trains an RNN on a classification task with the
-logistic loss and measures the train/test gap beside that bound, with
+:func:`classification_task` is chapter 6's task. Chapter 6's experiment
+(``rnnlib.experiments.ch06.generalization_run``) trains an RNN on it with
+the logistic loss and measures the train/test gap beside that bound, with
 ``B = ||theta_T||_F`` read off the trained weights (a data-dependent choice
 of B: strictly, a union bound over a grid of B's adds a term of order
 ``sqrt(log log B / N)``, which we leave out and say so).
@@ -42,29 +43,19 @@ of B: strictly, a union bound over a grid of B's adds a term of order
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
-from ._rng import as_seed, derive
 from ._validation import (
     NONNEGATIVE,
     OPEN_UNIT,
     POSITIVE,
     Int,
     as_generator,
-    check_int,
     check_tensor,
     validate_params,
 )
 from .concepts import sample_task
-from .elman import ElmanRNN
-from .ntk import tangent_kernel_diag
-from .train import (
-    objective,
-    predict,
-    train_rnn,
-)
 
 __all__ = [
     "rademacher_bound",
@@ -72,8 +63,6 @@ __all__ = [
     "uniform_bound",
     "logistic_loss_bound",
     "classification_task",
-    "GeneralizationRun",
-    "generalization_run",
     "sgd_budget",
 ]
 
@@ -206,140 +195,6 @@ def classification_task(
     )
     y = torch.where(f >= f.median(), 1.0, -1.0).to(dtype)
     return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
-
-
-@dataclass(frozen=True)
-class GeneralizationRun:
-    """One trained RNN and its generalization numbers (chapter 6).
-
-    ``train_loss``, ``test_loss``: logistic losses; ``gap = test_loss - train_loss``;
-    ``test_error``: the 0-1 error on the test set; ``norm``: ``||theta_T||_F`` (the
-    weight change); ``rademacher``: :func:`rademacher_bound` with that norm;
-    ``complexity``: ``rademacher`` itself (the term the theory predicts to be
-    roughly independent of m); ``loss_bound``: b; ``bound``: :func:`uniform_bound`;
-    ``flip_fraction``, ``coupling_relative``: from the RNN's history, on the training inputs
-    (how lazy the run was); ``steps``: the SGD steps taken; ``kbar``: the mean of
-    ``K(x_n, x_n)`` over the training set (the tangent kernel at initialization);
-    ``norm_prior``: the a-priori radius ``eta T Gamma`` with ``Gamma = out_scale max sqrt(K(x, x))``
-    (over the inputs of ``b``): ``||theta_T|| <= eta sum_t ||g_t|| <= eta T Gamma`` for every
-    run of ``T`` steps, whatever the data (the logistic loss has ``|G'| <= 1``);
-    ``f0_max``: the largest ``|F_rnn(x; W_0, A_0)|`` over those inputs (unscaled).
-    """
-
-    n: int
-    width: int
-    seed: int
-    train_loss: float
-    test_loss: float
-    gap: float
-    test_error: float
-    norm: float
-    rademacher: float
-    loss_bound: float
-    bound: float
-    flip_fraction: float
-    coupling_relative: float
-    steps: int = 0
-    kbar: float = 0.0
-    norm_prior: float = 0.0
-    f0_max: float = 0.0
-
-
-@validate_params(
-    "n", "width", "out_scale", "lr_scale", "steps", epochs=POSITIVE
-)
-def generalization_run(
-    n: int,
-    width: int,
-    generator: torch.Generator | int | None,
-    *,
-    L: int,
-    d: int,
-    eps_x: float,
-    n_pool: int,
-    n_test: int,
-    out_scale: float,
-    lr_scale: float = 0.3,
-    epochs: float = 4.0,
-    delta: float = 0.05,
-    steps: int | None = None,
-) -> GeneralizationRun:
-    """Train an RNN by SGD (batch 1, logistic loss) on the first ``n`` of a task's sequences (chapter 6).
-
-    The task is :func:`classification_task` with ``n_pool`` training and
-    ``n_test`` test sequences (so runs with different ``n`` share the test set
-    and nest their training sets); with ``seed = as_seed(generator)`` (an int seed is
-    used as it is), the network is ``derive(seed, "weights", width)``.
-    ``steps = epochs * n`` steps (or ``steps`` if given: a number of steps that does not
-    grow with ``n``, as in Theorem 3.1 where T depends on epsilon only) of size ``lr_scale / (out_scale^2 mean_n K(x_n, x_n))``.
-    ``b`` is the logistic loss at ``M = max |z(x)|`` of the linear class with
-    ``B = ||theta_T||``, the max taken over the training set and 200 test sequences
-    (``out_scale (|F_rnn(x; W_0)| + B sqrt(K(x, x)))``): an estimate of the sup
-    over the distribution, ours. Returns a :class:`GeneralizationRun`.
-    """
-    seed = as_seed(generator)
-    n_pool = check_int(n_pool, "n_pool", minimum=n)
-    x, y, xt, yt = classification_task(
-        L, d, eps_x, n_pool, n_test, generator=seed
-    )
-    x, y = x[:n], y[:n]
-    model = ElmanRNN(
-        d, width, generator=derive(seed, "weights", width)
-    )
-    k_train = tangent_kernel_diag(model, x)
-    lr = lr_scale / (out_scale**2 * float(k_train.mean()))
-    steps = (
-        max(1, int(round(epochs * n))) if steps is None else steps
-    )
-    res = train_rnn(
-        model,
-        x,
-        y,
-        out_scale=out_scale,
-        lr=lr,
-        steps=steps,
-        loss="logistic",
-        generator=derive(seed, "order", width, n),
-        log_every=steps,
-    )
-    h = res.history  # flips and coupling measured on the training inputs; the test loss once, below
-    norm = math.sqrt(
-        float(
-            res.dW.double().square().sum()
-            + res.dA.double().square().sum()
-        )
-    )
-    rad = rademacher_bound(k_train, out_scale=out_scale, norm=norm)
-    xs = torch.cat([x, xt[:200]])
-    ks = torch.cat([k_train, tangent_kernel_diag(model, xt[:200])])
-    f0 = predict(model, xs, out_scale).abs()[:, 0]
-    f0_max = float(f0.max()) / out_scale
-    M = float((f0 + out_scale * norm * ks.sqrt()).max())
-    b = logistic_loss_bound(M)
-    with torch.no_grad():
-        zt = res.predict(xt)
-        test_error = float((torch.sign(zt) != yt).double().mean())
-        test_loss = float(objective(zt, yt, "logistic").mean())
-    train_loss = float(h.train_loss[-1])
-    return GeneralizationRun(
-        n,
-        width,
-        seed,
-        train_loss,
-        test_loss,
-        test_loss - train_loss,
-        test_error,
-        norm,
-        rad,
-        b,
-        uniform_bound(rad, n=n, loss_bound=b, delta=delta),
-        float(h.flip_fraction[-1]),
-        float(h.coupling_relative[-1]),
-        steps,
-        float(k_train.mean()),
-        lr * steps * out_scale * math.sqrt(float(ks.max())),
-        f0_max,
-    )
 
 
 @validate_params(

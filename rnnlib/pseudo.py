@@ -21,10 +21,13 @@ in direction ``(dW, dA)``. Unrolling the sum gives a forward recursion
 
 :func:`pseudo_network` uses the recursion; :func:`pseudo_network_sum` writes
 out the sum with the matrices ``Back_{l->L}`` (slow, for the chapter and the
-tests). :func:`linearization_gap` and :func:`gap_sweep` measure how far the
-RNN is from its pseudo-network for random perturbations of spectral norm
-``tau / sqrt(m)``; :func:`direction_gap_sweep` compares them with directions
-aligned with ``B`` (:func:`aligned_perturbation`), the kind the proof uses.
+tests). :func:`linearization_changes` sets the RNN's change beside the
+pseudo-network along given directions, and :func:`linearization_gap`
+measures how far the RNN is from its pseudo-network for random perturbations
+of spectral norm ``tau / sqrt(m)`` (:func:`random_perturbation`); directions
+aligned with ``B`` (:func:`aligned_perturbation`) are the kind the proof
+uses. Chapter 3's sweeps over widths and scales are in
+``rnnlib.experiments.ch03``.
 
 The scale ``tau / sqrt(m)`` is our choice, the usual scale of lazy-training
 analyses: the paper's own radius and error bound for the approximation are
@@ -34,17 +37,15 @@ in its Lemma G.3, in an appendix that was not available.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from ._rng import as_generator, derive, derive_seed
+from ._rng import as_generator
 from ._validation import (
     POSITIVE,
     Choice,
-    check_int,
     check_model,
     check_real,
     check_sequence,
@@ -54,7 +55,6 @@ from ._validation import (
 from .elman import (
     ElmanRNN,
     elman_hidden_states,
-    sample_normalized_sequence,
 )
 
 __all__ = [
@@ -64,14 +64,9 @@ __all__ = [
     "random_perturbation",
     "DIRECTION_KINDS",
     "aligned_perturbation",
+    "linearization_changes",
     "GapMeasurement",
     "linearization_gap",
-    "GapSweep",
-    "gap_sweep",
-    "DirectionGapSweep",
-    "direction_gap_sweep",
-    "LinearizationSample",
-    "linearization_sample",
 ]
 
 
@@ -332,52 +327,58 @@ class GapMeasurement:
     flip_fraction: float
 
 
-def _gap_measurements(
+def linearization_changes(
     model: ElmanRNN,
     x: torch.Tensor,
+    directions: Iterable[tuple[torch.Tensor, torch.Tensor]],
     taus: Sequence[float],
-    n_perturbations: int,
-    gen: torch.Generator,
-) -> list[GapMeasurement]:
-    """One GapMeasurement per tau; the same random directions are used for every tau (scaled by tau)."""
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The RNN's change beside its pseudo-network along each direction, at each scale (chapter 3).
+
+    For each ``(dW, dA)`` of ``directions`` and each ``tau`` of ``taus``: the
+    true change ``F_rnn(x; W + tau dW, A + tau dA) - F_rnn(x; W, A)``, the
+    pseudo-network ``F(x; tau dW, tau dA) = tau F(x; dW, dA)`` (it is linear,
+    so it is computed once per direction) and the fraction of entries of
+    ``D^(1..L)`` (read as ``1[h^(l) > 0]``) that differ between the perturbed
+    and the initial network. The states at initialization are computed once
+    for all directions; ``directions`` may be a generator, consumed one
+    direction at a time. The model's weights are not modified. Returns
+    ``(change, pseudo, flips)`` of shapes (n_dir, n_tau, batch, d_out) twice
+    (the model's dtype) and (n_dir, n_tau) (float64).
+    """
+    model = check_model(model, ElmanRNN)
+    x = model._check_input(x)
+    check_sequence(taus, "taus", "positive numbers")
+    taus = [
+        check_real(t, "taus[i]", low=0.0, low_open=True)
+        for t in taus
+    ]
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
     f0 = h0[:, -1] @ B.transpose(0, 1)
     active0 = h0 > 0
-    sums = torch.zeros(
-        len(taus), 3, dtype=torch.float64
-    )  # gap, |pseudo|, flips
+    changes, pseudos, flips = [], [], []
     with torch.no_grad():
-        for _ in range(n_perturbations):
-            dW1, dA1 = random_perturbation(
-                model.input_dim,
-                model.width,
-                1.0,
-                generator=gen,
-                dtype=W.dtype,
-            )
-            fp1 = _tangent(
-                W, B, h_prev, D, x, dW1, dA1
-            )  # the pseudo-network is linear: F(tau d) = tau F(d)
-            for i, tau in enumerate(taus):
+        for dW1, dA1 in directions:
+            dW1, dA1 = _check_perturbation(model, dW1, dA1)
+            fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)
+            for tau in taus:
                 h1 = elman_hidden_states(
                     W + tau * dW1, A + tau * dA1, x
                 )
-                fp = tau * fp1
-                sums[i, 0] += float(
-                    (h1[:, -1] @ B.transpose(0, 1) - f0 - fp)
-                    .abs()
-                    .mean()
-                )
-                sums[i, 1] += float(fp.abs().mean())
-                sums[i, 2] += float(
-                    ((h1 > 0) != active0).double().mean()
-                )
-    sums /= n_perturbations
-    return [
-        GapMeasurement(float(g / p), float(g), float(p), float(f))
-        for g, p, f in sums
-    ]
+                changes.append(h1[:, -1] @ B.transpose(0, 1) - f0)
+                pseudos.append(tau * fp1)
+                flips.append(((h1 > 0) != active0).double().mean())
+    if not flips:
+        raise ValueError(
+            "directions must hold at least one (dW, dA)"
+        )
+    shape = (len(flips) // len(taus), len(taus))
+    return (
+        torch.stack(changes).reshape(*shape, *f0.shape),
+        torch.stack(pseudos).reshape(*shape, *f0.shape),
+        torch.stack(flips).reshape(shape),
+    )
 
 
 @validate_params("n_perturbations", tau=POSITIVE)
@@ -398,367 +399,32 @@ def linearization_gap(
     weights are not modified. Returns a :class:`GapMeasurement`.
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
-    return _gap_measurements(
-        model, x, [tau], n_perturbations, as_generator(generator)
-    )[0]
-
-
-@dataclass(frozen=True)
-class GapSweep:
-    """:func:`gap_sweep` results: arrays of shape (len(taus), len(widths)) (chapter 3)."""
-
-    widths: np.ndarray
-    taus: np.ndarray
-    relative_gap: np.ndarray
-    flip_fraction: np.ndarray
-
-
-@validate_params(
-    "L",
-    "d",
-    "eps_x",
-    "batch_size",
-    "output_dim",
-    "n_networks",
-    "n_perturbations",
-)
-def gap_sweep(
-    widths: Sequence[int],
-    taus: Sequence[float],
-    *,
-    L: int,
-    d: int,
-    eps_x: float,
-    output_dim: int = 32,
-    batch_size: int = 32,
-    n_networks: int = 2,
-    n_perturbations: int = 2,
-    generator: torch.Generator | int | None = None,
-    dtype: torch.dtype = torch.float32,
-    progress: bool = False,
-) -> GapSweep:
-    """Relative RNN / pseudo-network gap and pattern flips for every (tau, m) (chapter 3).
-
-    For each width, ``n_networks`` networks (streams ``derive(generator, "network", m, k)``), run
-    on the same ``batch_size`` normalized sequences of length ``L`` and
-    dimension ``d``, and ``n_perturbations`` random directions per network,
-    each scaled to spectral norm ``tau / sqrt(m)`` for every tau (the same
-    directions for every tau, so the trend in tau is not blurred by fresh
-    noise). The relative gap is the mean gap over networks divided by the
-    mean ``|F(dW, dA)|``. With a single output (``d_out = 1``) it varies by a
-    factor of about two from one network to the next, because it depends on
-    how ``B`` happens to align with the perturbation; ``output_dim = 32``
-    random read-outs average that away at almost no cost. Float32
-    is enough: the gap is at least a few percent of the pseudo-network's
-    output at every width the chapter uses. See :func:`linearization_gap`.
-    """
-    check_sequence(widths, "widths", "integers")
-    check_sequence(taus, "taus", "positive numbers")
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    taus = [
-        check_real(t, "taus[i]", low=0.0, low_open=True)
-        for t in taus
-    ]
-    x = sample_normalized_sequence(
-        batch_size,
-        L,
-        d,
-        eps_x,
-        generator=derive(generator, "data"),
-        dtype=dtype,
-    )
-    rel = np.zeros((len(taus), len(widths)))
-    flips = np.zeros_like(rel)
-    iterator = list(enumerate(widths))
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(iterator, desc="widths")
-    for j, m in iterator:
-        gaps = np.zeros((n_networks, len(taus), 3))
-        for k in range(n_networks):
-            model = ElmanRNN(
-                d,
-                m,
-                output_dim,
-                generator=derive(generator, "network", m, k),
-                dtype=dtype,
+    gen = as_generator(generator)
+    change, pseudo, flips = linearization_changes(
+        model,
+        x,
+        (
+            random_perturbation(
+                model.input_dim,
+                model.width,
+                1.0,
+                generator=gen,
+                dtype=model.W.dtype,
             )
-            directions = derive(generator, "directions", m, k)
-            results = _gap_measurements(
-                model, x, taus, n_perturbations, directions
-            )
-            gaps[k] = [
-                (r.gap, r.pseudo, r.flip_fraction) for r in results
-            ]
-        mean = gaps.mean(axis=0)
-        rel[:, j] = mean[:, 0] / mean[:, 1]
-        flips[:, j] = mean[:, 2]
-    return GapSweep(
-        np.asarray(widths),
-        np.asarray(taus, dtype=float),
-        rel,
-        flips,
+            for _ in range(n_perturbations)
+        ),
+        [tau],
     )
-
-
-@dataclass(frozen=True)
-class DirectionGapSweep:
-    """:func:`direction_gap_sweep` results: arrays of shape (len(kinds), len(taus), len(widths)) (chapter 3).
-
-    ``gap`` is the mean ``|F_rnn(W+dW, A+dA) - F_rnn(W, A) - F(dW, dA)|``,
-    ``pseudo`` the mean ``|F(dW, dA)|``, ``relative_gap = gap / pseudo`` and
-    ``flip_fraction`` the fraction of flipped entries of ``D^(1..L)``, each
-    averaged over networks, directions, sequences and output coordinates.
-    """
-
-    widths: np.ndarray
-    taus: np.ndarray
-    kinds: tuple[str, ...]
-    relative_gap: np.ndarray
-    gap: np.ndarray
-    pseudo: np.ndarray
-    flip_fraction: np.ndarray
-
-    def select(self, kind: str) -> GapSweep:
-        """The (taus, widths) tables of one kind of direction, as a :class:`GapSweep`."""
-        if kind not in self.kinds:
-            raise ValueError(
-                f"kind must be one of {self.kinds}, got {kind!r}"
-            )
-        i = self.kinds.index(kind)
-        return GapSweep(
-            self.widths,
-            self.taus,
-            self.relative_gap[i],
-            self.flip_fraction[i],
-        )
-
-
-def _unit_direction(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    kind: str,
-    gen: torch.Generator,
-):
-    if kind == "random":
-        return random_perturbation(
-            model.input_dim,
-            model.width,
-            1.0,
-            generator=gen,
-            dtype=model.W.dtype,
-        )
-    return aligned_perturbation(
-        model, x, 1.0, kind=kind, generator=gen
-    )
-
-
-@validate_params(
-    "L",
-    "d",
-    "eps_x",
-    "output_dim",
-    "batch_size",
-    "n_networks",
-    "n_perturbations",
-)
-def direction_gap_sweep(
-    widths: Sequence[int],
-    taus: Sequence[float],
-    *,
-    kinds: Sequence[str] = DIRECTION_KINDS,
-    L: int,
-    d: int,
-    eps_x: float,
-    output_dim: int = 32,
-    batch_size: int = 32,
-    n_networks: int = 2,
-    n_perturbations: int = 2,
-    generator: torch.Generator | int | None = None,
-    dtype: torch.dtype = torch.float32,
-    progress: bool = False,
-) -> DirectionGapSweep:
-    """RNN vs pseudo-network along random and ``B``-aligned directions, for every (kind, tau, m) (chapter 3).
-
-    For each width, ``n_networks`` networks run on the same ``batch_size``
-    normalized sequences; for each network and each kind of direction
-    (``"random"``: :func:`random_perturbation`; ``"gradient"``,
-    ``"construction"``: :func:`aligned_perturbation`), ``n_perturbations``
-    directions, each scaled to spectral norm ``tau / sqrt(m)`` for every tau
-    (the same directions for every tau). The same networks and sequences
-    serve every kind, so the kinds differ only in the direction. Streams are
-    derived from ``generator`` (:func:`rnnlib._rng.derive`): one for the
-    sequences, one per network, one per direction. Float32 suffices: the
-    smallest relative gap the chapter meets is a few percent. Returns a
-    :class:`DirectionGapSweep`.
-    """
-    check_sequence(widths, "widths", "integers")
-    check_sequence(taus, "taus", "positive numbers")
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    taus = [
-        check_real(t, "taus[i]", low=0.0, low_open=True)
-        for t in taus
-    ]
-    check_sequence(kinds, "kinds", f"names from {DIRECTION_KINDS}")
-    for kind in kinds:
-        if kind not in DIRECTION_KINDS:
-            raise ValueError(
-                f"kinds: unknown kind {kind!r}; known kinds are {DIRECTION_KINDS}"
-            )
-    base = derive_seed(generator, "direction_gap_sweep")
-    x = sample_normalized_sequence(
-        batch_size,
-        L,
-        d,
-        eps_x,
-        generator=derive(base, "data"),
-        dtype=dtype,
-    )
-    sums = np.zeros(
-        (3, len(kinds), len(taus), len(widths))
+    sums = torch.zeros(
+        3, dtype=torch.float64
     )  # gap, |pseudo|, flips
-    iterator = list(enumerate(widths))
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(iterator, desc="widths")
-    for j, m in iterator:
-        for k in range(n_networks):
-            model = ElmanRNN(
-                d,
-                m,
-                output_dim,
-                generator=derive(base, "network", m, k),
-                dtype=dtype,
-            )
-            W, A, B = model.W.detach(), model.A.detach(), model.B
-            h_prev, D, h0 = _states_and_patterns(model, x)
-            f0 = h0[:, -1] @ B.transpose(0, 1)
-            for i, kind in enumerate(kinds):
-                for q in range(n_perturbations):
-                    dW1, dA1 = _unit_direction(
-                        model,
-                        x,
-                        kind,
-                        derive(base, "direction", kind, m, k, q),
-                    )
-                    with torch.no_grad():
-                        fp1 = _tangent(
-                            W, B, h_prev, D, x, dW1, dA1
-                        )  # linear: F(tau d) = tau F(d)
-                        for t, tau in enumerate(taus):
-                            h1 = elman_hidden_states(
-                                W + tau * dW1, A + tau * dA1, x
-                            )
-                            fp = tau * fp1
-                            sums[0, i, t, j] += float(
-                                (
-                                    h1[:, -1] @ B.transpose(0, 1)
-                                    - f0
-                                    - fp
-                                )
-                                .abs()
-                                .mean()
-                            )
-                            sums[1, i, t, j] += float(
-                                fp.abs().mean()
-                            )
-                            sums[2, i, t, j] += float(
-                                ((h1 > 0) != (h0 > 0))
-                                .double()
-                                .mean()
-                            )
-    sums /= n_networks * n_perturbations
-    gap, pseudo, flips = sums
-    return DirectionGapSweep(
-        np.asarray(widths),
-        np.asarray(taus, dtype=float),
-        tuple(kinds),
-        gap / pseudo,
-        gap,
-        pseudo,
-        flips,
-    )
-
-
-@dataclass(frozen=True)
-class LinearizationSample:
-    """Pairs (true change of the RNN output, pseudo-network output) for one (m, tau, L) (chapter 3)."""
-
-    width: int
-    tau: float
-    L: int
-    true_change: np.ndarray
-    pseudo: np.ndarray
-    flip_fraction: float
-
-
-@validate_params(
-    "width",
-    "L",
-    "d",
-    "batch_size",
-    "n_perturbations",
-    "eps_x",
-    tau=POSITIVE,
-)
-def linearization_sample(
-    width: int,
-    tau: float,
-    L: int,
-    *,
-    d: int = 8,
-    eps_x: float = 0.1,
-    batch_size: int = 32,
-    n_perturbations: int = 4,
-    generator: torch.Generator | int | None = None,
-) -> LinearizationSample:
-    """``F_rnn(W+dW, A+dA) - F_rnn(W, A)`` beside ``F(dW, dA)`` for random perturbations (chapter 3 explorer).
-
-    Draws one network of width ``width``, ``batch_size`` normalized sequences
-    of length ``L``, and ``n_perturbations`` directions of spectral norm
-    ``tau / sqrt(m)``; returns all the (true change, pseudo-network) pairs.
-    """
-    m = width
-    model = ElmanRNN(
-        d,
-        m,
-        generator=derive(generator, "network"),
-        dtype=torch.float64,
-    )
-    x = sample_normalized_sequence(
-        batch_size,
-        L,
-        d,
-        eps_x,
-        generator=derive(generator, "data"),
-        dtype=torch.float64,
-    )
-    gen = derive(generator, "directions")
-    W, A, B = model.W.detach(), model.A.detach(), model.B
-    h_prev, D, h0 = _states_and_patterns(model, x)
-    f0 = h0[:, -1] @ B.transpose(0, 1)
-    true, pseudo, flips = [], [], []
-    with torch.no_grad():
-        for _ in range(n_perturbations):
-            dW, dA = random_perturbation(
-                d, m, tau, generator=gen, dtype=torch.float64
-            )
-            h1 = elman_hidden_states(W + dW, A + dA, x)
-            true.append(
-                (h1[:, -1] @ B.transpose(0, 1) - f0).flatten()
-            )
-            pseudo.append(
-                _tangent(W, B, h_prev, D, x, dW, dA).flatten()
-            )
-            flips.append(((h1 > 0) != (h0 > 0)).double().mean())
-    return LinearizationSample(
-        m,
-        tau,
-        L,
-        torch.cat(true).numpy(),
-        torch.cat(pseudo).numpy(),
-        float(torch.stack(flips).mean()),
+    for q in range(n_perturbations):
+        sums[0] += float(
+            (change[q, 0] - pseudo[q, 0]).abs().mean()
+        )
+        sums[1] += float(pseudo[q, 0].abs().mean())
+        sums[2] += float(flips[q, 0])
+    g, p, f = sums / n_perturbations
+    return GapMeasurement(
+        float(g / p), float(g), float(p), float(f)
     )

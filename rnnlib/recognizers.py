@@ -18,7 +18,8 @@ Three learners read the same held-out splits (:func:`rnnlib.languages.language_d
 
 Each returns a :class:`Recognition` with train and held-out accuracies, the
 majority baseline of the split and a ``predict`` function for other strings
-(length generalization). :func:`accuracy_table` runs a grid (Tomita table).
+(length generalization). Chapter 7's runs of them over languages and
+lengths (the Tomita table) are in ``rnnlib.experiments.ch07``.
 
 The wide RNN is trained by :func:`rnnlib.train.train_rnn` (chapters 5-6), the
 same loop as chapter 5, with ``loss="logistic"``.
@@ -26,7 +27,7 @@ same loop as chapter 5, with ``loss="logistic"``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +39,6 @@ from ._validation import (
     DivergenceError,
     Int,
     as_generator,
-    check_int,
     validate_params,
 )
 from .concepts import fit_additive
@@ -48,9 +48,6 @@ from .languages import (
     HeldOutSplit,
     check_strings,
     encode_strings,
-    get_language,
-    language_dataset,
-    sample_language,
 )
 from .train import train_rnn
 
@@ -61,10 +58,6 @@ __all__ = [
     "train_practical_rnn",
     "additive_baseline",
     "token_codes",
-    "LanguageRuns",
-    "run_learners",
-    "accuracy_table",
-    "length_generalization",
 ]
 
 
@@ -317,203 +310,3 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
         )
 
     return _finish("additive", split, [], predict)
-
-
-@dataclass
-class LanguageRuns:
-    """The learners of :func:`run_learners` on one split of one language (chapter 7).
-
-    ``language``: its name; ``n``: the maximal string length; ``split``: the
-    :class:`rnnlib.languages.HeldOutSplit`; ``wide``: width m -> the wide RNN's
-    :class:`Recognition`; ``practical`` and ``additive``: the other learners'
-    (``None`` when not run).
-    """
-
-    language: str
-    n: int
-    split: HeldOutSplit
-    wide: dict
-    practical: Recognition | None = None
-    additive: Recognition | None = None
-
-    def learners(self) -> dict:
-        """Every learner that was run, by label: ``"wide RNN, m = 256"``, ``"practical RNN"``, ``"additive"``."""
-        out = {
-            f"wide RNN, m = {m}": r for m, r in self.wide.items()
-        }
-        if self.practical is not None:
-            out["practical RNN"] = self.practical
-        if self.additive is not None:
-            out["additive"] = self.additive
-        return out
-
-
-def _check_widths(widths: object) -> list[int]:
-    if isinstance(widths, (str, bytes)) or not isinstance(
-        widths, Sequence
-    ):
-        raise TypeError(
-            f"widths must be a list of positive integers, got {type(widths).__name__}"
-        )
-    return [check_int(m, "widths[i]", minimum=1) for m in widths]
-
-
-@validate_params("n", hidden=Int(1))
-def run_learners(
-    language: str,
-    n: int,
-    *,
-    widths: Sequence[int] = (256,),
-    hidden: int | None = 16,
-    additive: bool = False,
-    n_samples: int = 1000,
-    min_length: int | None = 1,
-    test_fraction: float = 0.25,
-    wide_kwargs: dict | None = None,
-    practical_kwargs: dict | None = None,
-    split: HeldOutSplit | None = None,
-    generator: torch.Generator | int | None = None,
-) -> LanguageRuns:
-    """One held-out split of ``language`` (lengths ``min_length..n``), and the learners on it (chapter 7).
-
-    The split is :func:`rnnlib.languages.language_dataset` with ``n_samples``
-    strings; then a wide RNN per width (:func:`train_wide_rnn` with
-    ``wide_kwargs``), the practical RNN if ``hidden`` is not ``None``
-    (:func:`train_practical_rnn` with ``practical_kwargs``) and the additive
-    baseline if ``additive``. A ``split`` given (of strings of ``language``
-    of length at most ``n``) is used instead of a new one. Streams are derived
-    from ``generator``.
-    """
-    lang = get_language(language)
-    widths = _check_widths(widths)
-    for kw, name in (
-        (wide_kwargs, "wide_kwargs"),
-        (practical_kwargs, "practical_kwargs"),
-    ):
-        if kw is not None and not isinstance(kw, dict):
-            raise TypeError(
-                f"{name} must be a dict of keyword arguments, got {type(kw).__name__}"
-            )
-    lo = (
-        None
-        if min_length is None
-        else min(check_int(min_length, "min_length", minimum=1), n)
-    )
-    if split is None:
-        split = language_dataset(
-            lang,
-            n_samples,
-            n,
-            min_length=lo,
-            test_fraction=test_fraction,
-            generator=derive(generator, "data"),
-        )
-    elif not isinstance(split, HeldOutSplit):
-        raise TypeError(
-            f"split must be an rnnlib.languages.HeldOutSplit or None, got {type(split).__name__}"
-        )
-    wide = {
-        m: train_wide_rnn(
-            split,
-            m,
-            generator=derive(generator, "wide", m),
-            **(wide_kwargs or {}),
-        )
-        for m in widths
-    }
-    prac = None
-    if hidden is not None:
-        prac = train_practical_rnn(
-            split,
-            hidden,
-            generator=derive(generator, "practical"),
-            **(practical_kwargs or {}),
-        )
-    return LanguageRuns(
-        lang.name,
-        n,
-        split,
-        wide,
-        prac,
-        additive_baseline(split) if additive else None,
-    )
-
-
-def accuracy_table(
-    languages: Sequence[str],
-    lengths: Sequence[int],
-    *,
-    widths: Sequence[int] = (64, 256),
-    generator: torch.Generator | int | None = None,
-    progress: bool = False,
-    **kwargs,
-) -> dict:
-    """:func:`run_learners` for every language and maximal length (the Tomita table of chapter 7).
-
-    Returns ``{(language, n): LanguageRuns}``; ``kwargs`` are passed to
-    :func:`run_learners`; ``progress`` shows a ``tqdm.auto`` bar.
-    """
-    if (
-        isinstance(languages, str)
-        or not isinstance(languages, Sequence)
-        or len(languages) == 0
-    ):
-        raise ValueError(
-            f"languages must be a non-empty list of language names, got {languages!r}"
-        )
-    if (
-        isinstance(lengths, (str, bytes))
-        or not isinstance(lengths, Sequence)
-        or len(lengths) == 0
-    ):
-        raise ValueError(
-            f"lengths must be a non-empty list of positive integers, got {lengths!r}"
-        )
-    lengths = [
-        check_int(n, "lengths[i]", minimum=1) for n in lengths
-    ]
-    names = [get_language(name).name for name in languages]
-    jobs = [(name, n) for name in names for n in lengths]
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="languages x lengths", leave=False)
-    return {
-        (name, n): run_learners(
-            name,
-            n,
-            widths=widths,
-            generator=derive(generator, name, n),
-            **kwargs,
-        )
-        for name, n in jobs
-    }
-
-
-@validate_params("n_test")
-def length_generalization(
-    runs: LanguageRuns,
-    n_test: int,
-    *,
-    n_samples: int = 400,
-    generator: torch.Generator | int | None = None,
-) -> dict:
-    """Accuracy of each learner of ``runs`` on balanced strings of length exactly ``n_test`` (chapter 7).
-
-    Typically ``n_test = 2 n``: strings longer than any training string, so
-    all of them are unseen. The additive baseline (one table per position)
-    cannot read other lengths and is left out. Returns ``{label: accuracy}``;
-    the majority baseline is 1/2 (balanced sample).
-    """
-    if not isinstance(runs, LanguageRuns):
-        raise TypeError(
-            f"runs must be an rnnlib.recognizers.LanguageRuns, got {type(runs).__name__}"
-        )
-    z, y = sample_language(
-        runs.language, n_samples, n_test, generator=generator
-    )
-    return {
-        label: r.accuracy(z, y)
-        for label, r in runs.learners().items()
-        if label != "additive"
-    }

@@ -177,6 +177,7 @@ def real_rows(
 
 from rnnlib import concepts, dynamical, elman, homework, initialization, languages  # noqa: I001
 from rnnlib import plotting, pseudo, stability, truncation, widgets
+from rnnlib.experiments import ch01 as exp01, ch03 as exp03, ch04 as exp04
 
 G = torch.Generator().manual_seed(0)
 D, L, M, B = 4, 5, 6, 2  # input dim, length, width, batch
@@ -236,9 +237,9 @@ for (name, fn) in (
 T = "rnnlib.initialization.predicted_sq_norms"
 tensor_rows(T, "x", X, initialization.predicted_sq_norms)
 
-T = "rnnlib.initialization.norm_profile"
-row(T, "empty", "widths", lambda: initialization.norm_profile([], L, D, 0.1))
-row(T, "range", "widths", lambda: initialization.norm_profile([8, 0], L, D, 0.1))
+T = "rnnlib.experiments.ch01.norm_profile"
+row(T, "empty", "widths", lambda: exp01.norm_profile([], L, D, 0.1))
+row(T, "range", "widths", lambda: exp01.norm_profile([8, 0], L, D, 0.1))
 
 T = "rnnlib.initialization.active_fraction"
 row(T, "type", "model", lambda: initialization.active_fraction(LIN, X))
@@ -251,14 +252,14 @@ real_rows(T, "eps_x", lambda v: initialization.pattern_flip_fraction(ELMAN, XBAR
 int_rows(T, "position", lambda v: initialization.pattern_flip_fraction(ELMAN, XBAR, 0.1, v), low=0)
 row(T, "range", "position", lambda: initialization.pattern_flip_fraction(ELMAN, XBAR, 0.1, L), note="too large")
 
-T = "rnnlib.initialization.flip_fraction_vs_eps"
-row(T, "type", "model", lambda: initialization.flip_fraction_vs_eps(None, [0.1], L=L))
-row(T, "empty", "eps_values", lambda: initialization.flip_fraction_vs_eps(ELMAN, [], L=L))
-row(T, "range", "eps_x", lambda: initialization.flip_fraction_vs_eps(ELMAN, [0.1, -1.0], L=L), note="in eps_values")
-int_rows(T, "L", lambda v: initialization.flip_fraction_vs_eps(ELMAN, [0.1], L=v), low=3)
-int_rows(T, "batch_size", lambda v: initialization.flip_fraction_vs_eps(ELMAN, [0.1], L=L, batch_size=v), low=1)
+T = "rnnlib.experiments.ch01.flip_fraction_vs_eps"
+row(T, "type", "model", lambda: exp01.flip_fraction_vs_eps(None, [0.1], L=L))
+row(T, "empty", "eps_values", lambda: exp01.flip_fraction_vs_eps(ELMAN, [], L=L))
+row(T, "range", "eps_x", lambda: exp01.flip_fraction_vs_eps(ELMAN, [0.1, -1.0], L=L), note="in eps_values")
+int_rows(T, "L", lambda v: exp01.flip_fraction_vs_eps(ELMAN, [0.1], L=v), low=3)
+int_rows(T, "batch_size", lambda v: exp01.flip_fraction_vs_eps(ELMAN, [0.1], L=L, batch_size=v), low=1)
 
-T = "rnnlib.initialization.sequence_norms"
+T = "rnnlib.experiments.ch01.sequence_norms"
 
 # --- rnnlib.languages ------------------------------------------------------------------------------
 
@@ -430,11 +431,20 @@ T = "rnnlib.pseudo.linearization_gap"
 row(T, "type", "model", lambda: pseudo.linearization_gap(LSTM, X, 0.1))
 tensor_rows(T, "x", X, lambda v: pseudo.linearization_gap(ELMAN, v, 0.1))
 
-T = "rnnlib.pseudo.gap_sweep"
-row(T, "empty", "widths", lambda: pseudo.gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
-row(T, "range", "widths", lambda: pseudo.gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
-row(T, "empty", "taus", lambda: pseudo.gap_sweep([8], [], L=L, d=D, eps_x=0.1))
-row(T, "range", "taus", lambda: pseudo.gap_sweep([8], [-0.1], L=L, d=D, eps_x=0.1))
+T = "rnnlib.pseudo.linearization_changes"
+row(T, "type", "model", lambda: pseudo.linearization_changes(LSTM, X, [(DW, DA)], [0.1]))
+tensor_rows(T, "x", X, lambda v: pseudo.linearization_changes(ELMAN, v, [(DW, DA)], [0.1]))
+tensor_rows(T, "dW", DW, lambda v: pseudo.linearization_changes(ELMAN, X, [(v, DA)], [0.1]))
+row(T, "shape", "dA", lambda: pseudo.linearization_changes(ELMAN, X, [(DW, DA[:, :-1])], [0.1]))
+row(T, "empty", "directions", lambda: pseudo.linearization_changes(ELMAN, X, [], [0.1]))
+row(T, "empty", "taus", lambda: pseudo.linearization_changes(ELMAN, X, [(DW, DA)], []))
+row(T, "range", "taus", lambda: pseudo.linearization_changes(ELMAN, X, [(DW, DA)], [0.0]))
+
+T = "rnnlib.experiments.ch03.gap_sweep"
+row(T, "empty", "widths", lambda: exp03.gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "range", "widths", lambda: exp03.gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "empty", "taus", lambda: exp03.gap_sweep([8], [], L=L, d=D, eps_x=0.1))
+row(T, "range", "taus", lambda: exp03.gap_sweep([8], [-0.1], L=L, d=D, eps_x=0.1))
 
 
 # --- rnnlib.dynamical ------------------------------------------------------------------------------
@@ -598,9 +608,9 @@ row(T, "malformed", "scaling", lambda: inversion.relu_identity(INV_V, INV_V, INV
 T = "rnnlib.inversion.relu_identity_std"
 tensor_rows(T, "v", INV_V, lambda v: inversion.relu_identity_std(v, INV_V, 8), skip=("shape",))
 row(T, "shape", "x", lambda: inversion.relu_identity_std(INV_V, INV_V[:-1], 8))
-T = "rnnlib.inversion.lemma44_sweep"
-row(T, "empty", "widths", lambda: inversion.lemma44_sweep([]))
-row(T, "range", "widths", lambda: inversion.lemma44_sweep([0]))
+T = "rnnlib.experiments.ch04.lemma44_sweep"
+row(T, "empty", "widths", lambda: exp04.lemma44_sweep([]))
+row(T, "range", "widths", lambda: exp04.lemma44_sweep([0]))
 
 INV_W, INV_A = ELMAN.W.detach(), ELMAN.A.detach()
 INV_H = elman.elman_hidden_states(INV_W, INV_A, X)[:, -1]
@@ -615,11 +625,11 @@ row(T, "shape", "targets", lambda: inversion.fit_linear_decoder(INV_H, INV_H[:1]
 row(T, "nan", "targets", lambda: inversion.fit_linear_decoder(INV_H, with_nan(INV_H)))
 T = "rnnlib.inversion.decoding_errors"
 row(T, "type", "model", lambda: inversion.decoding_errors(LIN, L, 0.1))
-T = "rnnlib.inversion.decoding_sweep"
-row(T, "empty", "widths", lambda: inversion.decoding_sweep([], [L], [0.1]))
-row(T, "range", "lengths", lambda: inversion.decoding_sweep([4], [2], [0.1]))
-row(T, "empty", "eps_values", lambda: inversion.decoding_sweep([4], [L], []))
-row(T, "range", "eps_values", lambda: inversion.decoding_sweep([4], [L], [1.5]))
+T = "rnnlib.experiments.ch04.decoding_sweep"
+row(T, "empty", "widths", lambda: exp04.decoding_sweep([], [L], [0.1]))
+row(T, "range", "lengths", lambda: exp04.decoding_sweep([4], [2], [0.1]))
+row(T, "empty", "eps_values", lambda: exp04.decoding_sweep([4], [L], []))
+row(T, "range", "eps_values", lambda: exp04.decoding_sweep([4], [L], [1.5]))
 
 T = "rnnlib.inversion.fit_step_features"
 row(T, "type", "phi", lambda: inversion.fit_step_features(3.0))
@@ -634,19 +644,23 @@ T = "rnnlib.inversion.step_feature_average"
 row(T, "type", "fit", lambda: inversion.step_feature_average("fit", INV_U, 8))
 tensor_rows(T, "u", INV_U, lambda v: inversion.step_feature_average(INV_FIT, v, 8))
 row(T, "range", "u", lambda: inversion.step_feature_average(INV_FIT, 2 * INV_U, 8))
-T = "rnnlib.inversion.step_feature_sweep"
-row(T, "empty", "functions", lambda: inversion.step_feature_sweep({}, [8]))
-row(T, "empty", "widths", lambda: inversion.step_feature_sweep({"sin": torch.sin}, []))
+T = "rnnlib.experiments.ch04.step_feature_sweep"
+row(T, "empty", "functions", lambda: exp04.step_feature_sweep({}, [8]))
+row(T, "empty", "widths", lambda: exp04.step_feature_sweep({"sin": torch.sin}, []))
 
 T = "rnnlib.inversion.backprop_correlations"
 row(T, "type", "model", lambda: inversion.backprop_correlations(RNN, X))
 tensor_rows(T, "x", X, lambda v: inversion.backprop_correlations(ELMAN, v))
-T = "rnnlib.inversion.correlation_sweep"
-row(T, "empty", "widths", lambda: inversion.correlation_sweep([]))
+T = "rnnlib.experiments.ch04.correlation_sweep"
+row(T, "empty", "widths", lambda: exp04.correlation_sweep([]))
 
 _inv_w = torch.ones(1, 1, (L - 2) * (D - 1)) / math.sqrt((L - 2) * (D - 1))
 INV_TARGET = concepts.ConceptTarget([["sin"]], _inv_w, torch.ones(1, 1), L - 2, D - 1)
 INV_TARGET2 = concepts.ConceptTarget([["sin", "sin"]], _inv_w.expand(1, 2, -1).clone(), torch.ones(1, 2), L - 2, D - 1)
+T = "rnnlib.inversion.check_target"
+row(T, "type", "target", lambda: inversion.check_target("sin", L, D))
+row(T, "malformed", "target", lambda: inversion.check_target(INV_TARGET2, L, D), note="two neurons")
+row(T, "malformed", "target", lambda: inversion.check_target(INV_TARGET, L + 1, D), note="length")
 T = "rnnlib.inversion.construct_existence"
 row(T, "type", "model", lambda: inversion.construct_existence(LSTM, INV_TARGET, 0.1))
 row(T, "range", "model", lambda: inversion.construct_existence(elman.ElmanRNN(D, M, 2), INV_TARGET, 0.1), note="d_out")
@@ -659,9 +673,9 @@ row(T, "type", "construction", lambda: inversion.evaluate_construction(ELMAN, No
 row(T, "shape", "construction", lambda: inversion.evaluate_construction(elman.ElmanRNN(D, M + 1), INV_CONS, INV_TARGET, XBAR, 0.1))
 tensor_rows(T, "x_bar", XBAR, lambda v: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET, v, 0.1))
 row(T, "malformed", "target", lambda: inversion.evaluate_construction(ELMAN, INV_CONS, INV_TARGET2, XBAR, 0.1))
-T = "rnnlib.inversion.construction_sweep"
-row(T, "empty", "widths", lambda: inversion.construction_sweep([], INV_TARGET))
-row(T, "type", "target", lambda: inversion.construction_sweep([8], None))
+T = "rnnlib.experiments.ch04.construction_sweep"
+row(T, "empty", "widths", lambda: exp04.construction_sweep([], INV_TARGET))
+row(T, "type", "target", lambda: exp04.construction_sweep([8], None))
 # --- rnnlib.pseudo (B-aligned directions) and rnnlib.concepts (targets inside the class) ----------
 
 T = "rnnlib.pseudo.aligned_perturbation"
@@ -669,13 +683,13 @@ row(T, "type", "model", lambda: pseudo.aligned_perturbation(LSTM, X, 0.1))
 tensor_rows(T, "x", X, lambda v: pseudo.aligned_perturbation(ELMAN, v, 0.1))
 row(T, "malformed", "kind", lambda: pseudo.aligned_perturbation(ELMAN, X, 0.1, kind="random"))
 
-T = "rnnlib.pseudo.direction_gap_sweep"
-row(T, "empty", "widths", lambda: pseudo.direction_gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
-row(T, "range", "widths", lambda: pseudo.direction_gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
-row(T, "empty", "taus", lambda: pseudo.direction_gap_sweep([8], [], L=L, d=D, eps_x=0.1))
-row(T, "range", "taus", lambda: pseudo.direction_gap_sweep([8], [0.0], L=L, d=D, eps_x=0.1))
-row(T, "empty", "kinds", lambda: pseudo.direction_gap_sweep([8], [0.1], kinds=(), L=L, d=D, eps_x=0.1))
-row(T, "malformed", "kinds", lambda: pseudo.direction_gap_sweep([8], [0.1], kinds=("nope",), L=L, d=D, eps_x=0.1))
+T = "rnnlib.experiments.ch03.direction_gap_sweep"
+row(T, "empty", "widths", lambda: exp03.direction_gap_sweep([], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "range", "widths", lambda: exp03.direction_gap_sweep([0], [0.1], L=L, d=D, eps_x=0.1))
+row(T, "empty", "taus", lambda: exp03.direction_gap_sweep([8], [], L=L, d=D, eps_x=0.1))
+row(T, "range", "taus", lambda: exp03.direction_gap_sweep([8], [0.0], L=L, d=D, eps_x=0.1))
+row(T, "empty", "kinds", lambda: exp03.direction_gap_sweep([8], [0.1], kinds=(), L=L, d=D, eps_x=0.1))
+row(T, "malformed", "kinds", lambda: exp03.direction_gap_sweep([8], [0.1], kinds=("nope",), L=L, d=D, eps_x=0.1))
 
 T = "rnnlib.plotting.plot_direction_gap"
 row(T, "type", "sweep", lambda: plotting.plot_direction_gap("not a sweep"))
@@ -855,6 +869,7 @@ row("rnnlib.plotting.plot_complexity_vs_width", "empty", "runs", lambda: plottin
 # --- rnnlib.generalization ----------------------------------------------------------------------
 
 from rnnlib import generalization  # noqa: E402
+from rnnlib.experiments import ch06 as exp06  # noqa: E402
 
 T = "rnnlib.generalization.rademacher_bound"
 KD = torch.ones(B)
@@ -862,13 +877,14 @@ tensor_rows(T, "K_diag", KD, lambda v: generalization.rademacher_bound(v, out_sc
 row(T, "range", "K_diag", lambda: generalization.rademacher_bound(-KD, out_scale=1.0, norm=1.0))
 T = "rnnlib.generalization.empirical_rademacher"
 tensor_rows(T, "K", torch.eye(B), lambda v: generalization.empirical_rademacher(v, out_scale=1.0, norm=1.0))
-T = "rnnlib.generalization.generalization_run"
+T = "rnnlib.experiments.ch06.generalization_run"
 GR = dict(L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5, epochs=1)
-int_rows(T, "n_pool", lambda v: generalization.generalization_run(4, 8, 0, **{**GR, "n_pool": v}), low=4)
+int_rows(T, "n_pool", lambda v: exp06.generalization_run(4, 8, 0, **{**GR, "n_pool": v}), low=4)
 
 # --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
 
 from rnnlib import recognizers  # noqa: E402
+from rnnlib.experiments import ch07 as exp07  # noqa: E402
 
 SPLIT = languages.language_dataset("dl1", 40, 4, min_length=1, generator=0)
 T = "rnnlib.recognizers.train_wide_rnn"
@@ -881,21 +897,21 @@ row(T, "type", "split", lambda: recognizers.train_practical_rnn(None))
 row("rnnlib.recognizers.additive_baseline", "type", "split", lambda: recognizers.additive_baseline(ZP))
 row("rnnlib.recognizers.token_codes", "malformed", "z", lambda: recognizers.token_codes(torch.tensor([[0, 3, 1, 1]])))
 row("rnnlib.recognizers.Recognition", "malformed", "z", lambda: recognizers.additive_baseline(SPLIT).accuracy(torch.tensor([[0, 3, 1, 1]]), torch.ones(1)))
-T = "rnnlib.recognizers.run_learners"
-row(T, "malformed", "name", lambda: recognizers.run_learners("dyck", 4, widths=[]))
-row(T, "type", "widths", lambda: recognizers.run_learners("dl1", 4, widths=8, hidden=None))
-row(T, "range", "widths", lambda: recognizers.run_learners("dl1", 4, widths=[0], hidden=None))
-row(T, "range", "hidden", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=0))
-row(T, "type", "wide_kwargs", lambda: recognizers.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))
-int_rows(T, "min_length", lambda v: recognizers.run_learners("dl1", 4, widths=[], hidden=None, min_length=v), low=1)
-T = "rnnlib.recognizers.accuracy_table"
-row(T, "empty", "languages", lambda: recognizers.accuracy_table([], [4]))
-row(T, "empty", "lengths", lambda: recognizers.accuracy_table(["dl1"], []))
-row(T, "range", "lengths", lambda: recognizers.accuracy_table(["dl1"], [0]))
-row(T, "malformed", "name", lambda: recognizers.accuracy_table(["tomita0"], [4]))
-T = "rnnlib.recognizers.length_generalization"
-row(T, "type", "runs", lambda: recognizers.length_generalization(SPLIT, 8))
-RUNS = recognizers.run_learners("dl1", 4, widths=[], hidden=None, n_samples=40)
+T = "rnnlib.experiments.ch07.run_learners"
+row(T, "malformed", "name", lambda: exp07.run_learners("dyck", 4, widths=[]))
+row(T, "type", "widths", lambda: exp07.run_learners("dl1", 4, widths=8, hidden=None))
+row(T, "range", "widths", lambda: exp07.run_learners("dl1", 4, widths=[0], hidden=None))
+row(T, "range", "hidden", lambda: exp07.run_learners("dl1", 4, widths=[], hidden=0))
+row(T, "type", "wide_kwargs", lambda: exp07.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))
+int_rows(T, "min_length", lambda v: exp07.run_learners("dl1", 4, widths=[], hidden=None, min_length=v), low=1)
+T = "rnnlib.experiments.ch07.accuracy_table"
+row(T, "empty", "languages", lambda: exp07.accuracy_table([], [4]))
+row(T, "empty", "lengths", lambda: exp07.accuracy_table(["dl1"], []))
+row(T, "range", "lengths", lambda: exp07.accuracy_table(["dl1"], [0]))
+row(T, "malformed", "name", lambda: exp07.accuracy_table(["tomita0"], [4]))
+T = "rnnlib.experiments.ch07.length_generalization"
+row(T, "type", "runs", lambda: exp07.length_generalization(SPLIT, 8))
+RUNS = exp07.run_learners("dl1", 4, widths=[], hidden=None, n_samples=40)
 
 for (name, call, arg, kind) in (
     ("plot_learner_accuracy", lambda: plotting.plot_learner_accuracy({}, 0.5), "accuracies", "empty"),
@@ -927,8 +943,6 @@ T = "rnnlib.ntk.cross_time_fraction"
 row(T, "type", "model", lambda: ntk.cross_time_fraction("m", X))
 tensor_rows(T, "x", X, lambda v: ntk.cross_time_fraction(ELMAN, v))
 row(T, "malformed", "output_dim", lambda: ntk.cross_time_fraction(elman.ElmanRNN(D, M, 2), X))
-
-from rnnlib.experiments import ch07 as exp07  # noqa: E402
 
 T = "rnnlib.experiments.ch07.limit_kernel_curve"
 row(T, "type", "language", lambda: exp07.limit_kernel_curve(3, 8, [20]))
@@ -978,7 +992,6 @@ row(T, "empty", "runs", lambda: exp07.mean_scores([]))
 int_rows("rnnlib.experiments.ch07.draw_strings", "min_length", lambda v: exp07.draw_strings("dl1", 10, 8, min_length=v, generator=0), low=1)
 
 from rnnlib.experiments import ch05 as exp05  # noqa: E402
-from rnnlib.experiments import ch06 as exp06  # noqa: E402
 
 _X5 = torch.rand(3, 4, 5, generator=torch.Generator().manual_seed(0))
 _Y5 = torch.rand(3, 1, generator=torch.Generator().manual_seed(1))
@@ -1023,6 +1036,11 @@ row("rnnlib.plotting.plot_kernel_convergence", "type", "conv", lambda: plotting.
 row("rnnlib.plotting.plot_limit_bound", "empty", "passes", lambda: plotting.plot_limit_bound([], []))
 row("rnnlib.plotting.plot_limit_bound", "type", "fixed", lambda: plotting.plot_limit_bound([exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)], ["run"]))
 
+row("rnnlib.experiments.ch11.train_models", "type", "music", lambda: exp11.train_models(None, None, generator=0))
+row("rnnlib.experiments.ch11.seed_row", "type", "music", lambda: exp11.seed_row({}, None, None))
+row("rnnlib.experiments.ch11.seed_table", "type", "music", lambda: exp11.seed_table(None, None, [0]))
+row("rnnlib.experiments.ch11.inference_bound_at", "type", "model", lambda: exp11.inference_bound_at("rnn", [], 3))
+
 from rnnlib import claims  # noqa: E402
 
 T = "rnnlib.claims.Claim"
@@ -1065,6 +1083,7 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.languages.language_names": "takes no arguments",
     "rnnlib.plotting.use_book_style": "takes no arguments",
     "rnnlib.plotting.Table": "built by html_table, which validates",
+    "rnnlib.experiments.ch11.load_seed_table": "reads a file: a missing path raises FileNotFoundError",
 }
 
 
@@ -1084,32 +1103,16 @@ def public_names() -> dict[str, object]:
         )
         for name in names:
             out[f"{modname}.{name}"] = getattr(module, name)
-        if modname == "rnnlib.homework":
+        if modname in ("rnnlib.homework", "rnnlib.experiments"):
             for sub in pkgutil.iter_modules(module.__path__):
                 if not sub.name.startswith("_"):
                     submodule = importlib.import_module(
-                        f"rnnlib.homework.{sub.name}"
+                        f"{modname}.{sub.name}"
                     )
                     for name in getattr(submodule, "__all__", []):
-                        out[
-                            f"rnnlib.homework.{sub.name}.{name}"
-                        ] = getattr(submodule, name)
-    return out
-
-
-def experiment_names() -> dict[str, object]:
-    """``module.name -> object`` for ``__all__`` of each chapter's module of ``rnnlib.experiments``."""
-    from rnnlib import experiments
-
-    out: dict[str, object] = {}
-    for sub in pkgutil.iter_modules(experiments.__path__):
-        module = importlib.import_module(
-            f"rnnlib.experiments.{sub.name}"
-        )
-        for name in getattr(module, "__all__", []):
-            out[f"rnnlib.experiments.{sub.name}.{name}"] = getattr(
-                module, name
-            )
+                        out[f"{modname}.{sub.name}.{name}"] = (
+                            getattr(submodule, name)
+                        )
     return out
 
 
@@ -1239,8 +1242,7 @@ def declared_constraints() -> list[tuple[str, str, object]]:
     A function records them as ``__rnnlib_params__``, a class on its ``__init__``.
     """
     out = []
-    names = public_names() | experiment_names()
-    for target, obj in sorted(names.items()):
+    for target, obj in sorted(public_names().items()):
         fn = obj.__init__ if inspect.isclass(obj) else obj
         for name, spec in getattr(
             fn, "__rnnlib_params__", {}

@@ -78,3 +78,26 @@ def test_limit_curve_passes_grow_the_steps():
     )
     assert [r.steps for r in runs] == [20, 60]
     assert runs[1].norm > runs[0].norm
+
+
+def test_generalization_run_is_consistent():
+    r = ch06.generalization_run(
+        20,
+        32,
+        0,
+        L=5,
+        d=4,
+        eps_x=0.5,
+        n_pool=30,
+        n_test=50,
+        out_scale=0.5,
+        epochs=2,
+    )
+    assert math.isclose(r.gap, r.test_loss - r.train_loss)
+    assert (
+        r.bound >= 2 * r.rademacher and r.loss_bound >= math.log(2)
+    )
+    assert 0 <= r.test_error <= 1 and r.norm > 0
+    # epochs * n steps; the a-priori radius eta T Gamma holds the trained change
+    assert r.steps == 40 and 0 < r.norm <= r.norm_prior
+    assert r.kbar > 0 and r.f0_max > 0

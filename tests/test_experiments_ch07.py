@@ -1,4 +1,4 @@
-"""Tests of rnnlib.experiments.ch07: the limit-kernel learner's sample-complexity sweep."""
+"""Tests of rnnlib.experiments.ch07: the learners on held-out splits and the limit-kernel learner's sample-complexity sweep."""
 
 import numpy as np
 import torch
@@ -239,3 +239,52 @@ def test_pattern_count_complexity_polynomial_in_R():
         phi(t),
         torch.tensor([0.0] * k + [1.0], dtype=torch.float64),
     )
+
+
+def test_run_learners_table_and_length_generalization():
+    runs = ch07.run_learners(
+        "tomita7",
+        5,
+        widths=[8, 16],
+        hidden=4,
+        additive=True,
+        n_samples=120,
+        wide_kwargs=dict(steps=5),
+        practical_kwargs=dict(steps=5),
+        generator=0,
+    )
+    assert set(runs.learners()) == {
+        "wide RNN, m = 8",
+        "wide RNN, m = 16",
+        "practical RNN",
+        "additive",
+    }
+    again = ch07.run_learners(
+        "tomita7",
+        5,
+        widths=[8],
+        hidden=None,
+        split=runs.split,
+        wide_kwargs=dict(steps=5),
+    )
+    assert again.split is runs.split and again.practical is None
+    gen = ch07.length_generalization(
+        runs, 10, n_samples=50, generator=0
+    )
+    assert set(gen) == {
+        "wide RNN, m = 8",
+        "wide RNN, m = 16",
+        "practical RNN",
+    }
+    assert all(0.0 <= v <= 1.0 for v in gen.values())
+    table = ch07.accuracy_table(
+        ["tomita1", "tomita4"],
+        [4],
+        widths=[8],
+        hidden=None,
+        n_samples=60,
+        wide_kwargs=dict(steps=3),
+        generator=0,
+    )
+    assert set(table) == {("tomita1", 4), ("tomita4", 4)}
+    assert table[("tomita4", 4)].wide[8].test_accuracy >= 0.0

@@ -10,7 +10,6 @@ from rnnlib.elman import ElmanRNN, sample_normalized_sequence
 from rnnlib.generalization import (
     classification_task,
     empirical_rademacher,
-    generalization_run,
     logistic_loss_bound,
     rademacher_bound,
     uniform_bound,
@@ -98,29 +97,6 @@ def test_classification_task_is_balanced_and_nested():
         5, 4, 0.5, 40, 60, generator=3
     )
     assert torch.equal(x, x2) and torch.equal(y, y2)
-
-
-def test_generalization_run_is_consistent():
-    r = generalization_run(
-        20,
-        32,
-        0,
-        L=5,
-        d=4,
-        eps_x=0.5,
-        n_pool=30,
-        n_test=50,
-        out_scale=0.5,
-        epochs=2,
-    )
-    assert math.isclose(r.gap, r.test_loss - r.train_loss)
-    assert (
-        r.bound >= 2 * r.rademacher and r.loss_bound >= math.log(2)
-    )
-    assert 0 <= r.test_error <= 1 and r.norm > 0
-    # epochs * n steps; the a-priori radius eta T Gamma holds the trained change
-    assert r.steps == 40 and 0 < r.norm <= r.norm_prior
-    assert r.kbar > 0 and r.f0_max > 0
 
 
 def test_exercise_6_2_checker(capsys):

@@ -16,10 +16,7 @@ from rnnlib.languages import (
 )
 from rnnlib.recognizers import (
     PracticalRNN,
-    accuracy_table,
     additive_baseline,
-    length_generalization,
-    run_learners,
     token_codes,
     train_practical_rnn,
     train_wide_rnn,
@@ -160,52 +157,3 @@ def test_additive_baseline_is_the_least_squares_fit():
         ).mse
         > 0.1
     )
-
-
-def test_run_learners_table_and_length_generalization():
-    runs = run_learners(
-        "tomita7",
-        5,
-        widths=[8, 16],
-        hidden=4,
-        additive=True,
-        n_samples=120,
-        wide_kwargs=dict(steps=5),
-        practical_kwargs=dict(steps=5),
-        generator=0,
-    )
-    assert set(runs.learners()) == {
-        "wide RNN, m = 8",
-        "wide RNN, m = 16",
-        "practical RNN",
-        "additive",
-    }
-    again = run_learners(
-        "tomita7",
-        5,
-        widths=[8],
-        hidden=None,
-        split=runs.split,
-        wide_kwargs=dict(steps=5),
-    )
-    assert again.split is runs.split and again.practical is None
-    gen = length_generalization(
-        runs, 10, n_samples=50, generator=0
-    )
-    assert set(gen) == {
-        "wide RNN, m = 8",
-        "wide RNN, m = 16",
-        "practical RNN",
-    }
-    assert all(0.0 <= v <= 1.0 for v in gen.values())
-    table = accuracy_table(
-        ["tomita1", "tomita4"],
-        [4],
-        widths=[8],
-        hidden=None,
-        n_samples=60,
-        wide_kwargs=dict(steps=3),
-        generator=0,
-    )
-    assert set(table) == {("tomita1", 4), ("tomita4", 4)}
-    assert table[("tomita4", 4)].wide[8].test_accuracy >= 0.0

@@ -116,7 +116,7 @@ class LazyGrid:
     regret bound); ``convexity_mean``, ``convexity_max``: the approximate-convexity gap
     ``delta_t`` towards ``theta*`` along the RNN's iterates (:class:`rnnlib.train.PairResult`), its mean over
     the training set and the logged steps, and its largest value;
-    ``diverged``: runs stopped by :class:`rnnlib.train.DivergenceError` (their entries are NaN).
+    ``diverged``: runs stopped by :class:`DivergenceError` (their entries are NaN).
     ``pairs[s][k][j]``: the :class:`rnnlib.train.PairResult` of each run (None if it diverged).
     """
 

@@ -1,4 +1,9 @@
-"""Chapter 7's sample-complexity sweep of the lazy learner at infinite width.
+"""Chapter 7's experiments: the learners on held-out splits, and the sample-complexity sweep at infinite width.
+
+:func:`run_learners` trains the learners of :mod:`rnnlib.recognizers` on one
+held-out split of a language, :func:`accuracy_table` over a grid of languages
+and lengths (the Tomita table) and :func:`length_generalization` scores them on
+longer strings.
 
 Theorem 3.1 of Panigrahi & Goyal describes SGD in the lazy regime, whose limit is
 kernel regression with the infinite-width tangent kernel (:mod:`rnnlib.ntk`). So
@@ -31,10 +36,12 @@ import torch
 
 from .._rng import derive
 from .._validation import (
+    Int,
     check_int,
     check_ints,
     check_real,
     check_sequence,
+    validate_params,
 )
 from ..elman import ElmanRNN
 from ..languages import (
@@ -43,11 +50,14 @@ from ..languages import (
     encode_strings,
     get_language,
     held_out_split,
+    language_dataset,
     sample_dl1_balanced,
     sample_language,
 )
 from ..ntk import limit_tangent_kernel, tangent_kernel_diag
 from ..recognizers import (
+    Recognition,
+    additive_baseline,
     token_codes,
     train_practical_rnn,
     train_wide_rnn,
@@ -75,6 +85,10 @@ __all__ = [
     "pattern_count_neuron",
     "pattern_count_complexity",
     "pattern_count_target",
+    "LanguageRuns",
+    "run_learners",
+    "accuracy_table",
+    "length_generalization",
 ]
 
 
@@ -839,3 +853,206 @@ def pattern_count_target(n: int, pattern: str):
         ),
         0.5,
     )
+
+
+# --- the learners of rnnlib.recognizers on one split, and over a grid of languages -----------------
+
+
+@dataclass
+class LanguageRuns:
+    """The learners of :func:`run_learners` on one split of one language (chapter 7).
+
+    ``language``: its name; ``n``: the maximal string length; ``split``: the
+    :class:`rnnlib.languages.HeldOutSplit`; ``wide``: width m -> the wide RNN's
+    :class:`rnnlib.recognizers.Recognition`; ``practical`` and ``additive``: the other learners'
+    (``None`` when not run).
+    """
+
+    language: str
+    n: int
+    split: HeldOutSplit
+    wide: dict
+    practical: Recognition | None = None
+    additive: Recognition | None = None
+
+    def learners(self) -> dict:
+        """Every learner that was run, by label: ``"wide RNN, m = 256"``, ``"practical RNN"``, ``"additive"``."""
+        out = {
+            f"wide RNN, m = {m}": r for m, r in self.wide.items()
+        }
+        if self.practical is not None:
+            out["practical RNN"] = self.practical
+        if self.additive is not None:
+            out["additive"] = self.additive
+        return out
+
+
+def _check_widths(widths: object) -> list[int]:
+    if isinstance(widths, (str, bytes)) or not isinstance(
+        widths, Sequence
+    ):
+        raise TypeError(
+            f"widths must be a list of positive integers, got {type(widths).__name__}"
+        )
+    return [check_int(m, "widths[i]", minimum=1) for m in widths]
+
+
+@validate_params("n", hidden=Int(1))
+def run_learners(
+    language: str,
+    n: int,
+    *,
+    widths: Sequence[int] = (256,),
+    hidden: int | None = 16,
+    additive: bool = False,
+    n_samples: int = 1000,
+    min_length: int | None = 1,
+    test_fraction: float = 0.25,
+    wide_kwargs: dict | None = None,
+    practical_kwargs: dict | None = None,
+    split: HeldOutSplit | None = None,
+    generator: torch.Generator | int | None = None,
+) -> LanguageRuns:
+    """One held-out split of ``language`` (lengths ``min_length..n``), and the learners on it (chapter 7).
+
+    The split is :func:`rnnlib.languages.language_dataset` with ``n_samples``
+    strings; then a wide RNN per width (:func:`rnnlib.recognizers.train_wide_rnn` with
+    ``wide_kwargs``), the practical RNN if ``hidden`` is not ``None``
+    (:func:`rnnlib.recognizers.train_practical_rnn` with ``practical_kwargs``) and the additive
+    baseline if ``additive``. A ``split`` given (of strings of ``language``
+    of length at most ``n``) is used instead of a new one. Streams are derived
+    from ``generator``.
+    """
+    lang = get_language(language)
+    widths = _check_widths(widths)
+    for kw, name in (
+        (wide_kwargs, "wide_kwargs"),
+        (practical_kwargs, "practical_kwargs"),
+    ):
+        if kw is not None and not isinstance(kw, dict):
+            raise TypeError(
+                f"{name} must be a dict of keyword arguments, got {type(kw).__name__}"
+            )
+    lo = (
+        None
+        if min_length is None
+        else min(check_int(min_length, "min_length", minimum=1), n)
+    )
+    if split is None:
+        split = language_dataset(
+            lang,
+            n_samples,
+            n,
+            min_length=lo,
+            test_fraction=test_fraction,
+            generator=derive(generator, "data"),
+        )
+    elif not isinstance(split, HeldOutSplit):
+        raise TypeError(
+            f"split must be an rnnlib.languages.HeldOutSplit or None, got {type(split).__name__}"
+        )
+    wide = {
+        m: train_wide_rnn(
+            split,
+            m,
+            generator=derive(generator, "wide", m),
+            **(wide_kwargs or {}),
+        )
+        for m in widths
+    }
+    prac = None
+    if hidden is not None:
+        prac = train_practical_rnn(
+            split,
+            hidden,
+            generator=derive(generator, "practical"),
+            **(practical_kwargs or {}),
+        )
+    return LanguageRuns(
+        lang.name,
+        n,
+        split,
+        wide,
+        prac,
+        additive_baseline(split) if additive else None,
+    )
+
+
+def accuracy_table(
+    languages: Sequence[str],
+    lengths: Sequence[int],
+    *,
+    widths: Sequence[int] = (64, 256),
+    generator: torch.Generator | int | None = None,
+    progress: bool = False,
+    **kwargs,
+) -> dict:
+    """:func:`run_learners` for every language and maximal length (the Tomita table of chapter 7).
+
+    Returns ``{(language, n): LanguageRuns}``; ``kwargs`` are passed to
+    :func:`run_learners`; ``progress`` shows a ``tqdm.auto`` bar.
+    """
+    if (
+        isinstance(languages, str)
+        or not isinstance(languages, Sequence)
+        or len(languages) == 0
+    ):
+        raise ValueError(
+            f"languages must be a non-empty list of language names, got {languages!r}"
+        )
+    if (
+        isinstance(lengths, (str, bytes))
+        or not isinstance(lengths, Sequence)
+        or len(lengths) == 0
+    ):
+        raise ValueError(
+            f"lengths must be a non-empty list of positive integers, got {lengths!r}"
+        )
+    lengths = [
+        check_int(n, "lengths[i]", minimum=1) for n in lengths
+    ]
+    names = [get_language(name).name for name in languages]
+    jobs = [(name, n) for name in names for n in lengths]
+    if progress:
+        from tqdm.auto import tqdm
+
+        jobs = tqdm(jobs, desc="languages x lengths", leave=False)
+    return {
+        (name, n): run_learners(
+            name,
+            n,
+            widths=widths,
+            generator=derive(generator, name, n),
+            **kwargs,
+        )
+        for name, n in jobs
+    }
+
+
+@validate_params("n_test")
+def length_generalization(
+    runs: LanguageRuns,
+    n_test: int,
+    *,
+    n_samples: int = 400,
+    generator: torch.Generator | int | None = None,
+) -> dict:
+    """Accuracy of each learner of ``runs`` on balanced strings of length exactly ``n_test`` (chapter 7).
+
+    Typically ``n_test = 2 n``: strings longer than any training string, so
+    all of them are unseen. The additive baseline (one table per position)
+    cannot read other lengths and is left out. Returns ``{label: accuracy}``;
+    the majority baseline is 1/2 (balanced sample).
+    """
+    if not isinstance(runs, LanguageRuns):
+        raise TypeError(
+            f"runs must be an rnnlib.experiments.ch07.LanguageRuns, got {type(runs).__name__}"
+        )
+    z, y = sample_language(
+        runs.language, n_samples, n_test, generator=generator
+    )
+    return {
+        label: r.accuracy(z, y)
+        for label, r in runs.learners().items()
+        if label != "additive"
+    }

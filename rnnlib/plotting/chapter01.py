@@ -28,7 +28,7 @@ def plot_norm_profile(
 ) -> Figure:
     """Chapter 1: mean |h^(l)| along the sequence per width, and the spread against width.
 
-    ``profile`` is an :class:`rnnlib.initialization.NormProfile`. The right
+    ``profile`` is an :class:`rnnlib.experiments.ch01.NormProfile`. The right
     panel shows the standard deviation over networks at step ``step_for_spread``
     (default: the last step before the end token) against m, on log-log axes.
     """
@@ -36,7 +36,7 @@ def plot_norm_profile(
         profile,
         "profile",
         ("widths", "mean", "std", "predicted"),
-        "an rnnlib.initialization.NormProfile",
+        "an rnnlib.experiments.ch01.NormProfile",
     )
     widths, predicted = profile.widths, profile.predicted
     mean = _values(profile.mean, "profile.mean", ndim=2)
@@ -88,7 +88,7 @@ def plot_sequence_norms(
 ) -> Figure:
     """Chapter 1 explorer: |h^(l)| against l, one thin line per sequence, with the mean in black.
 
-    ``norms`` has shape (batch, L), e.g. from :func:`rnnlib.initialization.sequence_norms`.
+    ``norms`` has shape (batch, L), e.g. from ``rnnlib.experiments.ch01.sequence_norms``.
     """
     norms = _values(norms, "norms")
     if norms.ndim != 2:

@@ -24,13 +24,13 @@ __all__ = [
 def plot_pseudo_gap(sweep) -> Figure:
     """Chapter 3: relative RNN / pseudo-network gap (left) and flipped patterns (right) against m, per tau.
 
-    ``sweep`` is an :class:`rnnlib.pseudo.GapSweep`; log-log axes, fitted slopes in the legend.
+    ``sweep`` is an :class:`rnnlib.experiments.ch03.GapSweep`; log-log axes, fitted slopes in the legend.
     """
     _record(
         sweep,
         "sweep",
         ("widths", "taus", "relative_gap", "flip_fraction"),
-        "an rnnlib.pseudo.GapSweep",
+        "an rnnlib.experiments.ch03.GapSweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     _values(sweep.relative_gap, "sweep.relative_gap", ndim=2)
@@ -83,7 +83,7 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     Left: the relative RNN / pseudo-network gap per kind of direction (fitted
     slopes in the legend). Right: its two parts, the pseudo-network's output
     ``mean |F|`` (solid) and the gap ``mean |F_rnn change - F|`` (dashed).
-    ``sweep`` is an :class:`rnnlib.pseudo.DirectionGapSweep`; ``tau`` one of its taus.
+    ``sweep`` is an :class:`rnnlib.experiments.ch03.DirectionGapSweep`; ``tau`` one of its taus.
     """
     _record(
         sweep,
@@ -96,7 +96,7 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
             "gap",
             "pseudo",
         ),
-        "an rnnlib.pseudo.DirectionGapSweep",
+        "an rnnlib.experiments.ch03.DirectionGapSweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     taus = [float(t) for t in sweep.taus]
@@ -155,7 +155,7 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
 def plot_linearization(sample) -> Figure:
     """Chapter 3 explorer: the true change of the RNN output against the pseudo-network output.
 
-    ``sample`` is an :class:`rnnlib.pseudo.LinearizationSample`; the diagonal is exact agreement.
+    ``sample`` is an :class:`rnnlib.experiments.ch03.LinearizationSample`; the diagonal is exact agreement.
     """
     _record(
         sample,
@@ -168,7 +168,7 @@ def plot_linearization(sample) -> Figure:
             "pseudo",
             "flip_fraction",
         ),
-        "an rnnlib.pseudo.LinearizationSample",
+        "an rnnlib.experiments.ch03.LinearizationSample",
     )
     true, pseudo = (
         _values(sample.true_change, "sample.true_change"),

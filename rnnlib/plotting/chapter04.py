@@ -39,13 +39,13 @@ def _reference(ax, x, y0, slope, label) -> None:
 def plot_relu_identity(sweep) -> Figure:
     """Chapter 4: Lemma 4.4's error against m, with the corrected scaling (left) and as printed (right).
 
-    ``sweep`` is an :class:`rnnlib.inversion.Lemma44Sweep`; log-log axes, slopes in the legends.
+    ``sweep`` is an :class:`rnnlib.experiments.ch04.Lemma44Sweep`; log-log axes, slopes in the legends.
     """
     _record(
         sweep,
         "sweep",
         ("widths", "corrected", "printed", "predicted", "bound"),
-        "an rnnlib.inversion.Lemma44Sweep",
+        "an rnnlib.experiments.ch04.Lemma44Sweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     corrected, printed = (
@@ -99,14 +99,14 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     Left: the naive inverse's error on each true token against its depth
     ``k = L - l`` (one line per width); middle: the fitted decoder's; right:
     the fitted decoder's mean error against m, one line per length.
-    ``sweep`` is an :class:`rnnlib.inversion.DecodingSweep` that contains
+    ``sweep`` is an :class:`rnnlib.experiments.ch04.DecodingSweep` that contains
     length ``L`` and ``eps_x``.
     """
     _record(
         sweep,
         "sweep",
         ("widths", "lengths", "eps_values", "fitted", "profiles"),
-        "an rnnlib.inversion.DecodingSweep",
+        "an rnnlib.experiments.ch04.DecodingSweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     lengths = [int(v) for v in sweep.lengths]
@@ -208,14 +208,14 @@ def plot_step_features(
 ) -> Figure:
     """Chapter 4: Lemma 4.1's error against the number m of random step features, per function.
 
-    ``sweep`` is an :class:`rnnlib.inversion.StepFeatureSweep`; the legend gives
+    ``sweep`` is an :class:`rnnlib.experiments.ch04.StepFeatureSweep`; the legend gives
     each fitted ``sqrt(E[H^2])`` and, if given, ``complexities[name]`` (a string).
     """
     _record(
         sweep,
         "sweep",
         ("widths", "names", "errors", "norms"),
-        "an rnnlib.inversion.StepFeatureSweep",
+        "an rnnlib.experiments.ch04.StepFeatureSweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     errors = _values(sweep.errors, "sweep.errors", ndim=2)
@@ -246,13 +246,13 @@ def plot_step_features(
 def plot_correlations(sweep) -> Figure:
     """Chapter 4, Lemma F.11: ``|c_i|`` against the step i (left) and ``c_L``, ``max_{i<L} |c_i|`` against m (right).
 
-    ``sweep`` is an :class:`rnnlib.inversion.CorrelationSweep`.
+    ``sweep`` is an :class:`rnnlib.experiments.ch04.CorrelationSweep`.
     """
     _record(
         sweep,
         "sweep",
         ("widths", "last", "max_earlier", "profile"),
-        "an rnnlib.inversion.CorrelationSweep",
+        "an rnnlib.experiments.ch04.CorrelationSweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     profile = _values(sweep.profile, "sweep.profile", ndim=2)
@@ -289,7 +289,7 @@ def plot_correlations(sweep) -> Figure:
 def plot_construction(sweep) -> Figure:
     """Chapter 4, Theorem 4.3: the constructed pseudo-network's error against m (left), and F vs F* (right).
 
-    ``sweep`` is an :class:`rnnlib.inversion.ConstructionSweep`; the scatter is
+    ``sweep`` is an :class:`rnnlib.experiments.ch04.ConstructionSweep`; the scatter is
     its ``sample`` (first network, largest width).
     """
     _record(
@@ -303,7 +303,7 @@ def plot_construction(sweep) -> Figure:
             "norm_A",
             "sample",
         ),
-        "an rnnlib.inversion.ConstructionSweep",
+        "an rnnlib.experiments.ch04.ConstructionSweep",
     )
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     fig, (ax0, ax1) = new_figure(2, width=10.0, height=4.0)

@@ -20,12 +20,12 @@ __all__ = [
 def _field(runs, name: str) -> np.ndarray:
     if not isinstance(runs, (list, tuple)) or not runs:
         raise ValueError(
-            "runs must be a non-empty list of rnnlib.generalization.GeneralizationRun"
+            "runs must be a non-empty list of rnnlib.experiments.ch06.GeneralizationRun"
         )
     for r in runs:
         if not hasattr(r, name):
             raise TypeError(
-                f"runs must hold rnnlib.generalization.GeneralizationRun records, got {type(r).__name__}"
+                f"runs must hold rnnlib.experiments.ch06.GeneralizationRun records, got {type(r).__name__}"
             )
     return _values(
         [getattr(r, name) for r in runs], f"runs[i].{name}", ndim=1
@@ -48,7 +48,7 @@ def _by(
 def plot_gap_vs_n(runs) -> Figure:
     """Chapter 6: measured train/test gap against N beside the Rademacher bound and its complexity term.
 
-    ``runs``: :class:`rnnlib.generalization.GeneralizationRun` records (several N, seeds).
+    ``runs``: :class:`rnnlib.experiments.ch06.GeneralizationRun` records (several N, seeds).
     Log-log axes; the dotted line is log 2, the loss of the predictor 0: a bound on the
     gap above it says nothing.
     """

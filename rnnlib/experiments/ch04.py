@@ -1,0 +1,468 @@
+"""Chapter 4's sweeps: the tools of the existence construction measured over widths, lengths and scales.
+
+The objects are in :mod:`rnnlib.inversion` (Lemma 4.4's identity, the decoders
+of Theorem 4.5, Lemma 4.1's step features, Lemma F.11's correlations, the
+construction of Lemma 4.2 / Theorem 4.3); each sweep here draws the networks,
+vectors and sequences for every width and averages one of them:
+:func:`lemma44_sweep`, :func:`decoding_sweep`, :func:`step_feature_sweep`,
+:func:`correlation_sweep` and :func:`construction_sweep`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._rng import as_seed, derive
+from .._validation import (
+    Int,
+    check_ints,
+    check_real,
+    check_sequence,
+    validate_params,
+)
+from ..concepts import ConceptTarget, SmoothFunction, get_function
+from ..elman import (
+    ElmanRNN,
+    normalize_sequence,
+    sample_true_sequence,
+)
+from ..inversion import (
+    ConstructionErrors,
+    backprop_correlations,
+    check_target,
+    construct_existence,
+    decoding_errors,
+    evaluate_construction,
+    fit_step_features,
+    step_feature_average,
+)
+
+__all__ = [
+    "Lemma44Sweep",
+    "lemma44_sweep",
+    "DecodingSweep",
+    "decoding_sweep",
+    "StepFeatureSweep",
+    "step_feature_sweep",
+    "CorrelationSweep",
+    "correlation_sweep",
+    "ConstructionSweep",
+    "construction_sweep",
+]
+
+
+def _progress(items: list, progress: bool, desc: str) -> list:
+    if not progress:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc)
+
+
+@dataclass(frozen=True)
+class Lemma44Sweep:
+    """:func:`lemma44_sweep` results, one entry per width (chapter 4).
+
+    ``corrected`` and ``printed``: mean ``|v^T x - p^T relu(T x)|`` over trials
+    with ``p = (2/m) T v`` and ``p = 2 T v``; ``predicted``: the mean of
+    ``sqrt(2/pi)`` times :func:`rnnlib.inversion.relu_identity_std` (the mean absolute value of
+    a centred Gaussian); ``bound``: the mean of ``|v| |x| / sqrt(m)``;
+    ``exceed``: the fraction of trials whose corrected error exceeds it.
+    """
+
+    widths: np.ndarray
+    corrected: np.ndarray
+    printed: np.ndarray
+    predicted: np.ndarray
+    bound: np.ndarray
+    exceed: np.ndarray
+
+
+@validate_params("n_trials", d=Int(1))
+def lemma44_sweep(
+    widths: Sequence[int],
+    *,
+    d: int = 20,
+    n_trials: int = 40,
+    generator: torch.Generator | int | None = None,
+) -> Lemma44Sweep:
+    """Error of Lemma 4.4's estimate against the width, both scalings (chapter 4).
+
+    For each width and each of ``n_trials`` trials: fresh unit vectors ``v``,
+    ``x`` in R^d and a fresh ``T`` (m x d), i.i.d. N(0, 1). Float64.
+    """
+    widths = check_ints(widths, "widths", minimum=1)
+    out = np.zeros((5, len(widths)))
+    for j, m in enumerate(widths):
+        gen = derive(generator, "lemma44", m)
+        v = torch.randn(
+            n_trials, d, generator=gen, dtype=torch.float64
+        )
+        x = torch.randn(
+            n_trials, d, generator=gen, dtype=torch.float64
+        )
+        v, x = (
+            v / v.norm(dim=1, keepdim=True),
+            x / x.norm(dim=1, keepdim=True),
+        )
+        T = torch.randn(
+            n_trials, m, d, generator=gen, dtype=torch.float64
+        )
+        s = torch.einsum("tmd,td->tm", T, v) * torch.relu(
+            torch.einsum("tmd,td->tm", T, x)
+        )
+        s = s.sum(dim=1)
+        vx = (v * x).sum(dim=1)
+        corrected = (vx - 2.0 / m * s).abs()
+        printed = (vx - 2.0 * s).abs()
+        std = torch.sqrt((2.0 + 3.0 * vx**2) / m)
+        bound = 1.0 / math.sqrt(m)
+        out[:, j] = [
+            corrected.mean(),
+            printed.mean(),
+            math.sqrt(2 / math.pi) * std.mean(),
+            bound,
+            (corrected > bound).double().mean(),
+        ]
+    return Lemma44Sweep(np.asarray(widths), *out)
+
+
+@dataclass(frozen=True)
+class DecodingSweep:
+    """:func:`decoding_sweep` results (chapter 4).
+
+    ``naive`` and ``fitted``: arrays (len(widths), len(lengths), len(eps_values))
+    of the error averaged over the true-token positions and the networks;
+    ``profiles[(m, L, eps_x)] = (naive, fitted)``: per-position errors
+    (positions 2..L-1) averaged over the networks.
+    """
+
+    widths: np.ndarray
+    lengths: np.ndarray
+    eps_values: np.ndarray
+    naive: np.ndarray
+    fitted: np.ndarray
+    profiles: dict
+
+
+@validate_params("d", "n_networks")
+def decoding_sweep(
+    widths: Sequence[int],
+    lengths: Sequence[int],
+    eps_values: Sequence[float],
+    *,
+    d: int = 6,
+    n_networks: int = 2,
+    n_train: int = 512,
+    n_test: int = 128,
+    ridge: float = 1e-3,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+) -> DecodingSweep:
+    """:func:`rnnlib.inversion.decoding_errors` for every (m, L, eps_x), ``n_networks`` networks each (chapter 4).
+
+    Network k of width m is ``ElmanRNN(d, m, generator=derive(as_seed(generator), "net", m, k))``.
+    The hidden states are computed in ``dtype`` (float32 by default: the
+    tokens' effect on ``h`` is far above float32 rounding for eps_x >= 0.01);
+    the decoder is fitted in float64.
+    """
+    seed = as_seed(generator)
+    widths = check_ints(widths, "widths", minimum=1)
+    lengths = check_ints(lengths, "lengths", minimum=3)
+    check_sequence(eps_values, "eps_values", "numbers in (0, 1]")
+    eps_values = [
+        check_real(
+            e, "eps_values[i]", low=0.0, high=1.0, low_open=True
+        )
+        for e in eps_values
+    ]
+    shape = (len(widths), len(lengths), len(eps_values))
+    naive, fitted, profiles = np.zeros(shape), np.zeros(shape), {}
+    for i, m in enumerate(_progress(widths, progress, "widths")):
+        for j, L in enumerate(lengths):
+            for k, eps in enumerate(eps_values):
+                runs = []
+                for net in range(n_networks):
+                    model = ElmanRNN(
+                        d,
+                        m,
+                        generator=derive(seed, "net", m, net),
+                        dtype=dtype,
+                    )
+                    runs.append(
+                        decoding_errors(
+                            model,
+                            L,
+                            eps,
+                            n_train=n_train,
+                            n_test=n_test,
+                            ridge=ridge,
+                            generator=derive(
+                                seed, "data", m, L, net
+                            ),
+                        )
+                    )
+                prof_n = np.mean([r.naive for r in runs], axis=0)
+                prof_f = np.mean([r.fitted for r in runs], axis=0)
+                profiles[(m, L, eps)] = (prof_n, prof_f)
+                naive[i, j, k], fitted[i, j, k] = (
+                    prof_n.mean(),
+                    prof_f.mean(),
+                )
+    return DecodingSweep(
+        np.asarray(widths),
+        np.asarray(lengths),
+        np.asarray(eps_values, dtype=float),
+        naive,
+        fitted,
+        profiles,
+    )
+
+
+@dataclass(frozen=True)
+class StepFeatureSweep:
+    """:func:`step_feature_sweep` results (chapter 4).
+
+    ``errors[f, j]``: mean over draws of ``max_u |average - phi(u)|`` for
+    function ``names[f]`` and width ``widths[j]``; ``norms[f]``:
+    ``sqrt(E[H^2])`` of its fitted ``H``; ``fit_errors[f]``: the bias of the
+    fit (the error as m -> infinity).
+    """
+
+    widths: np.ndarray
+    names: list
+    errors: np.ndarray
+    norms: np.ndarray
+    fit_errors: np.ndarray
+
+
+@validate_params("n_draws", n_points=Int(2))
+def step_feature_sweep(
+    functions: dict,
+    widths: Sequence[int],
+    *,
+    n_draws: int = 10,
+    n_points: int = 101,
+    degree: tuple[int, int] = (10, 6),
+    ridge: float = 1e-6,
+    generator: torch.Generator | int | None = None,
+) -> StepFeatureSweep:
+    """Lemma 4.1 in numbers: fit ``H`` for each ``phi`` on [-1, 1], then average m random step features (chapter 4).
+
+    ``functions`` maps names to functions of a tensor. The error of one
+    draw is the largest ``|average - phi(u)|`` over ``n_points`` values of u
+    in [-1, 1]; it is averaged over ``n_draws`` draws per width.
+    """
+    if not isinstance(functions, dict) or not functions:
+        raise ValueError(
+            "functions must be a non-empty dict {name: function}"
+        )
+    widths = check_ints(widths, "widths", minimum=1)
+    u = torch.linspace(-1.0, 1.0, n_points, dtype=torch.float64)
+    names = list(functions)
+    errors = np.zeros((len(names), len(widths)))
+    norms, fit_errors = np.zeros(len(names)), np.zeros(len(names))
+    for f, name in enumerate(names):
+        phi = functions[name]
+        fit = fit_step_features(
+            phi, degree=degree, ridge=ridge
+        )  # refuses a phi that is not a function
+        if isinstance(phi, (str, SmoothFunction)):
+            phi = get_function(phi)
+        norms[f], fit_errors[f] = fit.norm, fit.fit_error
+        target = phi(u).double()
+        for j, m in enumerate(widths):
+            errs = [
+                float(
+                    (
+                        step_feature_average(
+                            fit,
+                            u,
+                            m,
+                            generator=derive(
+                                generator, "features", f, m, k
+                            ),
+                        )
+                        - target
+                    )
+                    .abs()
+                    .max()
+                )
+                for k in range(n_draws)
+            ]
+            errors[f, j] = np.mean(errs)
+    return StepFeatureSweep(
+        np.asarray(widths), names, errors, norms, fit_errors
+    )
+
+
+@dataclass(frozen=True)
+class CorrelationSweep:
+    """:func:`correlation_sweep` results (chapter 4): per width, means over networks and sequences.
+
+    ``last``: ``c_L``; ``max_earlier``: ``max_{i<L} |c_i|``; ``profile[j]``:
+    the mean of ``|c_i|`` for i = 1..L at width ``widths[j]``.
+    """
+
+    widths: np.ndarray
+    last: np.ndarray
+    max_earlier: np.ndarray
+    profile: np.ndarray
+
+
+@validate_params("L", "d", "eps_x", "batch_size", "n_networks")
+def correlation_sweep(
+    widths: Sequence[int],
+    *,
+    L: int = 8,
+    d: int = 6,
+    eps_x: float = 0.1,
+    batch_size: int = 16,
+    n_networks: int = 3,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> CorrelationSweep:
+    """:func:`rnnlib.inversion.backprop_correlations` (d_out = 1) for ``n_networks`` networks per width (chapter 4)."""
+    seed = as_seed(generator)
+    widths = check_ints(widths, "widths", minimum=1)
+    last, max_earlier, profile = [], [], []
+    for m in widths:
+        cs = []
+        for k in range(n_networks):
+            model = ElmanRNN(
+                d,
+                m,
+                generator=derive(seed, "net", m, k),
+                dtype=dtype,
+            )
+            x_bar = sample_true_sequence(
+                batch_size,
+                L,
+                d,
+                generator=derive(seed, "data", m, k),
+                dtype=dtype,
+            )
+            cs.append(
+                backprop_correlations(
+                    model, normalize_sequence(x_bar, eps_x)
+                )[..., 0].double()
+            )
+        c = torch.cat(cs)  # (n_networks * batch, L)
+        last.append(float(c[:, -1].mean()))
+        max_earlier.append(
+            float(c[:, :-1].abs().amax(dim=1).mean())
+        )
+        profile.append(c.abs().mean(dim=0).numpy())
+    return CorrelationSweep(
+        np.asarray(widths),
+        np.asarray(last),
+        np.asarray(max_earlier),
+        np.stack(profile),
+    )
+
+
+@dataclass(frozen=True)
+class ConstructionSweep:
+    """:func:`construction_sweep` results, per width: means over networks (chapter 4).
+
+    ``error``, ``centred``, ``start``, ``end``, ``decoding``, ``norm_A``, ``R``,
+    ``H_norm``: the fields of :class:`rnnlib.inversion.ConstructionErrors` and
+    :class:`rnnlib.inversion.Construction` (``start``/``end``: the mean ``|term|`` of steps 1 and L);
+    ``target_std``: of ``F*`` on the test sequences; ``sample``: the
+    :class:`rnnlib.inversion.ConstructionErrors` of the first network at the largest width.
+    """
+
+    widths: np.ndarray
+    eps_x: float
+    error: np.ndarray
+    centred: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    decoding: np.ndarray
+    norm_A: np.ndarray
+    R: np.ndarray
+    H_norm: np.ndarray
+    target_std: float
+    sample: ConstructionErrors
+
+
+@validate_params("eps_x", "n_networks", "n_test")
+def construction_sweep(
+    widths: Sequence[int],
+    target: ConceptTarget,
+    *,
+    eps_x: float = 0.1,
+    n_networks: int = 2,
+    n_fit: int = 256,
+    n_test: int = 128,
+    generator: torch.Generator | int | None = None,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+    **construct_kwargs,
+) -> ConstructionSweep:
+    """:func:`rnnlib.inversion.construct_existence` then :func:`rnnlib.inversion.evaluate_construction`, per width and network (chapter 4).
+
+    Network k of width m is ``ElmanRNN(d, m, generator=derive(as_seed(generator), "net", m, k))``
+    with ``d = target.token_dim + 1``; the test sequences are the same for every network.
+    """
+    seed = as_seed(generator)
+    widths = check_ints(widths, "widths", minimum=1)
+    if not isinstance(target, ConceptTarget):
+        raise TypeError(
+            f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"
+        )
+    L, d = target.n_tokens + 2, target.token_dim + 1
+    check_target(target, L, d)
+    x_bar = sample_true_sequence(
+        n_test, L, d, generator=derive(seed, "test"), dtype=dtype
+    )
+    rows, sample = [], None
+    for m in _progress(widths, progress, "widths"):
+        per_net = []
+        for k in range(n_networks):
+            model = ElmanRNN(
+                d,
+                m,
+                generator=derive(seed, "net", m, k),
+                dtype=dtype,
+            )
+            c = construct_existence(
+                model,
+                target,
+                eps_x,
+                n_fit=n_fit,
+                generator=derive(seed, "fit", m, k),
+                **construct_kwargs,
+            )
+            e = evaluate_construction(
+                model, c, target, x_bar, eps_x
+            )
+            per_net.append(
+                [
+                    e.error,
+                    e.centred,
+                    e.terms[0],
+                    e.terms[-1],
+                    e.decoding,
+                    e.norm_A,
+                    c.R,
+                    c.fit.norm,
+                ]
+            )
+            if k == 0:
+                sample = e
+        rows.append(np.mean(per_net, axis=0))
+    cols = np.asarray(rows).T
+    return ConstructionSweep(
+        np.asarray(widths),
+        eps_x,
+        *cols,
+        float(sample.target_std),
+        sample,
+    )

@@ -1,0 +1,92 @@
+"""Tests of rnnlib.experiments.ch04: the existence construction's tools over widths, lengths and scales."""
+
+import numpy as np
+import torch
+
+from rnnlib.concepts import ConceptTarget, get_function
+from rnnlib.experiments import ch04
+from rnnlib.plotting import loglog_slope
+
+
+def _target(L, d, seed=5):
+    w = torch.randn(
+        1,
+        1,
+        (L - 2) * (d - 1),
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return ConceptTarget(
+        [[get_function("sin")]],
+        w / w.norm(),
+        torch.ones(1, 1),
+        L - 2,
+        d - 1,
+    )
+
+
+def test_lemma44_sweep_slopes_and_the_printed_bound():
+    widths = [64, 256, 1024, 4096]
+    s = ch04.lemma44_sweep(widths, d=10, n_trials=60, generator=0)
+    assert -0.62 < loglog_slope(widths, s.corrected) < -0.38
+    assert 0.9 < loglog_slope(widths, s.printed) < 1.1
+    np.testing.assert_allclose(s.corrected, s.predicted, rtol=0.3)
+    # |v||x|/sqrt(m) without a constant is exceeded in a large fraction of trials
+    assert 0.25 < s.exceed.mean() < 0.7
+
+
+def test_decoding_sweep_falls_with_width():
+    s = ch04.decoding_sweep(
+        [64, 512],
+        [6],
+        [0.1],
+        d=5,
+        n_networks=1,
+        n_train=256,
+        n_test=64,
+    )
+    assert s.fitted.shape == (2, 1, 1) and set(s.profiles) == {
+        (64, 6, 0.1),
+        (512, 6, 0.1),
+    }
+    assert s.fitted[1, 0, 0] < s.fitted[0, 0, 0]
+
+
+def test_step_feature_sweep_error_falls_and_norm_grows_with_complexity():
+    s = ch04.step_feature_sweep(
+        {
+            "z^2": lambda t: t**2,
+            "sin 3z": lambda t: torch.sin(3 * t),
+        },
+        [256, 4096],
+        n_draws=4,
+        generator=0,
+    )
+    assert np.all(s.errors[:, 1] < s.errors[:, 0])
+    assert s.norms[1] > s.norms[0]
+
+
+def test_correlation_sweep_last_near_two_earlier_small():
+    s = ch04.correlation_sweep(
+        [128, 1024], L=5, d=4, batch_size=4, n_networks=2
+    )
+    assert np.all(np.abs(s.last - 2) < 0.4)
+    assert (
+        s.max_earlier[1] < s.max_earlier[0]
+        and s.max_earlier[1] < 0.5
+    )
+
+
+def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls():
+    tgt = _target(5, 4)
+    s = ch04.construction_sweep(
+        [64, 1024],
+        tgt,
+        eps_x=0.3,
+        n_networks=2,
+        n_fit=128,
+        n_test=64,
+    )
+    ratio = s.norm_A[1] / s.norm_A[0]
+    assert 0.15 < ratio < 0.4  # 16x wider: 1/4 expected
+    assert s.centred[1] < s.centred[0]
+    assert np.all(s.decoding < 0.1)
