@@ -7,9 +7,12 @@ a notebook front end does not render the roles anyway: there :func:`glue` only
 records the value, and the number is the one the cell printed just above the sentence.
 
 For JupyterLab (``make lab``, ``booktools.lab``) the roles are rewritten into MyST
-inline expressions, ``{eval}`rnnlib.notebook.glued("key", ".2f")` ``, which
-jupyterlab-myst evaluates in the kernel once the gluing cell has run: :func:`glued`
-returns the recorded value formatted as the role would format it.
+inline expressions, which jupyterlab-myst evaluates in the kernel once the gluing cell
+has run::
+
+    {eval}`rnnlib.notebook.glued("key", ".2f")`
+
+:func:`glued` returns the recorded value formatted as the role would format it.
 """
 
 from __future__ import annotations
