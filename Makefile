@@ -16,9 +16,9 @@ PY     := $(BIN)/python
 export PYTHONHASHSEED := 0
 # The thread policy (ARCHITECTURE.md, "Threads"): threads come from the environment, never
 # from code. Every process make starts (pytest, benchmarks) reads OMP_NUM_THREADS; the
-# kernels of booktools.execute get cores / JOBS each (one thread at JOBS=2 on 2 cores).
+# kernels of booktools.execute get one thread each (--threads), whatever JOBS.
 export OMP_NUM_THREADS ?= 1
-# notebooks executed at once (booktools.execute); each kernel gets (cores / JOBS) threads
+# notebooks executed at once (booktools.execute), one thread each
 JOBS       ?= 2
 # pages the browser check opens at once (one Chromium each), and so cores it keeps busy
 BROWSER_WORKERS ?= 2

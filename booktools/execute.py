@@ -24,9 +24,11 @@ The second, independent execution of each chapter is nbval's (``make nbval``).
 Timing. Each record holds ``execution_seconds``, the wall time of the execution
 (kernel start to kernel shutdown, as myst-nb measures its own), ``cpu_seconds``, the CPU
 time of the kernel process, and ``jobs``, how many notebooks ran at once. While ``jobs``
-notebooks run at once, each kernel is limited to ``--threads`` threads (default:
-the machine's cores divided by ``jobs``; ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the
-kernel), so two chapters on two cores do not fight over threads. The budget
+notebooks run at once, each kernel is limited to ``--threads`` threads (default 1, whatever ``jobs``:
+``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the kernel). One thread is the chapters'
+fastest setting, not only the fair one: their tensors are small, and with two threads
+torch's workers spin on them (chapter 10's training took 7 to 30 times the CPU time of one
+thread, chapter 7 over 700 s instead of 68 s, on two cores). The budget
 (``booktools.exec_times``) is checked on the CPU time.
 
 Usage: ``python -m booktools.execute [--jobs N] [--only NOTEBOOK ...] {book,student} ...``
@@ -439,7 +441,7 @@ def execute(
         )
     root = Path(root)
     build, student_root = root / "_build", root / "student"
-    threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+    threads = threads or 1
     todo, skipped = plan(
         targets,
         root,
@@ -544,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         type=int,
         default=None,
-        help="threads per kernel (default: cores / jobs)",
+        help="threads per kernel (default 1)",
     )
     parser.add_argument(
         "--timeout",
