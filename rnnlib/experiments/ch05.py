@@ -144,7 +144,15 @@ class LazyGrid:
     pairs: list = field(default_factory=list, repr=False)
 
 
-@validate_params("steps", "lr_scale")
+@validate_params(
+    "L",
+    "d",
+    "eps_x",
+    "n_eval",
+    "steps",
+    "lr_scale",
+    n_train=Int(2),
+)
 def lazy_grid(
     widths,
     out_scales,
