@@ -67,6 +67,7 @@ __all__ = [
     "linearization_changes",
     "GapMeasurement",
     "linearization_gap",
+    "linearization_gaps",
 ]
 
 
@@ -396,7 +397,32 @@ def linearization_gap(
     :func:`random_perturbation`, with spectral norms ``tau / sqrt(m)``. An
     activation pattern ``D^(l)_rr`` counts as flipped when ``1[h^(l)_r > 0]``
     differs between the perturbed and the initial network. The model's
-    weights are not modified. Returns a :class:`GapMeasurement`.
+    weights are not modified. Returns a :class:`GapMeasurement`; several scales
+    along the same directions: :func:`linearization_gaps`.
+    """
+    return linearization_gaps(
+        model,
+        x,
+        [tau],
+        n_perturbations=n_perturbations,
+        generator=generator,
+    )[0]
+
+
+@validate_params("n_perturbations")
+def linearization_gaps(
+    model: ElmanRNN,
+    x: torch.Tensor,
+    taus: Sequence[float],
+    *,
+    n_perturbations: int = 4,
+    generator: torch.Generator | int | None = None,
+) -> list[GapMeasurement]:
+    """:func:`linearization_gap` at every scale of ``taus``, along the same random directions (chapter 3).
+
+    The ``n_perturbations`` directions are drawn once and scaled to spectral
+    norm ``tau / sqrt(m)`` for each tau, so a trend in tau is not blurred by
+    fresh draws. One :class:`GapMeasurement` per tau, in order.
     """
     model = check_model(model, ElmanRNN)
     gen = as_generator(generator)
@@ -413,18 +439,20 @@ def linearization_gap(
             )
             for _ in range(n_perturbations)
         ),
-        [tau],
+        taus,
     )
     sums = torch.zeros(
-        3, dtype=torch.float64
-    )  # gap, |pseudo|, flips
+        len(change[0]), 3, dtype=torch.float64
+    )  # per tau: gap, |pseudo|, flips
     for q in range(n_perturbations):
-        sums[0] += float(
-            (change[q, 0] - pseudo[q, 0]).abs().mean()
-        )
-        sums[1] += float(pseudo[q, 0].abs().mean())
-        sums[2] += float(flips[q, 0])
-    g, p, f = sums / n_perturbations
-    return GapMeasurement(
-        float(g / p), float(g), float(p), float(f)
-    )
+        for i in range(len(sums)):
+            sums[i, 0] += float(
+                (change[q, i] - pseudo[q, i]).abs().mean()
+            )
+            sums[i, 1] += float(pseudo[q, i].abs().mean())
+            sums[i, 2] += float(flips[q, i])
+    sums /= n_perturbations
+    return [
+        GapMeasurement(float(g / p), float(g), float(p), float(f))
+        for g, p, f in sums
+    ]

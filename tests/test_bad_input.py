@@ -430,6 +430,9 @@ tensor_rows(T, "x", X, lambda v: pseudo.back_matrices(ELMAN, v))
 T = "rnnlib.pseudo.linearization_gap"
 row(T, "type", "model", lambda: pseudo.linearization_gap(LSTM, X, 0.1))
 tensor_rows(T, "x", X, lambda v: pseudo.linearization_gap(ELMAN, v, 0.1))
+T = "rnnlib.pseudo.linearization_gaps"
+row(T, "type", "model", lambda: pseudo.linearization_gaps(LSTM, X, [0.1]))
+row(T, "empty", "taus", lambda: pseudo.linearization_gaps(ELMAN, X, []))
 
 T = "rnnlib.pseudo.linearization_changes"
 row(T, "type", "model", lambda: pseudo.linearization_changes(LSTM, X, [(DW, DA)], [0.1]))

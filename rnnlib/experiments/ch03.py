@@ -29,9 +29,9 @@ from .._validation import (
 from ..elman import ElmanRNN, sample_normalized_sequence
 from ..pseudo import (
     DIRECTION_KINDS,
-    GapMeasurement,
     aligned_perturbation,
     linearization_changes,
+    linearization_gaps,
     random_perturbation,
 )
 
@@ -59,46 +59,6 @@ def _progress(items: list, progress: bool, desc: str) -> list:
     from tqdm.auto import tqdm
 
     return tqdm(items, desc=desc)
-
-
-def _gap_measurements(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    taus: Sequence[float],
-    n_perturbations: int,
-    gen: torch.Generator,
-) -> list[GapMeasurement]:
-    """One GapMeasurement per tau; the same random directions are used for every tau (scaled by tau)."""
-    change, pseudo, flips = linearization_changes(
-        model,
-        x,
-        (
-            random_perturbation(
-                model.input_dim,
-                model.width,
-                1.0,
-                generator=gen,
-                dtype=model.W.dtype,
-            )
-            for _ in range(n_perturbations)
-        ),
-        taus,
-    )
-    sums = torch.zeros(
-        len(taus), 3, dtype=torch.float64
-    )  # gap, |pseudo|, flips
-    for q in range(n_perturbations):
-        for i in range(len(taus)):
-            sums[i, 0] += float(
-                (change[q, i] - pseudo[q, i]).abs().mean()
-            )
-            sums[i, 1] += float(pseudo[q, i].abs().mean())
-            sums[i, 2] += float(flips[q, i])
-    sums /= n_perturbations
-    return [
-        GapMeasurement(float(g / p), float(g), float(p), float(f))
-        for g, p, f in sums
-    ]
 
 
 @dataclass(frozen=True)
@@ -176,8 +136,12 @@ def gap_sweep(
                 dtype=dtype,
             )
             directions = derive(generator, "directions", m, k)
-            results = _gap_measurements(
-                model, x, taus, n_perturbations, directions
+            results = linearization_gaps(
+                model,
+                x,
+                taus,
+                n_perturbations=n_perturbations,
+                generator=directions,
             )
             gaps[k] = [
                 (r.gap, r.pseudo, r.flip_fraction) for r in results
