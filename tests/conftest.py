@@ -26,3 +26,32 @@ def unsealed(monkeypatch):
     monkeypatch.setattr(
         _core, "_sealed", lambda sealed: contextlib.nullcontext()
     )
+
+
+@pytest.fixture
+def sin_target():
+    """A target of the concept class for chapter 4's construction: ``sin`` of a random unit direction.
+
+    ``sin_target(L, d, seed=5)`` is a :class:`rnnlib.concepts.ConceptTarget` on the
+    ``(L - 2) (d - 1)`` coordinates the construction reads, with one output.
+    """
+    import torch
+
+    from rnnlib.concepts import ConceptTarget, get_function
+
+    def make(L, d, seed=5):
+        w = torch.randn(
+            1,
+            1,
+            (L - 2) * (d - 1),
+            generator=torch.Generator().manual_seed(seed),
+        )
+        return ConceptTarget(
+            [[get_function("sin")]],
+            w / w.norm(),
+            torch.ones(1, 1),
+            L - 2,
+            d - 1,
+        )
+
+    return make

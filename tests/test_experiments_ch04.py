@@ -3,25 +3,8 @@
 import numpy as np
 import torch
 
-from rnnlib.concepts import ConceptTarget, get_function
 from rnnlib.experiments import ch04
 from rnnlib.plotting import loglog_slope
-
-
-def _target(L, d, seed=5):
-    w = torch.randn(
-        1,
-        1,
-        (L - 2) * (d - 1),
-        generator=torch.Generator().manual_seed(seed),
-    )
-    return ConceptTarget(
-        [[get_function("sin")]],
-        w / w.norm(),
-        torch.ones(1, 1),
-        L - 2,
-        d - 1,
-    )
 
 
 def test_lemma44_sweep_slopes_and_the_printed_bound():
@@ -76,8 +59,10 @@ def test_correlation_sweep_last_near_two_earlier_small():
     )
 
 
-def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls():
-    tgt = _target(5, 4)
+def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls(
+    sin_target,
+):
+    tgt = sin_target(5, 4)
     s = ch04.construction_sweep(
         [64, 1024],
         tgt,

@@ -240,26 +240,12 @@ def test_backprop_correlations_match_explicit_products():
 # --- Lemma 4.2 / Theorem 4.3 -------------------------------------------------------------------------
 
 
-def _target(L, d, seed=5):
-    w = torch.randn(
-        1,
-        1,
-        (L - 2) * (d - 1),
-        generator=torch.Generator().manual_seed(seed),
-    )
-    return ConceptTarget(
-        [[get_function("sin")]],
-        w / w.norm(),
-        torch.ones(1, 1),
-        L - 2,
-        d - 1,
-    )
-
-
-def test_construction_matches_its_formula_and_the_explicit_sum():
+def test_construction_matches_its_formula_and_the_explicit_sum(
+    sin_target,
+):
     L, d, m = 5, 4, 64
     model = ElmanRNN(d, m, generator=0, dtype=F64)
-    tgt = _target(L, d)
+    tgt = sin_target(L, d)
     c = inv.construct_existence(
         model, tgt, 0.2, n_fit=64, generator=1
     )
@@ -292,8 +278,8 @@ def test_construction_matches_its_formula_and_the_explicit_sum():
     )
 
 
-def test_check_target_reads_the_construction_s_target():
-    tgt = _target(5, 4)
+def test_check_target_reads_the_construction_s_target(sin_target):
+    tgt = sin_target(5, 4)
     assert inv.check_target(tgt, 5, 4) is tgt
     with pytest.raises(TypeError, match="target must be"):
         inv.check_target("sin", 5, 4)
