@@ -21,8 +21,8 @@ stay in the body. Tensors and models are declared the same way
 (``x=Tensor(shape=("batch", "T", "model.input_dim"), dtype_of="model")``,
 ``model=Model(RecurrentModel)``): a string dimension is a symbol that every
 tensor of the call naming it must share, ``"arg.attr"`` another argument's
-attribute. Only the outermost declared call checks: a public function
-called by another trusts its caller, so a parameter is checked once per call.
+attribute. A declared function called by another skips the names its
+callers declared (and so checked): a parameter is checked once per call.
 The bad-input tests for declared constraints are generated from the records
 (``tests/test_bad_input.py``), as scikit-learn's
 ``test_public_functions.py`` does from its ``validate_params``.
@@ -512,9 +512,11 @@ PARAMS: dict[str, Constraint] = {
 
 class _Depth(threading.local):
     depth = 0
+    checked: frozenset = frozenset()
 
 
-#: How many declared public calls are running in this thread: only the outermost one checks.
+#: In this thread: how many declared public calls are running (``depth``) and the
+#: parameter names they checked (``checked``), which a declared call inside them skips.
 _INSIDE = _Depth()
 
 
@@ -527,11 +529,12 @@ def validate_params(
     constraint of this function's own. The checked value replaces the argument
     (``check_int`` returns ``int``, ``check_real`` ``float``). The constraints
     are recorded as ``fn.__rnnlib_params__`` (``name -> constraint``), which the
-    bad-input tests read. The checks run at the outermost declared call only: a
-    public function that another one calls (``regression_task`` calls
-    ``sample_task``, which calls ``sample_true_sequence``) trusts its caller, so a
-    parameter is checked once per call, at the boundary the user crossed. A
-    function must therefore declare every argument it takes from its caller.
+    bad-input tests read. A public function that another declared one calls
+    (``regression_task`` calls ``sample_task``, which calls
+    ``sample_true_sequence``) trusts its callers for the names they declared, so a
+    parameter is checked once per call, at the boundary the user crossed; a name
+    no enclosing call declared (``dtype`` passed on by a sweep that does not
+    declare it, ``ridge`` passed as ``fit_ridge``) is checked where it is declared.
     A declared function in ``names`` lends its constraints (a subclass's
     ``__init__`` declares ``_Base.__init__`` and its own additions once).
     Arguments are checked in the order of the signature, those that another
@@ -578,15 +581,17 @@ def validate_params(
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if (
-                _INSIDE.depth
-            ):  # called by another public function: checked there
+            outer = (
+                _INSIDE.checked
+            )  # what the enclosing declared calls checked
+            todo = [n for n in order if n not in outer]
+            if not todo:
                 return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = bound.arguments
             dims = {}  # the sizes the symbols of the shapes took
-            for name in order:
+            for name in todo:
                 value, spec = arguments[name], specs[name]
                 if value is None and name in may_be_none:
                     continue
@@ -596,10 +601,12 @@ def validate_params(
                     else spec.check(value, name)
                 )
             _INSIDE.depth += 1
+            _INSIDE.checked = outer.union(specs)
             try:
                 return fn(*bound.args, **bound.kwargs)
             finally:
                 _INSIDE.depth -= 1
+                _INSIDE.checked = outer
 
         wrapper.__rnnlib_params__ = dict(specs)
         return wrapper

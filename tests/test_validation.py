@@ -286,6 +286,27 @@ def test_only_the_outermost_declared_call_checks():
     assert _validation._INSIDE.depth == 0  # reset after an error
 
 
+def test_a_name_no_enclosing_call_declared_is_checked_where_it_is_declared():
+    """A declared caller that does not declare an argument it passes on leaves it to the callee."""
+    from rnnlib import _validation
+    from rnnlib._validation import Int, validate_params
+
+    @validate_params(L=Int(1), ridge=Int(0))
+    def inner(L, ridge):
+        return L + ridge
+
+    @validate_params(L=Int(1))
+    def outer(L, fit_ridge):  # ridge is not declared here
+        return inner(L, ridge=fit_ridge)
+
+    assert outer(3, 0) == 3
+    with pytest.raises(
+        ValueError, match=r"^ridge must be >= 0, got -1$"
+    ):
+        outer(3, -1)
+    assert _validation._INSIDE.checked == frozenset()
+
+
 def test_declared_tensors_share_their_symbols_and_read_other_arguments():
     """``Tensor``: a symbol names one size in every tensor of the call, ``"arg.attr"`` reads another argument."""
     import torch
