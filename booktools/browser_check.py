@@ -59,6 +59,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from booktools import toc
+from booktools.kernels import WAITS
 from booktools.toc import ROOT
 
 CHROMIUM_FLAGS = [
@@ -77,7 +78,7 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     "--window-size=1280,1000",
 ]
-PAGE_TIMEOUT_S = 60
+PAGE_TIMEOUT_S = WAITS.page_load
 MAX_SCREENSHOT_HEIGHT = 20000
 
 # Runs in the page: waits for MathJax and for images, then reports what the checks need.

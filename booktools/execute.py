@@ -23,13 +23,16 @@ The second, independent execution of each chapter is nbval's (``make nbval``).
 
 Timing. Each record holds ``execution_seconds``, the wall time of the execution
 (kernel start to kernel shutdown, as myst-nb measures its own), ``cpu_seconds``, the CPU
-time of the kernel process, and ``jobs``, how many notebooks ran at once. While ``jobs``
-notebooks run at once, each kernel is limited to ``--threads`` threads (default 1, whatever ``jobs``:
-``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the kernel). One thread is the chapters'
-fastest setting, not only the fair one: their tensors are small, and with two threads
-torch's workers spin on them (chapter 10's training took 7 to 30 times the CPU time of one
-thread, chapter 7 over 700 s instead of 68 s, on two cores). The budget
-(``booktools.exec_times``) is checked on the CPU time.
+time of the kernel process, ``jobs``, how many notebooks ran at once, ``phases``, where
+the wall time went (:func:`run_job`), and ``reference_cpu_seconds``, the budget's unit
+measured in the same run (``booktools.budget``). Each kernel gets ``--threads`` threads
+(default 1, whatever ``jobs``: ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the
+kernel). One thread is the chapters' fastest setting, not only the fair one: their
+tensors are small, and with two threads torch's workers spin on them (chapter 10's
+training took 7 to 30 times the CPU time of one thread, chapter 7 over 700 s instead of
+68 s, on two cores). An execution whose wall time is far above its CPU time is reported
+as a stall (:func:`booktools.budget.is_stall`), a warning. Kernels talk over IPC sockets
+(``booktools.kernels``: why).
 
 Usage: ``python -m booktools.execute [--jobs N] [--only NOTEBOOK ...] {book,student} ...``
 """
@@ -37,21 +40,25 @@ Usage: ``python -m booktools.execute [--jobs N] [--only NOTEBOOK ...] {book,stud
 from __future__ import annotations
 
 import argparse
+import atexit
 import multiprocessing
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import (
     FIRST_COMPLETED,
     ProcessPoolExecutor,
     wait,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import yaml
 
+from booktools.budget import is_stall, reference_workload
+from booktools.kernels import Client, start_error
 from booktools.toc import ROOT, chapter_notebooks
 
 TARGETS = ("book", "student")
@@ -81,6 +88,22 @@ class Result:
     seconds: float
     cpu_seconds: float | None
     error: str | None
+    #: seconds spent in each of :data:`PHASES` (see :func:`run_job`)
+    phases: dict[str, float] = field(default_factory=dict)
+    #: kernel_info nudges sent while a reply was awaited (booktools.kernels.Client)
+    nudges: int = 0
+
+
+#: An execution's phases, in order (:func:`run_job`).
+PHASES = ("kernel_start", "kernel_info", "cells", "shutdown")
+
+
+def _phase_line(phases: dict[str, float]) -> str:
+    return "phases: " + ", ".join(
+        f"{name.replace('_', ' ')} {phases[name]:.1f} s"
+        for name in PHASES
+        if name in phases
+    )
 
 
 def default_timeout(root: Path = ROOT) -> int:
@@ -219,9 +242,12 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
 
 
 def run_job(job: Job) -> Result:
-    """Execute one notebook in a fresh kernel (in a worker process); never raises."""
-    from nbclient import NotebookClient
+    """Execute one notebook in a fresh kernel (in a worker process); never raises.
 
+    The result's ``phases`` are the seconds from the request to the kernel's first
+    answer (``kernel_start``), to its first cell (``kernel_info``), to its last cell's end
+    (``cells``) and to the kernel's shutdown (``shutdown``): where a stall was spent.
+    """
     # the kernel inherits the worker's environment
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(job.threads)
@@ -241,46 +267,84 @@ def run_job(job: Job) -> Result:
                 f"{type(exc).__name__}: {exc}",
             )
     cpu: list[float | None] = [None]
-    client = NotebookClient(
+    client = Client(  # IPC kernels, nudged when a reply is late (booktools.kernels)
         nb,
         timeout=job.timeout,
-        startup_timeout=300,  # nbclient's 60 s is short for a kernel started beside two busy ones
         kernel_name="python3",
         allow_errors=job.allow_errors,
         record_timing=False,  # per-cell timings in the cell metadata would change jupyter-cache's hash of it
         resources={"metadata": {"path": str(job.path.parent)}},
     )
-    # after each cell, the kernel's CPU time so far (the last one stays; the kernel is gone after the last cell)
-    client.on_cell_executed = lambda **_: cpu.__setitem__(
-        0, _kernel_cpu_seconds(client)
-    )
     start = time.perf_counter()
+    marks: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        marks.setdefault(name, time.perf_counter() - start)
+
+    client.on_notebook_start = lambda **_: mark("kernel_start")
+    client.on_cell_start = lambda **_: mark("kernel_info")
+
+    # after each cell, the kernel's CPU time so far (the last one stays; the kernel is gone after the last cell)
+    def executed(**_) -> None:
+        cpu[0] = _kernel_cpu_seconds(client)
+        marks["cells"] = (
+            time.perf_counter() - start
+        )  # the last cell's end
+
+    client.on_cell_executed = executed
     error = None
-    try:
-        client.execute()
-    except Exception as exc:  # noqa: BLE001 - a cell error, a timeout, a dead kernel: reported, not raised
-        error = f"{type(exc).__name__}: {exc}"
+    with tempfile.NamedTemporaryFile(
+        "w+", prefix="kernel-stderr-", suffix=".log"
+    ) as stderr:
+        try:
+            client.execute(stderr=stderr)
+        except Exception as exc:  # noqa: BLE001 - a cell error, a timeout, a dead kernel: reported, not raised
+            stderr.flush()
+            error = start_error(exc, stderr.name)
+        finally:
+            # nbclient's exit hook would clean up a kernel that is already gone
+            atexit.unregister(client._cleanup_kernel)
+    seconds = time.perf_counter() - start
+    mark("shutdown")
+    phases, before = {}, 0.0
+    for name in PHASES:
+        if name in marks:
+            phases[name] = round(marks[name] - before, 2)
+            before = marks[name]
     if fill is not None and error is None:
         nb = fill(nb)
     # with allow_errors, cell errors are outputs; what still raises (a timeout, a dead kernel) fails the job
     return Result(
         job,
         nb if error is None else None,
-        time.perf_counter() - start,
+        seconds,
         cpu[0],
         error,
+        phases,
+        client.nudges,
     )
 
 
 def _store(
-    result: Result, root: Path, build: Path, student_build: Path
+    result: Result,
+    root: Path,
+    build: Path,
+    student_build: Path,
+    reference_cpu: float | None = None,
 ) -> str:
-    """Put a successful execution where the later steps read it; return where."""
+    """Put a successful execution where the later steps read it; return where.
+
+    ``reference_cpu``: the CPU seconds of ``booktools.budget.reference_workload``
+    measured in the same run (the budget's unit).
+    """
     job = result.job
     data = {
         "execution_seconds": result.seconds,
         "cpu_seconds": result.cpu_seconds,
         "jobs": job.jobs,
+        "phases": result.phases,
+        "nudges": result.nudges,
+        "reference_cpu_seconds": reference_cpu,
     }
     if job.reuse is not None:
         # the unchanged cells' outputs are the chapter's execution's; the times are the stubs' run
@@ -342,6 +406,28 @@ def _is_cached(path: Path, cache_dir: Path) -> bool:
     return True
 
 
+#: Chapters that take longest to execute, longest first: a scheduling hint (a wrong one makes
+#: a run slower, never wrong). Measured on the fresh clones of December 2026.
+SLOW_FIRST = (
+    "11_real_data.ipynb",
+    "07_regular_languages.ipynb",
+    "05_sgd.ipynb",
+    "06_generalization.ipynb",
+    "10_truncation_training.ipynb",
+    "04_existence.ipynb",
+)
+
+
+def expected_cost(path: Path) -> int:
+    """A rank for longest-first scheduling: the hint of :data:`SLOW_FIRST`, else 0."""
+    name = Path(path).name
+    return (
+        len(SLOW_FIRST) - SLOW_FIRST.index(name)
+        if name in SLOW_FIRST
+        else 0
+    )
+
+
 def plan(
     targets: list[str],
     root: Path,
@@ -392,6 +478,10 @@ def plan(
                         jobs,
                     )
                 )
+    # longest first, so that no long chapter starts last while the other worker idles
+    todo.sort(
+        key=lambda j: (j.target != "book", -expected_cost(j.path))
+    )
     # a student notebook reuses its chapter's execution when that is cached or made in this run
     chapters = {
         p.relative_to(root): p for p in chapter_notebooks(root)
@@ -475,6 +565,8 @@ def execute(
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=context
     ) as pool:
+        # the budget's unit, measured in this run beside the chapters (booktools.budget)
+        reference = pool.submit(reference_workload)
         futures = {
             pool.submit(run_job, job)
             for job in todo
@@ -500,6 +592,7 @@ def execute(
                         root,
                         build,
                         student_root / "_build",
+                        reference.result(),
                     )
                     reused = (
                         ""
@@ -509,6 +602,14 @@ def execute(
                     print(
                         f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}{reused}"
                     )
+                    print(f"{'':9s}{_phase_line(result.phases)}")
+                    if is_stall(
+                        result.seconds, result.cpu_seconds
+                    ):
+                        print(
+                            f"WARNING: {rel} waited: {result.seconds:.1f} s of wall time for "
+                            f"{result.cpu_seconds:.1f} s of CPU (more than 3 x CPU + 10 s; phases above)"
+                        )
                 else:
                     print(
                         f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}",

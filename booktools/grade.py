@@ -44,7 +44,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from booktools.cell_deps import (
@@ -53,6 +52,7 @@ from booktools.cell_deps import (
     parse_cell,
 )
 from booktools.execute import executed_in_build
+from booktools.kernels import WAITS, Client
 from booktools.nbval_notebooks import outputs_below, widget_state
 from booktools.student_edition import (
     ANSWER_KEY,
@@ -281,11 +281,10 @@ def widget_errors(
 TIMEOUT_ENAME = "CellTimeoutError"
 #: Seconds a cell that is neither an exercise nor a checker may run (``--timeout`` bounds
 #: the student's exercise cells; the chapter's own cells, imports included, get this).
-SETUP_TIMEOUT = 600
-#: Seconds a kernel may take to start (nbclient's default, 60, is exceeded when a class is
-#: graded two at a time on a loaded two-core machine; a kernel that did not start is not the
-#: student's error).
-STARTUP_TIMEOUT = 300
+SETUP_TIMEOUT = WAITS.grade_setup
+#: Seconds a kernel may take to start (a kernel that did not start is not the student's
+#: error; booktools.kernels says why this size).
+STARTUP_TIMEOUT = WAITS.kernel_start
 
 
 def _verdict(ename: str, evalue: str) -> tuple[str, str]:
@@ -323,7 +322,7 @@ def _execute(
     }
     setup = max(timeout, SETUP_TIMEOUT)
     message = f"the cell ran past the time limit of {timeout} s and was interrupted"
-    client = NotebookClient(
+    client = Client(  # IPC kernels, nudged when a reply is late (booktools.kernels)
         nb,
         timeout=timeout,
         startup_timeout=STARTUP_TIMEOUT,
@@ -844,7 +843,7 @@ def grade_class(
     reference: str | Path | None = None,
     jobs: int | None = None,
     timeout: int = 300,
-    limit: int = 900,
+    limit: int = WAITS.grade_submission,
     fast: bool = True,
     config: str | Path = GRADING_CONFIG,
 ) -> list[dict]:
@@ -1053,8 +1052,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--limit",
         type=int,
-        default=900,
-        help="with --class: seconds per submission before it is stopped (default 900)",
+        default=WAITS.grade_submission,
+        help=f"with --class: seconds per submission before it is stopped (default {WAITS.grade_submission})",
     )
     args = parser.parse_args(argv)
     if args.folder:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from booktools.browser_check import make_driver
+from booktools.kernels import WAITS
 
 #: The text a rendered markdown cell must not contain: MyST that did not render, a glued
 #: value that was never computed, a comment meant for the build.
@@ -128,7 +129,7 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def lab_server(
-    notebooks: list[Path], timeout_s: float = 120.0
+    notebooks: list[Path], timeout_s: float = WAITS.lab_server
 ) -> Iterator[tuple[str, str, Path]]:
     """A JupyterLab serving copies of ``notebooks``: yields ``(base_url, token, folder)``."""
     folder = Path(tempfile.mkdtemp(prefix="rnnlib-lab-"))
@@ -159,6 +160,8 @@ def lab_server(
             "--LabServerApp.extra_labextensions_path=[]",
             "--ServerApp.disable_check_xsrf=False",
             "--LabApp.extension_manager=readonly",
+            # the server's kernels over IPC too (booktools.kernels: no port race with other kernels)
+            "--KernelManager.transport=ipc",
             *(["--allow-root"] if os.geteuid() == 0 else []),
         ],
         stdout=log,
@@ -214,7 +217,7 @@ def open_and_run(
     base: str,
     token: str,
     name: str,
-    timeout_s: float = 300.0,
+    timeout_s: float = WAITS.cell,
     screenshot: Path | None = None,
 ) -> LabReport:
     """Open ``name`` (in the server's folder), run all cells, and report what the page shows."""
@@ -227,7 +230,7 @@ def open_and_run(
         " && w.sessionContext.session && w.sessionContext.session.kernel"
         " && w.sessionContext.session.kernel.connectionStatus === 'connected'"
         " && w.sessionContext.session.kernel.status === 'idle');",
-        120,
+        WAITS.kernel_start,
         f"{name} did not open with an idle kernel",
     )
     driver.execute_script(

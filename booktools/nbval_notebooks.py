@@ -25,12 +25,14 @@ in the folder of the notebook it checks, here ``_build/nbval/chapters/`` rather 
 ``chapters/``: a chapter that read a file relative to its folder would fail there (none
 does; data ship with packages or are made in temporary folders).
 
-The module is also the pytest plugin of that run (``-p booktools.nbval_notebooks``):
-nbval waits a fixed 5 s for each output message of a cell once the cell has finished,
-which a loaded two-core machine exceeds after a long cell ("Timeout of 5 seconds
-exceeded waiting for output"); :func:`pytest_collection_modifyitems` gives every
-nbval cell :data:`OUTPUT_TIMEOUT` instead. The cell's own limit stays
-``--nbval-cell-timeout``.
+The module is also the pytest plugin of that run (``-p booktools.nbval_notebooks``),
+which gives nbval the machinery's kernels and waits (``booktools.kernels``): its
+kernels listen on IPC sockets instead of TCP ports (two nbval workers, and the
+machinery's tests beside them, start kernels at once); its cell and kernel-start
+limits are ``WAITS.cell`` and ``WAITS.kernel_start`` unless given on the command line;
+and nbval's fixed 5-s wait for each output message of a finished cell, which a loaded
+two-core machine exceeds after a long cell ("Timeout of 5 seconds exceeded waiting for
+output"), is ``WAITS.nbval_output`` on every cell (:func:`pytest_collection_modifyitems`).
 
 The folder ``--out`` is emptied first, so it holds exactly the chapters asked for
 (default: every notebook of ``_toc.yml``). A chapter whose current code has no record
@@ -46,12 +48,19 @@ from pathlib import Path
 
 import nbformat
 
-from booktools.execute import executed_in_build
+from booktools.execute import executed_in_build, expected_cost
+from booktools.kernels import WAITS, IPCKernelManager
 from booktools.toc import ROOT, chapter_notebooks
 
 SANITIZER = ROOT / "booktools" / "nbval_sanitize.cfg"
 #: Seconds nbval waits for each output message of a finished cell (nbval's own: 5).
-OUTPUT_TIMEOUT = 60
+OUTPUT_TIMEOUT = WAITS.nbval_output
+#: nbval's own defaults of the two limits the plugin sizes (``--nbval-cell-timeout``,
+#: ``--nbval-kernel-startup-timeout``): a value still at its default was not given.
+_NBVAL_DEFAULTS = {
+    "nbval_cell_timeout": 2000,
+    "nbval_kernel_startup_timeout": 60,
+}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -151,9 +160,28 @@ def _chosen(names: list[str], root: Path) -> list[Path]:
     return chosen
 
 
-def pytest_report_header() -> str:
+def pytest_configure(config) -> None:
+    """pytest hook: nbval's kernels over IPC, and its limits from ``WAITS`` unless given."""
+    import nbval.kernel
+
+    # nbval.kernel.start_new_kernel builds its manager from this module-level name
+    nbval.kernel.KernelManager = IPCKernelManager
+    sizes = {
+        "nbval_cell_timeout": WAITS.cell,
+        "nbval_kernel_startup_timeout": WAITS.kernel_start,
+    }
+    for name, default in _NBVAL_DEFAULTS.items():
+        if getattr(config.option, name, None) == default:
+            setattr(config.option, name, sizes[name])
+
+
+def pytest_report_header(config) -> str:
     """pytest hook: say that this plugin is active and what it changes."""
-    return f"booktools.nbval_notebooks: nbval waits up to {OUTPUT_TIMEOUT} s for a cell's outputs"
+    return (
+        f"booktools.nbval_notebooks: kernels over IPC; nbval waits up to {OUTPUT_TIMEOUT} s "
+        f"for a cell's outputs, {config.option.nbval_cell_timeout:g} s for a cell, "
+        f"{config.option.nbval_kernel_startup_timeout:g} s for a kernel's start"
+    )
 
 
 def pytest_collection_modifyitems(items: list) -> None:
@@ -163,6 +191,13 @@ def pytest_collection_modifyitems(items: list) -> None:
     for item in items:
         if isinstance(item, IPyNbCell):
             item.output_timeout = OUTPUT_TIMEOUT
+    # the longest chapters first (pytest-xdist's --dist loadfile hands out files in this
+    # order), as booktools.execute does; a stable sort keeps each file's cells in order
+    items.sort(
+        key=lambda item: (
+            -expected_cost(Path(str(getattr(item, "path", ""))))
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

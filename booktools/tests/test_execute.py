@@ -83,6 +83,9 @@ def test_book_executions_are_recorded_once(tmp_path, capsys):
             record.data["cpu_seconds"] is None
             or record.data["cpu_seconds"] >= 0
         )
+        # where the wall time went, and the budget's unit measured in the same run
+        assert list(record.data["phases"]) == list(ex.PHASES)
+        assert record.data["reference_cpu_seconds"] > 0
         _, merged = cache.merge_match_into_notebook(nb)
         assert (
             merged.cells[1].outputs[0]["text"] == printed
@@ -216,30 +219,71 @@ def test_strip_notebooks(tmp_path):
     assert strip_notebooks.main(["--check", str(executed)]) == 0
 
 
-def test_the_budget_is_checked_on_cpu_time_where_recorded():
-    from booktools import exec_times
+def test_execution_times_are_reported_in_reference_units_and_never_fail_on_a_time(
+    capsys,
+):
+    from booktools import budget, exec_times
 
+    unit = budget.REFERENCE_SECONDS_ON_REFERENCE_MACHINE
     records = {
-        "chapters/a.ipynb": {
-            "execution_seconds": 200.0,
+        "chapters/a.ipynb": {  # 40 s of CPU, in a run whose reference took 2 units' time
+            "execution_seconds": 100.0,
             "cpu_seconds": 40.0,
             "jobs": 2,
+            "reference_cpu_seconds": 2 * unit,
+            "phases": {
+                "kernel_start": 2.0,
+                "kernel_info": 0.1,
+                "cells": 197.0,
+                "shutdown": 0.9,
+            },
         },
-        "chapters/b.ipynb": {
+        "chapters/b.ipynb": {  # 200 units: over budget (90), and a stall (wall > 3 CPU + 10)
+            "execution_seconds": 900.0,
+            "cpu_seconds": 200.0,
+            "jobs": 2,
+            "reference_cpu_seconds": unit,
+        },
+        "chapters/c.ipynb": {
             "execution_seconds": 95.0
-        },  # executed by the build itself: wall time
-        "chapters/c.ipynb": None,
+        },  # no CPU, no reference: wall time
     }
-    lines, problems = exec_times.check(records, 90, 120)
+    lines, missing, warnings = exec_times.check(records)
     assert (
-        lines[2]
-        == "| chapters/a.ipynb                              |  200.0 |  40.0 |       2 |"
+        lines[2].startswith("| chapters/a.ipynb")
+        and "|  20.0 |" in lines[2]
     )
-    assert problems == [
-        "chapters/b.ipynb: 95.0 s (wall) >= 90 s per chapter",
-        "chapters/c.ipynb: no execution record matches the notebook (was the book built?)",
-        "the whole book: 135.0 s >= 120 s",
+    assert "2.0, 0.1, 197.0, 0.9" in lines[2]
+    assert missing == []
+    assert warnings == [
+        f"chapters/b.ipynb: 200.0 x the reference workload >= the budget of {budget.limit_units(90):.1f} (90 s on the reference machine)",
+        "chapters/b.ipynb: a stall? 900.0 s of wall time for 200.0 s of CPU (more than 3 x CPU + 10 s; the phases column says where)",
+        "chapters/c.ipynb: 95.0 s >= 90 s per chapter (no reference measured)",
     ]
+    missing = exec_times.check({"chapters/d.ipynb": None})[1]
+    assert missing == [
+        "chapters/d.ipynb: no execution record matches the notebook (was the book built?)"
+    ]
+
+
+def test_exec_times_reports_in_make_test_and_enforces_only_in_bench(
+    tmp_path, monkeypatch
+):
+    from booktools import exec_times
+
+    (tmp_path / ".jupyter_cache").mkdir()
+    over = {"chapters/b.ipynb": {"execution_seconds": 95.0}}
+    monkeypatch.setattr(
+        exec_times, "execution_records", lambda build: over
+    )
+    assert exec_times.main([str(tmp_path)]) == 0
+    assert exec_times.main(["--enforce", str(tmp_path)]) == 1
+    monkeypatch.setattr(
+        exec_times,
+        "execution_records",
+        lambda build: {"chapters/b.ipynb": None},
+    )
+    assert exec_times.main([str(tmp_path)]) == 1
 
 
 def _with_exercise(root):

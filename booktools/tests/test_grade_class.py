@@ -240,8 +240,6 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
                 str(REFERENCE),
                 "--timeout",
                 "15",
-                "--limit",
-                "100",
             ]
         )
         == 0
@@ -326,10 +324,11 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
             out / "answers" / "right_helper_slow_no_answer.md"
         ).read_text()
     )
-    # fast mode did not wait for the unrelated slow cell
+    # fast mode did not run the unrelated slow cell (it sleeps 120 s and raises: run, it
+    # would be an error outside the exercises); no clock decides it
     slow = next(
         g
         for g in detail["grades"]
         if g["student"] == "right_helper_slow_no_answer"
     )
-    assert slow["skipped"] >= 1 and slow["wall_seconds"] < 60
+    assert slow["skipped"] >= 1 and slow["other_errors"] == []

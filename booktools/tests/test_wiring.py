@@ -186,6 +186,7 @@ def test_sphinx_extensions_are_installed_modules():
         "booktools.sphinx_ext.static_page",
         "booktools.sphinx_ext.latex_macros",
         "booktools.ledger",
+        "booktools.exec_times",
     ]
     for name in ours:
         module = __import__(name, fromlist=["setup"])
