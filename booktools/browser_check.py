@@ -558,7 +558,7 @@ def check_page(
     probe = driver.execute_async_script(PAGE_PROBE_JS)
     if probe["widgetState"]:
         # the embed manager renders the widget views after load
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + WAITS.page_load
         while (
             time.monotonic() < deadline
             and not driver.execute_script(

@@ -392,7 +392,7 @@ def grade_notebook(
     notebook: str | Path,
     *,
     reference: str | Path | None = None,
-    timeout: int = 300,
+    timeout: int = WAITS.grade_exercise,
     kernel_name: str = "python3",
     executed: nbformat.NotebookNode | None = None,
     fast: bool = True,
@@ -842,7 +842,7 @@ def grade_class(
     *,
     reference: str | Path | None = None,
     jobs: int | None = None,
-    timeout: int = 300,
+    timeout: int = WAITS.grade_exercise,
     limit: int = WAITS.grade_submission,
     fast: bool = True,
     config: str | Path = GRADING_CONFIG,
@@ -1010,8 +1010,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout",
         type=int,
-        default=300,
-        help="seconds per cell (default 300)",
+        default=WAITS.grade_exercise,
+        help=f"seconds per exercise cell (default {WAITS.grade_exercise})",
     )
     parser.add_argument(
         "--json",

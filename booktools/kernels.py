@@ -57,8 +57,12 @@ class Waits:
     #: loaded machine exceeded once after chapter 11's long training cell).
     nbval_output: int = 60
     #: A built page's load and its in-page probe (MathJax typesetting, images) in headless
-    #: Chromium: about 2 s idle, 20 s on the longest page under load.
+    #: Chromium: about 2 s idle, 20 s on the longest page under load; also the wait for a
+    #: page's widget views to render.
     page_load: int = 60
+    #: A student's exercise cell or checker when grading (``--timeout``): the reference
+    #: solutions take under a second; an endless loop is stopped after this.
+    grade_exercise: int = 300
     #: A chapter's own cells when the grader re-runs them before the exercises.
     grade_setup: int = 600
     #: One whole submission graded in its own process (kernel start, setup cells,
