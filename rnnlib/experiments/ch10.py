@@ -322,7 +322,7 @@ def k_star_sweep(
     lam_teacher: float = 0.8,
     project: float = 0.9,
     constant_lr: float | None = None,
-    last_only: bool = True,
+    last_only: bool = False,
     dtype: torch.dtype = torch.float64,
 ) -> KStarSweep:
     """The smallest k with ``||w_N - w^k_N|| <= eps`` for each N, per seed and schedule (chapter 10).
@@ -334,7 +334,8 @@ def k_star_sweep(
     with ``alpha_i = lr / i`` (one run to ``max(Ns)``, read at every N) and, for each N, with the
     constant step ``S_N / N``, ``S_N = sum_{i<=N} lr / i``; with ``constant_lr``, also the fixed
     constant step ``constant_lr`` (one run to ``max(Ns)``; its total length ``constant_lr N`` is
-    not matched). ``Ns`` and ``ks`` increasing, ``ks`` below T (``k >= T`` is the full model).
+    not matched). The loss is the mean over all steps (``last_only``: the last step only), as in
+    the chapter's runs. ``Ns`` and ``ks`` increasing, ``ks`` below T (``k >= T`` is the full model).
     """
     Ns = [int(v) for v in Ns]
     ks = [int(v) for v in ks]
