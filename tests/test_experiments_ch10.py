@@ -11,7 +11,10 @@ from scipy.stats import t as student_t
 
 from rnnlib.dynamical import SimpleRNN
 from rnnlib.experiments import ch10
-from rnnlib.truncation import batched_gd_weights, weight_distance_sweep
+from rnnlib.truncation import (
+    batched_gd_weights,
+    weight_distance_sweep,
+)
 
 
 def _setup(T: int = 7, n: int = 2, m: int = 5, batch: int = 3):
