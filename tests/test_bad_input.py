@@ -540,6 +540,7 @@ row(T, "shape", "W0", lambda: truncation.batched_gd_weights(**{**BD, "W0": BD["W
 row(T, "shape", "truncations", lambda: truncation.batched_gd_weights(**{**BD, "truncations": [1]}, steps=2))
 row(T, "range", "truncations", lambda: truncation.batched_gd_weights(**{**BD, "truncations": [0, 1]}, steps=2))
 row(T, "shape", "alphas", lambda: truncation.batched_gd_weights(**BD, steps=3))
+row("rnnlib.experiments.ch10.scalar_smoothness", "type", "generator", lambda: exp10.scalar_smoothness(1.1, [3], generator="seed"))
 T = "rnnlib.experiments.ch10.k_star_sweep"
 row(T, "malformed", "Ns", lambda: exp10.k_star_sweep([4, 2], [1], [0, 1], eps=0.1, T=4), exc=ValueError)
 row(T, "range", "ks", lambda: exp10.k_star_sweep([2, 4], [1, 4], [0, 1], eps=0.1, T=4))

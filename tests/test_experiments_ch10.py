@@ -115,7 +115,7 @@ def test_seed_slopes_and_interval():
 @pytest.mark.parametrize("w", [1.1, 0.9, -1.2])
 def test_scalar_smoothness_matches_autograd(w):
     Ts = [3, 10, 20]
-    got = ch10.scalar_smoothness(w, Ts, batch=8, seed=4)
+    got = ch10.scalar_smoothness(w, Ts, batch=8, generator=4)
     gen = torch.Generator().manual_seed(4)
     x = torch.randn(8, max(Ts), generator=gen, dtype=torch.float64)
     y = torch.randn(8, generator=gen, dtype=torch.float64)

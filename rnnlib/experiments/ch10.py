@@ -327,20 +327,23 @@ def k_star_sweep(
     w=ANY_REAL,
     Ts=Ints(2),
     batch=Int(1),
-    seed=Int(0),
 )
 def scalar_smoothness(
-    w: float, Ts: Sequence[int], *, batch: int = 64, seed: int = 0
+    w: float,
+    Ts: Sequence[int],
+    *,
+    batch: int = 64,
+    generator: torch.Generator | int | None = None,
 ) -> np.ndarray:
     """``|p_T''(w)|`` and ``|p_T'(w)|`` of the scalar linear RNN ``h_t = w h_(t-1) + x_t``, for each T (chapter 10).
 
-    ``x_t ~ N(0, 1)`` and targets ``y ~ N(0, 1)`` (batch each, from ``seed``);
+    ``x_t ~ N(0, 1)`` and targets ``y ~ N(0, 1)`` (batch each, drawn from ``generator``);
     ``p_T(w) = mean_b 1/2 (h_T - y)^2`` with ``h_T = sum_{s=1}^T w^(T-s) x_s``, so
     ``p' = mean (h_T - y) h_T'`` and ``p'' = mean (h_T'^2 + (h_T - y) h_T'')`` with
     ``h_T' = sum_s (T-s) w^(T-s-1) x_s`` and ``h_T'' = sum_s (T-s)(T-s-1) w^(T-s-2) x_s``,
     evaluated in float64. Returns an array (2, len(Ts)): row 0 ``|p''|``, row 1 ``|p'|``.
     """
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = as_generator(generator)
     T_max = max(Ts)
     x = torch.randn(
         batch, T_max, generator=gen, dtype=torch.float64
