@@ -2,7 +2,7 @@
 
 Which claims the book tests is book content, not library code: the registry
 ``chapters/claims.yml`` beside the chapters holds one entry per claim of the two
-papers (id, paper, statement number, kind, chapter, the claim in one sentence; or,
+papers, and of the one result of Hardt, Ma & Recht that chapter 8 tests (id, paper, statement number, kind, chapter, the claim in one sentence; or,
 for a claim no chapter can test, the reason). A chapter's assert cell calls
 :func:`check` instead of a bare ``assert``::
 
