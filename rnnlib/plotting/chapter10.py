@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from .._validation import check_int
 from ._style import (
@@ -167,6 +168,8 @@ def plot_k_star(
                 alpha=0.5,
                 color=line.get_color(),
             )
+    ax.set_xticks(Ns, [f"{v:g}" for v in Ns])
+    ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("gradient steps $N$ (log scale)")
     ax.set_ylabel(
         r"smallest $k$ with $\|w_N - w^k_N\|_2 \leq \varepsilon$"
