@@ -513,7 +513,7 @@ def _summary_table(rows: list[Row]) -> nodes.table:
     header = ("Verdict", *(p.split()[0] for p in PAPERS), "All")
     return _table(
         ["claims-ledger-summary"],
-        (40, 15, 15, 15),
+        (40, *[60 // len(cols)] * len(cols)),
         [nodes.paragraph("", h) for h in header],
         body,
     )

@@ -2,7 +2,7 @@
 
 Which claims the book tests is book content, not library code: the registry
 ``chapters/claims.yml`` beside the chapters holds one entry per claim of the two
-papers (id, paper, statement number, kind, chapter, the claim in one sentence; or,
+papers, and of the one result of Hardt, Ma & Recht that chapter 8 tests (id, paper, statement number, kind, chapter, the claim in one sentence; or,
 for a claim no chapter can test, the reason). A chapter's assert cell calls
 :func:`check` instead of a bare ``assert``::
 
@@ -50,8 +50,9 @@ __all__ = [
     "check",
 ]
 
-#: The two papers, as the registry names them.
-PAPERS = ("P&G 2021", "M&H 2019")
+#: The papers, as the registry names them: the two the book follows, and Hardt, Ma & Recht
+#: (2018), whose result chapter 8 tests beside Part II and counts under its own name.
+PAPERS = ("P&G 2021", "M&H 2019", "HMR 2018")
 #: Kinds of claim: the paper's own statement, our reconstruction of a missing part, our heuristic.
 KINDS = ("paper", "reconstruction", "heuristic")
 #: Verdicts a measurement can give. ``"checked (closed form)"`` is for an assert that

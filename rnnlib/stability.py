@@ -602,8 +602,10 @@ def fit_lds_canonical(
     The teacher is a random SISO system in canonical form with ``||a||_1 = 0.6 radius``.
     The student ``(a, c, d)`` starts at ``a = 0`` and minimizes
     ``sum_k (student Markov parameter_k - teacher's)^2`` over ``K`` terms by gradient
-    descent, projecting ``a`` onto the l1-ball of ``radius`` (``sqrt(2)/2``: inside
-    the Pac-Man region, so every iterate is a stable system) after each step.
+    descent, projecting ``a`` onto the closed l1-ball of ``radius`` after each step
+    (``sqrt(2)/2``: the open ball ``||a||_1 < sqrt(2)/2`` lies in the Pac-Man region, whose
+    strict inequality can fail on the sphere ``||a||_1 = sqrt(2)/2``; every system with
+    ``||a||_1 < 1`` is stable, so every iterate is).
     Records the risk and the spectral radius of the student's ``A`` (all
     iterates' at once, after the run). Raises
     :class:`~rnnlib.train.DivergenceError` if the risk or a weight stops

@@ -33,6 +33,7 @@ from ._validation import (
     OPEN_UNIT,
     PARAMS,
     POSITIVE,
+    Bool,
     Choice,
     DivergenceError,
     Ints,
@@ -63,6 +64,7 @@ __all__ = [
     "train_full_and_truncated",
     "weight_distance_sweep",
     "growth_recursion_bound",
+    "batched_gd_weights",
 ]
 
 
@@ -120,7 +122,13 @@ def inference_bound(
     """The inference truncation bound ``lambda^k L B / (1 - lambda)`` of chapter 9.
 
     ``lam`` in (0, 1): contraction constant in the state; ``k >= 1``; ``L >= 0``:
-    Lipschitz constant in the input; ``B >= 0``: bound on ``||x_t||``.
+    Lipschitz constant in the input; ``B >= 0``: bound on ``||x_t||``. ``lam = 0`` is
+    refused, though the formula would give 0 there, which is right (a 0-contractive map
+    ignores its state, so every truncation with ``k >= 1`` is exact): the book's contraction
+    constants are certificates such as ``||W||_2``, and a certificate of 0 means a zero
+    recurrent matrix, a feed-forward model with nothing to truncate; refusing it keeps the
+    domain of the theorem (``0 < lambda < 1``) and that of :func:`k_for_epsilon`, whose
+    ``log(1 / lambda)`` needs ``lambda > 0``, the same.
     """
     return lam**k * L * B / (1 - lam)
 
@@ -486,3 +494,136 @@ def growth_recursion_bound(
     for i, a in enumerate(alphas):
         delta[i + 1] = (1 + a * beta) * delta[i] + a * gap
     return delta
+
+
+def _losses(
+    W: torch.Tensor,
+    U: torch.Tensor,
+    C: torch.Tensor,
+    windows: torch.Tensor,
+    masks: torch.Tensor,
+    y: torch.Tensor,
+) -> torch.Tensor:
+    """Per run r: ``mean_{b,t} 1/2 ||C h^(k_r)_t - y_t||^2`` (R,).
+
+    ``windows`` (R, B*T, T, n): window t of run r holds ``x_{t-T+1..t}`` (zeros before the
+    sequence); ``masks`` (R, 1, T, 1): step j of run r counts iff ``j >= T - k_r`` (with the
+    zero padding, the state stays 0 before the window starts, as for the truncated model).
+    """
+    R, BT, T, _ = windows.shape
+    s = windows.new_zeros(R, BT, W.shape[1])
+    Ux = windows @ U.transpose(1, 2).unsqueeze(1)  # (R, BT, T, m)
+    for j in range(T):
+        pre = s @ W.transpose(1, 2) + Ux[:, :, j]
+        s = masks[:, :, j] * torch.tanh(pre)
+    out = s @ C.transpose(1, 2)  # (R, BT, d)
+    return 0.5 * ((out - y) ** 2).sum(dim=2).mean(dim=1)
+
+
+def _project(W: torch.Tensor, radius: float) -> torch.Tensor:
+    """Clip the singular values of every (m, m) matrix of ``W`` at ``radius`` (as project_spectral)."""
+    Us, s, Vh = torch.linalg.svd(W.double(), full_matrices=False)
+    excess = (s - radius).clamp_min(0.0)
+    if not bool((excess > 0).any()):
+        return W
+    return (W.double() - (Us * excess.unsqueeze(1)) @ Vh).to(
+        W.dtype
+    )
+
+
+@validate_params("steps", project=PARAMS["lam"], last_only=Bool())
+def batched_gd_weights(
+    W0: torch.Tensor,
+    U0: torch.Tensor,
+    C: torch.Tensor,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    truncations: Sequence[int],
+    alphas: torch.Tensor,
+    *,
+    steps: int,
+    project: float = 0.9,
+    last_only: bool = False,
+) -> torch.Tensor:
+    """Projected gradient descent on R tanh RNNs and their truncations at once; the weights after every step (chapter 10).
+
+    Run r starts at ``(W0[r], U0[r])`` (R, m, m), (R, m, n) with the frozen read-out ``C[r]``
+    (R, d, m), on sequences ``x[r]`` (R, B, T, n) with targets ``y[r]`` (R, B, T, d), and
+    minimizes the squared loss of the ``truncations[r]``-step truncated model
+    (``truncations[r] >= T``: the full model), mean over batch and steps (with ``last_only``,
+    at ``t = T`` only), as :func:`rnnlib.truncation.sequence_loss`, with step ``alphas[r, i]`` at step i, then
+    ``W <- project_spectral(W, project)``. All runs advance together (one batched tensor per
+    weight), so R runs cost about one sequential run (:func:`train_full_and_truncated` runs
+    them one after the other, with the same result to rounding). Returns the flattened weights ``(W, U)`` at steps
+    0..steps, shape (steps + 1, R, m*m + m*n), float64.
+    """
+    R, B, T, n = x.shape
+    m = W0.shape[1]
+    if (
+        W0.shape != (R, m, m)
+        or U0.shape != (R, m, n)
+        or C.shape[0] != R
+        or C.shape[2] != m
+        or y.shape[:3] != (R, B, T)
+        or y.shape[3] != C.shape[1]
+    ):
+        raise ValueError(
+            "W0, U0, C, x, y must have shapes (R, m, m), (R, m, n), (R, d, m), (R, B, T, n), "
+            f"(R, B, T, d); got {tuple(W0.shape)}, {tuple(U0.shape)}, {tuple(C.shape)}, "
+            f"{tuple(x.shape)}, {tuple(y.shape)}"
+        )
+    if len(truncations) != R:
+        raise ValueError(
+            f"truncations must have length R = {R}, got {list(truncations)}"
+        )
+    if min(truncations) < 1:
+        raise ValueError(
+            f"truncations must be >= 1, got {list(truncations)}"
+        )
+    if alphas.shape != (R, steps):
+        raise ValueError(
+            f"alphas must have shape (R, steps) = ({R}, {steps}), got {tuple(alphas.shape)}"
+        )
+    if last_only:  # one window per sequence: the sequence itself
+        windows, yt = x, y[:, :, -1]
+    else:  # window t: x_{t-T+1..t}, zeros before the sequence
+        padded = torch.cat([x.new_zeros(R, B, T - 1, n), x], dim=2)
+        windows = (
+            padded.unfold(2, T, 1)
+            .permute(0, 1, 2, 4, 3)
+            .reshape(R, B * T, T, n)
+        )
+        yt = y.reshape(R, B * T, -1)
+    ks = torch.tensor([min(int(k), T) for k in truncations])
+    masks = (
+        (torch.arange(T).unsqueeze(0) >= (T - ks).unsqueeze(1))
+        .to(x.dtype)
+        .reshape(R, 1, T, 1)
+    )
+    W = W0.detach().clone().requires_grad_(True)
+    U = U0.detach().clone().requires_grad_(True)
+    out = [
+        torch.cat([W.reshape(R, -1), U.reshape(R, -1)], 1).detach()
+    ]
+    for i in range(steps):
+        loss = _losses(W, U, C, windows, masks, yt).sum()
+        gW, gU = torch.autograd.grad(loss, (W, U))
+        with torch.no_grad():
+            a = alphas[:, i].reshape(R, 1, 1)
+            W_new = _project(W - a * gW, project)
+            U_new = U - a * gU
+        if not bool(
+            torch.isfinite(W_new).all()
+            and torch.isfinite(U_new).all()
+        ):
+            raise FloatingPointError(
+                f"the weights became NaN/inf at step {i + 1}; lower the step size"
+            )
+        W = W_new.requires_grad_(True)
+        U = U_new.requires_grad_(True)
+        out.append(
+            torch.cat(
+                [W.reshape(R, -1), U.reshape(R, -1)], 1
+            ).detach()
+        )
+    return torch.stack(out).double()

@@ -507,6 +507,52 @@ row(T, "empty", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0
 row(T, "nan", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, math.nan]))
 row(T, "range", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [0.1, -0.1]))
 row(T, "shape", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0, [[0.1]]))
+# lambda = 0 is refused on purpose (the generated case covers it too): see inference_bound's docstring
+row("rnnlib.truncation.inference_bound", "range", "lam", lambda: truncation.inference_bound(0.0, 3, 1.0, 1.0), note="zero")
+
+# --- rnnlib.experiments.ch10 (chapter 10) ----------------------------------------------------------
+
+from rnnlib.experiments import ch10 as exp10  # noqa: E402
+
+T = "rnnlib.experiments.ch10.smallest_k"
+DK = np.array([[0.5, 0.1, 0.01]])
+row(T, "shape", "distances", lambda: exp10.smallest_k(DK, [1, 2], 0.05))
+row(T, "malformed", "ks", lambda: exp10.smallest_k(DK, [1, 3, 2], 0.05), exc=ValueError)
+row(T, "nan", "distances", lambda: exp10.smallest_k(np.array([[0.5, math.nan, 0.01]]), [1, 2, 3], 0.05))
+row(T, "range", "distances", lambda: exp10.smallest_k(-DK, [1, 2, 3], 0.05), note="negative")
+real_rows(T, "eps", lambda v: exp10.smallest_k(DK, [1, 2, 3], v), bad=(0.0, -1.0))
+T = "rnnlib.experiments.ch10.seed_slopes"
+row(T, "shape", "y", lambda: exp10.seed_slopes([1.0, 2.0], np.ones((2, 3))))
+row(T, "shape", "y", lambda: exp10.seed_slopes([1.0], np.ones((2, 1))), note="one x")
+T = "rnnlib.experiments.ch10.mean_interval"
+row(T, "empty", "values", lambda: exp10.mean_interval([1.0]))
+row(T, "nan", "values", lambda: exp10.mean_interval([1.0, math.nan]))
+real_rows(T, "level", lambda v: exp10.mean_interval([1.0, 2.0], v), bad=(0.0, 1.0))
+T = "rnnlib.truncation.batched_gd_weights"
+R10, M10, N10, B10, T10 = 2, 3, 2, 2, 4
+BD = dict(
+    W0=torch.zeros(R10, M10, M10, dtype=torch.float64), U0=torch.zeros(R10, M10, N10, dtype=torch.float64),
+    C=torch.ones(R10, 1, M10, dtype=torch.float64), x=torch.ones(R10, B10, T10, N10, dtype=torch.float64),
+    y=torch.ones(R10, B10, T10, 1, dtype=torch.float64), truncations=[T10, 1],
+    alphas=torch.full((R10, 2), 0.1, dtype=torch.float64),
+)
+row(T, "shape", "W0", lambda: truncation.batched_gd_weights(**{**BD, "W0": BD["W0"][:, :2]}, steps=2))
+row(T, "shape", "truncations", lambda: truncation.batched_gd_weights(**{**BD, "truncations": [1]}, steps=2))
+row(T, "range", "truncations", lambda: truncation.batched_gd_weights(**{**BD, "truncations": [0, 1]}, steps=2))
+row(T, "shape", "alphas", lambda: truncation.batched_gd_weights(**BD, steps=3))
+row("rnnlib.experiments.ch10.scalar_smoothness", "type", "generator", lambda: exp10.scalar_smoothness(1.1, [3], generator="seed"))
+T = "rnnlib.experiments.ch10.k_star_sweep"
+row(T, "malformed", "Ns", lambda: exp10.k_star_sweep([4, 2], [1], [0, 1], eps=0.1, T=4), exc=ValueError)
+row(T, "range", "ks", lambda: exp10.k_star_sweep([2, 4], [1, 4], [0, 1], eps=0.1, T=4))
+row(T, "empty", "seeds", lambda: exp10.k_star_sweep([2, 4], [1], [0], eps=0.1, T=4))
+for (name, call, arg, kind) in (
+    ("plot_k_star", lambda: plotting.plot_k_star([8, 16], {"a": np.ones((2, 3))}), "k_star", "shape"),
+    ("plot_k_star", lambda: plotting.plot_k_star([8, 16], {"a": np.full((2, 2), math.nan)}), "k_star", "nan"),
+    ("plot_k_star", lambda: plotting.plot_k_star([8, 16], []), "k_star", "type"),
+    ("plot_scalar_smoothness", lambda: plotting.plot_scalar_smoothness([8, 16], {"a": np.ones((2, 3))}), "curvature", "shape"),
+    ("plot_scalar_smoothness", lambda: plotting.plot_scalar_smoothness([8, 16], {}), "curvature", "empty"),
+):
+    row(f"rnnlib.plotting.{name}", kind, arg, call)
 
 # --- rnnlib.plotting -------------------------------------------------------------------------------
 

@@ -72,7 +72,10 @@ def test_the_registry_file_validates():
     )  # check() finds this file
     assert claims.registry_path() == REGISTRY.resolve()
     untestable = [c for c in registered.values() if c.untestable]
-    assert {c.paper for c in untestable} == set(claims.PAPERS)
+    # the two papers the book follows each have claims it cannot test
+    assert {"P&G 2021", "M&H 2019"} <= {
+        c.paper for c in untestable
+    }
     assert all(len(c.untestable) > 20 for c in untestable)
     assert any(c.closed_form for c in registered.values())
 

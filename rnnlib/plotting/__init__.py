@@ -63,6 +63,8 @@ from .chapter09 import (
 )
 from .chapter10 import (
     plot_gradient_difference,
+    plot_k_star,
+    plot_scalar_smoothness,
     plot_weight_distance,
 )
 from .chapter11 import plot_local_contraction, plot_truncated_nll
@@ -111,6 +113,8 @@ __all__ = [
     "plot_truncation_over_time",
     "plot_gradient_difference",
     "plot_weight_distance",
+    "plot_k_star",
+    "plot_scalar_smoothness",
     "plot_truncated_nll",
     "plot_local_contraction",
 ]

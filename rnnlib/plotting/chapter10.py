@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from .._validation import check_int
 from ._style import (
@@ -16,7 +17,12 @@ from ._style import (
     new_figure,
 )
 
-__all__ = ["plot_gradient_difference", "plot_weight_distance"]
+__all__ = [
+    "plot_gradient_difference",
+    "plot_weight_distance",
+    "plot_k_star",
+    "plot_scalar_smoothness",
+]
 
 
 def plot_gradient_difference(
@@ -125,4 +131,71 @@ def plot_weight_distance(
     )
     ax1.set_ylabel(rf"$\|w_N - w^k_N\|_2$, $k = {ks[k_index]}$")
     legend_outside(ax1)
+    return fig
+
+
+def _seed_rows(
+    table: dict[str, np.ndarray], name: str, n_cols: int, what: str
+) -> None:
+    _table(table, name)
+    for label, rows in table.items():
+        rows = _values(rows, f"{name}[{label!r}]", ndim=2)
+        _same_length(rows.T, n_cols, f"{name}[{label!r}]", what)
+
+
+def plot_k_star(
+    Ns: Sequence[int], k_star: dict[str, np.ndarray]
+) -> Figure:
+    """Chapter 10: the smallest k with ``||w_N - w^k_N|| <= eps`` against N (log axis), per schedule.
+
+    ``k_star`` maps a schedule label to an array (seeds, len(Ns)); each seed is a thin
+    line, the mean over seeds a thick one. A straight line on this plot is ``k* = a + b ln N``.
+    """
+    Ns = _values(Ns, "Ns", ndim=1)
+    _seed_rows(k_star, "k_star", Ns.size, "N")
+    fig, (ax,) = new_figure(1, width=5.8)
+    for label, rows in k_star.items():
+        rows = np.asarray(rows, dtype=float)
+        line = ax.semilogx(
+            Ns, rows.mean(axis=0), "o-", ms=3, lw=1.8, label=label
+        )[0]
+        for r in rows:
+            ax.semilogx(
+                Ns,
+                r,
+                "-",
+                lw=0.6,
+                alpha=0.5,
+                color=line.get_color(),
+            )
+    ax.set_xticks(Ns, [f"{v:g}" for v in Ns])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("gradient steps $N$ (log scale)")
+    ax.set_ylabel(
+        r"smallest $k$ with $\|w_N - w^k_N\|_2 \leq \varepsilon$"
+    )
+    legend_outside(ax, fontsize=8)
+    return fig
+
+
+def plot_scalar_smoothness(
+    Ts: Sequence[int], curvature: dict[str, np.ndarray]
+) -> Figure:
+    """Chapter 10: ``|p_T''(w)|`` of the scalar linear RNN against T (log axis), one line per seed.
+
+    ``curvature`` maps a label (the value of w) to an array (seeds, len(Ts)).
+    """
+    Ts = _values(Ts, "Ts", ndim=1)
+    _seed_rows(curvature, "curvature", Ts.size, "T")
+    fig, (ax,) = new_figure(1, width=5.8)
+    for label, rows in curvature.items():
+        rows = np.asarray(rows, dtype=float)
+        line = ax.semilogy(Ts, rows[0], "o-", ms=3, label=label)[0]
+        for r in rows[1:]:
+            ax.semilogy(
+                Ts, r, "o-", ms=2, lw=0.6, color=line.get_color()
+            )
+    ax.set_xlabel("sequence length $T$")
+    ax.set_ylabel(r"smoothness $|p_T''(w)|$")
+    legend_outside(ax, fontsize=8)
     return fig
