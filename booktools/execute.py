@@ -90,8 +90,8 @@ class Result:
     error: str | None
     #: seconds spent in each of :data:`PHASES` (see :func:`run_job`)
     phases: dict[str, float] = field(default_factory=dict)
-    #: kernel_info nudges sent while a reply was awaited (booktools.kernels.Client)
-    nudges: int = 0
+    #: one-second polls for a cell's reply that found none yet (booktools.kernels.Client)
+    empty_polls: int = 0
 
 
 #: An execution's phases, in order (:func:`run_job`).
@@ -267,7 +267,7 @@ def run_job(job: Job) -> Result:
                 f"{type(exc).__name__}: {exc}",
             )
     cpu: list[float | None] = [None]
-    client = Client(  # IPC kernels, nudged when a reply is late (booktools.kernels)
+    client = Client(  # IPC kernels, the reply polled in slices (booktools.kernels)
         nb,
         timeout=job.timeout,
         kernel_name="python3",
@@ -321,7 +321,7 @@ def run_job(job: Job) -> Result:
         cpu[0],
         error,
         phases,
-        client.nudges,
+        client.empty_polls,
     )
 
 
@@ -343,7 +343,7 @@ def _store(
         "cpu_seconds": result.cpu_seconds,
         "jobs": job.jobs,
         "phases": result.phases,
-        "nudges": result.nudges,
+        "empty_polls": result.empty_polls,
         "reference_cpu_seconds": reference_cpu,
     }
     if job.reuse is not None:

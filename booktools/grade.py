@@ -322,7 +322,7 @@ def _execute(
     }
     setup = max(timeout, SETUP_TIMEOUT)
     message = f"the cell ran past the time limit of {timeout} s and was interrupted"
-    client = Client(  # IPC kernels, nudged when a reply is late (booktools.kernels)
+    client = Client(  # IPC kernels, the reply polled in slices (booktools.kernels)
         nb,
         timeout=timeout,
         startup_timeout=STARTUP_TIMEOUT,

@@ -1,38 +1,52 @@
-"""How the book's tools start Jupyter kernels, and every wait they allow.
+"""How the book's tools start Jupyter kernels and wait for them, and every wait they allow.
 
-**Kernels over IPC.** Every kernel the machinery starts (the executions, nbval's,
-the grader's) talks to its client over Unix-domain sockets in a private folder
-(``transport="ipc"``), not over TCP on 127.0.0.1. With TCP, a kernel's five ports are
-picked by its *manager* (it binds port 0, reads the number and closes the socket)
-and written to the connection file; the kernel binds them a second or two later,
-once Python has started. Managers in different processes know nothing of each other,
-so two kernels started side by side (``make test`` starts them in four processes at
-once: the two executions, the machinery's tests, and later nbval's two workers) can
-be handed the same free port in that window. What follows depends on which socket
-collides: the kernel dies at start, or a client talks to another process's kernel, or
-a request's reply never comes and nbclient waits out its whole time-out (it waits
-``timeout`` seconds for the reply to its first ``kernel_info`` request and then goes on
-without an error, which is how one chapter's execution took 320 s of wall time for 14 s
-of CPU). An IPC socket's name is a path inside a folder this process created, so no
-other process can be handed it. (jupyter-client's own IPC default names the sockets
+**The stall, and its cause.** A chapter's execution that took 320 s of wall time for 14 s
+of CPU, and a grading test that took 604 s instead of 4, each waited out one of their
+limits (the cell limit, 300 s; the grader's limit for setup cells, 600 s) and then went
+on as if nothing had happened. Traced message by message (every message the client
+sent and read, with its time), the kernel had answered at once: the cell's outputs, its
+``idle`` status and its ``execute_reply`` were all sent within milliseconds; the client
+did not *read* the reply until the limit had passed. nbclient waits for a cell's reply
+with one poll of the shell socket for the whole limit, and in a cell that displays into
+an ipywidgets Output widget (every explorer) its mimic of that widget sends a
+``comm_msg`` on the same asyncio ZMQ socket at the moment the cell ends; a send on a ZMQ
+socket consumes its edge-triggered "readable" notification, so the poll is never told
+that the reply is there. The grader interrupts a cell at its limit and records a stand-in
+error, which the cell's real outputs then replace: a silent stall. Measured on the
+explorer notebook of ``test_grader_reports_errors_outside_exercises_and_inside_explorers``
+graded in a loop on the loaded two-core machine (setup limit lowered to 60 s): 4 of 11
+gradings stalled the full limit with ipykernel 7.4.0 over TCP, 2 of 20 over IPC with a
+periodic ``kernel_info`` request on the socket, 2 of 15 with ipykernel 6.31.0 (not a
+kernel bug, then), and none of 80 with :class:`Client`, which polls in slices of
+:data:`POLL_SLICE_S`: a fresh poll sees what is already queued.
+
+**Kernels over IPC.** Every kernel the machinery starts (the executions, nbval's, the
+grader's, the real-client test's JupyterLab) talks over Unix-domain sockets in a private
+folder (``transport="ipc"``), not over TCP on 127.0.0.1, whose five ports its *manager*
+picks (bind port 0, read it, close) a second or two before the kernel binds them:
+managers in different processes (``make test`` starts kernels in four processes at once)
+can be handed the same free port in that window. That race was not seen in 186 kernel
+starts at six at a time; IPC removes it by construction, and the kernels' warning about
+unencrypted TCP with it. (jupyter-client's own IPC default names the sockets
 ``kernel-ipc-N`` in the current folder, relative, which a kernel started in another
 folder resolves elsewhere: hence the explicit connection file.)
 
-**Waits.** Every wait of the machinery is :data:`WAITS`, sized for a two-core
-machine that is busy with other work (a test command must pass there: DESIGN.md,
-"Checks"). A kernel that *dies* is not waited for: jupyter-client checks every second
-that the kernel process is alive, and :func:`start_error` reports its last lines of
-standard error.
+**Waits.** Every wait of the machinery is :data:`WAITS`, sized for a two-core machine that
+is busy with other work (a test command must pass there: DESIGN.md, "Checks"). A kernel
+that *dies* is not waited for: jupyter-client checks every second that the kernel process
+is alive, and :func:`start_error` reports its last lines of standard error.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from queue import Empty
 
 from jupyter_client.manager import (
     AsyncKernelManager,
@@ -40,6 +54,7 @@ from jupyter_client.manager import (
 )
 from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError
 
 
 @dataclass(frozen=True)
@@ -107,51 +122,99 @@ class AsyncIPCKernelManager(AsyncKernelManager):
 #: ``NotebookClient(kernel_manager_class=KERNEL_MANAGER, ...)``
 KERNEL_MANAGER = AsyncIPCKernelManager
 
-#: Seconds between two nudges of a kernel whose reply is awaited (:class:`Client`).
-NUDGE_S = 10.0
+#: Seconds of one poll of the shell socket while a reply is awaited (:class:`Client`).
+POLL_SLICE_S = 1.0
 
 
 class Client(NotebookClient):
-    """nbclient's client with IPC kernels, that nudges a kernel it has waited on for a while.
+    """nbclient's client with IPC kernels, that polls for a cell's reply in one-second slices.
 
-    While it waits for a reply, nbclient checks every second that the kernel is alive;
-    this client also sends a ``kernel_info`` request every :data:`NUDGE_S` seconds of the
-    wait. A request that reached the kernel's shell socket while its event loop missed the
-    socket's edge-triggered wake-up stays unread until the *next* message arrives there
-    (ipykernel 7's shell wedge: ipykernel issues 1529 and 1554), and the client then waits
-    out its whole time-out for a reply that was never computed; the nudge is that next
-    message. Its reply and status messages carry their own parent id, which the waits for a
-    cell's reply and outputs ignore, so nothing a notebook shows changes.
+    nbclient waits for a cell's ``execute_reply`` with *one* poll of the shell socket for the
+    whole time-out. That poll can miss the reply: while it waits, the client's mimic of an
+    ipywidgets Output widget (``nbclient.output_widget``, used by every explorer) sends a
+    ``comm_msg`` on the same asyncio ZMQ socket from the coroutine that reads the outputs,
+    and a send on a socket consumes its edge-triggered "readable" notification, so a reply
+    that arrived just then is never reported to the pending poll. The reply sits in the
+    socket until the time-out ends; with ``interrupt_on_timeout`` (the grader) the cell
+    then passes with its right outputs after the full limit (a silent stall of 300 or 600
+    s), without it the cell fails. A fresh poll sees what is already queued, so polling in
+    slices of :data:`POLL_SLICE_S` bounds the delay to a second. The rest of the wait is
+    nbclient's own (this method follows ``NotebookClient._async_poll_for_reply`` of
+    nbclient 0.11, the pinned version).
     """
 
     def __init__(self, nb, km=None, **kw):
         kw.setdefault("kernel_manager_class", KERNEL_MANAGER)
         kw.setdefault("startup_timeout", WAITS.kernel_start)
+        # the outputs are all in when the last cell ends: no graceful shutdown (which waits
+        # about 3 s a kernel for the process to exit)
+        kw.setdefault("shutdown_kernel", "immediate")
         super().__init__(nb, km=km, **kw)
-        self.nudges = 0
-        self._waiting_since: float | None = None
+        #: polls that found nothing before the reply came (a measure of the wait, not an error)
+        self.empty_polls = 0
 
-    async def _async_check_alive(self) -> None:
-        await super()._async_check_alive()
-        now = time.monotonic()
-        if self._waiting_since is None:
-            self._waiting_since = now
-        elif (
-            now - self._waiting_since >= NUDGE_S
-            and self.kc is not None
-        ):
-            self._waiting_since = now
-            self.nudges += 1
-            await ensure_async(self.kc.kernel_info())
-
-    async def async_execute_cell(self, *args, **kwargs):
-        self._waiting_since = None
-        try:
-            return await super().async_execute_cell(
-                *args, **kwargs
+    async def _async_poll_for_reply(
+        self,
+        msg_id,
+        cell,
+        timeout,
+        task_poll_output_msg,
+        task_poll_kernel_alive,
+    ):
+        assert self.kc is not None
+        deadline = (
+            None if timeout is None else time.monotonic() + timeout
+        )
+        while True:
+            remaining = (
+                POLL_SLICE_S
+                if deadline is None
+                else min(
+                    POLL_SLICE_S,
+                    max(0.0, deadline - time.monotonic()),
+                )
             )
-        finally:
-            self._waiting_since = None
+            try:
+                msg = await ensure_async(
+                    self.kc.shell_channel.get_msg(
+                        timeout=remaining
+                    )
+                )
+            except Empty:
+                if deadline is None or time.monotonic() < deadline:
+                    self.empty_polls += 1
+                    continue
+                # the whole time-out passed: nbclient's handling (interrupt, or CellTimeoutError)
+                task_poll_kernel_alive.cancel()
+                await self._async_check_alive()
+                reply = await self._async_handle_timeout(
+                    timeout, cell
+                )
+                if reply is None:
+                    # interrupted without a stand-in reply: wait for the kernel's own
+                    deadline = time.monotonic() + timeout
+                    continue
+                reply["parent_header"] = {"msg_id": msg_id}
+                msg = reply
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            try:
+                await asyncio.wait_for(
+                    task_poll_output_msg, self.iopub_timeout
+                )
+            except (TimeoutError, Empty):
+                if self.raise_on_iopub_timeout:
+                    task_poll_kernel_alive.cancel()
+                    raise CellTimeoutError.error_from_timeout_and_cell(
+                        "Timeout waiting for IOPub output",
+                        self.iopub_timeout,
+                        cell,
+                    ) from None
+                self.log.warning(
+                    "Timeout waiting for IOPub output"
+                )
+            task_poll_kernel_alive.cancel()
+            return msg
 
 
 def start_error(

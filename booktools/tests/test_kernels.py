@@ -130,3 +130,51 @@ def test_a_stall_is_wall_time_far_above_cpu_time():
     assert not is_stall(30.0, 10.0)
     assert is_stall(320.8, 13.7)  # issue 36's chapter 9
     assert not is_stall(320.8, None)
+
+
+def test_the_sliced_reply_wait_keeps_nbclients_time_out_semantics(
+    tmp_path,
+):
+    """Client polls for a cell's reply in slices; a cell past its limit still fails (or is
+    interrupted, with the grader's stand-in error), and a normal cell still gets its reply."""
+    import pytest
+    from nbclient.exceptions import CellTimeoutError
+
+    def notebook():
+        return nbformat.v4.new_notebook(
+            cells=[
+                nbformat.v4.new_code_cell("x = 41 + 1\nx"),
+                nbformat.v4.new_code_cell(
+                    "import time\ntime.sleep(30)"
+                ),
+            ]
+        )
+
+    nb = notebook()
+    with pytest.raises(CellTimeoutError):
+        kernels.Client(
+            nb, timeout=3, kernel_name="python3"
+        ).execute()
+    assert nb.cells[0].outputs[0]["data"]["text/plain"] == "42"
+    nb = notebook()
+    client = kernels.Client(
+        nb,
+        timeout=3,
+        kernel_name="python3",
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        error_on_timeout={
+            "ename": "Late",
+            "evalue": "past 3 s",
+            "traceback": [],
+        },
+    )
+    client.execute()
+    assert nb.cells[0].outputs[0]["data"]["text/plain"] == "42"
+    assert (
+        client.empty_polls >= 2
+    )  # the sleeping cell was polled for, a second at a time
+    # the kernel was interrupted, as nbclient does at the limit
+    assert [o.get("ename") for o in nb.cells[1].outputs] == [
+        "KeyboardInterrupt"
+    ]
