@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 
+import zmq
 from jupyter_client.manager import (
     AsyncKernelManager,
     KernelManager,
@@ -101,13 +102,35 @@ def _connection_file() -> str:
     return str(folder / f"k-{uuid.uuid4().hex[:16]}.json")
 
 
+def _unbounded_queues(client):
+    """``client``'s sockets keep every message they receive, however many (no high-water mark).
+
+    ZMQ drops a PUB socket's messages once the subscriber's queue holds its high-water
+    mark (1,000) and the pipe between them is full. nbval reads a cell's iopub messages only
+    after the cell's reply, so a long cell that updates a progress bar thousands of times
+    overflowed its queue and lost the final ``idle`` status ("Timeout of 60 seconds exceeded
+    waiting for output"); over TCP the kernel's socket buffer hid this, over IPC (a much
+    smaller buffer) a flood of 5,000 display updates reproduced it at once. A receive
+    high-water mark of 0 (no limit), set on the client's context before its channels start,
+    keeps them all.
+    """
+    client.context.setsockopt(zmq.RCVHWM, 0)
+    return client
+
+
 class IPCKernelManager(KernelManager):
-    """A kernel manager whose kernel listens on IPC sockets of its own (the module docstring)."""
+    """A kernel manager whose kernel listens on IPC sockets of its own (the module docstring).
+
+    Its clients' queues are unbounded (:func:`_unbounded_queues`).
+    """
 
     def __init__(self, **kwargs):
         kwargs.setdefault("transport", "ipc")
         kwargs.setdefault("connection_file", _connection_file())
         super().__init__(**kwargs)
+
+    def client(self, **kwargs):
+        return _unbounded_queues(super().client(**kwargs))
 
 
 class AsyncIPCKernelManager(AsyncKernelManager):
@@ -117,6 +140,9 @@ class AsyncIPCKernelManager(AsyncKernelManager):
         kwargs.setdefault("transport", "ipc")
         kwargs.setdefault("connection_file", _connection_file())
         super().__init__(**kwargs)
+
+    def client(self, **kwargs):
+        return _unbounded_queues(super().client(**kwargs))
 
 
 #: ``NotebookClient(kernel_manager_class=KERNEL_MANAGER, ...)``

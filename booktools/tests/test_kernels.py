@@ -178,3 +178,46 @@ def test_the_sliced_reply_wait_keeps_nbclients_time_out_semantics(
     assert [o.get("ename") for o in nb.cells[1].outputs] == [
         "KeyboardInterrupt"
     ]
+
+
+def test_nbval_keeps_every_output_message_of_a_long_cell(tmp_path):
+    """A cell that sends 5,000 display updates: nbval reads its iopub messages only after the
+    reply, and over IPC a bounded queue lost the closing ``idle`` status (nbval then failed
+    with "Timeout ... waiting for output"); the plugin's clients keep every message."""
+    import subprocess
+
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "from IPython.display import display\n"
+                "h = display('x', display_id=True)\n"
+                "for i in range(5000):\n    h.update(i)\nprint('done')"
+            )
+        ]
+    )
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+    }
+    nbformat.write(nb, tmp_path / "flood.ipynb")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "booktools.nbval_notebooks",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "flood.ipynb",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=kernels.WAITS.cell,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert "1 passed" in result.stdout
