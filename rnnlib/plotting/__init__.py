@@ -65,7 +65,12 @@ from .chapter10 import (
     plot_gradient_difference,
     plot_weight_distance,
 )
-from .chapter11 import plot_local_contraction, plot_truncated_nll
+from .chapter11 import (
+    plot_local_contraction,
+    plot_price_of_stability,
+    plot_truncated_nll,
+    plot_validation_curves,
+)
 from .tables import Table, html_table
 
 __all__ = [
@@ -113,4 +118,6 @@ __all__ = [
     "plot_weight_distance",
     "plot_truncated_nll",
     "plot_local_contraction",
+    "plot_validation_curves",
+    "plot_price_of_stability",
 ]
