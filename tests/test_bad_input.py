@@ -1051,8 +1051,8 @@ row("rnnlib.plotting.plot_limit_bound", "type", "fixed", lambda: plotting.plot_l
 
 row("rnnlib.experiments.ch11.train_models", "type", "music", lambda: exp11.train_models(None, generator=0))
 row("rnnlib.experiments.ch11.train_models", "malformed", "device", lambda: exp11.train_models(rdata.load_jsb(), generator=0, device="gpu0"))
-row("rnnlib.experiments.ch11.train_variant", "malformed", "name", lambda: exp11.train_variant("gru", ROLLS, None, seed=0, input_dim=88, hidden_dim=4, steps=1))
-row("rnnlib.experiments.ch11.train_variant", "range", "seed", lambda: exp11.train_variant("rnn stable", ROLLS, None, seed=-1, input_dim=88, hidden_dim=4, steps=1))
+row("rnnlib.experiments.ch11.train_variant", "malformed", "name", lambda: exp11.train_variant("gru", ROLLS, None, generator=0, input_dim=88, hidden_dim=4, steps=1))
+row("rnnlib.experiments.ch11.train_variant", "range", "generator", lambda: exp11.train_variant("rnn stable", ROLLS, None, generator=-1, input_dim=88, hidden_dim=4, steps=1))
 row("rnnlib.experiments.ch11.measure_music", "type", "model", lambda: exp11.measure_music("rnn", ROLLS, ks=[1], jac_n=1, r_multi=1))
 row("rnnlib.experiments.ch11.measure_music", "range", "jac_n", lambda: exp11.measure_music(NSM, ROLLS, ks=[1], jac_n=0, r_multi=1))
 row("rnnlib.experiments.ch11.run_record", "type", "music", lambda: exp11.run_record(None, None))
@@ -1065,7 +1065,7 @@ row("rnnlib.experiments.ch11.load_record", "type", "path", lambda: exp11.load_re
 row("rnnlib.experiments.ch11.check_record", "malformed", "record", lambda: exp11.check_record({}, rdata.load_jsb(), None))
 row("rnnlib.experiments.ch11.paired", "shape", "a", lambda: exp11.paired([1.0, 2.0], [1.0]))
 row("rnnlib.experiments.ch11.overlap", "malformed", "record", lambda: exp11.overlap({}, {}, 0))
-row("rnnlib.experiments.ch11.overlap", "range", "seed", lambda: exp11.overlap({"results": {"music": {}}}, {}, -1))
+row("rnnlib.experiments.ch11.overlap", "range", "generator", lambda: exp11.overlap({"results": {"music": {}}}, {}, -1))
 
 row("rnnlib.experiments.ch11.seed_values", "malformed", "record", lambda: exp11.seed_values({}, "music", "rnn stable"))
 row("rnnlib.experiments.ch11.seed_values", "malformed", "task", lambda: exp11.seed_values({"results": {}}, "speech", "rnn stable"))

@@ -196,7 +196,7 @@ def test_train_models_refuses_bad_input():
             "gru",
             music.train,
             None,
-            seed=0,
+            generator=0,
             input_dim=88,
             hidden_dim=4,
             steps=1,

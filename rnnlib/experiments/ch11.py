@@ -341,7 +341,7 @@ def train_variant(
     train: Sequence[np.ndarray],
     valid: Sequence[np.ndarray] | None,
     *,
-    seed: int,
+    generator: int,
     input_dim: int,
     hidden_dim: int,
     readout: str = "bernoulli",
@@ -363,7 +363,7 @@ def train_variant(
         raise ValueError(
             f"name must be one of {list(VARIANTS)}, got {name!r}"
         )
-    seed = check_int(seed, "seed", minimum=0)
+    generator = check_int(generator, "generator", minimum=0)
     kind, constraint = VARIANTS[name]
     return _train_one(
         kind,
@@ -373,7 +373,7 @@ def train_variant(
         input_dim=input_dim,
         hidden_dim=hidden_dim,
         readout=readout,
-        generator=seed,
+        generator=generator,
         device=_check_device(device),
         dtype=dtype,
         **train_kwargs,
@@ -413,7 +413,7 @@ def train_models(
             name,
             music.train,
             music.valid,
-            seed=generator,
+            generator=generator,
             input_dim=N_KEYS,
             hidden_dim=p["hidden"],
             device=str(dev),
@@ -567,13 +567,13 @@ def run_record(
         clip=cfg["clip"], lam=cfg["lam"], progress=progress
     )
 
-    def music_model(name, seed, f_max):
+    def music_model(name, s, f_max):
         t0 = time.process_time()
         model, hist = train_variant(
             name,
             mtrain,
             music.valid,
-            seed=seed,
+            generator=s,
             input_dim=N_KEYS,
             hidden_dim=mc["hidden"],
             device=dev,
@@ -599,7 +599,7 @@ def run_record(
             "cpu_seconds": round(time.process_time() - t0, 1),
         }
         log(
-            f"music seed {seed} {name} f_max {f_max}: test {row['test']:.4f}, "
+            f"music seed {s} {name} f_max {f_max}: test {row['test']:.4f}, "
             f"best step {row['best_step']} of {row['last_step']}, "
             f"{row['cpu_seconds']} s"
         )
@@ -631,7 +631,7 @@ def run_record(
                     name,
                     ttrain,
                     text.valid,
-                    seed=seed,
+                    generator=seed,
                     input_dim=len(text.vocab),
                     hidden_dim=tc["hidden"],
                     readout="categorical",
@@ -723,7 +723,7 @@ def fingerprint(
             name,
             d.train[:n],
             d.valid[: _FP["n_valid"]],
-            seed=0,
+            generator=0,
             input_dim=N_KEYS
             if task == "music"
             else len(text.vocab),
@@ -917,7 +917,7 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict:
 
 
 def overlap(
-    record: Mapping, histories: Mapping, seed: int
+    record: Mapping, histories: Mapping, generator: int
 ) -> float:
     """Largest difference between the live run's validation curve and the record's, where they overlap.
 
@@ -930,7 +930,7 @@ def overlap(
     """
     if not isinstance(record, Mapping) or "results" not in record:
         raise ValueError("record must be a record (load_record)")
-    seed = check_int(seed, "seed", minimum=0)
+    seed = check_int(generator, "generator", minimum=0)
     rows = record["results"]["music"].get(str(seed))
     if rows is None:
         raise ValueError(f"seed {seed} is not in the record")
