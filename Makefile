@@ -81,12 +81,30 @@ book: cache-check
 PHASE := --no-print-directory -j2 --output-sync=target
 test:
 	$(MAKE) $(PHASE) env browser-deps
-	$(MAKE) $(PHASE) IN_TEST=1 executions tools-test unit lint nbval book-strict browser-check student student-check exec-times built-checks
+	$(MAKE) $(PHASE) IN_TEST=1 executions tools-test unit lint records-smoke nbval book-strict browser-check student student-check exec-times built-checks
 
 # In `make test` (IN_TEST=1) the steps that read executions wait for the one executions step.
 EXEC_DEP    = $(if $(IN_TEST),executions,cache-check)
 BUILD_DEP   = book-strict
 STUDENT_DEP = student
+
+# Recorded runs (ARCHITECTURE.md, "Recorded runs"): `make record CH=11` runs a chapter's full
+# experiment and writes chapters/records/chNN.json (config, results, provenance, fingerprint),
+# which the chapter reads and checks; DEVICE=cuda trains on a GPU (the fingerprint stays on
+# the CPU). records-smoke, a step of `make test`, runs every record command at a size of
+# seconds into a temporary folder, never over a committed record.
+RECORD_CHAPTERS := 11
+.PHONY: record records-smoke
+record: env
+	@test -n "$(CH)" || { echo "usage: make record CH=NN [DEVICE=cuda] (chapters with a record: $(RECORD_CHAPTERS))"; exit 2; }
+	$(PY) -m rnnlib.experiments.ch$(CH) --record $(if $(DEVICE),--device $(DEVICE))
+
+records-smoke: env
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	for ch in $(RECORD_CHAPTERS); do \
+		$(PY) -m rnnlib.experiments.ch$$ch --smoke --out "$$tmp/ch$$ch.json" >/dev/null || exit 1; \
+		echo "record command of chapter $$ch: smoke run passed"; \
+	done
 
 # Format and lint (ruff, configured in pyproject.toml; notebooks included).
 lint: env

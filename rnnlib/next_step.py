@@ -66,12 +66,15 @@ from .stability import (
     certify,
     project_lstm_,
     project_spectral_,
+    rescale_lstm_columns_,
 )
 from .truncation import truncated_states
 
 __all__ = [
     "KINDS",
     "READOUTS",
+    "ADAM_BETAS",
+    "PROJECTIONS",
     "NextStepModel",
     "Baseline",
     "frame_nll",
@@ -80,6 +83,8 @@ __all__ = [
     "evaluate",
     "readout_loss",
     "truncated_curve",
+    "truncation_excess",
+    "forget_gates",
     "fit_baseline",
     "NextStepHistory",
     "train_next_step",
@@ -96,6 +101,13 @@ KINDS = ("rnn", "lstm")
 READOUTS = ("bernoulli", "categorical")
 # entries of the (windows, k, n) input tensor of a truncated evaluation per batch
 _WINDOW_BUDGET = 8_000_000
+#: Adam's (beta_1, beta_2) in :func:`train_next_step` (torch's defaults). A training
+#: constant: chapter 11's recorded runs are fingerprinted on it (``rnnlib.records``).
+ADAM_BETAS = (0.9, 0.999)
+#: The stable sets :meth:`NextStepModel.project_` can project an LSTM onto:
+#: ``"certified"`` (chapter 8's row-wise projection) and ``"authors"`` (the column
+#: rescaling of Miller & Hardt's code, :func:`rnnlib.stability.rescale_lstm_columns_`).
+PROJECTIONS = ("certified", "authors")
 
 
 class NextStepModel(nn.Module):
@@ -263,16 +275,30 @@ class NextStepModel(nn.Module):
         return h
 
     def project_(
-        self, *, lam: float = 0.99, f_max: float = 0.605
+        self,
+        *,
+        lam: float = 0.99,
+        f_max: float = 0.605,
+        projection: str = "certified",
     ) -> NextStepModel:
-        """Project the recurrence onto chapter 8's stable set, in place.
+        """Project the recurrence onto a stable set, in place (chapters 8 and 11).
 
-        RNN: ``||W||_2 <= lam`` (spectral clipping); LSTM: the row-wise projection
+        RNN: ``||W||_2 <= lam`` (spectral clipping). LSTM with
+        ``projection="certified"``: the row-wise projection
         :func:`rnnlib.stability.project_lstm_` with forget-gate bound ``f_max``
-        (inputs have ``|x_t|_inf <= 1``: binary frames, one-hot characters).
+        (inputs have ``|x_t|_inf <= 1``: binary frames, one-hot characters), which
+        certifies ``lambda_inf < 1``; with ``"authors"``: the column rescaling of
+        Miller & Hardt's code (:func:`rnnlib.stability.rescale_lstm_columns_`,
+        biases free, certifies nothing).
         """
+        if projection not in PROJECTIONS:
+            raise ValueError(
+                f"projection must be one of {PROJECTIONS}, got {projection!r}"
+            )
         if self.kind == "rnn":
             project_spectral_(self.core, lam)
+        elif projection == "authors":
+            rescale_lstm_columns_(self.core)
         else:
             project_lstm_(self.core, f_max, x_bound=1.0)
         return self
@@ -533,6 +559,7 @@ def evaluate(
     if k is not None:
         k = check_int(k, "k", minimum=1)
     total, count = 0.0, 0
+    device = next(model.parameters()).device
     order = list(
         np.argsort([s.shape[0] for s in seqs])
     )  # batches of similar lengths pad less
@@ -552,8 +579,11 @@ def evaluate(
                     ),
                 )
             chunk, order = order[:size], order[size:]
-            inputs, targets, mask = next_step_batch(
-                [seqs[i] for i in chunk], dtype=model.dtype
+            inputs, targets, mask = (
+                t.to(device)
+                for t in next_step_batch(
+                    [seqs[i] for i in chunk], dtype=model.dtype
+                )
             )
             total += float(
                 readout_loss(
@@ -595,6 +625,108 @@ def truncated_curve(
             for k in ks
         ]
     )
+
+
+@validate_params("k", "batch_size")
+def truncation_excess(
+    model: NextStepModel,
+    seqs: Sequence[np.ndarray],
+    k: int,
+    *,
+    batch_size: int = 32,
+) -> dict[str, float]:
+    """The cost of truncating to the last ``k`` inputs, measured where truncation acts (chapter 11).
+
+    The prediction of frame ``t + 1`` reads ``t`` inputs; the k-step truncated
+    model (:func:`rnnlib.truncation.truncated_states`) differs from the full one
+    only where ``t > k``. Returns ``"excess"``: the mean over those frames of
+    ``NLL_k - NLL_full`` (per frame; nats, or bits for text), ``"excess all"``:
+    the same difference averaged over every predicted frame (what
+    ``evaluate(model, seqs, k=k) - evaluate(model, seqs)`` gives), and
+    ``"untouched"``: the share of predicted frames with ``t <= k``, which
+    truncation leaves exactly as they were (``"excess"`` is NaN if that share is 1).
+    """
+    if not isinstance(model, NextStepModel):
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
+    seqs = _check_seqs(seqs)
+    device = model.V.device
+    diff_touched, n_touched, n_all = 0.0, 0, 0
+    with torch.no_grad():
+        for start in range(0, len(seqs), batch_size):
+            inputs, targets, mask = (
+                t.to(device)
+                for t in next_step_batch(
+                    seqs[start : start + batch_size],
+                    dtype=model.dtype,
+                )
+            )
+            full = readout_loss(
+                model, model(inputs), targets, mask, "none"
+            )
+            trunc = readout_loss(
+                model, model(inputs, k), targets, mask, "none"
+            )
+            seen = torch.arange(
+                1, inputs.shape[1] + 1, device=device
+            ).expand(mask.shape)
+            touched = mask & (seen > k)
+            diff_touched += float(
+                ((trunc - full) * touched).sum().double()
+            )
+            n_touched += int(touched.sum())
+            n_all += int(mask.sum())
+    return {
+        "excess": diff_touched / n_touched
+        if n_touched
+        else math.nan,
+        "excess all": diff_touched / n_all,
+        "untouched": 1.0 - n_touched / n_all,
+    }
+
+
+def forget_gates(
+    model: NextStepModel, seqs: Sequence[np.ndarray]
+) -> np.ndarray:
+    """Every forget gate ``f_t,j`` of an LSTM model along real sequences (chapter 11).
+
+    ``f_t = sigma(W_f h_{t-1} + U_f x_t + b_f)`` at every real step of every
+    sequence of ``seqs`` (inputs ``x_1 .. x_{T-1}``, ``h_0 = 0``), as a flat
+    array. Its maximum is the data's ``fbar``, the quantity the LSTM condition of
+    chapter 8 bounds by ``f_max`` (``1 / (1 - fbar)`` is the cell's memory time).
+    """
+    if (
+        not isinstance(model, NextStepModel)
+        or model.kind != "lstm"
+    ):
+        raise TypeError(
+            f"model must be an LSTM NextStepModel, got {model!r:.60}"
+        )
+    seqs = _check_seqs(seqs)
+    H, device = model.hidden_dim, model.V.device
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(seqs), 64):
+            inputs, _, mask = (
+                t.to(device)
+                for t in next_step_batch(
+                    seqs[start : start + 64], dtype=model.dtype
+                )
+            )
+            u = model.encode(inputs)
+            h = model.hidden_states(u)
+            h_prev = torch.cat(
+                [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
+            )
+            core = model.core
+            pre = (
+                h_prev @ core.W[H : 2 * H].transpose(0, 1)
+                + u @ core.U[H : 2 * H].transpose(0, 1)
+                + core.b[H : 2 * H]
+            )
+            out.append(torch.sigmoid(pre)[mask].double().cpu())
+    return torch.cat(out).flatten().numpy()
 
 
 @validate_params("iterations", input_dim=Int(2), l2=NONNEGATIVE)
@@ -751,7 +883,10 @@ class NextStepHistory:
     contraction constant ``lam`` (``||W||_2`` or the LSTM's ``lambda_inf``) were
     measured; ``seconds``: wall time of the run; ``best_step``: the evaluation
     step whose weights the model holds at the end (the best validation metric
-    when ``keep_best`` and a validation split were given, else the last step).
+    when ``keep_best`` and a validation split were given, else the last step);
+    ``last_step``: the steps taken (fewer than ``steps`` when ``patience``
+    stopped the run); ``forget``: for an LSTM, the largest forget gate on the
+    validation split at each evaluation step (NaN otherwise).
     """
 
     loss: np.ndarray
@@ -761,6 +896,8 @@ class NextStepHistory:
     seconds: float
     stable: bool
     best_step: int = 0
+    last_step: int = 0
+    forget: np.ndarray | None = None
 
 
 def _minibatch(
@@ -802,7 +939,9 @@ def _minibatch(
     "clip",
     "window",
     "eval_every",
+    "patience",
     optimizer=Choice("adam", "sgd"),
+    projection=Choice(*PROJECTIONS),
     stable=Bool(),
     keep_best=Bool(),
 )
@@ -819,8 +958,10 @@ def train_next_step(
     stable: bool = False,
     lam: float = 0.99,
     f_max: float = 0.605,
+    projection: str = "certified",
     window: int | None = None,
     eval_every: int | None = None,
+    patience: int | None = None,
     keep_best: bool = True,
     generator: torch.Generator | int | None = None,
     progress: bool = True,
@@ -860,17 +1001,22 @@ def train_next_step(
             "train must be a non-empty list of sequences"
         )
     eval_every = steps if eval_every is None else eval_every
+    if patience is not None and valid is None:
+        raise ValueError(
+            "patience must come with a valid split to watch"
+        )
+    device = model.V.device
     gen = derive(generator, "minibatches")
     best = {"metric": math.inf, "step": 0, "state": None}
     train = [np.asarray(s) for s in train]
     params = [p for p in model.parameters() if p.requires_grad]
     opt = (
-        torch.optim.Adam(params, lr=lr)
+        torch.optim.Adam(params, lr=lr, betas=ADAM_BETAS)
         if optimizer == "adam"
         else torch.optim.SGD(params, lr=lr)
     )
     if stable:
-        model.project_(lam=lam, f_max=f_max)
+        model.project_(lam=lam, f_max=f_max, projection=projection)
     losses, eval_steps, valid_hist, lam_hist, state = (
         [],
         [],
@@ -878,6 +1024,7 @@ def train_next_step(
         [],
         {},
     )
+    forget_hist, waited, last = [], 0, 0
     t0 = time.perf_counter()
     label = f"{model.kind} ({'stable' if stable else 'unstable'})"
     for step in tqdm(
@@ -886,9 +1033,12 @@ def train_next_step(
         disable=not progress,
         leave=False,
     ):
-        inputs, targets, mask = next_step_batch(
-            _minibatch(train, batch_size, window, gen, state),
-            dtype=model.dtype,
+        inputs, targets, mask = (
+            t.to(device)
+            for t in next_step_batch(
+                _minibatch(train, batch_size, window, gen, state),
+                dtype=model.dtype,
+            )
         )
         logits = model(inputs)
         if not bool(torch.isfinite(logits).all()):
@@ -913,7 +1063,9 @@ def train_next_step(
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
         if stable:
-            model.project_(lam=lam, f_max=f_max)
+            model.project_(
+                lam=lam, f_max=f_max, projection=projection
+            )
         if not bool(
             torch.isfinite(
                 torch.stack(
@@ -927,6 +1079,7 @@ def train_next_step(
                 f"{label}: the weights became NaN/inf at step {step} with lr = {lr:g}; lower lr"
             )
         losses.append(float(loss.detach()))
+        last = step
         if step % eval_every == 0 or step == steps:
             eval_steps.append(step)
             valid_hist.append(
@@ -935,20 +1088,31 @@ def train_next_step(
                 else math.nan
             )
             lam_hist.append(model.worst_case_lambda())
+            forget_hist.append(
+                float(forget_gates(model, valid).max())
+                if model.kind == "lstm" and valid is not None
+                else math.nan
+            )
             if (
-                keep_best
-                and valid is not None
+                valid is not None
                 and valid_hist[-1] < best["metric"]
             ):
+                waited = 0
                 best.update(
                     metric=valid_hist[-1],
                     step=step,
                     state={
                         k: v.detach().clone()
                         for k, v in model.state_dict().items()
-                    },
+                    }
+                    if keep_best
+                    else None,
                 )
-    if best["state"] is not None and best["step"] != steps:
+            else:
+                waited += 1
+            if patience is not None and waited >= patience:
+                break
+    if best["state"] is not None and best["step"] != last:
         model.load_state_dict(best["state"])
     return NextStepHistory(
         np.array(losses),
@@ -957,7 +1121,11 @@ def train_next_step(
         np.array(lam_hist),
         time.perf_counter() - t0,
         bool(stable),
-        best_step=int(best["step"] or steps),
+        best_step=int(
+            best["step"] if keep_best and best["step"] else last
+        ),
+        last_step=int(last),
+        forget=np.array(forget_hist),
     )
 
 

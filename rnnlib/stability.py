@@ -89,6 +89,8 @@ __all__ = [
     "project_spectral_",
     "project_l1_rows",
     "project_lstm_",
+    "AUTHORS_LSTM_RADII",
+    "rescale_lstm_columns_",
     # chapter 8, section 3: the spectral norm at initialization
     "initialization_norms",
     # chapter 8, sidebar: a stable linear dynamical system learned by projected GD
@@ -490,6 +492,56 @@ def project_lstm_(
             model.U[f_rows], u_f_radius
         )
         model.b[f_rows] = model.b[f_rows].clamp_max(cap)
+    return model
+
+
+#: The radii hard-coded in ``stabilize()`` of Miller & Hardt's fork of the TCN code
+#: (``poly_music/model.py``, commit ecfd231): ``1 - fbar``, ``(1 - fbar)^2``,
+#: ``(1 - fbar)/4`` at ``fbar = 0.605``, and 0.25 for the forget gate's input weights.
+AUTHORS_LSTM_RADII = {
+    "W_i": 0.395,
+    "W_f": 0.155,
+    "W_z": 0.099,
+    "W_o": 0.395,
+    "U_f": 0.25,
+}
+
+
+@validate_params(model=Model(LSTM))
+def rescale_lstm_columns_(model: LSTM) -> LSTM:
+    """The LSTM constraint of Miller & Hardt's code, in place: every column rescaled to a radius (chapter 11).
+
+    ``stabilize()`` in ``poly_music/model.py`` of the authors' fork of the TCN code
+    sets, for each gate block ``W_g`` of the recurrent weights and for ``U_f``,
+    ``W_g[:, j] <- W_g[:, j] * r_g / sum_i |W_g[i, j]|`` with the radii of
+    :data:`AUTHORS_LSTM_RADII`: every **column** gets l1 norm ``r_g`` exactly
+    (small columns are inflated, not only large ones shrunk), which bounds
+    ``||W_g||_1`` (the largest column sum), not the row sums ``||W_g||_inf`` that
+    chapter 8's condition needs. The biases are left free. It is a normalisation,
+    not a projection, and certifies nothing (:func:`certify` may give any
+    ``lambda_inf``). A column that is exactly zero is left at zero (the fork would
+    divide by zero). NaN/inf weights are refused.
+    """
+    H = model.hidden_dim
+    with torch.no_grad():
+        if not bool(
+            torch.isfinite(model.W).all()
+            and torch.isfinite(model.U).all()
+        ):
+            raise ValueError("model has NaN or infinite weights")
+        blocks = [
+            (model.W, slice(g * H, (g + 1) * H), f"W_{name}")
+            for g, name in enumerate("ifzo")
+        ] + [(model.U, slice(H, 2 * H), "U_f")]
+        for weight, rows, name in blocks:
+            block = weight[rows]
+            sums = block.abs().sum(0)
+            scale = torch.where(
+                sums > 0,
+                AUTHORS_LSTM_RADII[name] / sums.clamp_min(1e-300),
+                torch.ones_like(sums),
+            )
+            weight[rows] = block * scale
     return model
 
 

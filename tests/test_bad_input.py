@@ -767,10 +767,6 @@ row(T, "malformed", "frames", lambda: rdata.notes_to_roll([[60.5]]))
 row("rnnlib.data.roll_to_notes", "shape", "roll", lambda: rdata.roll_to_notes(np.zeros((3, 12))))
 row("rnnlib.data.roll_to_notes", "type", "roll", lambda: rdata.roll_to_notes([[0] * 88]))
 row("rnnlib.data.roll_to_notes", "malformed", "roll", lambda: rdata.roll_to_notes(np.full((2, 88), 2)))
-row("rnnlib.data.chorale_roll", "type", "score", lambda: rdata.chorale_roll(3.5))
-row("rnnlib.data.build_chorales", "type", "generator", lambda: rdata.build_chorales([], generator="0"))
-row("rnnlib.data.save_chorales", "malformed", "arrays", lambda: rdata.save_chorales({"notes": np.zeros(1)}, "/tmp/x.npz"))
-row("rnnlib.data.load_chorales", "malformed", "path", lambda: rdata.load_chorales("/nonexistent/c.npz"))
 row("rnnlib.data.load_benchmark", "type", "path", lambda: rdata.load_benchmark(3))
 row("rnnlib.data.load_benchmark", "malformed", "path", lambda: rdata.load_benchmark("/nonexistent/JSB.pickle"))
 row("rnnlib.data.split_indices", "range", "fractions", lambda: rdata.split_indices(10, (0.5, 0.5, 0.5)))
@@ -833,6 +829,16 @@ row(T, "type", "model", lambda: nstep.train_next_step(RNN, ROLLS, steps=1, progr
 row(T, "empty", "train", lambda: nstep.train_next_step(NSM, [], steps=1, progress=False))
 row(T, "malformed", "optimizer", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False))
 row(T, "type", "keep_best", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, keep_best=1, progress=False))
+T = "rnnlib.next_step.train_next_step"
+row(T, "malformed", "projection", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, projection="rows", progress=False))
+row(T, "range", "patience", lambda: nstep.train_next_step(NSM, ROLLS, ROLLS, steps=1, patience=0, progress=False))
+row(T, "malformed", "patience", lambda: nstep.train_next_step(NSM, ROLLS, None, steps=1, patience=2, progress=False), note="no valid split")
+row("rnnlib.next_step.truncation_excess", "type", "model", lambda: nstep.truncation_excess("rnn", ROLLS, 2))
+row("rnnlib.next_step.truncation_excess", "range", "k", lambda: nstep.truncation_excess(NSM, ROLLS, 0))
+row("rnnlib.next_step.truncation_excess", "empty", "seqs", lambda: nstep.truncation_excess(NSM, [], 2))
+row("rnnlib.next_step.forget_gates", "type", "model", lambda: nstep.forget_gates(NSM, ROLLS))
+row("rnnlib.next_step.forget_gates", "empty", "seqs", lambda: nstep.forget_gates(nstep.NextStepModel("lstm", 88, 4), []))
+row("rnnlib.stability.rescale_lstm_columns_", "type", "model", lambda: stability.rescale_lstm_columns_(NSM))
 T = "rnnlib.experiments.ch11.train_stable_and_unstable"
 row(T, "malformed", "stable", lambda: exp11.train_stable_and_unstable("rnn", ROLLS, input_dim=88, hidden_dim=4, steps=1, stable=True))
 row(T, "malformed", "kind", lambda: exp11.train_stable_and_unstable("gru", ROLLS, input_dim=88, hidden_dim=4, steps=1))
@@ -841,6 +847,10 @@ for (name, call, arg, kind) in (
     ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(3)}, {"rnn": 1.0}), "curves", "shape"),
     ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": NAN}, {"rnn": 1.0}), "curves", "nan"),
     ("plot_truncated_nll", lambda: plotting.plot_truncated_nll([1, 2], {"rnn": np.ones(2)}, {}), "full", "empty"),
+    ("plot_validation_curves", lambda: plotting.plot_validation_curves({}, {}), "curves", "empty"),
+    ("plot_validation_curves", lambda: plotting.plot_validation_curves({"rnn": ([1, 2], [1.0])}, {}), "curves", "shape"),
+    ("plot_price_of_stability", lambda: plotting.plot_price_of_stability([0.5, 1.5], [1.0, 1.0], [0.0, 0.0], [0.9, 0.9]), "f_max", "range"),
+    ("plot_price_of_stability", lambda: plotting.plot_price_of_stability([0.5, 0.6], [1.0], [0.0, 0.0], [0.9, 0.9]), "test", "shape"),
     ("plot_local_contraction", lambda: plotting.plot_local_contraction({}), "norms", "empty"),
     ("plot_local_contraction", lambda: plotting.plot_local_contraction({"rnn": NAN}), "norms", "nan"),
     ("plot_local_contraction", lambda: plotting.plot_local_contraction({"rnn": np.ones(3)}, {"rnn": -1.0}), "worst_case", "range"),
@@ -1085,9 +1095,41 @@ row("rnnlib.plotting.plot_kernel_convergence", "type", "conv", lambda: plotting.
 row("rnnlib.plotting.plot_limit_bound", "empty", "passes", lambda: plotting.plot_limit_bound([], []))
 row("rnnlib.plotting.plot_limit_bound", "type", "fixed", lambda: plotting.plot_limit_bound([exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)], ["run"]))
 
-row("rnnlib.experiments.ch11.train_models", "type", "music", lambda: exp11.train_models(None, None, generator=0))
-row("rnnlib.experiments.ch11.seed_row", "type", "music", lambda: exp11.seed_row({}, None, None))
-row("rnnlib.experiments.ch11.seed_table", "type", "music", lambda: exp11.seed_table(None, None, [0]))
+row("rnnlib.experiments.ch11.train_models", "type", "music", lambda: exp11.train_models(None, generator=0))
+row("rnnlib.experiments.ch11.train_models", "malformed", "device", lambda: exp11.train_models(rdata.load_jsb(), generator=0, device="gpu0"))
+row("rnnlib.experiments.ch11.train_variant", "malformed", "name", lambda: exp11.train_variant("gru", ROLLS, None, generator=0, input_dim=88, hidden_dim=4, steps=1))
+row("rnnlib.experiments.ch11.train_variant", "range", "generator", lambda: exp11.train_variant("rnn stable", ROLLS, None, generator=-1, input_dim=88, hidden_dim=4, steps=1))
+row("rnnlib.experiments.ch11.measure_music", "type", "model", lambda: exp11.measure_music("rnn", ROLLS, ks=[1], jac_n=1, r_multi=1))
+row("rnnlib.experiments.ch11.measure_music", "range", "jac_n", lambda: exp11.measure_music(NSM, ROLLS, ks=[1], jac_n=0, r_multi=1))
+row("rnnlib.experiments.ch11.run_record", "type", "music", lambda: exp11.run_record(None, None))
+row("rnnlib.experiments.ch11.run_record", "type", "text", lambda: exp11.run_record(rdata.load_jsb(), "abc"))
+row("rnnlib.experiments.ch11.run_record", "type", "config", lambda: exp11.run_record(rdata.load_jsb(), None, [1]))
+row("rnnlib.experiments.ch11.run_record", "malformed", "config", lambda: exp11.run_record(rdata.load_jsb(), None, {"seeds": [0]}))
+row("rnnlib.experiments.ch11.fingerprint", "type", "music", lambda: exp11.fingerprint([], None))
+row("rnnlib.experiments.ch11.make_record", "malformed", "path", lambda: exp11.make_record(None, smoke=True))
+row("rnnlib.experiments.ch11.load_record", "type", "path", lambda: exp11.load_record(3))
+row("rnnlib.experiments.ch11.check_record", "malformed", "record", lambda: exp11.check_record({}, rdata.load_jsb(), None))
+row("rnnlib.experiments.ch11.paired", "shape", "a", lambda: exp11.paired([1.0, 2.0], [1.0]))
+row("rnnlib.experiments.ch11.overlap", "malformed", "record", lambda: exp11.overlap({}, {}, 0))
+row("rnnlib.experiments.ch11.overlap", "range", "generator", lambda: exp11.overlap({"results": {"music": {}}}, {}, -1))
+
+row("rnnlib.experiments.ch11.seed_values", "malformed", "record", lambda: exp11.seed_values({}, "music", "rnn stable"))
+row("rnnlib.experiments.ch11.seed_values", "malformed", "task", lambda: exp11.seed_values({"results": {}}, "speech", "rnn stable"))
+row("rnnlib.experiments.ch11.sweep_values", "malformed", "record", lambda: exp11.sweep_values({}))
+
+from rnnlib import records as rrec  # noqa: E402
+
+row("rnnlib.records.record_path", "range", "chapter", lambda: rrec.record_path(0))
+row("rnnlib.records.stale_message", "range", "chapter", lambda: rrec.stale_message(100))
+row("rnnlib.records.provenance", "empty", "command", lambda: rrec.provenance("", device="cpu", wall_seconds=0, cpu_seconds=0))
+row("rnnlib.records.provenance", "range", "wall_seconds", lambda: rrec.provenance("c", device="cpu", wall_seconds=math.nan, cpu_seconds=0))
+row("rnnlib.records.write_record", "type", "path", lambda: rrec.write_record(3, config={}, results={}, fingerprint={}, provenance={}))
+row("rnnlib.records.write_record", "type", "results", lambda: rrec.write_record("/tmp/x.json", config={}, results=[], fingerprint={}, provenance={}))
+row("rnnlib.records.read_record", "type", "path", lambda: rrec.read_record(3))
+row("rnnlib.records.fingerprint_difference", "type", "live", lambda: rrec.fingerprint_difference({}, [1.0]))
+row("rnnlib.records.fingerprint_difference", "range", "rtol", lambda: rrec.fingerprint_difference({}, {}, rtol=-1.0))
+row("rnnlib.records.check_fingerprint", "malformed", "record", lambda: rrec.check_fingerprint({}, {}, 11))
+row("rnnlib.records.provenance_line", "malformed", "record", lambda: rrec.provenance_line({}, 11))
 row("rnnlib.experiments.ch11.inference_bound_at", "type", "model", lambda: exp11.inference_bound_at("rnn", [], 3))
 
 from rnnlib import claims  # noqa: E402
@@ -1100,6 +1142,8 @@ row(T, "range", "chapter", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "p
 row(T, "empty", "text", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, " "))
 row(T, "type", "closed_form", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", "", 1))
 row(T, "malformed", "untestable", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 0, "a claim"))
+row(T, "malformed", "evidence", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 4, "a claim", evidence="pilot"))
+row(T, "malformed", "evidence", lambda: claims.Claim("c", "P&G 2021", "Lemma 4.4", "paper", 0, "a claim", "no chapter", evidence="recorded"), note="recorded without a chapter")
 row("rnnlib.claims.registry", "type", "path", lambda: claims.registry(3))
 T = "rnnlib.claims.check"
 row(T, "malformed", "verdict", lambda: claims.check("mh-word-level-lm", True, "1.0", verdict="fine"))
@@ -1132,7 +1176,8 @@ NO_ARGUMENTS_TO_VALIDATE = {
     "rnnlib.languages.language_names": "takes no arguments",
     "rnnlib.plotting.use_book_style": "takes no arguments",
     "rnnlib.plotting.Table": "built by html_table, which validates",
-    "rnnlib.experiments.ch11.load_seed_table": "reads a file: a missing path raises FileNotFoundError",
+    "rnnlib.data.load_jsb": "takes no arguments; reads the shipped file",
+    "rnnlib.records.git_commit": "takes no arguments; asks git",
 }
 
 

@@ -4,8 +4,8 @@ A reader with ``JSB_Chorales.pickle`` (or ``.mat``) sets ``benchmark_path`` in t
 chapter's parameters cell. These tests write small synthetic files in the standard
 layouts (the pickle: ``train``/``valid``/``test`` lists of sequences of frames of MIDI
 numbers; the ``.mat``: ``traindata``/... cell arrays of (T, 88) rolls), run the
-chapter's data path on them (statistics, baselines, the trained models of one seed,
-the pilot row). The chapter itself, executed at tiny sizes on the pickle, is a
+chapter's data path on them (statistics, baselines, the trained models of one seed and
+the record's measurements of them). The chapter itself, executed at tiny sizes on the pickle, is a
 kernel test: ``booktools/tests/test_ch11_benchmark_chapter.py``.
 """
 
@@ -29,10 +29,6 @@ TINY = dict(
     music_steps=3,
     music_batch=4,
     music_eval=1,
-    text_hidden=4,
-    text_steps=2,
-    text_batch=4,
-    text_window=8,
     k_check=2,
     r_multi=2,
     jac_n=2,
@@ -109,7 +105,7 @@ def test_the_chapters_data_path_on_a_standard_file(
         marg, music.test
     )
     models, histories = ch11.train_models(
-        music, None, generator=0, progress=False, **TINY
+        music, generator=0, progress=False, **TINY
     )
     assert sorted(models) == [
         ("music", k, v)
@@ -117,9 +113,15 @@ def test_the_chapters_data_path_on_a_standard_file(
         for v in ("stable", "unstable")
     ]
     assert all(h.best_step >= 1 for h in histories.values())
-    row = ch11.seed_row(models, music, None, **TINY)
-    assert all(np.isfinite(v) for v in row.values())
-    assert row["music rnn stable lambda"] < 1
+    row = ch11.measure_music(
+        models["music", "lstm", "stable"],
+        music.test,
+        ks=[2],
+        jac_n=2,
+        r_multi=2,
+    )
+    assert row["lambda"] < 1 and row["forget"]["max"] <= 0.605
+    assert 0 < row["truncation"]["2"]["untouched"] < 1
     # both layouts give the same rolls
     if suffix == ".mat":
         other = data.load_benchmark(
@@ -147,13 +149,29 @@ def test_defaults_match_the_chapters_parameters_cell():
     assert values["benchmark_path"] is None
 
 
-def test_the_committed_pilot_is_at_the_defaults():
-    table = ch11.load_seed_table()
-    assert table["parameters"] == ch11.DEFAULTS
-    assert [r["seed"] for r in table["rows"]] == [0, 1, 2]
-    for row in table["rows"]:
-        for key in ch11.MODEL_KEYS:
-            assert np.isfinite(row[" ".join(key)])
+def test_the_live_run_is_the_start_of_the_recorded_one():
+    """The chapter's music settings are the record's, so the live run overlaps it."""
+    mc = ch11.RECORD["music"]
+    d = ch11.DEFAULTS
+    assert (
+        d["hidden"],
+        d["music_batch"],
+        d["music_lr"],
+        d["music_eval"],
+    ) == (
+        mc["hidden"],
+        mc["batch"],
+        mc["lr"],
+        mc["eval_every"],
+    )
+    assert (d["clip"], d["lam"], d["f_max"]) == (
+        ch11.RECORD["clip"],
+        ch11.RECORD["lam"],
+        ch11.RECORD["f_max"],
+    )
+    # patience cannot stop a recorded run before the live run's last step
+    assert mc["patience"] * mc["eval_every"] >= d["music_steps"]
+    assert len(ch11.RECORD["seeds"]) >= 5
 
 
 def test_train_models_refuses_bad_input():
@@ -166,8 +184,20 @@ def test_train_models_refuses_bad_input():
         source="toy",
     )
     with pytest.raises(ValueError, match="unknown parameters"):
-        ch11.train_models(music, None, generator=0, hiden=4)
+        ch11.train_models(music, generator=0, hiden=4)
     with pytest.raises(TypeError, match="music must be"):
-        ch11.train_models([], None, generator=0)
+        ch11.train_models([], generator=0)
+    with pytest.raises(ValueError, match="device"):
+        ch11.train_models(music, generator=0, device="gpu0")
     with pytest.raises(ValueError, match="seeds"):
-        ch11.seed_table(music, None, [])
+        ch11.run_record(music, None, {**ch11.SMOKE, "seeds": []})
+    with pytest.raises(ValueError, match="name"):
+        ch11.train_variant(
+            "gru",
+            music.train,
+            None,
+            generator=0,
+            input_dim=88,
+            hidden_dim=4,
+            steps=1,
+        )

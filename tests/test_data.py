@@ -1,7 +1,8 @@
-"""Tests of rnnlib.data: the shipped chorale file against a re-parse, the benchmark loader, the ABC text."""
+"""Tests of rnnlib.data: the shipped JSB Chorales file (bytes and statistics), the benchmark loader, the ABC text."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 
@@ -10,106 +11,40 @@ import pytest
 import torch
 
 from rnnlib import data
-from rnnlib.data import MIDI_HIGH, MIDI_LOW, N_KEYS
+from rnnlib.data import MIDI_LOW, N_KEYS
 
 
 @pytest.fixture(scope="module")
 def chorales():
-    return data.load_chorales()
+    return data.load_jsb()
 
 
-def test_chorale_splits_shapes_and_key_range(chorales):
-    sizes = {
-        s: len(chorales.split(s))
-        for s in ("train", "valid", "test")
-    }
-    n = sum(sizes.values())
-    assert n > 300  # 371 chorales minus exact duplicates (348)
-    assert sizes["train"] == round(0.6 * n) and sizes[
-        "valid"
-    ] == round(0.2 * n)
+def test_shipped_jsb_is_the_standard_file(chorales):
+    """The shipped bytes are the TCN repository's file, and load to the standard statistics."""
+    digest = hashlib.sha256(data.JSB_FILE.read_bytes()).hexdigest()
+    assert digest == data.JSB_SHA256
+    readme = (data.JSB_FILE.parent / "README.md").read_text()
+    assert data.JSB_SHA256 in readme and "MIT" in readme
+    stats = chorales.statistics()
+    ref = data.JSB_STANDARD_STATISTICS
+    sizes = tuple(stats[s]["sequences"] for s in stats)
+    assert sizes == ref["train / valid / test"] == (229, 76, 77)
+    assert (
+        sum(s["frames"] for s in stats.values()) == ref["frames"]
+    )
+    assert min(s["min length"] for s in stats.values()) == 25
+    assert max(s["max length"] for s in stats.values()) == 160
+    assert max(s["max active keys"] for s in stats.values()) == 4
+    assert round(stats["train"]["mean active keys"], 2) == 3.90
     for s in ("train", "valid", "test"):
         for roll in chorales.split(s):
             assert (
-                roll.ndim == 2
-                and roll.shape[1] == N_KEYS
-                and roll.shape[0] >= 2
+                roll.dtype == np.uint8 and roll.shape[1] == N_KEYS
             )
-            assert roll.dtype == np.uint8 and set(
-                np.unique(roll)
-            ) <= {0, 1}
-    stats = chorales.statistics()
-    for s in stats.values():
-        assert (
-            MIDI_LOW
-            <= s["lowest note"]
-            <= s["highest note"]
-            <= MIDI_HIGH
-        )
-        assert (
-            3.0 < s["mean active keys"] < 4.5
-        )  # four voices, sometimes fewer sounding at the beat
-    assert stats["train"]["frames"] == sum(
-        r.shape[0] for r in chorales.train
+    assert MIDI_LOW <= min(
+        s["lowest note"] for s in stats.values()
     )
-    # four voices only, in the standard set's register (MIDI 43-96)
-    assert (
-        max(
-            int(r.sum(axis=1).max())
-            for s in ("train", "valid", "test")
-            for r in chorales.split(s)
-        )
-        <= 4
-    )
-    assert min(s["lowest note"] for s in stats.values()) >= 36
-    assert max(s["highest note"] for s in stats.values()) <= 100
-
-
-def test_chorale_key_comes_from_the_signature():
-    pytest.importorskip("music21")
-    from music21 import corpus
-
-    # bwv40.8 is notated in c minor (three flats); the
-    # Krumhansl-Schmuckler estimate says f minor
-    score = corpus.parse("bach/bwv40.8")
-    key, source = data._chorale_key(score)
-    assert (key.tonic.name, key.mode, source) == (
-        "C",
-        "minor",
-        "signature",
-    )
-    # bwv41.6 has trumpets and timpani: only the four voices stay
-    parts = data._vocal_parts(corpus.parse("bach/bwv41.6"))
-    assert [p.partName.split()[0] for p in parts] == [
-        "Soprano",
-        "Alto",
-        "Tenor",
-        "Bass",
-    ]
-
-
-def test_chorale_splits_are_disjoint(chorales):
-    names = {
-        s: set(chorales.names[s])
-        for s in ("train", "valid", "test")
-    }
-    assert (
-        not names["train"] & names["valid"]
-        and not names["train"] & names["test"]
-        and not names["valid"] & names["test"]
-    )
-    rolls = {
-        s: {
-            r.tobytes() + bytes(str(r.shape), "ascii")
-            for r in chorales.split(s)
-        }
-        for s in names
-    }
-    assert (
-        not rolls["train"] & rolls["test"]
-        and not rolls["train"] & rolls["valid"]
-        and not rolls["valid"] & rolls["test"]
-    )
+    assert chorales.source == "JSB Chorales (standard file)"
 
 
 def test_split_indices_partition_and_seed():
@@ -130,35 +65,6 @@ def test_split_indices_partition_and_seed():
         )
         for s in parts
     )
-
-
-def test_shipped_file_matches_a_fresh_parse(chorales):
-    """Re-parse one chorale of each split with music21 and compare with the shipped rolls (the regeneration check)."""
-    pytest.importorskip("music21")
-    for s in ("train", "valid", "test"):
-        name, stored = chorales.names[s][0], chorales.split(s)[0]
-        roll, shift, key = data.chorale_roll(name)
-        assert -6 <= shift <= 5 and key
-        np.testing.assert_array_equal(
-            roll,
-            stored,
-            err_msg=f"{name} differs from the shipped file: rerun python -m booktools.make_chorale_data",
-        )
-
-
-def test_transposition_puts_the_tonic_on_c():
-    pytest.importorskip("music21")
-    from music21 import corpus
-
-    score = corpus.parse(data.load_chorales().names["test"][0])
-    roll, shift, key = data.chorale_roll(score)
-    tonic_pc = data._chorale_key(score)[0].tonic.pitchClass
-    assert (tonic_pc + shift) % 12 == 0
-    # the pitch classes used, weighted by duration, make C (or its minor third's relative) prominent
-    pcs = np.zeros(12)
-    for j in np.flatnonzero(roll.any(axis=0)):
-        pcs[(j + MIDI_LOW) % 12] += roll[:, j].sum()
-    assert pcs[0] > np.median(pcs)
 
 
 def test_notes_roll_round_trip_and_range():
@@ -290,23 +196,6 @@ def test_benchmark_mat_file(tmp_path):
     (tmp_path / "bad.mat").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="mat"):
         data.load_benchmark(tmp_path / "bad.mat")
-
-
-def test_load_chorales_refuses_a_bad_file(tmp_path):
-    bad = tmp_path / "c.npz"
-    np.savez(
-        bad,
-        notes=np.array([200], dtype=np.uint8),
-        frame_ptr=np.array([0, 1]),
-        seq_ptr=np.array([0, 1]),
-        names=np.array(["x"]),
-        split=np.array([0], dtype=np.uint8),
-    )
-    with pytest.raises(ValueError, match="inconsistent"):
-        data.load_chorales(bad)
-    (tmp_path / "junk.npz").write_bytes(b"junk")
-    with pytest.raises(ValueError, match="npz"):
-        data.load_chorales(tmp_path / "junk.npz")
 
 
 @pytest.fixture(scope="module")

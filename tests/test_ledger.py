@@ -59,6 +59,7 @@ def test_the_registry_file_validates():
             "text",
             "untestable",
             "closed_form",
+            "evidence",
         }, e["id"]
         assert (
             e["kind"] in claims.KINDS
@@ -78,6 +79,13 @@ def test_the_registry_file_validates():
     }
     assert all(len(c.untestable) > 20 for c in untestable)
     assert any(c.closed_form for c in registered.values())
+    # chapter 11's verdicts rest on its recorded run
+    recorded = {
+        c.chapter
+        for c in registered.values()
+        if c.evidence == "recorded"
+    }
+    assert recorded == {11}
 
 
 @pytest.mark.parametrize(
@@ -118,6 +126,10 @@ def test_the_registry_file_validates():
         (
             "- {id: a, paper: P&G 2021, statement: S, kind: paper, chapter: 3, text: t, closed_form: 1}",
             "closed_form must be a bool",
+        ),
+        (
+            "- {id: a, paper: P&G 2021, statement: S, kind: paper, chapter: 3, text: t, evidence: pilot}",
+            "evidence must be one of",
         ),
         (
             "- {id: a, paper: P&G 2021, statement: S, kind: paper, chapter: 3, text: t}\n"
@@ -712,6 +724,11 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
         html.count("not yet tested") >= 3
     )  # two rows and the summary
     assert "all claims" in html
+    assert "evidence: live" in html
+    assert (
+        "evidence: recorded run (chapters/records/ch03.json"
+        in html
+    )
 
 
 def test_fixture_book_roles_link_to_rows_and_chapters(

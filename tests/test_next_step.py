@@ -547,3 +547,81 @@ def test_closed_form_lstm_jacobians_match_autograd():
     got = ns._state_jacobians(model, inputs)
     expect = state_jacobians(model.core, model.encode(inputs))
     torch.testing.assert_close(got, expect, rtol=1e-10, atol=1e-12)
+
+
+def test_patience_stops_at_a_best_step_before_the_last():
+    rng = np.random.default_rng(0)
+    seqs = [
+        (rng.random((12, 88)) < 0.05).astype(np.uint8)
+        for _ in range(6)
+    ]
+    model = ns.NextStepModel("rnn", 88, 4, generator=0)
+    hist = ns.train_next_step(
+        model,
+        seqs,
+        seqs[:2],
+        steps=400,
+        batch_size=3,
+        lr=0.5,
+        eval_every=1,
+        patience=3,
+        progress=False,
+        generator=0,
+    )
+    assert hist.last_step < 400
+    assert hist.best_step == hist.last_step - 3
+    assert len(hist.eval_steps) == hist.last_step
+    with pytest.raises(ValueError, match="patience"):
+        ns.train_next_step(
+            model, seqs, None, steps=2, patience=1, progress=False
+        )
+
+
+def test_authors_projection_and_forget_gates():
+    rng = np.random.default_rng(1)
+    seqs = [
+        (rng.random((10, 88)) < 0.05).astype(np.uint8)
+        for _ in range(4)
+    ]
+    model = ns.NextStepModel(
+        "lstm", 88, 6, forget_bias=20.0, generator=0
+    )
+    model.project_(projection="authors")
+    H = 6
+    cols = model.core.W[H : 2 * H].detach().abs().sum(0)
+    assert torch.allclose(cols, torch.full_like(cols, 0.155))
+    f = ns.forget_gates(model, seqs)
+    assert f.shape == (sum(s.shape[0] - 1 for s in seqs) * H,)
+    assert f.min() > 0.99  # sigma(20 - 0.155 - 0.25): saturated
+    with pytest.raises(ValueError, match="projection"):
+        model.project_(projection="rows")
+    with pytest.raises(TypeError, match="LSTM"):
+        ns.forget_gates(ns.NextStepModel("rnn", 88, 4), seqs)
+
+
+def test_truncation_excess_counts_only_the_frames_truncation_changes():
+    rng = np.random.default_rng(2)
+    seqs = [
+        (rng.random((T, 88)) < 0.05).astype(np.uint8)
+        for T in (5, 9, 13)
+    ]
+    model = ns.NextStepModel("lstm", 88, 4, generator=0)
+    out = ns.truncation_excess(model, seqs, 4)
+    predicted = sum(s.shape[0] - 1 for s in seqs)
+    untouched = sum(min(s.shape[0] - 1, 4) for s in seqs)
+    assert out["untouched"] == pytest.approx(untouched / predicted)
+    full, trunc = (
+        ns.evaluate(model, seqs),
+        ns.evaluate(model, seqs, k=4),
+    )
+    assert out["excess all"] == pytest.approx(
+        trunc - full, abs=1e-5
+    )
+    assert out["excess"] == pytest.approx(
+        out["excess all"] / (1 - out["untouched"]), rel=1e-6
+    )
+    assert math.isnan(
+        ns.truncation_excess(model, seqs, 20)["excess"]
+    )
+    with pytest.raises(ValueError, match="k"):
+        ns.truncation_excess(model, seqs, 0)

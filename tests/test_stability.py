@@ -525,3 +525,34 @@ def test_l1_projection_is_inside_the_ball_for_large_float32_rows(
         assert min(sums) >= radius * (
             1 - 1e-5
         )  # still the projection, not a shrunken row
+
+
+def test_rescale_lstm_columns_is_the_authors_stabilize():
+    """Column rescaling as in the fork's stabilize(): every column's l1 norm set to its radius."""
+    from rnnlib.dynamical import LSTM
+    from rnnlib.stability import (
+        AUTHORS_LSTM_RADII,
+        certify,
+        rescale_lstm_columns_,
+    )
+
+    model = LSTM(5, 7, forget_bias=10.0, generator=0)
+    U_before = model.U.detach().clone()
+    b_before = model.b.detach().clone()
+    rescale_lstm_columns_(model)
+    H = 7
+    for g, name in enumerate("ifzo"):
+        cols = model.W[g * H : (g + 1) * H].detach().abs().sum(0)
+        assert torch.allclose(
+            cols,
+            torch.full_like(cols, AUTHORS_LSTM_RADII[f"W_{name}"]),
+        )
+    uf = model.U[H : 2 * H].detach().abs().sum(0)
+    assert torch.allclose(uf, torch.full_like(uf, 0.25))
+    # the other input weights and every bias are left free
+    assert torch.equal(model.U[:H], U_before[:H])
+    assert torch.equal(model.b, b_before)
+    # with the forget bias at 10 nothing is certified
+    assert not certify(model).stable
+    with pytest.raises(TypeError, match="model"):
+        rescale_lstm_columns_("lstm")

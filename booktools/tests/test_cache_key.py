@@ -14,6 +14,8 @@ def book(tmp_path):
     (tmp_path / "rnnlib").mkdir()
     (tmp_path / "rnnlib" / "elman.py").write_text("VALUE = 1\n")
     (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "records").mkdir()
+    (tmp_path / "rnnlib" / "_data").mkdir()
     for name in (
         "requirements.txt",
         "_config.yml",
@@ -50,6 +52,8 @@ def test_cache_survives_when_nothing_changed(book):
         "requirements.txt",
         "Makefile",
         "chapters/claims.yml",
+        "chapters/records/ch11.json",
+        "rnnlib/_data/JSB_Chorales.mat",
     ],
 )
 def test_cache_is_cleared_when_library_or_pins_change(

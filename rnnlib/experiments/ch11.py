@@ -1,28 +1,41 @@
-"""Chapter 11's measurements that combine several theory modules: a model trained twice,
-unconstrained and projected, from the same start; the eight trained models of a seed, the
-committed pilot over seeds, and chapter 9's inference bound at a trained model's own
-constants.
+"""Chapter 11's experiments: stable and unstable next-step models on JSB Chorales and ABC text.
 
-Used by chapter 11 (``from rnnlib.experiments import ch11``). The pilot over seeds is
-re-run with ``python -m rnnlib.experiments.ch11`` (it rewrites
-``rnnlib/_data/ch11_seeds.json``, which the chapter shows).
+Two tiers (``rnnlib.records``):
+
+* the **live run** of the chapter (:func:`train_models`): one seed, the four music
+  models (tanh RNN and LSTM, unconstrained and projected onto chapter 8's
+  certified stable sets) at laptop size (:data:`DEFAULTS`, the chapter's parameters
+  cell);
+* the **recorded run** (:func:`run_record`, ``make record CH=11`` or
+  ``python -m rnnlib.experiments.ch11 --record``): every seed of :data:`RECORD`,
+  every model trained with patience to its validation optimum, the three LSTM
+  constraints (unconstrained, certified, the authors' column rescaling), the
+  forget-gate bound sweep ("the price of stability"), the text models on whole
+  tunes, truncated evaluation and local Jacobians, written to
+  ``chapters/records/ch11.json`` with its provenance and a :func:`fingerprint`
+  (a 20-step float64 CPU run of the same code path) that the chapter re-runs.
+
+Also here: paired stable - unstable differences over seeds (:func:`paired`), the
+agreement of the live run with the record where they overlap (:func:`overlap`), and
+chapter 9's inference bound at a trained model's constants (:func:`inference_bound_at`).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
+import copy
 import math
-import platform
+import os
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from .. import next_step as ns
+from .. import records
 from .._rng import derive
 from .._validation import check_int, check_real
 from ..data import N_KEYS, PianoRollData, TextData
@@ -31,33 +44,45 @@ from ..next_step import (
     NextStepModel,
     train_next_step,
 )
-from ..stability import certify, input_lipschitz
+from ..stability import certify, input_lipschitz, lstm_forget_bound
 from ..truncation import inference_bound, k_for_epsilon
 
 __all__ = [
-    "train_stable_and_unstable",
+    "CHAPTER",
     "DEFAULTS",
-    "SEED_TABLE",
+    "RECORD",
+    "SMOKE",
+    "VARIANTS",
+    "AUTHORS_FORGET_BIAS",
+    "train_stable_and_unstable",
+    "train_variant",
     "train_models",
-    "seed_row",
-    "seed_table",
-    "load_seed_table",
+    "measure_music",
+    "run_record",
+    "fingerprint",
+    "make_record",
+    "load_record",
+    "check_record",
+    "paired",
+    "overlap",
+    "seed_values",
+    "sweep_values",
     "inference_bound_at",
 ]
 
-#: The sizes of chapter 11's parameters cell (its checks were piloted at these;
-#: tests/test_ch11_benchmark.py compares them with the notebook).
+#: The chapter whose record this module makes.
+CHAPTER = 11
+
+#: The sizes of chapter 11's parameters cell (the live run; its checks were piloted at
+#: these, and tests/test_ch11_benchmark.py compares them with the notebook). The music
+#: settings are the record's, capped at ``music_steps``, so the live run of seed 0 is the
+#: first ``music_steps`` steps of the recorded one (:func:`overlap`).
 DEFAULTS: dict[str, float | int] = {
     "hidden": 64,
     "music_steps": 300,
     "music_batch": 16,
     "music_lr": 5e-3,
-    "music_eval": 60,
-    "text_hidden": 32,
-    "text_steps": 300,
-    "text_batch": 32,
-    "text_lr": 1e-2,
-    "text_window": 32,
+    "music_eval": 50,
     "clip": 1.0,
     "lam": 0.99,
     "f_max": 0.605,
@@ -66,20 +91,91 @@ DEFAULTS: dict[str, float | int] = {
     "jac_n": 24,
 }
 
-#: The committed pilot over seeds that chapter 11 shows (``python -m rnnlib.experiments.ch11``).
-SEED_TABLE = (
-    Path(__file__).resolve().parent.parent
-    / "_data"
-    / "ch11_seeds.json"
-)
+#: The forget-gate bias of the authors' LSTM: their ``init_weights()`` fills the forget
+#: slice of both of torch's bias vectors with 10, and the two add up.
+AUTHORS_FORGET_BIAS = 20.0
 
-#: (task, core, variant) of the eight trained models, in the chapter's order.
-MODEL_KEYS = [
-    (task, kind, variant)
-    for task in ("music", "text")
-    for kind in ("rnn", "lstm")
-    for variant in ("unstable", "stable")
-]
+#: The trained models of a seed: name -> (core, constraint, forget-gate bound). "stable"
+#: is chapter 8's certified projection; "authors" the column rescaling of Miller &
+#: Hardt's code (forget bias 20 at initialization, biases free).
+VARIANTS = {
+    "rnn unstable": ("rnn", None),
+    "rnn stable": ("rnn", "certified"),
+    "lstm unstable": ("lstm", None),
+    "lstm stable": ("lstm", "certified"),
+    "lstm authors": ("lstm", "authors"),
+}
+
+#: The recorded run (``make record CH=11``): sizes, seeds, patience.
+RECORD: dict = {
+    "seeds": [0, 1, 2, 3, 4],
+    "music": {
+        "hidden": 64,
+        "batch": 16,
+        "lr": 5e-3,
+        "max_steps": 3000,
+        "eval_every": 50,
+        "patience": 10,
+        "n_train": None,
+        "variants": list(VARIANTS),
+    },
+    "sweep": {
+        "f_max": [0.8, 0.9, 0.99],
+        "seeds": [0, 1, 2],
+    },
+    "text": {
+        "hidden": 32,
+        "batch": 16,
+        "lr": 1e-2,
+        "max_steps": 3000,
+        "eval_every": 100,
+        "patience": 4,
+        "window": None,
+        "n_train": None,
+        "variants": [
+            "rnn unstable",
+            "rnn stable",
+            "lstm unstable",
+            "lstm stable",
+        ],
+    },
+    "clip": 1.0,
+    "lam": 0.99,
+    "f_max": 0.605,
+    "ks": [4, 16, 32],
+    "jac_n": 24,
+    "r_multi": 16,
+}
+
+#: The record at a size that takes seconds (CI runs it; never written over the record).
+SMOKE: dict = copy.deepcopy(RECORD)
+SMOKE["seeds"] = [0, 1]  # two: paired differences need two seeds
+SMOKE["music"].update(
+    hidden=4, max_steps=4, eval_every=2, patience=1, n_train=12
+)
+SMOKE["sweep"] = {"f_max": [0.9], "seeds": [0, 1]}
+SMOKE["text"].update(
+    hidden=4, max_steps=2, eval_every=1, patience=1, n_train=8
+)
+SMOKE.update(ks=[2], jac_n=2, r_multi=2)
+
+# the short deterministic run whose outputs fingerprint the code path
+_FP = {
+    "steps": 20,
+    "eval_every": 10,
+    "hidden": 8,
+    "batch": 8,
+    "n_train": 24,
+    "n_valid": 8,
+    # text: fewer, shorter steps (whole tunes are long), two of its variants
+    "text_steps": 10,
+    "text_batch": 4,
+    "text_n": 8,
+    "text_variants": ("rnn unstable", "lstm stable"),
+}
+
+
+# --- validation ---------------------------------------------------------------------------------
 
 
 def _check_params(params: dict) -> dict:
@@ -94,34 +190,68 @@ def _check_params(params: dict) -> dict:
         "music_steps",
         "music_batch",
         "music_eval",
-    ):
-        out[name] = check_int(out[name], name, minimum=1)
-    for name in (
-        "text_hidden",
-        "text_steps",
-        "text_batch",
-        "text_window",
         "k_check",
         "r_multi",
         "jac_n",
     ):
         out[name] = check_int(out[name], name, minimum=1)
-    for name in ("music_lr", "text_lr", "clip", "lam", "f_max"):
+    for name in ("music_lr", "clip", "lam", "f_max"):
         out[name] = check_real(
             out[name], name, low=0.0, low_open=True
         )
     return out
 
 
-def _check_data(music: object, text: object) -> None:
+def _check_music(music: object) -> PianoRollData:
     if not isinstance(music, PianoRollData):
         raise TypeError(
             f"music must be a PianoRollData, got {type(music).__name__}"
         )
+    return music
+
+
+def _check_text(text: object) -> TextData | None:
     if text is not None and not isinstance(text, TextData):
         raise TypeError(
             f"text must be a TextData or None, got {type(text).__name__}"
         )
+    return text
+
+
+def _check_config(config: object) -> dict:
+    if not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a dict like RECORD, got {type(config).__name__}"
+        )
+    missing = set(RECORD) - set(config)
+    if missing:
+        raise ValueError(
+            f"config is missing {sorted(missing)} (see RECORD)"
+        )
+    if not config["seeds"] or not all(
+        isinstance(s, int) and s >= 0 for s in config["seeds"]
+    ):
+        raise ValueError(
+            "config['seeds'] must be a non-empty list of ints >= 0"
+        )
+    unknown = set(config["music"]["variants"]) - set(VARIANTS)
+    if unknown:
+        raise ValueError(
+            f"config['music']['variants']: unknown {sorted(unknown)}; known {list(VARIANTS)}"
+        )
+    return dict(config)
+
+
+def _check_device(device: object) -> torch.device:
+    try:
+        return torch.device(device)
+    except (TypeError, RuntimeError) as err:
+        raise ValueError(
+            f"device must name a torch device ('cpu', 'cuda'), got {device!r}"
+        ) from err
+
+
+# --- training -----------------------------------------------------------------------------------
 
 
 def train_stable_and_unstable(
@@ -140,8 +270,10 @@ def train_stable_and_unstable(
     Both runs start from the same initial weights (drawn from ``generator``'s
     stream ``"init"``, read-out bias at the training marginals), see the same
     minibatches (stream ``"data"``) and use the same optimizer and number of
-    steps (``train_kwargs`` of :func:`rnnlib.next_step.train_next_step`); only ``stable`` differs.
-    Returns ``{"unstable": (model, history), "stable": (model, history)}``.
+    steps (``train_kwargs`` of :func:`rnnlib.next_step.train_next_step`); only
+    ``stable`` differs: projected gradient descent onto chapter 8's certified set
+    (``||W||_2 <= lam``; the LSTM's row-sum condition with forget gates
+    ``<= f_max``). Returns ``{"unstable": (model, history), "stable": (model, history)}``.
     """
     if "stable" in train_kwargs:
         raise ValueError(
@@ -149,195 +281,251 @@ def train_stable_and_unstable(
         )
     out = {}
     for variant in ("unstable", "stable"):
-        model = NextStepModel(
+        out[variant] = _train_one(
             kind,
-            input_dim,
-            hidden_dim,
-            readout=readout,
-            generator=derive(generator, "init"),
-        )
-        model.init_output_bias_(train)
-        history = train_next_step(
-            model,
             train,
             valid,
-            stable=variant == "stable",
-            generator=derive(generator, "data"),
+            constraint="certified"
+            if variant == "stable"
+            else None,
+            input_dim=input_dim,
+            hidden_dim=hidden_dim,
+            readout=readout,
+            generator=generator,
             **train_kwargs,
         )
-        out[variant] = (model, history)
     return out
+
+
+def _train_one(
+    kind: str,
+    train: Sequence[np.ndarray],
+    valid: Sequence[np.ndarray] | None,
+    *,
+    constraint: str | None,
+    input_dim: int,
+    hidden_dim: int,
+    readout: str,
+    generator: torch.Generator | int | None,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    **train_kwargs,
+) -> tuple[NextStepModel, NextStepHistory]:
+    model = NextStepModel(
+        kind,
+        input_dim,
+        hidden_dim,
+        readout=readout,
+        forget_bias=AUTHORS_FORGET_BIAS
+        if constraint == "authors"
+        else 1.0,
+        generator=derive(generator, "init"),
+        dtype=dtype,
+    )
+    model.init_output_bias_(train)
+    model.to(device)
+    history = train_next_step(
+        model,
+        train,
+        valid,
+        stable=constraint is not None,
+        projection=constraint or "certified",
+        generator=derive(generator, "data"),
+        **train_kwargs,
+    )
+    return model.to("cpu"), history
+
+
+def train_variant(
+    name: str,
+    train: Sequence[np.ndarray],
+    valid: Sequence[np.ndarray] | None,
+    *,
+    generator: int,
+    input_dim: int,
+    hidden_dim: int,
+    readout: str = "bernoulli",
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    **train_kwargs,
+) -> tuple[NextStepModel, NextStepHistory]:
+    """One of chapter 11's trained models (:data:`VARIANTS`), back on the CPU.
+
+    ``name``: ``"rnn unstable"``, ``"rnn stable"``, ``"lstm unstable"``,
+    ``"lstm stable"`` (chapter 8's certified projection, forget gates
+    ``<= f_max``) or ``"lstm authors"`` (the column rescaling of Miller & Hardt's
+    code, :func:`rnnlib.stability.rescale_lstm_columns_`, with their forget bias
+    of 20 at initialization). Every variant of a seed starts from the same core
+    weights and sees the same minibatches (:func:`train_stable_and_unstable`).
+    The model trains on ``device`` and is returned on the CPU.
+    """
+    if name not in VARIANTS:
+        raise ValueError(
+            f"name must be one of {list(VARIANTS)}, got {name!r}"
+        )
+    generator = check_int(generator, "generator", minimum=0)
+    kind, constraint = VARIANTS[name]
+    return _train_one(
+        kind,
+        train,
+        valid,
+        constraint=constraint,
+        input_dim=input_dim,
+        hidden_dim=hidden_dim,
+        readout=readout,
+        generator=generator,
+        device=_check_device(device),
+        dtype=dtype,
+        **train_kwargs,
+    )
 
 
 def train_models(
     music: PianoRollData,
-    text: TextData | None,
     *,
     generator: int,
     progress: bool = True,
+    device: str = "cpu",
     **params: float | int,
 ) -> tuple[dict, dict]:
-    """Chapter 11's trained models of one seed: RNN and LSTM, unstable and stable, on music and text.
+    """Chapter 11's live run: the four music models of one seed (RNN and LSTM, unstable and stable).
 
-    Each pair comes from :func:`train_stable_and_unstable` (same
-    initial weights, same minibatches, only the projection differs), seeded by
-    ``generator`` (the seed of the row, an int); ``params`` override :data:`DEFAULTS` (the chapter's parameters
-    cell). Music models are kept at their best validation NLL (checked every
-    ``music_eval`` steps), text models at their last step. ``text=None``
-    trains the music models only. Returns ``(models, histories)``, both keyed
-    by ``(task, kind, variant)``.
+    Each pair comes from :func:`train_stable_and_unstable` (same initial
+    weights, same minibatches, only the projection differs), seeded by
+    ``generator`` (an int); ``params`` override :data:`DEFAULTS` (the chapter's
+    parameters cell). The models are kept at their best validation NLL
+    (checked every ``music_eval`` steps, at most ``music_steps`` steps). Returns
+    ``(models, histories)``, both keyed by ``(task, kind, variant)`` with task
+    ``"music"``.
     """
-    _check_data(music, text)
+    music = _check_music(music)
     generator = check_int(generator, "generator", minimum=0)
     p = _check_params(params)
-    common = dict(
-        generator=generator,
-        clip=p["clip"],
-        lam=p["lam"],
-        f_max=p["f_max"],
-        progress=progress,
-    )
-    runs = {
-        "music": (
+    dev = _check_device(device)
+    models, histories = {}, {}
+    for name in (
+        "rnn unstable",
+        "rnn stable",
+        "lstm unstable",
+        "lstm stable",
+    ):
+        model, hist = train_variant(
+            name,
             music.train,
             music.valid,
-            dict(
-                input_dim=N_KEYS,
-                readout="bernoulli",
-                hidden_dim=p["hidden"],
-                steps=p["music_steps"],
-                batch_size=p["music_batch"],
-                lr=p["music_lr"],
-                eval_every=p["music_eval"],
-            ),
+            generator=generator,
+            input_dim=N_KEYS,
+            hidden_dim=p["hidden"],
+            device=str(dev),
+            steps=p["music_steps"],
+            batch_size=p["music_batch"],
+            lr=p["music_lr"],
+            eval_every=p["music_eval"],
+            clip=p["clip"],
+            lam=p["lam"],
+            f_max=p["f_max"],
+            progress=progress,
         )
-    }
-    if text is not None:
-        runs["text"] = (
-            text.train,
-            None,
-            dict(
-                input_dim=len(text.vocab),
-                readout="categorical",
-                hidden_dim=p["text_hidden"],
-                steps=p["text_steps"],
-                batch_size=p["text_batch"],
-                lr=p["text_lr"],
-                window=p["text_window"],
-            ),
-        )
-    models, histories = {}, {}
-    for task, (train, valid, kw) in runs.items():
-        for kind in ("rnn", "lstm"):
-            pair = train_stable_and_unstable(
-                kind, train, valid, **kw, **common
-            )
-            for variant, (model, hist) in pair.items():
-                models[task, kind, variant] = model
-                histories[task, kind, variant] = hist
+        kind, variant = name.split()
+        models["music", kind, variant] = model
+        histories["music", kind, variant] = hist
     return models, histories
 
 
-def _key(key: tuple[str, str, str]) -> str:
-    return " ".join(key)
+# --- the measurements of a trained model --------------------------------------------------------
 
 
-def seed_row(
-    models: dict,
-    music: PianoRollData,
-    text: TextData | None,
-    **params: float | int,
-) -> dict[str, float]:
-    """Chapter 11's measurements of :func:`train_models`' models as one flat row.
-
-    ``"music rnn unstable"`` etc.: the test metric (NLL in nats per frame;
-    text in bits per character). For the music models also: ``"... excess"``,
-    the truncated NLL at ``k_check`` minus the full one; for the unstable
-    music models ``"... excess 2k"`` (at ``2 k_check``), ``"... contractive"``
-    (fraction of single steps with ``||J_t||_2 < 1`` on the first ``jac_n``
-    test chorales) and ``"... multi"`` (median ``r_multi``-step Jacobian
-    norm); ``"music lstm unstable contractive inf"`` in l_inf; ``"... lambda"``
-    the certified constant of every music model.
-    """
-    _check_data(music, text)
-    p = _check_params(params)
-    splits = {"music": music.test}
-    if text is not None:
-        splits["text"] = text.test
-    row = {
-        _key(key): float(ns.evaluate(m, splits[key[0]]))
-        for key, m in models.items()
+def _history_dict(h: NextStepHistory) -> dict:
+    return {
+        "best_step": int(h.best_step),
+        "last_step": int(h.last_step),
+        "eval_steps": [int(s) for s in h.eval_steps],
+        "valid": [float(v) for v in h.valid],
+        "lambda": [float(v) for v in h.lam],
+        "forget_max": [float(v) for v in h.forget]
+        if h.forget is not None
+        else [],
     }
-    k = p["k_check"]
-    jac = music.test[: p["jac_n"]]
-    for key, m in models.items():
-        if key[0] != "music":
-            continue
-        name = _key(key)
-        row[f"{name} lambda"] = m.worst_case_lambda()
-        row[f"{name} excess"] = (
-            float(ns.evaluate(m, music.test, k=k)) - row[name]
-        )
-        if key[2] == "unstable":
-            row[f"{name} excess 2k"] = (
-                float(ns.evaluate(m, music.test, k=2 * k))
-                - row[name]
-            )
-            row[f"{name} contractive"] = float(
-                np.mean(ns.local_jacobian_norms(m, jac) < 1)
-            )
-            row[f"{name} multi"] = float(
-                np.median(
-                    ns.multi_step_jacobian_norms(
-                        m, jac, p["r_multi"]
-                    )
-                )
-            )
-            if key[1] == "lstm":
-                row[f"{name} contractive inf"] = float(
-                    np.mean(
-                        ns.local_jacobian_norms(
-                            m, jac, ord=math.inf
-                        )
-                        < 1
-                    )
-                )
-    return row
 
 
-def seed_table(
-    music: PianoRollData,
-    text: TextData | None,
-    seeds: Sequence[int],
+def measure_music(
+    model: NextStepModel,
+    test: Sequence[np.ndarray],
     *,
-    progress: bool = False,
-    **params: float | int,
+    ks: Sequence[int],
+    jac_n: int,
+    r_multi: int,
+    jacobians: bool = True,
 ) -> dict:
-    """Chapter 11's pilot: the models of :func:`train_models` for each of ``seeds``, and the two baselines.
+    """What the record keeps of a trained music model (chapter 11).
 
-    Returns a JSON-ready dict: ``parameters`` (:data:`DEFAULTS` with
-    ``params``), ``baselines`` (test metric of the marginal and the
-    previous-step model, which do not depend on the seed), ``rows`` (one
-    :func:`seed_row` per seed, with its ``seed`` and ``cpu_seconds``),
-    ``date`` and ``machine``.
+    ``test`` NLL; the certified constant (``||W||_2`` or ``lambda_inf``) and,
+    for an LSTM, its forget gates on ``test`` (max, mean, 99th percentile) and the
+    memory time ``1 / (1 - max f)``; for each ``k`` of ``ks``
+    :func:`rnnlib.next_step.truncation_excess` (excess NLL on the frames with
+    ``t > k`` and the share of untouched frames); with ``jacobians``, the share of
+    contracting single steps (l2; l_inf for an LSTM) and the median
+    ``r_multi``-step Jacobian norm on the first ``jac_n`` test chorales.
     """
-    _check_data(music, text)
-    if (
-        isinstance(seeds, (str, bytes))
-        or not isinstance(seeds, Sequence)
-        or not seeds
-    ):
-        raise ValueError("seeds must be a non-empty list of seeds")
-    seeds = [check_int(s, "seed", minimum=0) for s in seeds]
-    p = _check_params(params)
-    tasks = (
-        {"music": music}
-        if text is None
-        else {"music": music, "text": text}
-    )
-    baselines = {}
-    for task, d in tasks.items():
-        n = N_KEYS if task == "music" else len(d.vocab)
+    if not isinstance(model, NextStepModel):
+        raise TypeError(
+            f"model must be a NextStepModel, got {type(model).__name__}"
+        )
+    jac_n = check_int(jac_n, "jac_n", minimum=1)
+    r_multi = check_int(r_multi, "r_multi", minimum=1)
+    out = {
+        "test": float(ns.evaluate(model, test)),
+        "lambda": float(model.worst_case_lambda()),
+        "truncation": {
+            str(k): ns.truncation_excess(model, test, k)
+            for k in ks
+        },
+    }
+    if model.kind == "lstm":
+        f = ns.forget_gates(model, test)
+        out["forget"] = {
+            "max": float(f.max()),
+            "mean": float(f.mean()),
+            "p99": float(np.quantile(f, 0.99)),
+        }
+        # the bound the certificate uses (1 when sigma saturates in float64)
+        out["forget bound"] = float(
+            lstm_forget_bound(model.core, 1.0)
+        )
+    if jacobians:
+        jac = list(test[:jac_n])
+        out["contractive"] = float(
+            np.mean(ns.local_jacobian_norms(model, jac) < 1)
+        )
+        out["multi"] = float(
+            np.median(
+                ns.multi_step_jacobian_norms(model, jac, r_multi)
+            )
+        )
+        if model.kind == "lstm":
+            out["contractive inf"] = float(
+                np.mean(
+                    ns.local_jacobian_norms(
+                        model, jac, ord=math.inf
+                    )
+                    < 1
+                )
+            )
+    return out
+
+
+def _subset(seqs: Sequence, n: int | None) -> list:
+    return list(seqs) if n is None else list(seqs[:n])
+
+
+def _baselines(
+    music: PianoRollData, text: TextData | None
+) -> dict:
+    out = {}
+    tasks = {"music": (music, N_KEYS)}
+    if text is not None:
+        tasks["text"] = (text, len(text.vocab))
+    for task, (d, n) in tasks.items():
         for name, previous in (
             ("marginal", False),
             ("previous step", True),
@@ -345,39 +533,480 @@ def seed_table(
             b = ns.fit_baseline(
                 d.train, input_dim=n, previous=previous
             )
-            baselines[f"{task} {name}"] = float(
-                ns.evaluate(b, d.test)
-            )
-    rows = []
-    for seed in seeds:
+            out[f"{task} {name}"] = float(ns.evaluate(b, d.test))
+    return out
+
+
+def run_record(
+    music: PianoRollData,
+    text: TextData | None,
+    config: Mapping | None = None,
+    *,
+    device: str = "cpu",
+    progress: bool = False,
+    log=print,
+) -> dict:
+    """The recorded experiment of chapter 11 (``make record CH=11``): every seed of ``config``.
+
+    For each seed: the music models of ``config["music"]["variants"]``
+    (:func:`train_variant`, patience-based stopping to the validation optimum,
+    at most ``max_steps``), each with its training history and
+    :func:`measure_music`; the certified LSTM at each forget-gate bound of
+    ``config["sweep"]["f_max"]`` (the price of stability) on the sweep's seeds; and
+    the text models (whole tunes when ``window`` is None), with their test bits
+    per character and history. Also the two baselines. Trains on ``device``,
+    measures on the CPU. Returns a JSON-ready dict.
+    """
+    music = _check_music(music)
+    text = _check_text(text)
+    cfg = _check_config(RECORD if config is None else config)
+    dev = str(_check_device(device))
+    mc, tc = cfg["music"], cfg["text"]
+    mtrain = _subset(music.train, mc["n_train"])
+    common = dict(
+        clip=cfg["clip"], lam=cfg["lam"], progress=progress
+    )
+
+    def music_model(name, s, f_max):
         t0 = time.process_time()
-        models, _ = train_models(
-            music, text, generator=seed, progress=progress, **p
+        model, hist = train_variant(
+            name,
+            mtrain,
+            music.valid,
+            generator=s,
+            input_dim=N_KEYS,
+            hidden_dim=mc["hidden"],
+            device=dev,
+            steps=mc["max_steps"],
+            batch_size=mc["batch"],
+            lr=mc["lr"],
+            eval_every=mc["eval_every"],
+            patience=mc["patience"],
+            f_max=f_max,
+            **common,
         )
-        row = {"seed": seed, **seed_row(models, music, text, **p)}
-        row["cpu_seconds"] = round(time.process_time() - t0, 1)
-        rows.append(row)
-    return {
-        "date": datetime.datetime.now(datetime.UTC).strftime(
-            "%Y-%m-%d %H:%M UTC"
+        row = {
+            **_history_dict(hist),
+            **measure_music(
+                model,
+                music.test,
+                ks=cfg["ks"],
+                jac_n=cfg["jac_n"],
+                r_multi=cfg["r_multi"],
+                jacobians=name.endswith("unstable")
+                or f_max == cfg["f_max"],
+            ),
+            "cpu_seconds": round(time.process_time() - t0, 1),
+        }
+        log(
+            f"music seed {s} {name} f_max {f_max}: test {row['test']:.4f}, "
+            f"best step {row['best_step']} of {row['last_step']}, "
+            f"{row['cpu_seconds']} s"
+        )
+        return row
+
+    results = {
+        "baselines": _baselines(music, text),
+        "music": {},
+        "sweep": {},
+        "text": {},
+    }
+    for seed in cfg["seeds"]:
+        results["music"][str(seed)] = {
+            name: music_model(name, seed, cfg["f_max"])
+            for name in mc["variants"]
+        }
+    for f_max in cfg["sweep"]["f_max"]:
+        results["sweep"][str(f_max)] = {
+            str(seed): music_model("lstm stable", seed, f_max)
+            for seed in cfg["sweep"]["seeds"]
+        }
+    if text is not None:
+        ttrain = _subset(text.train, tc["n_train"])
+        for seed in cfg["seeds"]:
+            rows = {}
+            for name in tc["variants"]:
+                t0 = time.process_time()
+                model, hist = train_variant(
+                    name,
+                    ttrain,
+                    text.valid,
+                    generator=seed,
+                    input_dim=len(text.vocab),
+                    hidden_dim=tc["hidden"],
+                    readout="categorical",
+                    device=dev,
+                    steps=tc["max_steps"],
+                    batch_size=tc["batch"],
+                    lr=tc["lr"],
+                    eval_every=tc["eval_every"],
+                    patience=tc["patience"],
+                    window=tc["window"],
+                    f_max=cfg["f_max"],
+                    **common,
+                )
+                rows[name] = {
+                    **_history_dict(hist),
+                    "test": float(ns.evaluate(model, text.test)),
+                    "lambda": float(model.worst_case_lambda()),
+                    "cpu_seconds": round(
+                        time.process_time() - t0, 1
+                    ),
+                }
+                log(
+                    f"text seed {seed} {name}: test {rows[name]['test']:.4f}, "
+                    f"best step {rows[name]['best_step']} of {rows[name]['last_step']}"
+                )
+            results["text"][str(seed)] = rows
+    return results
+
+
+# --- the fingerprint ----------------------------------------------------------------------------
+
+
+def fingerprint(
+    music: PianoRollData,
+    text: TextData | None,
+    config: Mapping | None = None,
+) -> dict:
+    """A short deterministic CPU run of the record's code path, in float64 (chapter 11).
+
+    Seed 0, every music variant of ``config`` (and the certified LSTM at the
+    first bound of the sweep): :func:`train_variant` for 20 steps of 8 sequences
+    with a hidden size of 8, on the first 24 training and 8 validation sequences;
+    the text RNN (unstable) and LSTM (stable) for 10 steps of 4 of the first 8
+    tunes; with the record's learning rates, clipping, window,
+    projections and :data:`rnnlib.next_step.ADAM_BETAS`; returns the training
+    losses, the validation metrics and certified constants at steps 10 and 20,
+    the test metric of the resulting model on 8 test sequences, and ``config``
+    itself. Any change to the training code, its constants or the config
+    changes it (:func:`check_record`). Takes a few seconds.
+    """
+    music = _check_music(music)
+    text = _check_text(text)
+    cfg = _check_config(RECORD if config is None else config)
+    out: dict = {"config": copy.deepcopy(cfg)}
+    fp = dict(
+        steps=_FP["steps"],
+        eval_every=_FP["eval_every"],
+        batch_size=_FP["batch"],
+        clip=cfg["clip"],
+        lam=cfg["lam"],
+        progress=False,
+        dtype=torch.float64,
+        device="cpu",
+    )
+    jobs = [
+        ("music", name, cfg["f_max"])
+        for name in cfg["music"]["variants"]
+    ] + [("music", "lstm stable", cfg["sweep"]["f_max"][0])]
+    if text is not None:
+        jobs += [
+            ("text", name, cfg["f_max"])
+            for name in _FP["text_variants"]
+            if name in cfg["text"]["variants"]
+        ]
+    for task, name, f_max in jobs:
+        d = music if task == "music" else text
+        n = _FP["n_train"] if task == "music" else _FP["text_n"]
+        sizes = (
+            dict(fp)
+            if task == "music"
+            else {
+                **fp,
+                "steps": _FP["text_steps"],
+                "eval_every": _FP["text_steps"] // 2,
+                "batch_size": _FP["text_batch"],
+            }
+        )
+        model, hist = train_variant(
+            name,
+            d.train[:n],
+            d.valid[: _FP["n_valid"]],
+            generator=0,
+            input_dim=N_KEYS
+            if task == "music"
+            else len(text.vocab),
+            hidden_dim=_FP["hidden"],
+            readout="bernoulli"
+            if task == "music"
+            else "categorical",
+            lr=cfg[task]["lr"],
+            f_max=f_max,
+            window=cfg["text"]["window"]
+            if task == "text"
+            else None,
+            **sizes,
+        )
+        out[f"{task} {name} f_max={f_max}"] = {
+            "loss": [float(v) for v in hist.loss],
+            "valid": [float(v) for v in hist.valid],
+            "lambda": [float(v) for v in hist.lam],
+            "test": float(
+                ns.evaluate(model, d.test[: _FP["n_valid"]])
+            ),
+        }
+    return out
+
+
+# --- making, reading and checking the record ----------------------------------------------------
+
+
+def _load_data():
+    from ..data import load_abc_text, load_jsb
+
+    return load_jsb(), load_abc_text()
+
+
+def make_record(
+    path: str | Path | None = None,
+    *,
+    smoke: bool = False,
+    device: str = "cpu",
+    progress: bool = False,
+    command: str | None = None,
+    log=print,
+) -> Path:
+    """Run the record (:data:`RECORD`, or :data:`SMOKE` with ``smoke``) and write it (``rnnlib.records``).
+
+    ``path`` defaults to ``chapters/records/ch11.json`` for the full record; a
+    smoke record must be given a path (it never overwrites the committed one).
+    The fingerprint is computed on the CPU whatever ``device`` trains the
+    record. Returns the path written.
+    """
+    if smoke and path is None:
+        raise ValueError(
+            "path must be given for a smoke record (it never replaces the committed record)"
+        )
+    path = (
+        records.record_path(CHAPTER)
+        if path is None
+        else Path(path)
+    )
+    if (
+        smoke
+        and path.resolve()
+        == records.record_path(CHAPTER).resolve()
+    ):
+        raise ValueError(
+            f"path {path}: a smoke record must not overwrite the committed record"
+        )
+    dev = str(_check_device(device))
+    cfg = SMOKE if smoke else RECORD
+    music, text = _load_data()
+    commit = records.git_commit()
+    t_wall, t_cpu = time.perf_counter(), time.process_time()
+    results = run_record(
+        music, text, cfg, device=dev, progress=progress, log=log
+    )
+    fp = fingerprint(music, text, cfg)
+    prov = records.provenance(
+        command
+        or (
+            "make record CH=11"
+            + (f" DEVICE={dev}" if dev != "cpu" else "")
         ),
-        "machine": f"{platform.machine()}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} thread(s)",
-        "music": music.source,
-        "parameters": p,
-        "baselines": baselines,
-        "rows": rows,
+        device=dev,
+        wall_seconds=time.perf_counter() - t_wall,
+        cpu_seconds=time.process_time() - t_cpu,
+        commit=commit,
+    )
+    return records.write_record(
+        path,
+        config=cfg,
+        results=results,
+        fingerprint=fp,
+        provenance=prov,
+        scale="smoke" if smoke else "full",
+    )
+
+
+def load_record(path: str | Path | None = None) -> dict:
+    """The committed record of chapter 11 (``chapters/records/ch11.json`` by default)."""
+    return records.read_record(
+        records.record_path(CHAPTER) if path is None else path
+    )
+
+
+def check_record(
+    record: Mapping,
+    music: PianoRollData,
+    text: TextData | None,
+) -> float:
+    """Re-run :func:`fingerprint` at the record's config and compare (``rnnlib.records.check_fingerprint``).
+
+    Raises :class:`rnnlib.records.StaleRecordError` with "the recorded runs of
+    chapter 11 are stale: run `make record CH=11`" if the code path gives other
+    numbers than when the record was made (relative tolerance
+    :data:`rnnlib.records.FINGERPRINT_RTOL`, for float64 rounding across
+    machines). Returns the largest relative difference.
+    """
+    if not isinstance(record, Mapping) or "config" not in record:
+        raise ValueError("record must be a record (load_record)")
+    music = _check_music(music)
+    text = _check_text(text)
+    try:
+        live = fingerprint(music, text, record["config"])
+    except (ValueError, KeyError, TypeError) as err:
+        raise records.StaleRecordError(
+            records.stale_message(CHAPTER) + f" ({err})"
+        ) from err
+    return records.check_fingerprint(record, live, CHAPTER)
+
+
+# --- reading the record -------------------------------------------------------------------------
+
+
+def _t_quantile_975(df: int) -> float:
+    table = {
+        1: 12.706,
+        2: 4.303,
+        3: 3.182,
+        4: 2.776,
+        5: 2.571,
+        6: 2.447,
+        7: 2.365,
+        8: 2.306,
+        9: 2.262,
+        10: 2.228,
+    }
+    return table.get(df, 1.96 + 2.5 / df)
+
+
+def paired(a: Sequence[float], b: Sequence[float]) -> dict:
+    """Paired differences ``a - b`` over seeds, with their spread, a t-interval and a sign test (chapter 11).
+
+    Returns ``diffs``, ``mean``, ``sd`` (sample standard deviation), ``lo``/``hi``
+    (the 95 % t-interval of the mean, ``mean +- t_{0.975, n-1} sd / sqrt(n)``),
+    ``n_neg``/``n_pos`` (seeds where ``a < b`` / ``a > b``) and ``p_sign``, the
+    two-sided sign-test p-value ``min(1, 2 P[Bin(n, 1/2) <= min(n_neg, n_pos)])``
+    over the nonzero differences (5 of 5 gives 0.0625: with five seeds a sign
+    test alone cannot reach 5 %).
+    """
+    a = [float(x) for x in a]
+    b = [float(x) for x in b]
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(
+            f"a and b must be paired lists of the same length >= 2, got lengths {len(a)} and {len(b)}"
+        )
+    d = np.array(a) - np.array(b)
+    n = len(d)
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    half = _t_quantile_975(n - 1) * sd / math.sqrt(n)
+    n_neg, n_pos = int((d < 0).sum()), int((d > 0).sum())
+    m = n_neg + n_pos
+    k = min(n_neg, n_pos)
+    p = (
+        min(
+            1.0,
+            2 * sum(math.comb(m, i) for i in range(k + 1)) / 2**m,
+        )
+        if m
+        else 1.0
+    )
+    return {
+        "diffs": [float(x) for x in d],
+        "mean": mean,
+        "sd": sd,
+        "lo": mean - half,
+        "hi": mean + half,
+        "n_neg": n_neg,
+        "n_pos": n_pos,
+        "p_sign": p,
     }
 
 
-def load_seed_table(path: str | Path | None = None) -> dict:
-    """The committed pilot of :func:`seed_table` (``rnnlib/_data/ch11_seeds.json`` by default)."""
-    path = SEED_TABLE if path is None else Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: no pilot table; run python -m rnnlib.experiments.ch11"
+def overlap(
+    record: Mapping, histories: Mapping, generator: int
+) -> float:
+    """Largest difference between the live run's validation curve and the record's, where they overlap.
+
+    The live run trains the record's music models with the same settings for
+    fewer steps, so at each evaluation step both exist the validation NLLs are
+    the same computation (bit for bit on one machine; float32 rounding across
+    machines). ``histories``: :func:`train_models`' histories (keys
+    ``("music", kind, variant)``); returns the max absolute difference in nats
+    over every shared evaluation step of every model (NaN if none is shared).
+    """
+    if not isinstance(record, Mapping) or "results" not in record:
+        raise ValueError("record must be a record (load_record)")
+    seed = check_int(generator, "generator", minimum=0)
+    rows = record["results"]["music"].get(str(seed))
+    if rows is None:
+        raise ValueError(f"seed {seed} is not in the record")
+    worst = math.nan
+    for (task, kind, variant), h in histories.items():
+        rec = rows.get(f"{kind} {variant}")
+        if task != "music" or rec is None:
+            continue
+        steps = dict(zip(rec["eval_steps"], rec["valid"]))
+        for s, v in zip(h.eval_steps, h.valid):
+            if int(s) in steps:
+                diff = abs(float(v) - steps[int(s)])
+                worst = (
+                    diff if math.isnan(worst) else max(worst, diff)
+                )
+    return worst
+
+
+def seed_values(
+    record: Mapping, task: str, name: str, key: str = "test"
+) -> list[float]:
+    """One number of one model on every seed of a record, in seed order (chapter 11).
+
+    ``task``: ``"music"`` or ``"text"``; ``name``: a variant (``"lstm stable"``);
+    ``key``: a field of its row (``"test"``, ``"best_step"``, ``"lambda"``, ...),
+    or a path through nested rows joined by ``/`` (``"forget/max"``,
+    ``"truncation/16/excess"``).
+    """
+    if not isinstance(record, Mapping) or "results" not in record:
+        raise ValueError("record must be a record (load_record)")
+    if task not in ("music", "text"):
+        raise ValueError(
+            f"task must be 'music' or 'text', got {task!r}"
         )
-    return json.loads(path.read_text())
+    rows = record["results"][task]
+    out = []
+    for seed in sorted(rows, key=int):
+        if name not in rows[seed]:
+            raise ValueError(
+                f"name {name!r} is not in the record's {task} rows"
+            )
+        value = rows[seed][name]
+        for part in key.split("/"):
+            value = value[part]
+        out.append(value)
+    return out
+
+
+def sweep_values(
+    record: Mapping, key: str = "test"
+) -> dict[float, list]:
+    """The forget-gate sweep of a record: ``f_max -> [key on each sweep seed]`` (chapter 11).
+
+    The bound of the main runs (``config["f_max"]``, the certified ``"lstm
+    stable"`` model) is included for the sweep's seeds, so the curve starts at
+    the authors' value 0.605. ``key`` as in :func:`seed_values`.
+    """
+    if not isinstance(record, Mapping) or "results" not in record:
+        raise ValueError("record must be a record (load_record)")
+    cfg, res = record["config"], record["results"]
+
+    def get(row):
+        value = row
+        for part in key.split("/"):
+            value = value[part]
+        return value
+
+    seeds = [str(s) for s in cfg["sweep"]["seeds"]]
+    out = {
+        float(cfg["f_max"]): [
+            get(res["music"][s]["lstm stable"]) for s in seeds
+        ]
+    }
+    for f, rows in res["sweep"].items():
+        out[float(f)] = [get(rows[s]) for s in seeds]
+    return dict(sorted(out.items()))
 
 
 def inference_bound_at(
@@ -455,30 +1084,52 @@ def inference_bound_at(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m rnnlib.experiments.ch11 [--seeds 0 1 2] [--out PATH]``: re-run the pilot over seeds."""
+    """``python -m rnnlib.experiments.ch11 --record | --smoke [--out PATH] [--device cuda]``."""
     parser = argparse.ArgumentParser(
-        description="Chapter 11's pilot over seeds at the chapter's defaults "
-        "(one thread; a few minutes)."
+        description="Chapter 11's recorded runs (make record CH=11)."
     )
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument(
+        "--record",
+        action="store_true",
+        help="the full record (about 40 CPU-minutes), written to chapters/records/ch11.json",
+    )
+    mode.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the record at a size of seconds, to --out (default: a temporary file)",
+    )
+    parser.add_argument("--out", type=Path, default=None)
     parser.add_argument(
-        "--seeds", type=int, nargs="+", default=[0, 1, 2]
+        "--device", default=os.environ.get("DEVICE") or "cpu"
     )
-    parser.add_argument("--out", type=Path, default=SEED_TABLE)
     args = parser.parse_args(argv)
-    from ..data import load_abc_text, load_chorales
-
-    torch.set_num_threads(1)
-    table = seed_table(
-        load_chorales(), load_abc_text(), args.seeds, progress=True
+    out = args.out
+    if args.smoke and out is None:
+        out = (
+            Path(tempfile.mkdtemp(prefix="ch11-smoke-"))
+            / "ch11.json"
+        )
+    command = (
+        "python -m rnnlib.experiments.ch11 --smoke"
+        if args.smoke
+        else "make record CH=11"
+        + (
+            f" DEVICE={args.device}"
+            if args.device != "cpu"
+            else ""
+        )
     )
-    table["command"] = (
-        "python -m rnnlib.experiments.ch11 --seeds "
-        + " ".join(map(str, args.seeds))
+    path = make_record(
+        out,
+        smoke=args.smoke,
+        device=args.device,
+        command=command,
+        log=lambda s: print(s, flush=True),
     )
-    args.out.write_text(json.dumps(table, indent=1) + "\n")
-    for row in table["rows"]:
-        print(row)
-    print(f"wrote {args.out}")
+    rec = records.read_record(path)
+    print(records.provenance_line(rec, CHAPTER))
+    print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

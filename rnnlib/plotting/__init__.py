@@ -67,7 +67,12 @@ from .chapter10 import (
     plot_scalar_smoothness,
     plot_weight_distance,
 )
-from .chapter11 import plot_local_contraction, plot_truncated_nll
+from .chapter11 import (
+    plot_local_contraction,
+    plot_price_of_stability,
+    plot_truncated_nll,
+    plot_validation_curves,
+)
 from .tables import Table, html_table
 
 __all__ = [
@@ -117,4 +122,6 @@ __all__ = [
     "plot_scalar_smoothness",
     "plot_truncated_nll",
     "plot_local_contraction",
+    "plot_validation_curves",
+    "plot_price_of_stability",
 ]

@@ -10,7 +10,12 @@ from matplotlib.figure import Figure
 from .._validation import check_real
 from ._style import _same_length, _table, _values, new_figure
 
-__all__ = ["plot_truncated_nll", "plot_local_contraction"]
+__all__ = [
+    "plot_truncated_nll",
+    "plot_local_contraction",
+    "plot_validation_curves",
+    "plot_price_of_stability",
+]
 
 
 def plot_truncated_nll(
@@ -101,4 +106,105 @@ def plot_local_contraction(
         ax.set_xlabel(r"$\|\partial s_t/\partial s_{t-1}\|_2$")
     for ax in axes[:n:cols]:
         ax.set_ylabel("steps")
+    return fig
+
+
+def plot_validation_curves(
+    curves: dict[str, tuple[Sequence[int], Sequence[float]]],
+    best: dict[str, int],
+    *,
+    ylabel: str = "validation NLL per frame (nats)",
+) -> Figure:
+    """Chapter 11: validation metric against the training step, one line per model, its best step marked.
+
+    ``curves`` maps a label to ``(steps, values)``; ``best`` the same labels to
+    the step kept (the validation optimum), drawn as a dot. Patience-based
+    stopping shows as each line ending some evaluations after its dot.
+    """
+    _table(curves, "curves")
+    fig, (ax,) = new_figure(1, width=6.2)
+    for label, pair in curves.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(
+                f"curves[{label!r}] must be a pair (steps, values)"
+            )
+        steps = _values(
+            pair[0], f"curves[{label!r}] steps", ndim=1
+        )
+        values = _values(
+            pair[1], f"curves[{label!r}] values", ndim=1
+        )
+        _same_length(
+            values, steps.size, f"curves[{label!r}]", "steps"
+        )
+        line = ax.plot(steps, values, "-", lw=1.2, label=label)[0]
+        if label in best:
+            at = int(np.argmin(np.abs(steps - best[label])))
+            ax.plot(
+                steps[at],
+                values[at],
+                "o",
+                ms=5,
+                color=line.get_color(),
+            )
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_price_of_stability(
+    f_max: Sequence[float],
+    test: Sequence[float],
+    spread: Sequence[float],
+    lam: Sequence[float],
+    reference: dict[str, float] | None = None,
+) -> Figure:
+    """Chapter 11: test NLL of the certified LSTM against its forget-gate bound, two panels.
+
+    Left: against the certified ``lambda_inf`` (``lam``); right: against the
+    memory time constant ``1 / (1 - f_max)`` (log scale). ``test`` and ``spread``
+    are the mean and the standard deviation over seeds (error bars);
+    ``reference`` maps names (e.g. the unconstrained LSTM) to horizontal lines.
+    """
+    f = _values(f_max, "f_max", ndim=1)
+    y = _values(test, "test", ndim=1)
+    e = _values(spread, "spread", ndim=1)
+    lam = _values(lam, "lam", ndim=1)
+    for name, v in (("test", y), ("spread", e), ("lam", lam)):
+        _same_length(v, f.size, name, "f_max")
+    if not ((f > 0) & (f < 1)).all():
+        raise ValueError("f_max must lie in (0, 1)")
+    fig, (left, right) = new_figure(2, width=6.6)
+    for ax, x, xlabel in (
+        (left, lam, r"certified $\lambda_\infty$"),
+        (
+            right,
+            1 / (1 - f),
+            r"memory time $1/(1-\bar f)$ (steps)",
+        ),
+    ):
+        ax.errorbar(
+            x,
+            y,
+            yerr=e,
+            fmt="o-",
+            ms=4,
+            capsize=3,
+            label="certified LSTM",
+        )
+        for i, (name, value) in enumerate(
+            (reference or {}).items()
+        ):
+            ax.axhline(
+                check_real(value, f"reference[{name!r}]"),
+                color="0.5",
+                ls=("--", "-.")[i % 2],
+                lw=1.0,
+                label=name,
+            )
+        ax.set_xlabel(xlabel)
+    right.set_xscale("log")
+    left.set_ylabel("test NLL per frame (nats)")
+    right.legend(fontsize=7)
     return fig

@@ -1,0 +1,193 @@
+"""Tests of rnnlib.records (recorded runs and their fingerprints) and of chapter 11's record."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from rnnlib import data, records
+from rnnlib import next_step as ns
+from rnnlib.experiments import ch11
+
+
+@pytest.fixture(scope="module")
+def jsb():
+    return data.load_jsb()
+
+
+@pytest.fixture(scope="module")
+def abc():
+    return data.load_abc_text()
+
+
+def test_stale_message_and_record_path():
+    assert records.stale_message(11) == (
+        "the recorded runs of chapter 11 are stale: run `make record CH=11`"
+    )
+    assert records.record_path(11).name == "ch11.json"
+    assert records.record_path(11).parent.name == "records"
+    for bad in (0, 100, "11", True):
+        with pytest.raises(ValueError, match="chapter"):
+            records.stale_message(bad)
+
+
+def test_fingerprint_difference_tolerance():
+    a = {
+        "x": [1.0, 2.0],
+        "y": {"z": 3.0, "s": "abc"},
+        "n": math.nan,
+    }
+    same = {
+        "x": [1.0, 2.0 * (1 + 1e-12)],
+        "y": {"z": 3.0, "s": "abc"},
+        "n": math.nan,
+    }
+    assert records.fingerprint_difference(a, same) == []
+    moved = {
+        "x": [1.0, 2.0 * (1 + 1e-6)],
+        "y": {"z": 3.0, "s": "abc"},
+        "n": math.nan,
+    }
+    assert len(records.fingerprint_difference(a, moved)) == 1
+    renamed = {
+        "x": [1.0, 2.0],
+        "y": {"z": 3.0, "s": "abd"},
+        "n": math.nan,
+    }
+    assert records.fingerprint_difference(a, renamed)
+    assert records.fingerprint_difference(a, {"x": [1.0, 2.0]})
+    with pytest.raises(TypeError, match="stored"):
+        records.fingerprint_difference([], a)
+    with pytest.raises(ValueError, match="rtol"):
+        records.fingerprint_difference(a, a, rtol=-1)
+
+
+def test_write_read_and_check(tmp_path):
+    prov = records.provenance(
+        "make record CH=11",
+        device="cpu",
+        wall_seconds=1.0,
+        cpu_seconds=2.0,
+    )
+    assert {
+        "commit",
+        "date",
+        "torch",
+        "cpu",
+        "wall_seconds",
+        "cpu_seconds",
+    } <= set(prov)
+    path = records.write_record(
+        tmp_path / "r.json",
+        config={"a": 1},
+        results={"b": [1.5]},
+        fingerprint={"f": [0.25, 0.5]},
+        provenance=prov,
+        scale="smoke",
+    )
+    rec = records.read_record(path)
+    assert (
+        rec["results"] == {"b": [1.5]} and rec["scale"] == "smoke"
+    )
+    assert (
+        records.check_fingerprint(rec, {"f": [0.25, 0.5]}, 11)
+        == 0.0
+    )
+    with pytest.raises(records.StaleRecordError) as err:
+        records.check_fingerprint(rec, {"f": [0.25, 0.51]}, 11)
+    assert str(err.value).startswith(records.stale_message(11))
+    line = records.provenance_line(rec, 11)
+    assert (
+        "CPU-minutes" in line
+        and "`make record CH=11` re-runs it" in line
+    )
+    with pytest.raises(FileNotFoundError, match="path"):
+        records.read_record(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text(json.dumps({"config": {}}))
+    with pytest.raises(ValueError, match="not a record"):
+        records.read_record(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="scale"):
+        records.write_record(
+            tmp_path / "x.json",
+            config={},
+            results={},
+            fingerprint={},
+            provenance=prov,
+            scale="huge",
+        )
+    with pytest.raises(ValueError, match="cpu_seconds"):
+        records.provenance(
+            "c", device="cpu", wall_seconds=1, cpu_seconds=-1
+        )
+
+
+def test_changing_adam_beta_makes_the_record_stale(
+    jsb, abc, monkeypatch
+):
+    """A training constant changed after the record was made fails the fingerprint check."""
+    fp = ch11.fingerprint(jsb, abc, ch11.SMOKE)
+    rec = {"config": ch11.SMOKE, "fingerprint": fp}
+    assert ch11.check_record(rec, jsb, abc) == 0.0
+    monkeypatch.setattr(ns, "ADAM_BETAS", (0.8, 0.999))
+    with pytest.raises(records.StaleRecordError) as err:
+        ch11.check_record(rec, jsb, abc)
+    assert str(err.value).startswith(
+        "the recorded runs of chapter 11 are stale: run `make record CH=11`"
+    )
+
+
+def test_changing_the_config_makes_the_record_stale(jsb, abc):
+    fp = ch11.fingerprint(jsb, abc, ch11.SMOKE)
+    other = json.loads(json.dumps(ch11.SMOKE))
+    other["music"]["patience"] = 7
+    with pytest.raises(records.StaleRecordError):
+        ch11.check_record(
+            {"config": other, "fingerprint": fp}, jsb, abc
+        )
+
+
+def test_smoke_record_runs_to_a_temporary_path(tmp_path):
+    """CI's smoke run of the record command: seconds, never over the committed record."""
+    path = ch11.make_record(
+        tmp_path / "ch11.json", smoke=True, log=lambda s: None
+    )
+    rec = records.read_record(path)
+    assert rec["scale"] == "smoke"
+    assert set(rec["results"]["music"]["0"]) == set(ch11.VARIANTS)
+    row = rec["results"]["music"]["0"]["lstm authors"]
+    assert (
+        0 < row["forget"]["max"] <= 1
+        and row["best_step"] <= row["last_step"]
+    )
+    assert rec["results"]["text"]["0"]["rnn stable"]["lambda"] < 1
+    with pytest.raises(ValueError, match="path"):
+        ch11.make_record(None, smoke=True)
+    with pytest.raises(ValueError, match="committed"):
+        ch11.make_record(records.record_path(11), smoke=True)
+
+
+def test_the_committed_record_is_full_and_fresh(jsb, abc):
+    rec = ch11.load_record()
+    assert rec["scale"] == "full"
+    assert (
+        ch11.check_record(rec, jsb, abc) < records.FINGERPRINT_RTOL
+    )
+    music = rec["results"]["music"]
+    assert len(music) >= 5
+    for rows in music.values():
+        for row in rows.values():
+            assert row["best_step"] < row["last_step"]
+
+
+def test_paired_differences_and_sign_test():
+    out = ch11.paired(
+        [1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 3.0, 4.0, 5.0, 6.5]
+    )
+    assert out["n_neg"] == 5 and out["n_pos"] == 0
+    assert out["p_sign"] == pytest.approx(2 / 32)
+    assert out["lo"] < out["mean"] < out["hi"] < 0
+    assert out["mean"] == pytest.approx(-1.1)
+    with pytest.raises(ValueError, match="paired"):
+        ch11.paired([1.0], [2.0])
