@@ -118,31 +118,27 @@ def _unbounded_queues(client):
     return client
 
 
-class IPCKernelManager(KernelManager):
+class _IPC:
+    """What both kernel managers below add: IPC sockets of their own, unbounded client queues."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("transport", "ipc")
+        kwargs.setdefault("connection_file", _connection_file())
+        super().__init__(**kwargs)
+
+    def client(self, **kwargs):
+        return _unbounded_queues(super().client(**kwargs))
+
+
+class IPCKernelManager(_IPC, KernelManager):
     """A kernel manager whose kernel listens on IPC sockets of its own (the module docstring).
 
     Its clients' queues are unbounded (:func:`_unbounded_queues`).
     """
 
-    def __init__(self, **kwargs):
-        kwargs.setdefault("transport", "ipc")
-        kwargs.setdefault("connection_file", _connection_file())
-        super().__init__(**kwargs)
 
-    def client(self, **kwargs):
-        return _unbounded_queues(super().client(**kwargs))
-
-
-class AsyncIPCKernelManager(AsyncKernelManager):
+class AsyncIPCKernelManager(_IPC, AsyncKernelManager):
     """The asynchronous twin of :class:`IPCKernelManager` (what nbclient drives)."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("transport", "ipc")
-        kwargs.setdefault("connection_file", _connection_file())
-        super().__init__(**kwargs)
-
-    def client(self, **kwargs):
-        return _unbounded_queues(super().client(**kwargs))
 
 
 #: ``NotebookClient(kernel_manager_class=KERNEL_MANAGER, ...)``
