@@ -208,13 +208,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def table_rows(records: dict[str, dict | None]) -> list[list[str]]:
-    """The appendix table: chapter, wall s, CPU s, x reference, budget, stall (``{exec-times}``)."""
+    """The appendix table: chapter name, wall s, CPU s, x reference, budget, status (``{exec-times}``)."""
     unit = budget.limit_units(budget.CHAPTER_LIMIT_S)
     rows = []
     for rel, data in records.items():
+        name = Path(
+            rel
+        ).stem  # the chapter's name: the column stays narrow
         if data is None or data.get("execution_seconds") is None:
             rows.append(
-                [rel, "-", "-", "-", f"{unit:.0f}", "no record"]
+                [name, "-", "-", "-", f"{unit:.0f}", "no record"]
             )
             continue
         cpu = data.get("cpu_seconds")
@@ -226,7 +229,7 @@ def table_rows(records: dict[str, dict | None]) -> list[list[str]]:
             note.append("waited (stall)")
         rows.append(
             [
-                rel,
+                name,
                 f"{data['execution_seconds']:.1f}",
                 "-" if cpu is None else f"{cpu:.1f}",
                 "-" if units is None else f"{units:.1f}",
@@ -254,15 +257,16 @@ def setup(app):
                 "chapter",
                 "wall s",
                 "CPU s",
-                "x reference",
+                "× ref.",
                 "budget",
-                "",
+                "status",
             ]
             table = nodes.table(classes=["exec-times"])
             group = nodes.tgroup(cols=len(header))
             table += group
-            for _ in header:
-                group += nodes.colspec(colwidth=1)
+            # the chapter's name gets the room; the numbers need a few characters each
+            for width in (5, 1, 1, 1, 1, 2):
+                group += nodes.colspec(colwidth=width)
             head, body = nodes.thead(), nodes.tbody()
             for cells, parent in [(header, head)] + [
                 (r, body) for r in rows
