@@ -237,6 +237,33 @@ RAW_MATH = re.compile(
     r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*?\\[A-Za-z]+[^$]*\$|\$[^$\s]{1,40}\$"
 )
 
+#: a Python object's default repr (``<torch._C.Generator object at 0x7f...>``): a cell's
+#: stray last expression, not something written for the reader
+OBJECT_REPR = re.compile(
+    r"<[A-Za-z_][\w.]*(?: object)? at 0x[0-9a-fA-F]+>"
+)
+#: a tqdm bar's text frame (``0%|          | 0/5 [00:00<?, ?it/s]``): a live bar frozen on
+#: the static page (rnnlib's bars are off in the build: rnnlib._progress)
+FROZEN_BAR = re.compile(r"\d{1,3}%\|[^|\n]{0,60}\| *\d+/\d+ \[")
+
+
+def text_problems(text: str) -> list[str]:
+    """What the page's visible text shows that a reader should never see: object reprs, frozen progress bars."""
+    problems = []
+    reprs = sorted(set(OBJECT_REPR.findall(text)))
+    if reprs:
+        problems.append(
+            f"a Python object's repr in the page (a cell's stray last expression): {reprs[:3]}"
+        )
+    bars = sorted(
+        set(m.group(0) for m in FROZEN_BAR.finditer(text))
+    )
+    if bars:
+        problems.append(
+            f"a progress bar frozen on the static page: {bars[:3]}"
+        )
+    return problems
+
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
@@ -582,6 +609,7 @@ def check_page(
     problems += layout_problems(probe, html_dir, rel)
     for err in probe["merrors"]:
         problems.append(f"MathJax error in a formula: {err}")
+    problems += text_problems(probe["text"])
     raw = sorted(set(RAW_MATH.findall(probe["text"])))
     if raw:
         problems.append(

@@ -253,6 +253,8 @@ def run_job(job: Job) -> Result:
         os.environ[name] = str(job.threads)
     # the build is strict: rnnlib.claims.strict()
     os.environ["RNNLIB_STRICT_CLAIMS"] = "1"
+    # a rendered page has no live progress bar: rnnlib's bars are off (rnnlib._progress)
+    os.environ["RNNLIB_PROGRESS"] = "0"
     nb = nbformat.read(job.path, as_version=4)
     fill = None
     if job.reuse is not None:

@@ -42,6 +42,7 @@ in the cache is an error: execute it first (``python -m booktools.execute book``
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -166,6 +167,8 @@ def pytest_configure(config) -> None:
 
     # nbval.kernel.start_new_kernel builds its manager from this module-level name
     nbval.kernel.KernelManager = IPCKernelManager
+    # its kernels inherit this: no progress bars, as in the execution it compares with
+    os.environ["RNNLIB_PROGRESS"] = "0"
     sizes = {
         "nbval_cell_timeout": WAITS.cell,
         "nbval_kernel_startup_timeout": WAITS.kernel_start,

@@ -64,8 +64,12 @@ __all__ = [
 
 
 @validate_params("seed")
-def seed_everything(seed: int) -> torch.Generator:
-    """Seed Python's, NumPy's and torch's global generators; return a fresh ``torch.Generator``.
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's global generators.
+
+    Returns nothing, so a chapter's first cell that ends with it prints nothing (a
+    returned generator showed as ``<torch._C.Generator object at 0x...>`` on every page);
+    for a generator of your own, ``torch.Generator().manual_seed(seed)``.
 
     rnnlib itself draws only from explicit generators (``generator=`` arguments,
     see :mod:`rnnlib._rng`), so this is for the reader's own code in a notebook,
@@ -75,7 +79,6 @@ def seed_everything(seed: int) -> torch.Generator:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    return torch.Generator().manual_seed(seed)
 
 
 # Every public submodule, imported on first attribute access (``rnnlib.stability``); read from

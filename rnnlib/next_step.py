@@ -43,8 +43,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
 
+from ._progress import progress_bar
 from ._rng import derive
 from ._validation import (
     ANY_REAL,
@@ -1027,11 +1027,8 @@ def train_next_step(
     forget_hist, waited, last = [], 0, 0
     t0 = time.perf_counter()
     label = f"{model.kind} ({'stable' if stable else 'unstable'})"
-    for step in tqdm(
-        range(1, steps + 1),
-        desc=label,
-        disable=not progress,
-        leave=False,
+    for step in progress_bar(
+        range(1, steps + 1), enabled=progress, desc=label
     ):
         inputs, targets, mask = (
             t.to(device)

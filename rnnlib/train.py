@@ -56,9 +56,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ._linalg import spectral_norm
+from ._progress import progress_bar
 from ._validation import (
     Choice,
     DivergenceError,
@@ -510,9 +510,7 @@ class _Logger:
 
 
 def _progress(iterable, progress: bool, desc: str):
-    if not progress:
-        return iterable
-    return tqdm(iterable, desc=desc, leave=False)
+    return progress_bar(iterable, enabled=progress, desc=desc)
 
 
 # --- the loops --------------------------------------------------------------------------------------

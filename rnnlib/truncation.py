@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from ._progress import progress_bar
 from ._validation import (
     NONNEGATIVE,
     OPEN_UNIT,
@@ -316,7 +316,7 @@ def _gd_run(
     ]
     losses = []
     for i, alpha in enumerate(
-        tqdm(alphas, desc=label, disable=not progress, leave=False)
+        progress_bar(alphas, enabled=progress, desc=label)
     ):
         loss = _sequence_loss(model, x, y, k, last_only)
         grads = torch.autograd.grad(loss, params)

@@ -22,6 +22,12 @@ def abc():
     return data.load_abc_text()
 
 
+@pytest.fixture(scope="module")
+def smoke_fp(jsb, abc):
+    """The fingerprint at the smoke config, computed once for the tests that compare with it."""
+    return ch11.fingerprint(jsb, abc, ch11.SMOKE)
+
+
 def test_stale_message_and_record_path():
     assert records.stale_message(11) == (
         "the recorded runs of chapter 11 are stale: run `make record CH=11`"
@@ -124,11 +130,10 @@ def test_write_read_and_check(tmp_path):
 
 
 def test_changing_adam_beta_makes_the_record_stale(
-    jsb, abc, monkeypatch
+    jsb, abc, smoke_fp, monkeypatch
 ):
     """A training constant changed after the record was made fails the fingerprint check."""
-    fp = ch11.fingerprint(jsb, abc, ch11.SMOKE)
-    rec = {"config": ch11.SMOKE, "fingerprint": fp}
+    rec = {"config": ch11.SMOKE, "fingerprint": smoke_fp}
     assert ch11.check_record(rec, jsb, abc) == 0.0
     monkeypatch.setattr(ns, "ADAM_BETAS", (0.8, 0.999))
     with pytest.raises(records.StaleRecordError) as err:
@@ -138,13 +143,14 @@ def test_changing_adam_beta_makes_the_record_stale(
     )
 
 
-def test_changing_the_config_makes_the_record_stale(jsb, abc):
-    fp = ch11.fingerprint(jsb, abc, ch11.SMOKE)
+def test_changing_the_config_makes_the_record_stale(
+    jsb, abc, smoke_fp
+):
     other = json.loads(json.dumps(ch11.SMOKE))
     other["music"]["patience"] = 7
     with pytest.raises(records.StaleRecordError):
         ch11.check_record(
-            {"config": other, "fingerprint": fp}, jsb, abc
+            {"config": other, "fingerprint": smoke_fp}, jsb, abc
         )
 
 

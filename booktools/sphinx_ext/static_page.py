@@ -67,12 +67,35 @@ def _slider_words(source: str) -> str:
     return ", ".join(words)
 
 
-def live_only_note(source: str) -> nodes.Element:
-    """The note that stands for an explorer's controls on the static page."""
+#: how a reader runs the notebook, with launch buttons on the page and without
+RUN_WITH_LAUNCH = (
+    "the launch button at the top of the page, or Jupyter"
+)
+RUN_WITHOUT_LAUNCH = "download it with the download button at the top of the page and open it in Jupyter"
+
+
+def has_launch_buttons(config) -> bool:
+    """Whether the page shows a launch button: a Binder, JupyterHub or Colab URL in ``launch_buttons``."""
+    options = getattr(config, "html_theme_options", None) or {}
+    launch = options.get("launch_buttons") or {}
+    return any(
+        str(launch.get(key) or "").strip()
+        for key in ("binderhub_url", "jupyterhub_url", "colab_url")
+    )
+
+
+def live_only_note(
+    source: str, *, launch: bool = False
+) -> nodes.Element:
+    """The note that stands for an explorer's controls on the static page.
+
+    ``launch``: the page has a launch button (:func:`has_launch_buttons`); without one the
+    note points at the download button, so no sentence names a button that is not there.
+    """
     sliders = _slider_words(source)
+    how = RUN_WITH_LAUNCH if launch else RUN_WITHOUT_LAUNCH
     text = (
-        "Explorer, live only: run this notebook (the launch button at the top of "
-        "the page, or Jupyter) and this cell draws sliders"
+        f"Explorer, live only: run this notebook ({how}) and this cell draws sliders"
         + (f" for {sliders}" if sliders else "")
         + " that redraw the figure. The static page shows the figure at the "
         "default values, drawn by the next cell."
@@ -106,12 +129,13 @@ def _empty(node: nodes.Element) -> bool:
 
 def static_widgets(app, doctree) -> None:
     """Replace explorers' widget views by a live-only note; drop progress bars and the gaps they leave."""
+    launch = has_launch_buttons(app.config)
     for raw in list(doctree.findall(_is_widget_view)):
         cell = _cell_of(raw)
         source = _source(cell) if cell is not None else ""
         parent = raw.parent
         if EXPLORER_CALL.search(source):
-            raw.replace_self(live_only_note(source))
+            raw.replace_self(live_only_note(source, launch=launch))
             continue
         parent.remove(raw)
         # climb the empty output containers the bar leaves, up to the cell

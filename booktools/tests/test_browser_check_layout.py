@@ -150,6 +150,25 @@ def test_layout_problems_name_each_defect():
     assert browser.layout_problems({}) == []
 
 
+def test_text_problems_name_object_reprs_and_frozen_bars():
+    text = (
+        "Chapter 1\n<torch._C.Generator object at 0x7f3a2c1d9e10>\n"
+        "widths:   0%|          | 0/5 [00:00<?, ?it/s]\n"
+        "loss 0.5 | 3/4 of the seeds | 100% agree"
+    )
+    problems = browser.text_problems(text)
+    assert len(problems) == 2
+    assert "torch._C.Generator" in problems[0]
+    assert "frozen" in problems[1] and "0/5" in problems[1]
+    # ordinary prose with percentages, bars and fractions passes
+    assert (
+        browser.text_problems(
+            "loss 0.5 | 3/4 of the seeds | 100% agree; see <a> at 0x"
+        )
+        == []
+    )
+
+
 @pytest.mark.skipif(
     not CHROMIUM, reason="needs chromium and chromedriver"
 )
@@ -187,7 +206,9 @@ def test_browser_check_fails_a_planted_layout_page(
             + wide_table
             + "<div class='cell_output'><div class='output'>"
             "<div style='height:256px'><div style='visibility:hidden'>bar</div></div>"
-            "</div></div>",
+            "</div></div>"
+            "<div class='cell_output'><pre>&lt;torch._C.Generator object at 0x7f3a2c1d9e10&gt;</pre></div>"
+            "<div class='cell_output'><pre>runs:   0%|          | 0/12 [00:00&lt;?, ?it/s]</pre></div>",
         )
     )
     assert browser.main([str(html)]) == 1
@@ -197,3 +218,5 @@ def test_browser_check_fails_a_planted_layout_page(
     assert "figure text too small" in err and "small.png" in err
     assert "table clipped by its box" in err
     assert "empty gap:" in err and "256 px tall" in err
+    assert "torch._C.Generator" in err
+    assert "progress bar frozen" in err and "0/12" in err

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._progress import progress_bar
 from .._rng import derive, derive_seed
 from .._validation import (
     POSITIVE,
@@ -53,12 +54,10 @@ def _check_taus(taus: object) -> list[float]:
     ]
 
 
-def _progress(items: list, progress: bool, desc: str) -> list:
-    if not progress:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=desc)
+def _progress(items: list, progress: bool, desc: str):
+    return progress_bar(
+        items, enabled=progress, desc=desc, leave=True
+    )
 
 
 @dataclass(frozen=True)

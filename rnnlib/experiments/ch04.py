@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
     Int,
@@ -56,12 +57,10 @@ __all__ = [
 ]
 
 
-def _progress(items: list, progress: bool, desc: str) -> list:
-    if not progress:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=desc)
+def _progress(items: list, progress: bool, desc: str):
+    return progress_bar(
+        items, enabled=progress, desc=desc, leave=True
+    )
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
     Int,
@@ -221,8 +221,8 @@ def lazy_grid(
         for k in range(len(out_scales))
         for j in range(len(widths))
     ]
-    for i, k, j in tqdm(
-        cells, desc="runs", leave=False, disable=not progress
+    for i, k, j in progress_bar(
+        cells, enabled=progress, desc="runs"
     ):
         seed, lam, m = seeds[i], out_scales[k], widths[j]
         x, y, xe, ye = regression_task(

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._progress import progress_bar
 from .._rng import derive
 from .._validation import (
     Int,
@@ -1014,9 +1015,7 @@ def accuracy_table(
     names = [get_language(name).name for name in languages]
     jobs = [(name, n) for name in names for n in lengths]
     if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="languages x lengths", leave=False)
+        jobs = progress_bar(jobs, desc="languages x lengths")
     return {
         (name, n): run_learners(
             name,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import os
 import tempfile
@@ -845,6 +846,16 @@ def check_record(
         raise ValueError("record must be a record (load_record)")
     music = _check_music(music)
     text = _check_text(text)
+    stored = record.get("fingerprint")
+    if isinstance(stored, Mapping) and "config" in stored:
+        # a config edited after the record was made: stale without a re-run
+        if json.dumps(
+            stored["config"], sort_keys=True
+        ) != json.dumps(record["config"], sort_keys=True):
+            raise records.StaleRecordError(
+                records.stale_message(CHAPTER)
+                + " (its config is not the one its fingerprint was made at)"
+            )
     try:
         live = fingerprint(music, text, record["config"])
     except (ValueError, KeyError, TypeError) as err:
