@@ -97,7 +97,7 @@ RECORD_CHAPTERS := 11
 .PHONY: record records-smoke
 record: env
 	@test -n "$(CH)" || { echo "usage: make record CH=NN [DEVICE=cuda] (chapters with a record: $(RECORD_CHAPTERS))"; exit 2; }
-	$(PY) -m rnnlib.experiments.ch$(CH) --record $(if $(DEVICE),--device $(DEVICE))
+	$(PY) -m rnnlib.experiments.ch$(CH) --record --jobs $(JOBS) $(if $(DEVICE),--device $(DEVICE))
 
 records-smoke: env
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
