@@ -121,6 +121,9 @@ const done = arguments[arguments.length - 1];
     if (!inCode) { texts.push(n.textContent); }
   }
   out.text = texts.join(" ");
+  // the cells' outputs as shown (object reprs, frozen progress bars: text_problems)
+  out.outputText = Array.from(document.querySelectorAll(".cell_output"))
+      .map(e => e.innerText).join("\n");
   out.headings = Array.from(document.querySelectorAll("article h1, article h2, article h3, article h4, article h5, article h6, main h1, main h2, main h3, main h4"))
       .map(h => h.textContent);
   out.widgetState = document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]').length;
@@ -245,6 +248,9 @@ OBJECT_REPR = re.compile(
 #: a tqdm bar's text frame (``0%|          | 0/5 [00:00<?, ?it/s]``): a live bar frozen on
 #: the static page (rnnlib's bars are off in the build: rnnlib._progress)
 FROZEN_BAR = re.compile(r"\d{1,3}%\|[^|\n]{0,60}\| *\d+/\d+ \[")
+
+#: the theme's search field (a button that opens the search dialog)
+SEARCH_FIELD = re.compile(r"<button[^>]*\bsearch-button-field\b")
 
 
 def text_problems(text: str) -> list[str]:
@@ -571,11 +577,10 @@ def check_page(
     shots: Path,
 ) -> tuple[list[str], dict]:
     problems: list[str] = []
-    for tag in EXTERNAL_ASSET.findall(
-        (html_dir / rel).read_text(
-            encoding="utf-8", errors="replace"
-        )
-    ):
+    page_html = (html_dir / rel).read_text(
+        encoding="utf-8", errors="replace"
+    )
+    for tag in EXTERNAL_ASSET.findall(page_html):
         problems.append(
             f"the page loads an asset from the network: {tag[:200]}"
         )
@@ -609,7 +614,14 @@ def check_page(
     problems += layout_problems(probe, html_dir, rel)
     for err in probe["merrors"]:
         problems.append(f"MathJax error in a formula: {err}")
-    problems += text_problems(probe["text"])
+    problems += text_problems(
+        probe["text"] + "\n" + probe.get("outputText", "")
+    )
+    boxes = len(SEARCH_FIELD.findall(page_html))
+    if boxes > 1:
+        problems.append(
+            f"{boxes} search boxes on the page (one is enough: booktools.sphinx_ext.layout)"
+        )
     raw = sorted(set(RAW_MATH.findall(probe["text"])))
     if raw:
         problems.append(

@@ -208,7 +208,9 @@ def test_browser_check_fails_a_planted_layout_page(
             "<div style='height:256px'><div style='visibility:hidden'>bar</div></div>"
             "</div></div>"
             "<div class='cell_output'><pre>&lt;torch._C.Generator object at 0x7f3a2c1d9e10&gt;</pre></div>"
-            "<div class='cell_output'><pre>runs:   0%|          | 0/12 [00:00&lt;?, ?it/s]</pre></div>",
+            "<div class='cell_output'><pre>runs:   0%|          | 0/12 [00:00&lt;?, ?it/s]</pre></div>"
+            "<button class='btn search-button-field'>Search</button>"
+            "<button class='btn search-button-field'>Search</button>",
         )
     )
     assert browser.main([str(html)]) == 1
@@ -220,3 +222,4 @@ def test_browser_check_fails_a_planted_layout_page(
     assert "empty gap:" in err and "256 px tall" in err
     assert "torch._C.Generator" in err
     assert "progress bar frozen" in err and "0/12" in err
+    assert "2 search boxes on the page" in err
