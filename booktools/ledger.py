@@ -13,7 +13,9 @@ back from each chapter page as MyST-NB rendered it, and turns registry and lines
   without checking a claim registered for it, a claim checked in another chapter or with
   contradictory verdicts, an untestable claim checked; each problem is a build warning (an
   error under ``-W``);
-* :func:`verdict_counts` — the summary by verdict;
+* :func:`verdict_counts` — the summary by verdict, and :func:`kind_counts` — one verdict's
+  count split by kind (the summary splits "not reproduced" into the paper's claims, our
+  reconstructions and our heuristics);
 * the directive ``{claims-ledger}`` (``:part: summary`` or ``rows``) writes the rows at read
   time, each with the anchor and label ``claim-<id>``; figures, verdicts and the summary are
   filled in when the page is written, after every chapter has been read (the page is re-read
@@ -42,6 +44,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from rnnlib.claims import (
+    KINDS,
     PAPERS,
     VERDICTS,
     Claim,
@@ -58,6 +61,8 @@ __all__ = [
     "chapter_docnames",
     "ledger_rows",
     "verdict_counts",
+    "kind_counts",
+    "SPLIT_BY_KIND",
     "setup",
 ]
 
@@ -82,6 +87,15 @@ _RECORD_LINE = re.compile(
     + r")\): (?P<figure>.*)$",
     re.S,
 )
+#: The verdicts whose count the summary splits by kind (a failed paper claim weighs more than a
+#: failed heuristic of ours).
+SPLIT_BY_KIND = ("not reproduced",)
+#: The kinds as the summary's split names them.
+KIND_PLURALS = {
+    "paper": "the papers' own claims",
+    "reconstruction": "our reconstructions",
+    "heuristic": "our heuristics",
+}
 KIND_WORDS = {
     "paper": "the paper's claim",
     "reconstruction": "our reconstruction",
@@ -220,6 +234,24 @@ def verdict_counts(
     for row in rows:
         counts[row.verdict][row.claim.paper] += 1
         counts[row.verdict]["all"] += 1
+    return counts
+
+
+def kind_counts(
+    rows: Iterable[Row], verdict: str = "not reproduced"
+) -> dict[str, dict[str, int]]:
+    """kind -> {paper: count, ..., "all": count} of the rows with ``verdict``, for every kind of :data:`KINDS`."""
+    if verdict not in ORDER:
+        raise ValueError(
+            f"verdict must be one of {ORDER}, got {verdict!r}"
+        )
+    counts = {
+        k: {**{p: 0 for p in PAPERS}, "all": 0} for k in KINDS
+    }
+    for row in rows:
+        if row.verdict == verdict:
+            counts[row.claim.kind][row.claim.paper] += 1
+            counts[row.claim.kind]["all"] += 1
     return counts
 
 
@@ -504,13 +536,27 @@ def _summary_table(rows: list[Row]) -> nodes.table:
             nodes.strong("", text) if strong else nodes.Text(text),
         )
 
-    body = [
-        [
-            nodes.paragraph("", "", _badge(verdict)),
-            *(cell(counts[verdict][p]) for p in cols),
-        ]
-        for verdict in ORDER
-    ]
+    body = []
+    for verdict in ORDER:
+        body.append(
+            [
+                nodes.paragraph("", "", _badge(verdict)),
+                *(cell(counts[verdict][p]) for p in cols),
+            ]
+        )
+        if verdict in SPLIT_BY_KIND:
+            by_kind = kind_counts(rows, verdict)
+            body += [
+                [
+                    nodes.paragraph(
+                        "",
+                        f"\u2003of which {KIND_PLURALS[kind]}",
+                        classes=["claims-ledger-kind"],
+                    ),
+                    *(cell(by_kind[kind][p]) for p in cols),
+                ]
+                for kind in KINDS
+            ]
     body.append(
         [
             cell("all claims", True),

@@ -306,6 +306,67 @@ def test_closed_form_claims_get_their_own_verdict_and_count(
     assert counts["reproduced"]["all"] == 0
 
 
+def test_the_summary_splits_not_reproduced_by_kind():
+    """The count of "not reproduced" is split into the papers' claims, our reconstructions and
+    our heuristics, per paper; the split adds up to the verdict's count."""
+    fixture = claims.registry(FIXTURES / "claims.yml")
+    records = {
+        "chapters/03_checked": [
+            {
+                "id": "fx-rate",
+                "verdict": "not reproduced",
+                "figure": "a",
+            },
+            {
+                "id": "fx-trend",
+                "verdict": "not reproduced",
+                "figure": "b",
+            },
+        ],
+    }
+    chapters = {3: "chapters/03_checked"}
+    rows = ledger.ledger_rows(fixture, records, chapters)
+    split = ledger.kind_counts(rows, "not reproduced")
+    assert list(split) == list(claims.KINDS)
+    assert split["paper"] == {
+        "P&G 2021": 1,
+        "M&H 2019": 0,
+        "HMR 2018": 0,
+        "all": 1,
+    }
+    assert split["reconstruction"]["all"] == 1
+    assert split["heuristic"]["all"] == 0
+    counts = ledger.verdict_counts(rows)
+    assert (
+        sum(k["all"] for k in split.values())
+        == counts["not reproduced"]["all"]
+    )
+    assert (
+        ledger.kind_counts(rows, "reproduced")["paper"]["all"] == 0
+    )
+    with pytest.raises(ValueError, match="verdict"):
+        ledger.kind_counts(rows, "mostly")
+    # on the book's own registry, the split adds up too
+    book = ledger.ledger_rows(
+        claims.registry(),
+        {},
+        ledger.chapter_docnames(
+            f"chapters/{p.stem}" for p in CHAPTERS
+        ),
+    )
+    assert (
+        sum(
+            k["all"]
+            for k in ledger.kind_counts(
+                book, ledger.NOT_YET_TESTED
+            ).values()
+        )
+        == ledger.verdict_counts(book)[ledger.NOT_YET_TESTED][
+            "all"
+        ]
+    )
+
+
 def _line(*args, **kwargs) -> str:
     import contextlib
     import io
@@ -724,6 +785,13 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
         html.count("not yet tested") >= 3
     )  # two rows and the summary
     assert "all claims" in html
+    # "not reproduced" is split by kind in the summary
+    for words in (
+        "the papers",
+        "our reconstructions",
+        "our heuristics",
+    ):
+        assert f"of which {words}" in html
     assert "evidence: live" in html
     assert (
         "evidence: recorded run (chapters/records/ch03.json"
