@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from numbers import Integral, Real
 
 from .._validation import Int, validate_params
 
 __all__ = ["Table", "html_table"]
+
+
+#: a cell that is one number (as :func:`_cell` writes it): the book's CSS never breaks it
+_NUMBER = re.compile(
+    r"[+\-\u2212]?(\d+(\.\d*)?([eE][+\-]?\d+)?|\u221e)"
+)
 
 
 class Table:
@@ -45,7 +52,12 @@ class Table:
         for row in self.rows:
             out.append(
                 "<tr>"
-                + "".join(f"<td>{esc(c)}</td>" for c in row)
+                + "".join(
+                    f'<td class="num">{esc(c)}</td>'
+                    if _NUMBER.fullmatch(c)
+                    else f"<td>{esc(c)}</td>"
+                    for c in row
+                )
                 + "</tr>"
             )
         out.append("</tbody></table>")
@@ -69,8 +81,14 @@ def _cell(value: object, digits: int, name: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool) or not isinstance(value, Real):
+        item = getattr(value, "item", None)
         try:
-            value = float(value)  # numpy and torch scalars
+            # numpy and torch scalars, integers kept as integers
+            value = item() if callable(item) else float(value)
+            if isinstance(value, bool) or not isinstance(
+                value, Real
+            ):
+                raise TypeError
         except (TypeError, ValueError):
             raise TypeError(
                 f"{name} must be a number or a string, got {type(value).__name__}"
