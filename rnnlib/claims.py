@@ -354,6 +354,16 @@ def check(
         warnings.warn(line, stacklevel=2)
         _show(line)
         return
+    if not piloted:
+        # a reader's run at other sizes: it holds there, but it is not the book's record
+        _show(
+            _fold(
+                f"claim {claim_id} (holds at these parameters; the verdict "
+                f"'{verdict or 'holds'}' is the defaults'): ",
+                figure,
+            )
+        )
+        return
     _show(
         _fold(f"claim {claim_id} ({verdict or 'holds'}): ", figure)
     )

@@ -235,6 +235,34 @@ def test_check_is_lenient_off_the_piloted_sizes_unless_strict(
         )
 
 
+def test_a_claim_that_holds_off_the_piloted_sizes_says_so(
+    capsys, monkeypatch
+):
+    """A reader's run at other sizes is not the book's record: its line says where it holds,
+    and the ledger, which reads only record lines, does not take it for one."""
+    monkeypatch.setattr(claims, "registry_path", lambda: None)
+    monkeypatch.delenv(claims.STRICT_ENV, raising=False)
+    claims.check(
+        "pg-anything",
+        True,
+        "slope -0.5",
+        verdict="reproduced",
+        piloted=False,
+    )
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(
+        "claim pg-anything (holds at these parameters;"
+    )
+    assert "slope -0.5" in line
+    assert not ledger._RECORD_LINE.match(line)
+    claims.check(
+        "pg-anything", True, "slope -0.5", verdict="reproduced"
+    )
+    assert ledger._RECORD_LINE.match(
+        capsys.readouterr().out.strip()
+    )
+
+
 def test_check_without_a_registry_prints_its_line_unless_strict(
     capsys, monkeypatch
 ):
