@@ -836,6 +836,24 @@ def _answers_file(
     return "\n".join(lines) + "\n"
 
 
+def answers_name(student: str, notebook: Path) -> str:
+    """``answers/`` file of one submission: keyed by student and notebook (``alice__05_sgd.md``).
+
+    A student who hands in two notebooks gets two files, not one overwritten by the other.
+    """
+    return f"{student.replace('/', '_')}__{Path(notebook).stem}.md"
+
+
+def _note(record: dict) -> str:
+    """The gradebook's note: a failed grading, and every error raised outside the exercises."""
+    notes = [record["failure"]] if record.get("failure") else []
+    notes += [
+        f"cell {index} (not an exercise cell) raised {ename}: {_first_line(evalue)}"
+        for index, ename, evalue in record.get("other_errors", [])
+    ]
+    return "; ".join(notes)
+
+
 def grade_class(
     folder: str | Path,
     out: str | Path,
@@ -855,7 +873,7 @@ def grade_class(
     per submission: the student, the points of each exercise from ``config``,
     empty for prose exercises, the total of the automatic points and their
     maximum), ``out/grades.json`` (every verdict and message) and
-    ``out/answers/<student>.md`` (the answers to the prose exercises beside the
+    ``out/answers/<student>__<notebook>.md`` (:func:`answers_name`: the answers to the prose exercises beside the
     statement and the model answer). Returns the JSON records.
     """
     folder, out = Path(folder), Path(out)
@@ -955,11 +973,11 @@ def grade_class(
             writer.writerow(
                 [record["student"], path.name, *row.values()]
                 + [_number(auto), _number(auto_max)]
-                + [" ".join(by_hand), record.get("failure", "")]
+                + [" ".join(by_hand), _note(record)]
             )
             student = record["student"]
             (
-                out / "answers" / f"{student.replace('/', '_')}.md"
+                out / "answers" / answers_name(student, path)
             ).write_text(
                 _answers_file(
                     student, record, references[path], points

@@ -312,7 +312,9 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
         in messages["replaced_checker_endless_loop"]["8.1"]
     )
     # the answers to the prose exercise, beside the statement and the model answer
-    answers = (out / "answers" / "right.md").read_text()
+    answers = (
+        out / "answers" / "right__assignment.md"
+    ).read_text()
     assert (
         ANSWER in answers
         and "### Model answer" in answers
@@ -321,7 +323,9 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     assert (
         "*(not answered)*"
         in (
-            out / "answers" / "right_helper_slow_no_answer.md"
+            out
+            / "answers"
+            / "right_helper_slow_no_answer__assignment.md"
         ).read_text()
     )
     # fast mode did not run the unrelated slow cell (it sleeps 120 s and raises: run, it
@@ -332,3 +336,31 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
         if g["student"] == "right_helper_slow_no_answer"
     )
     assert slow["skipped"] >= 1 and slow["other_errors"] == []
+
+
+def test_the_gradebook_note_lists_every_error_and_answers_are_per_notebook():
+    """Pure helpers of grade_class: no kernel."""
+    record = {
+        "failure": "",
+        "other_errors": [
+            [3, "NameError", "name 'x' is not defined\nmore"],
+            [7, "ValueError", "bad"],
+        ],
+    }
+    note = grade._note(record)
+    assert note == (
+        "cell 3 (not an exercise cell) raised NameError: name 'x' is not defined; "
+        "cell 7 (not an exercise cell) raised ValueError: bad"
+    )
+    assert grade._note({"failure": "kernel died"}) == "kernel died"
+    assert grade.answers_name(
+        "alice", Path("s/alice/05_sgd.ipynb")
+    ) != grade.answers_name(
+        "alice", Path("s/alice/08_stability.ipynb")
+    )
+    assert (
+        grade.answers_name(
+            "group/bob", Path("x/08_stability.ipynb")
+        )
+        == "group_bob__08_stability.md"
+    )
