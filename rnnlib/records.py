@@ -92,28 +92,22 @@ def stale_message(chapter: int) -> str:
 def git_commit() -> str:
     """The book repository's ``HEAD`` commit, with " (with uncommitted changes)" if tracked files differ; "unknown" outside git."""
     root = RECORDS_DIR.parent.parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.strip()
+
     try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            [
-                "git",
-                "status",
-                "--porcelain",
-                "--untracked-files=no",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=30,
-        ).stdout.strip()
+        sha = git("rev-parse", "HEAD")
+        dirty = git(
+            "status", "--porcelain", "--untracked-files=no"
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return sha + (" (with uncommitted changes)" if dirty else "")

@@ -552,77 +552,63 @@ def _record_task(
     its own seed and settings (:func:`train_variant` derives every stream from the
     seed), so the tasks may run in any order and in any process.
     """
-    mc, tc = cfg["music"], cfg["text"]
-    common = dict(
-        clip=cfg["clip"], lam=cfg["lam"], progress=progress
-    )
+    kind, seed, name = task[:3]
+    part = cfg[kind]
+    if kind == "music":
+        f_max = task[3]
+        data, extra = music, dict(input_dim=N_KEYS)
+    else:
+        f_max = cfg["f_max"]
+        data = text
+        extra = dict(
+            input_dim=len(text.vocab),
+            readout="categorical",
+            window=part["window"],
+        )
     t0 = time.process_time()
-    if task[0] == "music":
-        _, s, name, f_max = task
-        model, hist = train_variant(
-            name,
-            _subset(music.train, mc["n_train"]),
-            music.valid,
-            generator=s,
-            input_dim=N_KEYS,
-            hidden_dim=mc["hidden"],
-            device=dev,
-            steps=mc["max_steps"],
-            batch_size=mc["batch"],
-            lr=mc["lr"],
-            eval_every=mc["eval_every"],
-            patience=mc["patience"],
-            f_max=f_max,
-            **common,
-        )
-        row = {
-            **_history_dict(hist),
-            **measure_music(
-                model,
-                music.test,
-                ks=cfg["ks"],
-                jac_n=cfg["jac_n"],
-                r_multi=cfg["r_multi"],
-                jacobians=name.endswith("unstable")
-                or f_max == cfg["f_max"],
-            ),
-            "cpu_seconds": round(time.process_time() - t0, 1),
-        }
-        line = (
-            f"music seed {s} {name} f_max {f_max}: test {row['test']:.4f}, "
-            f"best step {row['best_step']} of {row['last_step']}, "
-            f"{row['cpu_seconds']} s"
-        )
-        return task, row, line
-    _, seed, name = task
     model, hist = train_variant(
         name,
-        _subset(text.train, tc["n_train"]),
-        text.valid,
+        _subset(data.train, part["n_train"]),
+        data.valid,
         generator=seed,
-        input_dim=len(text.vocab),
-        hidden_dim=tc["hidden"],
-        readout="categorical",
+        hidden_dim=part["hidden"],
         device=dev,
-        steps=tc["max_steps"],
-        batch_size=tc["batch"],
-        lr=tc["lr"],
-        eval_every=tc["eval_every"],
-        patience=tc["patience"],
-        window=tc["window"],
-        f_max=cfg["f_max"],
-        **common,
+        steps=part["max_steps"],
+        batch_size=part["batch"],
+        lr=part["lr"],
+        eval_every=part["eval_every"],
+        patience=part["patience"],
+        f_max=f_max,
+        clip=cfg["clip"],
+        lam=cfg["lam"],
+        progress=progress,
+        **extra,
     )
+    if kind == "music":
+        measured = measure_music(
+            model,
+            music.test,
+            ks=cfg["ks"],
+            jac_n=cfg["jac_n"],
+            r_multi=cfg["r_multi"],
+            jacobians=name.endswith("unstable")
+            or f_max == cfg["f_max"],
+        )
+    else:
+        measured = {
+            "test": float(ns.evaluate(model, text.test)),
+            "lambda": float(model.worst_case_lambda()),
+        }
     row = {
         **_history_dict(hist),
-        "test": float(ns.evaluate(model, text.test)),
-        "lambda": float(model.worst_case_lambda()),
+        **measured,
         "cpu_seconds": round(time.process_time() - t0, 1),
     }
     line = (
-        f"text seed {seed} {name}: test {row['test']:.4f}, "
-        f"best step {row['best_step']} of {row['last_step']}, "
-        f"{row['cpu_seconds']} s"
+        f"{kind} seed {seed} {name}"
+        + (f" f_max {f_max}" if kind == "music" else "")
+        + f": test {row['test']:.4f}, best step {row['best_step']} "
+        f"of {row['last_step']}, {row['cpu_seconds']} s"
     )
     return task, row, line
 
