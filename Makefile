@@ -203,15 +203,17 @@ student-check: $(STUDENT_DEP)
 
 # One score per exercise of a completed notebook: make grade NB=path/to/notebook.ipynb
 # A class at once: make grade SUBMISSIONS=folder [OUT=folder_grades], in parallel (one process
-# and kernel per submission), into OUT/gradebook.csv, OUT/grades.json and OUT/answers/
-# (points: booktools/grading.yml; chapters/instructor_guide.md, "Grading").
+# and kernel per submission), into OUT/gradebook.csv, canvas.csv, gradescope.csv, grades.json,
+# feedback/ and answers/; STUDENT=name regrades one student into that gradebook (points and
+# late policy: booktools/grading.yml; chapters/instructor_guide.md, "Grading").
 grade: env
 	@if [ -n "$(SUBMISSIONS)" ]; then \
-		$(PY) -m booktools.grade --class "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)"); \
+		$(PY) -m booktools.grade --class "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)") \
+			$(if $(STUDENT),--student "$(STUDENT)"); \
 	elif [ -n "$(NB)" ]; then \
 		$(PY) -m booktools.grade "$(NB)"; \
 	else \
-		echo "usage: make grade NB=path/to/notebook.ipynb, or make grade SUBMISSIONS=folder [OUT=folder]"; exit 2; \
+		echo "usage: make grade NB=path/to/notebook.ipynb, or make grade SUBMISSIONS=folder [OUT=folder] [STUDENT=name]"; exit 2; \
 	fi
 
 # PDFs of the two editions (LaTeX through jupyter-book's pdflatex builder; needs TeX Live:

@@ -157,6 +157,39 @@ def cut_after_checker(source: str) -> str:
     return "\n".join(source.split("\n")[:last])
 
 
+def _calls_checker(stmt: ast.stmt) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and (
+            getattr(n.func, "attr", None)
+            or getattr(n.func, "id", "")
+        ).startswith("check_exercise_")
+        for n in ast.walk(stmt)
+    )
+
+
+def drop_checker_calls(source: str) -> str:
+    """``source`` without its top-level statements that call a checker, cut after the last of them.
+
+    What the grader runs of a student's exercise cell: the definitions, not the
+    student's own check (whose inputs are fixed and whose ``rnnlib`` the student's
+    cells may have patched); the grader runs the exercise on fresh inputs after it.
+    A statement that calls a checker inside a larger block (an ``if``, a loop) is
+    dropped whole. A cell that does not parse is returned as it is.
+    """
+    tree = parse_cell(source)
+    if tree is None:
+        return source
+    lines = source.split("\n")
+    checks = [stmt for stmt in tree.body if _calls_checker(stmt)]
+    if not checks:
+        return source
+    keep = lines[: checks[-1].end_lineno]
+    for stmt in reversed(checks):
+        keep[stmt.lineno - 1 : stmt.end_lineno] = []
+    return "\n".join(keep)
+
+
 def cells_to_run(
     nb: nbformat.NotebookNode, needed: set[int]
 ) -> set[int]:

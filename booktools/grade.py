@@ -3,20 +3,26 @@
     python -m booktools.grade path/to/01_rnns_as_functions.ipynb   # or: make grade NB=...
     python -m booktools.grade --json NB.ipynb                      # machine-readable
     python -m booktools.grade --class submissions/ [--out DIR]     # or: make grade SUBMISSIONS=...
+    python -m booktools.grade --class submissions/ --student alice # regrade one student (STUDENT=...)
     python -m booktools.grade --expect-stubs student/chapters/*.ipynb            # an untouched student edition
     python -m booktools.grade --expect-stubs --executed student/_build student/chapters/*.ipynb
 
-What it executes (by default only the exercise cells, cut after their checker call,
-and the cells they need: :func:`booktools.cell_deps.cells_to_run`; ``--full``: every
-cell), the verdicts (pass, FAIL, not done, error, missing, by hand), ``--class`` and
-its gradebook, and the warning about untrusted code: chapters/instructor_guide.md,
-"Grading". The exercise code cells are the cells tagged by the student edition
-(``metadata.rnnlib_exercise``), the cells that call ``check_exercise_N_M(...)`` and
-the cells with solution markers. After an exercise's last cell the grader adds a cell
-that runs the registered checker again, ``rnnlib.homework.CHECKERS["N.M"](arg)``,
-freshly imported, on the student's function (the checker calls of the chapter of the
-same name in ``chapters/``, or of ``--reference``), so a printed "passed" line alone
-does not pass, and a kernel that dies later does not take the exercise down.
+What it executes (by default only the exercise cells, without the student's own
+checker calls, and the cells they need: :func:`booktools.cell_deps.cells_to_run`;
+``--full``: every cell), the verdicts (pass, FAIL, not done, error, missing, by hand),
+partial credit, the time limits, ``--class`` and its gradebook, and the warning about
+untrusted code: chapters/instructor_guide.md, "Grading". The exercise code cells are
+the cells tagged by the student edition (``metadata.rnnlib_exercise``), the cells that
+call ``check_exercise_N_M(...)`` and the cells with solution markers. For each
+exercise with a checker (the checker calls of the chapter of the same name in
+``chapters/``, or of ``--reference``), the grader draws fresh inputs here
+(:func:`grading_seed`), computes their expected values here, and after the
+exercise's last cell adds a cell that calls the student's function on those inputs
+in the student's kernel (:func:`rnnlib.homework.run_cases`, freshly imported) and
+saves what it returns; the results are compared here (:func:`_scored`). So neither
+a printed "passed" line, nor a patched checker, torch or numpy, nor a table of the
+fixed inputs' answers passes, and a kernel that dies later does not take the
+exercise down (it is restarted for the exercises after it).
 
 ``--executed BUILD_DIR`` grades the execution that a book build already made (the
 notebook's record in ``BUILD_DIR/.jupyter_cache``) without executing again and so
@@ -31,13 +37,17 @@ from __future__ import annotations
 
 import argparse
 import ast
-import csv
+import hashlib
 import json
+import math
 import os
 import resource
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -48,10 +58,15 @@ from nbclient.exceptions import DeadKernelError
 
 from booktools.cell_deps import (
     cells_to_run,
-    cut_after_checker,
+    drop_checker_calls,
     parse_cell,
 )
 from booktools.execute import executed_in_build
+from booktools.gradebook import (
+    read_config,
+    submission_times,
+    write_gradebook,
+)
 from booktools.kernels import WAITS, Client
 from booktools.nbval_notebooks import outputs_below, widget_state
 from booktools.student_edition import (
@@ -63,7 +78,6 @@ from booktools.student_edition import (
     ROOT,
     checker_calls,
     exercise_number,
-    exercise_points,
     find_exercises,
     scan_markdown,
     statements_and_model_answers,
@@ -89,6 +103,22 @@ class ExerciseGrade:
     detail: str = ""
     #: indices of its code cells in the student's notebook
     cells: list[int] = field(default_factory=list)
+    #: the checks it passed on the inputs drawn at grading time, of how many (0 of 0: none drawn)
+    cases_passed: int = 0
+    cases_total: int = 0
+    #: the seed of those inputs (``rnnlib.homework.EXERCISES[number].cases(seed)`` draws them again)
+    seed: int | None = None
+
+    @property
+    def fraction(self) -> float:
+        """The share of its points it earns: 1 for a pass, the share of checks passed otherwise."""
+        if self.status == PASS:
+            return 1.0
+        return (
+            self.cases_passed / self.cases_total
+            if self.cases_total
+            else 0.0
+        )
 
     @property
     def auto(self) -> bool:
@@ -305,36 +335,44 @@ def _execute(
     run: set[int] | None = None,
     exercise_of: dict[int, str] | None = None,
     order: list[int] | None = None,
-) -> str | None:
-    """Execute ``nb`` in place in ``path``'s folder, errors allowed; a message if the kernel died.
+    limits: dict[int, int] | None = None,
+) -> tuple[str, int] | None:
+    """Execute ``nb`` in place in ``path``'s folder, errors allowed; ``(message, cell)`` if the kernel died.
 
     Only the code cells in ``run`` are executed (all when None). A grader cell
     (``metadata.rnnlib_grader``) is not executed when a cell of its exercise
     (``exercise_of``: cell -> exercise) already failed: the verdict is that error,
-    and an endless loop is not waited for twice. A cell that runs past
-    ``timeout`` seconds (another cell: :data:`SETUP_TIMEOUT`) is interrupted and
-    gets a ``CellTimeoutError``. ``order``
-    is the order of execution (default: the notebook's).
+    and an endless loop is not waited for twice. A cell that runs past its limit
+    (``limits``: cell -> seconds, for the exercise cells and the grader's cells;
+    ``timeout`` for the others' floor, at least :data:`SETUP_TIMEOUT`) is
+    interrupted and gets a ``CellTimeoutError``. ``order`` is the order of
+    execution (default: the notebook's). When the kernel dies, the cells after
+    the one it died in are not executed, and that cell's index is returned.
     """
     exercise_of = exercise_of or {}
+    limits = limits or {}
+    by_id = {id(nb.cells[i]): s for i, s in limits.items()}
     graded = {id(nb.cells[i]) for i in exercise_of} | {
         id(c) for c in nb.cells if c.metadata.get(GRADER_KEY)
     }
     setup = max(timeout, SETUP_TIMEOUT)
-    message = f"the cell ran past the time limit of {timeout} s and was interrupted"
+
+    def limit_of(cell) -> int:
+        if id(cell) in by_id:
+            return by_id[id(cell)]
+        return timeout if id(cell) in graded else setup
+
     client = Client(  # IPC kernels, the reply polled in slices (booktools.kernels)
         nb,
         timeout=timeout,
         startup_timeout=STARTUP_TIMEOUT,
-        timeout_func=lambda cell: (
-            timeout if id(cell) in graded else setup
-        ),
+        timeout_func=limit_of,
         kernel_name=kernel_name,
         allow_errors=True,
         interrupt_on_timeout=True,
         error_on_timeout={
             "ename": TIMEOUT_ENAME,
-            "evalue": message,
+            "evalue": "the cell ran past its time limit and was interrupted",
             "traceback": [],
         },
         resources={
@@ -342,6 +380,7 @@ def _execute(
         },
     )
     failed: set[str] = set()
+    index = -1
     try:
         client.reset_execution_trackers()
         with client.setup_kernel():
@@ -365,7 +404,10 @@ def _execute(
                 error = _error_of(cell)
                 if error and index in exercise_of:
                     failed.add(exercise_of[index])
-                if error and error[0] == "KeyboardInterrupt":
+                if error and error[0] in (
+                    "KeyboardInterrupt",
+                    TIMEOUT_ENAME,
+                ):
                     cell.outputs = [
                         o
                         for o in cell.outputs
@@ -374,9 +416,7 @@ def _execute(
                         nbformat.v4.new_output(
                             "error",
                             ename=TIMEOUT_ENAME,
-                            evalue=message
-                            if id(cell) in graded
-                            else f"the cell ran past the time limit of {setup} s and was interrupted",
+                            evalue=f"the cell ran past its time limit of {limit_of(cell)} s and was interrupted",
                             traceback=[],
                         )
                     ]
@@ -384,8 +424,365 @@ def _execute(
     except (
         DeadKernelError
     ) as exc:  # the rest of the cells did not run
-        return f"the kernel died: {exc}"
+        exercise = nb.cells[index].metadata.get(GRADER_KEY)
+        where = (
+            f"while exercise {exercise} ran on fresh inputs"
+            if exercise
+            else f"in cell {index}"
+        )
+        return f"the kernel died {where}: {exc}", index
     return None
+
+
+#: The time limit of an exercise's cells and of the grader's run of it: this many seconds,
+#: plus :data:`LIMIT_FACTOR` times the reference solution's time on the same fresh inputs
+#: (measured in the grader's process), at most ``--timeout``. The reference solutions take
+#: 1-200 ms; a student's loop in Python may take a hundred times longer and still pass, an
+#: endless loop costs about this long instead of ``--timeout``.
+LIMIT_FLOOR = 20
+LIMIT_FACTOR = 100
+
+
+@dataclass
+class FreshCases:
+    """The inputs of one exercise drawn at grading time, and their expected values (kept in the grader's process)."""
+
+    number: str
+    seed: int
+    descriptions: list[str]
+    expected: list
+    atol: float
+    rtol: float
+    #: the file of inputs handed to the student's kernel
+    inputs: Path
+    results: Path  #: the folder where the student's kernel writes its results
+    limit: int  #: seconds for the exercise's cells and for the run on these inputs
+
+
+def grading_seed(key: str | None, number: str) -> int:
+    """The seed of exercise ``number``'s inputs at grading time: random, or derived from ``key``.
+
+    ``key`` is the class's secret with the student and the notebook
+    (:func:`grade_class`): the same submission regraded draws the same inputs (a
+    regrade gives the same score), two students draw different ones, and no
+    student can compute them (the secret is not in the installed package).
+    Without a key, a random seed.
+    """
+    if key is None:
+        return secrets.randbits(62)
+    digest = hashlib.sha256(f"{key}\n{number}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 2
+
+
+def _fresh_cases(
+    number: str,
+    workdir: Path,
+    timeout: int,
+    key: str | None = None,
+) -> FreshCases:
+    """Draw exercise ``number``'s inputs (:func:`grading_seed`), compute the expected values here, save the inputs."""
+    import torch
+
+    import rnnlib.homework as homework
+
+    spec = homework.EXERCISES.get(number)
+    if spec is None:
+        raise LookupError(
+            f"exercise {number} has a checker call but no registered rnnlib.homework.Exercise"
+        )
+    seed = grading_seed(key, number)
+    cases = spec.cases(seed)
+    began = time.perf_counter()
+    expected = spec.expected(cases)
+    reference_s = time.perf_counter() - began
+    folder = workdir / number
+    folder.mkdir(parents=True)
+    inputs = folder / "inputs.pt"
+    torch.save(
+        [(c.description, c.args, c.kwargs) for c in cases], inputs
+    )
+    return FreshCases(
+        number,
+        seed,
+        [c.description for c in cases],
+        expected,
+        spec.atol,
+        spec.rtol,
+        inputs,
+        folder / "results",
+        min(
+            timeout,
+            math.ceil(LIMIT_FLOOR + LIMIT_FACTOR * reference_s),
+        ),
+    )
+
+
+def _scored(fresh: FreshCases) -> tuple[int, int, list[str]]:
+    """``(passed, not done, failure messages)`` of the student's results on ``fresh``, compared here.
+
+    The results are read as data (JSON, ``numpy.load`` without pickles) and
+    compared with :func:`rnnlib.homework.mismatch` in this process: whatever the
+    student's cells patched in their kernel, only the arrays they returned count.
+    """
+    import numpy as np
+
+    from rnnlib.homework import mismatch
+    from rnnlib.homework._core import RESULT_FILE, STATUS_FILE
+
+    try:
+        statuses = json.loads(
+            (fresh.results / STATUS_FILE).read_text(
+                encoding="utf-8"
+            )
+        )
+        if not isinstance(statuses, list):
+            statuses = []
+    except (OSError, ValueError):
+        statuses = []
+    passed, not_done, failures = 0, 0, []
+    for index, description in enumerate(fresh.descriptions):
+        entry = statuses[index] if index < len(statuses) else None
+        if not isinstance(entry, dict):
+            failures.append(
+                f"Exercise {fresh.number}: did not run on input: {description} "
+                "(the run stopped before it)"
+            )
+            continue
+        status = entry.get("status")
+        if status == "ok":
+            try:
+                got = np.load(
+                    fresh.results
+                    / RESULT_FILE.format(index=index),
+                    allow_pickle=False,
+                )
+            except (OSError, ValueError) as exc:
+                failures.append(
+                    f"Exercise {fresh.number}: no readable result on input: {description} ({exc})"
+                )
+                continue
+            message = mismatch(
+                fresh.number,
+                description,
+                got,
+                str(entry.get("dtype", got.dtype)),
+                fresh.expected[index],
+                fresh.atol,
+                fresh.rtol,
+            )
+            if message is None:
+                passed += 1
+            else:
+                failures.append(message)
+        else:
+            not_done += status == "not done"
+            failures.append(str(entry.get("message", status)))
+    return passed, not_done, failures
+
+
+def _run_submission(
+    nb: nbformat.NotebookNode,
+    path: Path,
+    cells: dict[str, list[int]],
+    first_grader_cell: int,
+    fresh: dict[str, FreshCases],
+    timeout: int,
+    kernel_name: str,
+    fast: bool,
+) -> tuple[int, list[tuple[int, str]]]:
+    """Execute a submission with its grader cells; ``(cells skipped, [(cell, message) of each kernel death])``.
+
+    The student's own checker calls are dropped from the exercise cells
+    (:func:`drop_checker_calls`); each exercise's grader cell runs right after
+    its last cell. A kernel that dies is restarted for the exercises after the
+    cell it died in (their setup cells run again; the cell it died in does not),
+    at most :data:`MAX_RESTARTS` times.
+    """
+    exercise_of = {
+        i: number for number, idx in cells.items() for i in idx
+    }
+    for index in exercise_of:
+        nb.cells[index].source = drop_checker_calls(
+            nb.cells[index].source
+        )
+    graders = list(range(first_grader_cell, len(nb.cells)))
+    limits = {
+        g: fresh[nb.cells[g].metadata[GRADER_KEY]].limit
+        for g in graders
+    } | {
+        i: fresh[number].limit
+        for i, number in exercise_of.items()
+        if number in fresh
+    }
+    run = None
+    skipped = 0
+    if fast:
+        run = cells_to_run(nb, set(exercise_of) | set(graders))
+        skipped = sum(
+            c.cell_type == "code" and i not in run
+            for i, c in enumerate(nb.cells)
+        )
+    order = []
+    for index in range(first_grader_cell):
+        order.append(index)
+        order += [
+            g
+            for g in graders
+            if max(
+                cells.get(nb.cells[g].metadata[GRADER_KEY], [-1])
+            )
+            == index
+        ]
+    order += [g for g in graders if g not in order]
+    deaths: list[tuple[int, str]] = []
+    todo = order
+    while True:
+        died = _execute(
+            nb,
+            path,
+            timeout,
+            kernel_name,
+            run,
+            exercise_of,
+            todo,
+            limits,
+        )
+        if died is None:
+            break
+        message, at = died
+        deaths.append((at, message))
+        rest = todo[todo.index(at) + 1 :] if at in todo else []
+        later = [
+            i for i in rest if i in exercise_of or i in graders
+        ]
+        if not later or len(deaths) > MAX_RESTARTS:
+            break
+        # a fresh kernel: the setup cells the later exercises need, then those exercises
+        needed = cells_to_run(nb, set(later)) - {at}
+        done = set(todo) - set(rest)
+        todo = [
+            i
+            for i in order
+            if i in needed
+            and (
+                i in rest
+                or (
+                    i in done
+                    and i not in exercise_of
+                    and i not in graders
+                )
+            )
+        ]
+        run = set(todo)
+    return skipped, deaths
+
+
+#: Kernel restarts after a death, per submission (a cell that kills every kernel is not re-run).
+MAX_RESTARTS = 3
+
+
+def _grades(
+    nb: nbformat.NotebookNode,
+    cells: dict[str, list[int]],
+    code_numbers: set[str],
+    statements: list,
+    first_grader_cell: int,
+    fresh: dict[str, FreshCases],
+    deaths: list[tuple[int, str]],
+) -> list[ExerciseGrade]:
+    """The verdict on each exercise of an executed submission (or a build's execution, with no fresh cases)."""
+    answers = collect_answers(nb)
+    grades = []
+    stated = [s.number for s in statements]
+    numbers = stated + sorted(
+        (set(cells) | code_numbers) - set(stated),
+        key=lambda n: tuple(map(int, n.split("."))),
+    )
+    died_in = {at: message for at, message in deaths}
+    for number in numbers:
+        own = cells.get(number, [])
+        if number not in code_numbers and not own:
+            answer = answers.get(number)
+            grades.append(
+                ExerciseGrade(
+                    number,
+                    BY_HAND,
+                    "prose exercise: no answer cell"
+                    if answer is None
+                    else "prose exercise: not answered"
+                    if not answer
+                    else f"prose exercise: answered ({len(answer.split())} words), read it",
+                )
+            )
+            continue
+        if not own:
+            grades.append(
+                ExerciseGrade(
+                    number,
+                    MISSING,
+                    f"no code cell of exercise {number} (its checker call was removed?)",
+                )
+            )
+            continue
+        total = (
+            len(fresh[number].descriptions)
+            if number in fresh
+            else 0
+        )
+        grade = ExerciseGrade(number, PASS, "", own, 0, total)
+        if number in fresh:
+            grade.seed = fresh[number].seed
+        reruns = [
+            i
+            for i in range(first_grader_cell, len(nb.cells))
+            if nb.cells[i].metadata.get(GRADER_KEY) == number
+        ]
+        own_error = next(
+            (
+                (ERROR, died_in[i])
+                if i in died_in
+                else (lambda v: (v[0], f"cell {i}: {v[1]}"))(
+                    _verdict(*_error_of(nb.cells[i]))
+                )
+                for i in own
+                if i in died_in or _error_of(nb.cells[i])
+            ),
+            None,
+        )
+        run_error = next(
+            (
+                (ERROR, died_in[i])
+                if i in died_in
+                else _verdict(*_error_of(nb.cells[i]))
+                for i in reruns
+                if i in died_in or _error_of(nb.cells[i])
+            ),
+            None,
+        )
+        if own_error:  # the exercise's own cells did not run: nothing to score
+            grade.status, grade.detail = own_error
+        elif number in fresh:
+            passed, not_done, failures = _scored(fresh[number])
+            grade.cases_passed = passed
+            score = f"{passed} of {total} checks passed on fresh inputs"
+            if run_error:
+                grade.status = FAIL if passed else ERROR
+                grade.detail = f"{score}; {run_error[1]}"
+            elif not_done == total:
+                grade.status, grade.detail = NOT_DONE, failures[0]
+            elif passed == total:
+                grade.detail = f"all {score.split(' of ')[1]}"
+            else:
+                grade.status, grade.detail = (
+                    FAIL,
+                    f"{score}; {failures[0]}",
+                )
+        elif deaths:
+            grade.status, grade.detail = ERROR, deaths[0][1]
+        else:
+            grade.detail = "ran without error (no checker)"
+        grades.append(grade)
+    return grades
 
 
 def grade_notebook(
@@ -396,6 +793,7 @@ def grade_notebook(
     kernel_name: str = "python3",
     executed: nbformat.NotebookNode | None = None,
     fast: bool = True,
+    seed_key: str | None = None,
 ) -> GradeReport:
     """Execute ``notebook`` in a fresh kernel and grade each of its exercises.
 
@@ -406,6 +804,9 @@ def grade_notebook(
     checkers. With ``fast`` (the default) only the exercise cells, cut after
     their last checker call, the grader's checker cells and the cells they need
     (:func:`cells_to_run`) are executed; ``fast=False`` executes every cell.
+    Each exercise runs on inputs drawn now (:func:`grading_seed` of
+    ``seed_key``), its expected values computed in this process; it earns the
+    share of those checks it passes (:attr:`ExerciseGrade.fraction`).
     Raises ``FileNotFoundError`` naming the argument for a path that does
     not exist.
     """
@@ -458,147 +859,52 @@ def grade_notebook(
             raise ValueError(
                 f"executed: its cells are not those of {where} (an execution of an older version?)"
             )
-        nb, recheck, dead = executed, [], None
+        nb, recheck = executed, []
     started = time.monotonic()
     first_grader_cell = len(nb.cells)
-    for number, argument in recheck:
-        # a fresh import of the checkers: the student's cells cannot have replaced them
-        cell = nbformat.v4.new_code_cell(
-            "import sys as _rnnlib_grader_sys\n"
-            "for _m in [m for m in _rnnlib_grader_sys.modules if m.startswith('rnnlib.homework')]:\n"
-            "    del _rnnlib_grader_sys.modules[_m]\n"
-            "import rnnlib.homework as _rnnlib_grader_homework\n"
-            f"_rnnlib_grader_homework.CHECKERS[{number!r}]({argument})"
-        )
-        cell.metadata[GRADER_KEY] = number
-        nb.cells.append(cell)
-
-    skipped = 0
-    if executed is None:
-        exercise_of = {
-            i: number for number, idx in cells.items() for i in idx
+    workdir = Path(tempfile.mkdtemp(prefix="rnnlib-grade-"))
+    try:
+        fresh = {
+            number: _fresh_cases(
+                number, workdir, timeout, seed_key
+            )
+            for number, _argument in recheck
         }
-        run = None
-        if fast:
-            for index in exercise_of:
-                nb.cells[index].source = cut_after_checker(
-                    nb.cells[index].source
-                )
-            run = cells_to_run(
+        for number, argument in recheck:
+            # the student's function on the fresh inputs, with the checkers freshly imported
+            cell = nbformat.v4.new_code_cell(
+                "import sys as _rnnlib_grader_sys\n"
+                "for _m in [m for m in _rnnlib_grader_sys.modules if m.startswith('rnnlib.homework')]:\n"
+                "    del _rnnlib_grader_sys.modules[_m]\n"
+                "import rnnlib.homework as _rnnlib_grader_homework\n"
+                f"_rnnlib_grader_homework.run_cases({number!r}, {argument}, "
+                f"{str(fresh[number].inputs)!r}, {str(fresh[number].results)!r})"
+            )
+            cell.metadata[GRADER_KEY] = number
+            nb.cells.append(cell)
+        skipped, deaths = 0, []
+        if executed is None:
+            skipped, deaths = _run_submission(
                 nb,
-                set(exercise_of)
-                | set(range(first_grader_cell, len(nb.cells))),
+                path,
+                cells,
+                first_grader_cell,
+                fresh,
+                timeout,
+                kernel_name,
+                fast,
             )
-            skipped = sum(
-                c.cell_type == "code" and i not in run
-                for i, c in enumerate(nb.cells)
-            )
-        # each exercise's checker runs again right after its last cell: a kernel
-        # that dies later does not take the exercises before it down with it
-        order = []
-        for index in range(first_grader_cell):
-            order.append(index)
-            order += [
-                g
-                for g in range(first_grader_cell, len(nb.cells))
-                if max(
-                    cells.get(
-                        nb.cells[g].metadata[GRADER_KEY], [-1]
-                    )
-                )
-                == index
-            ]
-        order += [
-            g
-            for g in range(first_grader_cell, len(nb.cells))
-            if g not in order
-        ]
-        dead = _execute(
-            nb, path, timeout, kernel_name, run, exercise_of, order
+        grades = _grades(
+            nb,
+            cells,
+            code_numbers,
+            statements,
+            first_grader_cell,
+            fresh,
+            deaths,
         )
-
-    answers = collect_answers(nb)
-    grades = []
-    stated = [s.number for s in statements]
-    numbers = stated + sorted(
-        (set(cells) | code_numbers) - set(stated),
-        key=lambda n: tuple(map(int, n.split("."))),
-    )
-    for number in numbers:
-        own = cells.get(number, [])
-        if number not in code_numbers and not own:
-            answer = answers.get(number)
-            grades.append(
-                ExerciseGrade(
-                    number,
-                    BY_HAND,
-                    "prose exercise: no answer cell"
-                    if answer is None
-                    else "prose exercise: not answered"
-                    if not answer
-                    else f"prose exercise: answered ({len(answer.split())} words), read it",
-                )
-            )
-            continue
-        if not own:
-            grades.append(
-                ExerciseGrade(
-                    number,
-                    MISSING,
-                    f"no code cell of exercise {number} (its checker call was removed?)",
-                )
-            )
-            continue
-        grade = None
-        reruns = [
-            c
-            for c in nb.cells[first_grader_cell:]
-            if c.metadata.get(GRADER_KEY) == number
-        ]
-        for index in own:
-            error = _error_of(nb.cells[index])
-            if error:
-                status, detail = _verdict(*error)
-                grade = ExerciseGrade(
-                    number, status, f"cell {index}: {detail}", own
-                )
-                break
-        if grade is None:
-            for cell in reruns:
-                error = _error_of(cell)
-                if error:
-                    grade = ExerciseGrade(
-                        number, *_verdict(*error), own
-                    )
-                    break
-                out = _stdout_of(cell)
-                if (
-                    f"Exercise {number}: all" not in out
-                    or "checks passed" not in out
-                ):
-                    grade = ExerciseGrade(
-                        number,
-                        ERROR,
-                        dead
-                        or "the checker did not run to its pass line",
-                        own,
-                    )
-                    break
-        if grade is None:
-            checks = [_stdout_of(c).strip() for c in reruns]
-            if any(checks):
-                detail = "; ".join(
-                    line.split(": ", 1)[-1] for line in checks
-                )
-            else:
-                detail = dead or "ran without error (no checker)"
-            grade = ExerciseGrade(
-                number,
-                PASS if any(checks) or not dead else ERROR,
-                detail,
-                own,
-            )
-        grades.append(grade)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
     in_exercises = {i for idx in cells.values() for i in idx}
     others = []
@@ -616,8 +922,10 @@ def grade_notebook(
         ],
         key=lambda e: e[0],
     )
-    if dead:
-        others.append((-1, "DeadKernelError", dead))
+    others += [
+        (-1, "DeadKernelError", message) for _, message in deaths
+    ]
+    answers = collect_answers(nb)
     return GradeReport(
         str(path),
         grades,
@@ -714,6 +1022,7 @@ def _grade_in_a_process(
     timeout: int,
     limit: int,
     fast: bool,
+    seed_key: str | None = None,
 ) -> dict:
     """Grade one submission in its own process (and kernel), killed after ``limit`` seconds."""
     command = [
@@ -725,6 +1034,7 @@ def _grade_in_a_process(
         str(timeout),
         *(["--reference", str(reference)] if reference else []),
         *([] if fast else ["--full"]),
+        *(["--seed-key", seed_key] if seed_key else []),
         str(path),
     ]
     env = {
@@ -766,25 +1076,6 @@ def _grade_in_a_process(
         }
     report["wall_seconds"] = round(time.monotonic() - started, 2)
     return report
-
-
-def _points(
-    report: dict, points: dict[str, float], numbers: list[str]
-) -> dict[str, str]:
-    """The gradebook cells of one submission: the points of each code exercise ("" for prose)."""
-    by_number = {
-        e["number"]: e for e in report.get("exercises", [])
-    }
-    row = {}
-    for number in numbers:
-        e = by_number.get(number)
-        if e is None or e["status"] == BY_HAND:
-            row[number] = ""
-        else:
-            row[number] = _number(
-                points.get(number, 1) if e["status"] == PASS else 0
-            )
-    return row
 
 
 def _number(x: float) -> str:
@@ -844,14 +1135,22 @@ def answers_name(student: str, notebook: Path) -> str:
     return f"{student.replace('/', '_')}__{Path(notebook).stem}.md"
 
 
-def _note(record: dict) -> str:
-    """The gradebook's note: a failed grading, and every error raised outside the exercises."""
-    notes = [record["failure"]] if record.get("failure") else []
-    notes += [
-        f"cell {index} (not an exercise cell) raised {ename}: {_first_line(evalue)}"
-        for index, ename, evalue in record.get("other_errors", [])
-    ]
-    return "; ".join(notes)
+#: The class's secret, in the grades folder: the grading inputs of each submission derive from it.
+SECRET_FILE = ".grading_secret"
+
+
+def class_secret(out: Path) -> str:
+    """The secret of a class's grading (``out/.grading_secret``, made on the first grading, mode 0600).
+
+    The fresh inputs of each submission derive from it (:func:`grading_seed`):
+    a regrade draws the same ones. Keep the grades folder private.
+    """
+    path = out / SECRET_FILE
+    if not path.is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16), encoding="utf-8")
+        path.chmod(0o600)
+    return path.read_text(encoding="utf-8").strip()
 
 
 def grade_class(
@@ -864,17 +1163,23 @@ def grade_class(
     limit: int = WAITS.grade_submission,
     fast: bool = True,
     config: str | Path = GRADING_CONFIG,
+    student: str | None = None,
+    roster: str | Path | None = None,
 ) -> list[dict]:
     """Grade every ``.ipynb`` under ``folder`` in parallel; write the gradebook to ``out``.
 
     Each submission is graded in its own process and kernel (``jobs`` at once,
-    default: the cores this process may use), stopped after ``limit`` seconds; a
-    cell is interrupted after ``timeout``. Writes ``out/gradebook.csv`` (one row
-    per submission: the student, the points of each exercise from ``config``,
-    empty for prose exercises, the total of the automatic points and their
-    maximum), ``out/grades.json`` (every verdict and message) and
-    ``out/answers/<student>__<notebook>.md`` (:func:`answers_name`: the answers to the prose exercises beside the
-    statement and the model answer). Returns the JSON records.
+    default: the cores this process may use), stopped after ``limit`` seconds;
+    an exercise's cells are interrupted after its own limit (at most
+    ``timeout``). ``student``: regrade that student's submissions only, into the
+    existing ``out/grades.json`` (the others' records, and every prose point typed
+    into the gradebook, are kept). Writes ``out/grades.json`` (every verdict and
+    message, the seed of each exercise's inputs, the submission time),
+    ``out/answers/<student>__<notebook>.md`` (:func:`answers_name`: the answers to
+    the prose exercises beside the statement and the model answer) and, through
+    :func:`booktools.gradebook.write_gradebook` (``config``'s points and late
+    policy, ``roster``), the gradebook, the LMS exports and the feedback files.
+    Returns the JSON records.
     """
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
@@ -892,7 +1197,34 @@ def grade_class(
         raise FileNotFoundError(
             f"submissions: no .ipynb under {str(folder)!r}"
         )
-    points = exercise_points(Path(config))
+    owner = {p: _student_of(p, folder) for p in submissions}
+    earlier: list[dict] = []
+    if student is not None:
+        mine = [p for p in submissions if owner[p] == student]
+        if not mine:
+            raise FileNotFoundError(
+                f"student: no submission of {student!r} under {str(folder)!r} "
+                f"(students: {', '.join(sorted(set(owner.values())))})"
+            )
+        if not (out / "grades.json").is_file():
+            raise FileNotFoundError(
+                f"student: no gradebook to regrade into ({out / 'grades.json'} does not exist; grade the class first)"
+            )
+        earlier = [
+            r
+            for r in json.loads(
+                (out / "grades.json").read_text(encoding="utf-8")
+            )["grades"]
+            if r["student"] != student
+        ]
+        submissions = mine
+    points, _policy = read_config(
+        Path(config)
+    )  # validated before any grading
+    secret = class_secret(out)
+    handed_in = submission_times(
+        folder, {p: owner[p] for p in submissions}
+    )
     jobs = jobs or len(os.sched_getaffinity(0))
     started = time.monotonic()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -904,13 +1236,17 @@ def grade_class(
         reports = list(
             pool.map(
                 lambda p: _grade_in_a_process(
-                    p, references[p], timeout, limit, fast
+                    p,
+                    references[p],
+                    timeout,
+                    limit,
+                    fast,
+                    f"{secret}\n{owner[p]}\n{p.name}",
                 ),
                 submissions,
             )
         )
     records = []
-    numbers: set[str] = set()
     for path, report in zip(submissions, reports):
         ref = references[path]
         if "failure" in report:
@@ -929,61 +1265,24 @@ def grade_class(
                     for e in (find_exercises(ref) if ref else [])
                 ],
             )
-        numbers |= {e["number"] for e in report["exercises"]}
         records.append(
-            {"student": _student_of(path, folder), **report}
+            {
+                "student": owner[path],
+                **report,
+                "submitted": handed_in[path].isoformat(),
+            }
         )
-    ordered = sorted(
-        numbers, key=lambda n: tuple(map(int, n.split(".")))
-    )
     out.mkdir(parents=True, exist_ok=True)
     (out / "answers").mkdir(exist_ok=True)
-    with open(
-        out / "gradebook.csv", "w", newline="", encoding="utf-8"
-    ) as f:
-        writer = csv.writer(f)
-        writer.writerow(
-            [
-                "student",
-                "notebook",
-                *ordered,
-                "auto_points",
-                "auto_max",
-                "by_hand",
-                "note",
-            ]
+    for path, record in zip(submissions, records):
+        (
+            out / "answers" / answers_name(record["student"], path)
+        ).write_text(
+            _answers_file(
+                record["student"], record, references[path], points
+            ),
+            encoding="utf-8",
         )
-        for path, record in zip(submissions, records):
-            row = _points(record, points, ordered)
-            record["points"] = {
-                n: float(v) if v != "" else None
-                for n, v in row.items()
-            }
-            by_hand = [
-                e["number"]
-                for e in record["exercises"]
-                if e["status"] == BY_HAND
-            ]
-            auto_max = sum(
-                points.get(e["number"], 1)
-                for e in record["exercises"]
-                if e["status"] != BY_HAND
-            )
-            auto = sum(float(v) for v in row.values() if v != "")
-            writer.writerow(
-                [record["student"], path.name, *row.values()]
-                + [_number(auto), _number(auto_max)]
-                + [" ".join(by_hand), _note(record)]
-            )
-            student = record["student"]
-            (
-                out / "answers" / answers_name(student, path)
-            ).write_text(
-                _answers_file(
-                    student, record, references[path], points
-                ),
-                encoding="utf-8",
-            )
     seconds = round(time.monotonic() - started, 1)
     # the CPU of the graders and their kernels (each reaps its kernel)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -993,23 +1292,30 @@ def grade_class(
         - (cpu_before.ru_utime + cpu_before.ru_stime),
         1,
     )
+    every = sorted(
+        earlier + records,
+        key=lambda r: (r["student"], Path(r["notebook"]).name),
+    )
     (out / "grades.json").write_text(
         json.dumps(
             {
-                "submissions": len(records),
+                "submissions": len(every),
+                "graded_now": len(records),
                 "jobs": jobs,
                 "seconds": seconds,
                 "cpu_seconds": cpu,
                 "fast": fast,
-                "grades": records,
+                "grades": every,
             },
             indent=1,
         ),
         encoding="utf-8",
     )
+    write_gradebook(every, out, config=config, roster=roster)
     print(
         f"graded {len(records)} submission{'s' if len(records) != 1 else ''} in {seconds} s "
-        f"({jobs} at a time, {cpu} s of CPU): {out / 'gradebook.csv'}, {out / 'grades.json'}, {out / 'answers'}/"
+        f"({jobs} at a time, {cpu} s of CPU) into {out}/: gradebook.csv, canvas.csv, "
+        "gradescope.csv, grades.json, feedback/, answers/"
     )
     return records
 
@@ -1068,6 +1374,23 @@ def main(argv: list[str] | None = None) -> int:
         help="with --class: submissions graded at once (default: the cores)",
     )
     parser.add_argument(
+        "--student",
+        help="with --class: regrade this student's submissions into the existing gradebook in --out",
+    )
+    parser.add_argument(
+        "--roster",
+        help="with --class: roster.csv (student,name,email,sis_id,section) for the Canvas and Gradescope exports",
+    )
+    parser.add_argument(
+        "--config",
+        default=str(GRADING_CONFIG),
+        help="with --class: the grading file (points per exercise, late policy; default booktools/grading.yml)",
+    )
+    parser.add_argument(
+        "--seed-key",
+        help=argparse.SUPPRESS,  # set by --class: the inputs of this submission derive from it
+    )
+    parser.add_argument(
         "--limit",
         type=int,
         default=WAITS.grade_submission,
@@ -1088,6 +1411,9 @@ def main(argv: list[str] | None = None) -> int:
                 timeout=args.timeout,
                 limit=args.limit,
                 fast=not args.full,
+                config=args.config,
+                student=args.student,
+                roster=args.roster,
             )
         except (FileNotFoundError, ValueError) as exc:
             print(f"grade: {exc}", file=sys.stderr)
@@ -1112,6 +1438,7 @@ def main(argv: list[str] | None = None) -> int:
                 timeout=args.timeout,
                 executed=executed,
                 fast=not args.full,
+                seed_key=args.seed_key,
             )
         except (FileNotFoundError, ValueError, LookupError) as exc:
             print(f"grade: {exc}", file=sys.stderr)

@@ -638,7 +638,13 @@ row(T, "type", "function", lambda: homework.compare_with_reference("1.1", "not c
 row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs, []))
 row(T, "type", "forbidden", lambda: homework.compare_with_reference("1.1", abs, abs, [homework.Case("c", (1,))], forbidden=(abs,)))
 T = "rnnlib.homework.register"
-row(T, "malformed", "exercise", lambda: homework.register("1.1")(lambda f: None))
+row(T, "type", "exercise", lambda: homework.register("1.1")(lambda f: None))
+T = "rnnlib.homework.Exercise"
+row(T, "malformed", "number", lambda: homework.Exercise("1", lambda s: [], abs, seed=1))
+row(T, "type", "cases", lambda: homework.Exercise("1.1", 3, abs, seed=1))
+row(T, "type", "seed", lambda: homework.Exercise("1.1", lambda s: [], abs, seed=1.5))
+row(T, "malformed", "atol", lambda: homework.Exercise("1.1", lambda s: [], abs, seed=1, atol=-1))
+row(T, "type", "forbidden", lambda: homework.Exercise("1.1", lambda s: [], abs, seed=1, forbidden=(abs,)))
 T = "rnnlib.homework.Case"
 row(T, "type", "args", lambda: homework.Case("c", 3))
 row(T, "type", "kwargs", lambda: homework.Case("c", (1,), [2]))

@@ -71,7 +71,7 @@ def _tanh_instead_of_relu(W, A, x):
         (
             homework.check_exercise_1_2,
             _tanh_instead_of_relu,
-            "largest difference",
+            "entries differ beyond the tolerance; the largest difference, of order",
         ),
         (
             homework.check_exercise_1_2,
@@ -107,4 +107,87 @@ def test_unimplemented_stub_propagates_not_implemented():
 
 def test_register_refuses_duplicates():
     with pytest.raises(ValueError, match="already has a checker"):
-        homework.register("1.1")(lambda f: f)
+        homework.register(homework.EXERCISES["1.1"])(lambda f: f)
+
+
+def test_messages_never_show_the_expected_values(unsealed):
+    """A student cannot read the answers off the messages, case by case."""
+    spec = homework.EXERCISES["8.1"]
+    cases = spec.cases(spec.seed)
+    expected = spec.expected(cases)
+
+    def off(W, radius):
+        return W * 0.5
+
+    with pytest.raises(homework.ExerciseCheckFailed) as info:
+        homework.check_exercise_8_1(off)
+    message = str(info.value)
+    assert "entries differ beyond the tolerance" in message
+    for value in expected[0].ravel()[:20]:
+        for digits in (3, 4, 6):
+            assert (
+                f"{value:.{digits}g}"
+                not in message.replace("1e", "")
+                or abs(value) < 1e-3
+            )
+
+
+def test_a_fresh_seed_gives_fresh_inputs_and_the_same_kinds_of_case():
+    for number, spec in homework.EXERCISES.items():
+        a, b = spec.cases(spec.seed), spec.cases(2**61 + 17)
+        assert len(a) == len(b) >= 3, number
+        assert [c.description for c in spec.cases(spec.seed)] == [
+            c.description for c in a
+        ], f"{number}: the same seed, the same inputs"
+        differ = any(
+            not torch.equal(x, y)
+            for ca, cb in zip(a, b)
+            for x, y in zip(ca.args, cb.args)
+            if isinstance(x, torch.Tensor)
+            and isinstance(y, torch.Tensor)
+            and x.shape == y.shape
+        ) or any(
+            ca.description != cb.description
+            for ca, cb in zip(a, b)
+        )
+        assert differ, (
+            f"{number}: another seed gives the same inputs"
+        )
+
+
+def test_mismatch_compares_plain_arrays_without_torch():
+    import numpy as np
+
+    expected = np.array([1.0, 2.0, 3.0])
+    assert (
+        homework.mismatch(
+            "9.9",
+            "x",
+            expected + 1e-9,
+            "float64",
+            expected,
+            1e-8,
+            1e-6,
+        )
+        is None
+    )
+    message = homework.mismatch(
+        "9.9", "x", expected * 2, "float64", expected, 1e-8, 1e-6
+    )
+    assert (
+        "3 of 3 entries differ" in message
+        and "of order 1e+00" in message
+    )
+    assert "wrong output shape (2,)" in homework.mismatch(
+        "9.9", "x", expected[:2], "float64", expected, 1e-8, 1e-6
+    )
+    nan = homework.mismatch(
+        "9.9",
+        "x",
+        np.array([1.0, np.nan, 3.0]),
+        "float64",
+        expected,
+        1e-8,
+        1e-6,
+    )
+    assert "NaN at index (1,)" in nan

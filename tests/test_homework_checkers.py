@@ -7,7 +7,6 @@ grades notebooks with them is tested in booktools/tests/test_homework_tools.py.)
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 import torch
@@ -19,48 +18,44 @@ CHECKER_NUMBERS = sorted(
 )
 
 
-def _spy_reference(monkeypatch, checker, make_wrong):
-    """Make ``checker`` compare ``make_wrong(reference_fn)`` (not the student's function) with its reference."""
-    module = sys.modules[checker.__module__]
-    if not hasattr(module, "compare_with_reference"):
-        pytest.skip(
-            f"{checker.__name__} does not use compare_with_reference; give it its own wrong-answer test"
-        )
-    real = module.compare_with_reference
+def _lookup(spec, make_wrong):
+    """A student function that answers ``make_wrong(reference)`` on the cases of ``spec``'s own seed.
 
-    def spy(exercise, student_fn, reference_fn, cases, **kwargs):
-        # the reference is sealed while the student's function runs: look its
-        # values up in a table made beforehand
-        cases = list(cases)
-        table = [
-            (c.args, reference_fn(*c.args, **c.kwargs))
-            for c in cases
-        ]
+    The reference is sealed while the student's function runs: its values are
+    looked up in a table made beforehand.
+    """
+    table = [
+        (c.args, spec.reference(*c.args, **c.kwargs))
+        for c in spec.cases(spec.seed)
+    ]
 
-        def same(a, b):
-            if isinstance(a, torch.Tensor):
-                return isinstance(b, torch.Tensor) and torch.equal(
-                    a, b
-                )
-            return a == b
-
-        def lookup(*args, **kwargs):
-            for known, out in table:
-                if all(same(a, b) for a, b in zip(known, args)):
-                    return out.clone()
-            raise AssertionError(
-                "an input the checker did not list"
+    def same(a, b):
+        if isinstance(a, torch.Tensor):
+            return isinstance(b, torch.Tensor) and torch.equal(
+                a, b
             )
+        return a == b
 
-        return real(
-            exercise,
-            make_wrong(lookup),
-            reference_fn,
-            cases,
-            **kwargs,
-        )
+    def lookup(*args, **kwargs):
+        for known, out in table:
+            if all(same(a, b) for a, b in zip(known, args)):
+                return out.clone()
+        raise AssertionError("an input the checker did not list")
 
-    monkeypatch.setattr(module, "compare_with_reference", spy)
+    return make_wrong(lookup)
+
+
+def _compare(spec, student):
+    """What the checker of ``spec`` says of ``student``, a function of the exercise's arguments."""
+    homework.compare_with_reference(
+        spec.number,
+        student,
+        spec.reference,
+        spec.cases(spec.seed),
+        atol=spec.atol,
+        rtol=spec.rtol,
+        forbidden=spec.forbidden,
+    )
 
 
 def _zeros(reference):
@@ -92,9 +87,9 @@ def _slightly_off(reference):
     ],
 )
 def test_every_checker_fails_a_wrong_answer_naming_the_exercise(
-    number, wrong, expected, monkeypatch, capsys
+    number, wrong, expected, capsys
 ):
-    checker = homework.CHECKERS[number]
+    spec = homework.EXERCISES[number]
 
     def raises(*args, **kwargs):
         raise RuntimeError("deliberately wrong")
@@ -102,13 +97,11 @@ def test_every_checker_fails_a_wrong_answer_naming_the_exercise(
     student = {
         "raises": raises,
         "returns None": lambda *a, **k: None,
-    }.get(wrong, raises)
-    if wrong == "zeros of the right shape":
-        _spy_reference(monkeypatch, checker, _zeros)
-    elif wrong == "slightly off":
-        _spy_reference(monkeypatch, checker, _slightly_off)
+        "zeros of the right shape": _lookup(spec, _zeros),
+        "slightly off": _lookup(spec, _slightly_off),
+    }[wrong]
     with pytest.raises(homework.ExerciseCheckFailed) as info:
-        checker(student)
+        _compare(spec, student)
     message = str(info.value)
     assert message.startswith(f"Exercise {number}: "), message
     assert expected in message
@@ -141,13 +134,12 @@ def _float32(reference):
 
 @pytest.mark.parametrize("number", CHECKER_NUMBERS)
 def test_a_wrong_value_names_the_dtype_and_tolerance_and_float32(
-    number, monkeypatch
+    number,
 ):
     """A result right to float32 precision only is told to compute in float64."""
-    checker = homework.CHECKERS[number]
-    _spy_reference(monkeypatch, checker, _float32)
+    spec = homework.EXERCISES[number]
     try:
-        checker(lambda *a, **k: None)
+        _compare(spec, _lookup(spec, _float32))
     except homework.ExerciseCheckFailed as exc:
         message = str(exc)
     else:
@@ -169,31 +161,18 @@ def test_a_wrong_value_names_the_dtype_and_tolerance_and_float32(
 
 @pytest.mark.parametrize("number", CHECKER_NUMBERS)
 def test_the_checkers_reference_cannot_be_handed_in(
-    number, monkeypatch
+    number,
 ):
     """``my_fn = _reference_...`` (or calling it inside) fails, however it was imported."""
-    checker = homework.CHECKERS[number]
-    module = sys.modules[checker.__module__]
-    real = module.compare_with_reference
-    seen = {}
-
-    def spy(exercise, student_fn, reference_fn, cases, **kwargs):
-        seen["reference"] = reference_fn
-        return real(
-            exercise,
-            lambda *a, **k: reference_fn(*a, **k),
-            reference_fn,
-            cases,
-            **kwargs,
-        )
-
-    monkeypatch.setattr(module, "compare_with_reference", spy)
+    spec = homework.EXERCISES[number]
     with pytest.raises(
         homework.ExerciseCheckFailed, match="your function calls "
     ):
-        checker(lambda *a, **k: None)
+        _compare(spec, lambda *a, **k: spec.reference(*a, **k))
     # unsealed again afterwards
-    assert seen["reference"].__code__.co_filename != "<sealed>"
+    assert not spec.reference.__code__.co_filename.startswith(
+        "<sealed"
+    )
 
 
 def test_calling_the_library_function_the_exercise_reimplements_fails():

@@ -18,6 +18,10 @@ import yaml
 
 from booktools import grade
 from booktools import student_edition as se
+from booktools.cell_deps import (
+    cut_after_checker,
+    drop_checker_calls,
+)
 from booktools.execute import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 from rnnlib import homework
@@ -545,16 +549,17 @@ def test_grade_a_completed_assignment(tmp_path):
         e.number: (e.status, e.detail) for e in report.exercises
     }
     assert list(got) == ["1.1", "1.2", "8.1", "8.2", "8.3"]
-    assert got["1.1"] == ("pass", "all 3 checks passed.")
-    assert (
-        got["1.2"][0] == "FAIL"
-        and got["1.2"][1].startswith("cell ")
-        and "Exercise 1.2: your function calls rnnlib.elman.elman_hidden_states"
-        in got["1.2"][1]
+    assert got["1.1"] == (
+        "pass",
+        "all 3 checks passed on fresh inputs",
+    )
+    assert got["1.2"][0] == "FAIL" and got["1.2"][1].startswith(
+        "0 of 3 checks passed on fresh inputs; Exercise 1.2: your function calls "
+        "rnnlib.elman.elman_hidden_states"
     )
     assert got["8.1"][0] == "missing"
     assert got["8.2"][0] == "FAIL" and got["8.2"][1].startswith(
-        "Exercise 8.2: wrong values"
+        "0 of 4 checks passed on fresh inputs; Exercise 8.2: wrong values"
     )
     assert got["8.3"][0] == "by hand"
     assert (report.passed, report.graded) == (
@@ -880,11 +885,23 @@ def test_fast_grading_runs_what_the_exercise_cells_need():
         cells=[nbformat.v4.new_code_cell(c) for c in cells]
     )
     assert 2 in grade.cells_to_run(nb, {7})  # print(results)
-    nb.cells[7].source = grade.cut_after_checker(cells[7])
+    nb.cells[7].source = cut_after_checker(cells[7])
     assert nb.cells[7].source.endswith(
         "rnnlib.homework.check_exercise_8_1(f)"
     )
     assert grade.cells_to_run(nb, {7}) == {0, 1, 3, 5, 6, 7}
+    # what the grader runs: the definitions, not the student's own check
+    assert drop_checker_calls(cells[7]) == (
+        "def f(x, results=None):\n    y = helper(x) + table['a']\n"
+        "    return [results for results in y]\n"
+    )
+    assert drop_checker_calls("x = 1") == "x = 1"
+    assert (
+        drop_checker_calls(
+            "a = 1\ncheck_exercise_1_1(\n    f,\n)\nb = 2\ncheck_exercise_1_2(g)\nc = 3"
+        )
+        == "a = 1\nb = 2"
+    )
 
 
 def test_chapter_5_is_graded_in_seconds_from_its_exercise_cells(

@@ -3,8 +3,11 @@
 A checker ``check_exercise_N_M(student_fn)`` runs the student's function and
 rnnlib's reference on seeded random inputs and either prints a pass, or raises
 :class:`ExerciseCheckFailed` with a message that says which input went wrong
-and what was expected (shapes, the largest difference), never the reference's
-code. Checkers work offline and in Colab: they only need rnnlib and torch.
+and how (shape, dtype, how many entries, the order of the largest difference),
+never the expected values or the reference's code. Checkers work offline and in
+Colab: they only need rnnlib and torch. Each checker is an :class:`Exercise`
+(:data:`EXERCISES`), whose inputs the grader draws afresh at grading time
+(``rnnlib/homework/_core.py`` says how).
 
 Each chapter's checkers live in ``rnnlib/homework/chapterNN.py`` and register
 themselves with :func:`register`; this package imports every such module, so
@@ -18,18 +21,26 @@ import pkgutil
 
 from ._core import (
     CHECKERS,
+    EXERCISES,
     Case,
+    Exercise,
     ExerciseCheckFailed,
     compare_with_reference,
+    mismatch,
     register,
+    run_cases,
 )
 
 __all__ = [
     "CHECKERS",
+    "EXERCISES",
     "Case",
+    "Exercise",
     "ExerciseCheckFailed",
     "compare_with_reference",
+    "mismatch",
     "register",
+    "run_cases",
 ]
 
 for _info in sorted(

@@ -13,59 +13,33 @@ from ..elman import (
     normalize_sequence,
     sample_true_sequence,
 )
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_1_1", "check_exercise_1_2"]
 
 
-def _true_sequences(
-    generator: int,
-) -> list[tuple[torch.Tensor, float, str]]:
+def _cases_1_1(seed: int) -> list[Case]:
+    """The inputs of exercise 1.1 for ``seed``: three batches of true sequences, eps_x from 1 to 0.01."""
     out = []
     for k, (batch, L, d, eps) in enumerate(
         [(1, 3, 3, 1.0), (4, 6, 5, 0.1), (7, 10, 8, 0.01)]
     ):
         x_bar = sample_true_sequence(
-            batch, L, d, generator=derive(generator, "case", k)
+            batch, L, d, generator=derive(seed, "case", k)
         )
         out.append(
-            (
-                x_bar,
-                eps,
+            Case(
                 f"x_bar of shape {tuple(x_bar.shape)} (batch, L-2, d-1), eps_x = {eps}",
+                (x_bar, eps),
             )
         )
     return out
 
 
-@register("1.1")
-def check_exercise_1_1(
-    student_normalize: Callable[
-        [torch.Tensor, float], torch.Tensor
-    ],
-) -> None:
-    """Exercise 1.1: ``student_normalize(x_bar, eps_x)`` must build the normalized sequence (Definition 3.1)."""
-    cases = [
-        Case(desc, (x_bar, eps))
-        for x_bar, eps, desc in _true_sequences(generator=11)
-    ]
-    compare_with_reference(
-        "1.1",
-        student_normalize,
-        normalize_sequence,
-        cases,
-    )
-
-
-@register("1.2")
-def check_exercise_1_2(
-    student_hidden_states: Callable[
-        [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor
-    ],
-) -> None:
-    """Exercise 1.2: ``student_hidden_states(W, A, x)`` must return h^(1..L), shape (batch, L, m)."""
+def _cases_1_2(seed: int) -> list[Case]:
+    """The inputs of exercise 1.2 for ``seed``: three Elman networks at He scale and normalized batches."""
     cases = []
-    gen = torch.Generator().manual_seed(12)
+    gen = torch.Generator().manual_seed(seed)
     for batch, L, d, m in [
         (1, 3, 3, 4),
         (3, 7, 5, 16),
@@ -82,10 +56,36 @@ def check_exercise_1_2(
                 (W, A, x),
             )
         )
-    compare_with_reference(
-        "1.2",
-        student_hidden_states,
-        elman_hidden_states,
-        cases,
-        forbidden=(_elman_scan,),
-    )
+    return cases
+
+
+EXERCISE_1_1 = Exercise(
+    "1.1", _cases_1_1, normalize_sequence, seed=11
+)
+EXERCISE_1_2 = Exercise(
+    "1.2",
+    _cases_1_2,
+    elman_hidden_states,
+    seed=12,
+    forbidden=(_elman_scan,),
+)
+
+
+@register(EXERCISE_1_1)
+def check_exercise_1_1(
+    student_normalize: Callable[
+        [torch.Tensor, float], torch.Tensor
+    ],
+) -> None:
+    """Exercise 1.1: ``student_normalize(x_bar, eps_x)`` must build the normalized sequence (Definition 3.1)."""
+    EXERCISE_1_1.check(student_normalize)
+
+
+@register(EXERCISE_1_2)
+def check_exercise_1_2(
+    student_hidden_states: Callable[
+        [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor
+    ],
+) -> None:
+    """Exercise 1.2: ``student_hidden_states(W, A, x)`` must return h^(1..L), shape (batch, L, m)."""
+    EXERCISE_1_2.check(student_hidden_states)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from ..concepts import complexity_s, polynomial
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_2_1"]
 
@@ -21,7 +21,51 @@ def _reference_complexity_s(
     )
 
 
-@register("2.1")
+def _cases_2_1(seed: int) -> list[Case]:
+    """The inputs of exercise 2.1 for ``seed``: u, u^2, and four random polynomials of degree 1 to 5 and radii 0.1 to 3."""
+    gen = torch.Generator().manual_seed(seed)
+    cases = [
+        Case(
+            "coefficients [0.0, 1.0] (phi(z) = z), R = 1.0",
+            (torch.tensor([0.0, 1.0], dtype=torch.float64), 1.0),
+        ),
+        Case(
+            "coefficients [0.0, 0.0, 1.0] (phi(z) = z^2), R = 2.0",
+            (
+                torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64),
+                2.0,
+            ),
+        ),
+    ]
+    for _ in range(4):
+        degree = int(torch.randint(1, 6, (1,), generator=gen))
+        c = torch.randn(
+            degree + 1, generator=gen, dtype=torch.float64
+        )
+        R = round(
+            float(0.1 + 2.9 * torch.rand(1, generator=gen)), 3
+        )
+        cases.append(
+            Case(
+                f"coefficients {[round(v, 4) for v in c.tolist()]} (degree {degree}), R = {R}",
+                (c, R),
+            )
+        )
+    return cases
+
+
+EXERCISE_2_1 = Exercise(
+    "2.1",
+    _cases_2_1,
+    _reference_complexity_s,
+    seed=21,
+    atol=1e-6,
+    rtol=1e-8,
+    forbidden=(complexity_s,),
+)
+
+
+@register(EXERCISE_2_1)
 def check_exercise_2_1(
     student_complexity_s: Callable[
         [torch.Tensor, float], torch.Tensor
@@ -32,24 +76,4 @@ def check_exercise_2_1(
     ``c`` is a float64 tensor of Taylor coefficients (c_0, c_1, ...); the answer is a
     0-dimensional tensor ``C* sum_i (i+1)^1.75 R^i |c_i|`` with ``C* = 10^4``.
     """
-    cases = []
-    for coefs, R in [
-        ([0.0, 1.0], 1.0),
-        ([0.0, 0.0, 1.0], 2.0),
-        ([0.0, 2.0, -1.0], 0.5),
-        ([0.0, 1.0, 0.0, -1 / 6], 3.0),
-        ([0.5, -1.0, 0.25, 0.0, 2.0], 0.1),
-    ]:
-        c = torch.tensor(coefs, dtype=torch.float64)
-        cases.append(
-            Case(f"coefficients {coefs}, R = {R}", (c, R))
-        )
-    compare_with_reference(
-        "2.1",
-        student_complexity_s,
-        _reference_complexity_s,
-        cases,
-        atol=1e-6,
-        rtol=1e-8,
-        forbidden=(complexity_s,),
-    )
+    EXERCISE_2_1.check(student_complexity_s)

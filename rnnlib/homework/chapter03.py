@@ -9,7 +9,7 @@ import torch
 from .._rng import derive
 from ..elman import ElmanRNN, sample_normalized_sequence
 from ..pseudo import pseudo_network
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_3_1"]
 
@@ -25,15 +25,8 @@ def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
     return pseudo_network(model, dW, dA, x)
 
 
-@register("3.1")
-def check_exercise_3_1(
-    student_pseudo: Callable[..., torch.Tensor],
-) -> None:
-    """Exercise 3.1: ``student_pseudo(W, A, B, dW, dA, x)`` must return eq. (4), shape (batch, d_out).
-
-    ``W, A, B`` are the weights at initialization, ``(dW, dA)`` the perturbation and
-    ``x`` a batch of normalized sequences (batch, L, d); all float64.
-    """
+def _cases_3_1(seed: int) -> list[Case]:
+    """The inputs of exercise 3.1 for ``seed``: three networks at initialization, perturbations of order 1/m, normalized batches."""
     cases = []
     for k, (batch, L, d, m, d_out) in enumerate(
         [(1, 3, 3, 4, 1), (3, 6, 5, 16, 2), (8, 10, 6, 64, 1)]
@@ -42,10 +35,10 @@ def check_exercise_3_1(
             d,
             m,
             d_out,
-            generator=derive(31, "model", k),
+            generator=derive(seed, "model", k),
             dtype=torch.float64,
         )
-        gen = derive(31, "perturbation", k)
+        gen = derive(seed, "perturbation", k)
         dW = (
             torch.randn(m, m, generator=gen, dtype=torch.float64)
             / m
@@ -59,7 +52,7 @@ def check_exercise_3_1(
             L,
             d,
             0.1,
-            generator=derive(31, "data", k),
+            generator=derive(seed, "data", k),
             dtype=torch.float64,
         )
         args = (
@@ -76,12 +69,27 @@ def check_exercise_3_1(
                 args,
             )
         )
-    compare_with_reference(
-        "3.1",
-        student_pseudo,
-        _reference_pseudo,
-        cases,
-        atol=1e-9,
-        rtol=1e-7,
-        forbidden=(pseudo_network,),
-    )
+    return cases
+
+
+EXERCISE_3_1 = Exercise(
+    "3.1",
+    _cases_3_1,
+    _reference_pseudo,
+    seed=31,
+    atol=1e-9,
+    rtol=1e-7,
+    forbidden=(pseudo_network,),
+)
+
+
+@register(EXERCISE_3_1)
+def check_exercise_3_1(
+    student_pseudo: Callable[..., torch.Tensor],
+) -> None:
+    """Exercise 3.1: ``student_pseudo(W, A, B, dW, dA, x)`` must return eq. (4), shape (batch, d_out).
+
+    ``W, A, B`` are the weights at initialization, ``(dW, dA)`` the perturbation and
+    ``x`` a batch of normalized sequences (batch, L, d); all float64.
+    """
+    EXERCISE_3_1.check(student_pseudo)

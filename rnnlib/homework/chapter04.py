@@ -13,20 +13,13 @@ from ..elman import (
     sample_normalized_sequence,
 )
 from ..inversion import naive_decode
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_4_3"]
 
 
-@register("4.3")
-def check_exercise_4_3(
-    student_decode: Callable[..., torch.Tensor],
-) -> None:
-    """Exercise 4.3: ``student_decode(W, A, h, L)`` must return the naive inverse, shape (batch, L, d).
-
-    Position l = 1..L (dimension 1) holds ``A^T (W^T)^(L-l) h``, for weights
-    ``W`` (m, m), ``A`` (m, d) and last hidden states ``h`` (batch, m); float64.
-    """
+def _cases_4_3(seed: int) -> list[Case]:
+    """The inputs of exercise 4.3 for ``seed``: three networks at initialization and the last hidden states of normalized batches."""
     cases = []
     for batch, L, d, m, k in [
         (1, 3, 3, 4, 0),
@@ -36,7 +29,7 @@ def check_exercise_4_3(
         model = ElmanRNN(
             d,
             m,
-            generator=derive(4_3, "model", k),
+            generator=derive(seed, "model", k),
             dtype=torch.float64,
         )
         x = sample_normalized_sequence(
@@ -44,7 +37,7 @@ def check_exercise_4_3(
             L,
             d,
             0.1,
-            generator=derive(4_3, "inputs", k),
+            generator=derive(seed, "inputs", k),
             dtype=torch.float64,
         )
         W, A = model.W.detach().clone(), model.A.detach().clone()
@@ -55,11 +48,21 @@ def check_exercise_4_3(
                 (W, A, h, L),
             )
         )
-    compare_with_reference(
-        "4.3",
-        student_decode,
-        naive_decode,
-        cases,
-        atol=1e-9,
-        rtol=1e-7,
-    )
+    return cases
+
+
+EXERCISE_4_3 = Exercise(
+    "4.3", _cases_4_3, naive_decode, seed=4_3, atol=1e-9, rtol=1e-7
+)
+
+
+@register(EXERCISE_4_3)
+def check_exercise_4_3(
+    student_decode: Callable[..., torch.Tensor],
+) -> None:
+    """Exercise 4.3: ``student_decode(W, A, h, L)`` must return the naive inverse, shape (batch, L, d).
+
+    Position l = 1..L (dimension 1) holds ``A^T (W^T)^(L-l) h``, for weights
+    ``W`` (m, m), ``A`` (m, d) and last hidden states ``h`` (batch, m); float64.
+    """
+    EXERCISE_4_3.check(student_decode)

@@ -9,7 +9,7 @@ import torch
 from .._rng import derive
 from ..elman import ElmanRNN, sample_normalized_sequence
 from ..ntk import tangent_kernel
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_5_2"]
 
@@ -23,15 +23,8 @@ def _reference_kernel(W, A, B, x) -> torch.Tensor:
     return tangent_kernel(model, x)
 
 
-@register("5.2")
-def check_exercise_5_2(
-    student_kernel: Callable[..., torch.Tensor],
-) -> None:
-    """Exercise 5.2: ``student_kernel(W, A, B, x)`` must return the tangent kernel (N, N).
-
-    ``K[n, n'] = <grad_{W,A} F(x_n), grad_{W,A} F(x_n')>`` with ``F = B h^(L)``
-    (``d_out = 1``) at the weights ``W, A, B``; ``x`` is (N, L, d); all float64.
-    """
+def _cases_5_2(seed: int) -> list[Case]:
+    """The inputs of exercise 5.2 for ``seed``: three networks at initialization (d_out = 1) and batches of normalized sequences."""
     cases = []
     for n, L, d, m, k in [
         (2, 3, 3, 4, 0),
@@ -42,7 +35,7 @@ def check_exercise_5_2(
             d,
             m,
             1,
-            generator=derive(5_2, "model", k),
+            generator=derive(seed, "model", k),
             dtype=torch.float64,
         )
         x = sample_normalized_sequence(
@@ -50,7 +43,7 @@ def check_exercise_5_2(
             L,
             d,
             0.5,
-            generator=derive(5_2, "inputs", k),
+            generator=derive(seed, "inputs", k),
             dtype=torch.float64,
         )
         args = (
@@ -65,12 +58,27 @@ def check_exercise_5_2(
                 args,
             )
         )
-    compare_with_reference(
-        "5.2",
-        student_kernel,
-        _reference_kernel,
-        cases,
-        atol=1e-9,
-        rtol=1e-7,
-        forbidden=(tangent_kernel,),
-    )
+    return cases
+
+
+EXERCISE_5_2 = Exercise(
+    "5.2",
+    _cases_5_2,
+    _reference_kernel,
+    seed=5_2,
+    atol=1e-9,
+    rtol=1e-7,
+    forbidden=(tangent_kernel,),
+)
+
+
+@register(EXERCISE_5_2)
+def check_exercise_5_2(
+    student_kernel: Callable[..., torch.Tensor],
+) -> None:
+    """Exercise 5.2: ``student_kernel(W, A, B, x)`` must return the tangent kernel (N, N).
+
+    ``K[n, n'] = <grad_{W,A} F(x_n), grad_{W,A} F(x_n')>`` with ``F = B h^(L)``
+    (``d_out = 1``) at the weights ``W, A, B``; ``x`` is (N, L, d); all float64.
+    """
+    EXERCISE_5_2.check(student_kernel)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from .._rng import derive
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_6_2"]
 
@@ -25,7 +25,33 @@ def _reference_rademacher(K, out_scale, norm) -> torch.Tensor:
     return out_scale * norm * quad.sqrt().mean() / n
 
 
-@register("6.2")
+def _cases_6_2(seed: int) -> list[Case]:
+    """The inputs of exercise 6.2 for ``seed``: Gram matrices of random features, N = 1 to 10."""
+    cases = []
+    for i, (n, k) in enumerate([(1, 2), (4, 3), (7, 5), (10, 4)]):
+        gen = derive(seed, "features", i)
+        phi = torch.randn(n, k, generator=gen, dtype=torch.float64)
+        K = phi @ phi.T
+        cases.append(
+            Case(
+                f"N = {n}, K of rank {min(n, k)}, out_scale = 0.5, norm = 2",
+                (K, 0.5, 2.0),
+            )
+        )
+    return cases
+
+
+EXERCISE_6_2 = Exercise(
+    "6.2",
+    _cases_6_2,
+    _reference_rademacher,
+    seed=6_2,
+    atol=1e-10,
+    rtol=1e-8,
+)
+
+
+@register(EXERCISE_6_2)
 def check_exercise_6_2(
     student_rademacher: Callable[..., torch.Tensor],
 ) -> None:
@@ -35,22 +61,4 @@ def check_exercise_6_2(
     ``K`` is the (N, N) kernel ``<phi(x_n), phi(x_n')>`` of the sample (N <= 10, float64); the
     expectation is over all ``2^N`` sign vectors.
     """
-    cases = []
-    for i, (n, k) in enumerate([(1, 2), (4, 3), (7, 5), (10, 4)]):
-        gen = derive(6_2, "features", i)
-        phi = torch.randn(n, k, generator=gen, dtype=torch.float64)
-        K = phi @ phi.T
-        cases.append(
-            Case(
-                f"N = {n}, K of rank {min(n, k)}, out_scale = 0.5, norm = 2",
-                (K, 0.5, 2.0),
-            )
-        )
-    compare_with_reference(
-        "6.2",
-        student_rademacher,
-        _reference_rademacher,
-        cases,
-        atol=1e-10,
-        rtol=1e-8,
-    )
+    EXERCISE_6_2.check(student_rademacher)

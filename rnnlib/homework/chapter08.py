@@ -7,28 +7,28 @@ from collections.abc import Callable
 import torch
 
 from ..stability import project_l1_rows, project_spectral
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_8_1", "check_exercise_8_2"]
 
 
-@register("8.1")
-def check_exercise_8_1(
-    student_project: Callable[[torch.Tensor, float], torch.Tensor],
-) -> None:
-    """Exercise 8.1: ``student_project(W, radius)`` must clip the singular values of ``W`` at ``radius``."""
-    gen = torch.Generator().manual_seed(81)
+def _cases_8_1(seed: int) -> list[Case]:
+    """The inputs of exercise 8.1 for ``seed``: square matrices of sizes 3 to 32, each with
+    singular values on both sides of the radius (``||W||_2`` is 1.5 to 4 times it), so that
+    no case passes by returning ``W`` unchanged (partial credit counts cases)."""
+    gen = torch.Generator().manual_seed(seed)
     cases = []
-    for m, scale, radius in [
-        (3, 0.1, 1.0),
-        (5, 1.0, 0.9),
-        (8, 3.0, 0.5),
-        (16, 1.0, 1.0),
-        (32, 0.5, 0.95),
+    for m, radius in [
+        (3, 1.0),
+        (5, 0.9),
+        (8, 0.5),
+        (16, 1.0),
+        (32, 0.95),
     ]:
-        W = (
-            torch.randn(m, m, generator=gen, dtype=torch.float64)
-            * scale
+        W = torch.randn(m, m, generator=gen, dtype=torch.float64)
+        factor = 1.5 + 2.5 * float(torch.rand(1, generator=gen))
+        W = W * (
+            factor * radius / torch.linalg.matrix_norm(W, ord=2)
         )
         norm = float(torch.linalg.matrix_norm(W, ord=2))
         cases.append(
@@ -37,28 +37,36 @@ def check_exercise_8_1(
                 (W, radius),
             )
         )
-    compare_with_reference(
-        "8.1",
-        student_project,
-        project_spectral,
-        cases,
-        atol=1e-8,
-        rtol=1e-6,
-    )
+    return cases
 
 
-@register("8.2")
-def check_exercise_8_2(
-    student_project_rows: Callable[
-        [torch.Tensor, float], torch.Tensor
-    ],
+EXERCISE_8_1 = Exercise(
+    "8.1",
+    _cases_8_1,
+    project_spectral,
+    seed=81,
+    atol=1e-8,
+    rtol=1e-6,
+)
+
+
+@register(EXERCISE_8_1)
+def check_exercise_8_1(
+    student_project: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
-    """Exercise 8.2: ``student_project_rows(W, radius)`` must project every row of ``W`` onto the l1-ball."""
-    gen = torch.Generator().manual_seed(82)
+    """Exercise 8.1: ``student_project(W, radius)`` must clip the singular values of ``W`` at ``radius``."""
+    EXERCISE_8_1.check(student_project)
+
+
+def _cases_8_2(seed: int) -> list[Case]:
+    """The inputs of exercise 8.2 for ``seed``: matrices whose first row is inside the l1-ball
+    (it must stay unchanged) and the others outside it, so that no case passes by returning
+    ``W`` unchanged (partial credit counts cases)."""
+    gen = torch.Generator().manual_seed(seed)
     cases = []
     for rows, cols, scale, radius in [
         (1, 4, 1.0, 0.5),
-        (4, 4, 0.05, 1.0),
+        (4, 4, 0.5, 1.0),
         (6, 10, 1.0, 0.395),
         (16, 16, 0.3, 0.155),
     ]:
@@ -67,6 +75,12 @@ def check_exercise_8_2(
                 rows, cols, generator=gen, dtype=torch.float64
             )
             * scale
+        )
+        outside = W.abs().sum(1, keepdim=True) <= radius
+        W = torch.where(
+            outside,
+            W * (2 * radius / W.abs().sum(1, keepdim=True)),
+            W,
         )
         if rows > 1:
             W[0] = (
@@ -80,11 +94,24 @@ def check_exercise_8_2(
                 (W, radius),
             )
         )
-    compare_with_reference(
-        "8.2",
-        student_project_rows,
-        project_l1_rows,
-        cases,
-        atol=1e-8,
-        rtol=1e-6,
-    )
+    return cases
+
+
+EXERCISE_8_2 = Exercise(
+    "8.2",
+    _cases_8_2,
+    project_l1_rows,
+    seed=82,
+    atol=1e-8,
+    rtol=1e-6,
+)
+
+
+@register(EXERCISE_8_2)
+def check_exercise_8_2(
+    student_project_rows: Callable[
+        [torch.Tensor, float], torch.Tensor
+    ],
+) -> None:
+    """Exercise 8.2: ``student_project_rows(W, radius)`` must project every row of ``W`` onto the l1-ball."""
+    EXERCISE_8_2.check(student_project_rows)

@@ -8,7 +8,7 @@ import torch
 
 from ..dynamical import SimpleRNN
 from ..truncation import truncated_states
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_9_1"]
 
@@ -25,15 +25,9 @@ def _reference_9_1(
         return truncated_states(model, x, k)
 
 
-@register("9.1")
-def check_exercise_9_1(
-    student_truncated: Callable[
-        [torch.Tensor, torch.Tensor, torch.Tensor, int],
-        torch.Tensor,
-    ],
-) -> None:
-    """Exercise 9.1: ``student_truncated(W, U, x, k)`` must return the k-step truncated tanh-RNN states (batch, T, m)."""
-    gen = torch.Generator().manual_seed(91)
+def _cases_9_1(seed: int) -> list[Case]:
+    """The inputs of exercise 9.1 for ``seed``: tanh-RNN weights, inputs and truncation lengths k from 1 to beyond T."""
+    gen = torch.Generator().manual_seed(seed)
     cases = []
     for batch, T, n, m, k in [
         (1, 1, 2, 3, 1),
@@ -56,12 +50,26 @@ def check_exercise_9_1(
                 (W, U, x, k),
             )
         )
-    compare_with_reference(
-        "9.1",
-        student_truncated,
-        _reference_9_1,
-        cases,
-        atol=1e-8,
-        rtol=1e-6,
-        forbidden=(truncated_states,),
-    )
+    return cases
+
+
+EXERCISE_9_1 = Exercise(
+    "9.1",
+    _cases_9_1,
+    _reference_9_1,
+    seed=91,
+    atol=1e-8,
+    rtol=1e-6,
+    forbidden=(truncated_states,),
+)
+
+
+@register(EXERCISE_9_1)
+def check_exercise_9_1(
+    student_truncated: Callable[
+        [torch.Tensor, torch.Tensor, torch.Tensor, int],
+        torch.Tensor,
+    ],
+) -> None:
+    """Exercise 9.1: ``student_truncated(W, U, x, k)`` must return the k-step truncated tanh-RNN states (batch, T, m)."""
+    EXERCISE_9_1.check(student_truncated)

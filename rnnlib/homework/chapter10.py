@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from ..truncation import growth_recursion_bound
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_10_1"]
 
@@ -21,46 +21,73 @@ def _reference_10_1(
     )
 
 
-@register("10.1")
+def _cases_10_1(seed: int) -> list[Case]:
+    """The inputs of exercise 10.1 for ``seed``: a constant, a decaying and a random step schedule, and beta = 0."""
+    gen = torch.Generator().manual_seed(seed)
+    gap, beta = [
+        round(float(v), 4)
+        for v in 0.01
+        + torch.rand(2, generator=gen) * torch.tensor([0.2, 3.0])
+    ]
+    n = int(torch.randint(20, 101, (1,), generator=gen))
+    step = round(
+        float(0.05 + 0.5 * torch.rand(1, generator=gen)), 3
+    )
+    return [
+        Case(
+            f"gap = {gap}, beta = {beta}, constant step {step}, N = 5",
+            (
+                gap,
+                beta,
+                torch.full((5,), step, dtype=torch.float64),
+            ),
+        ),
+        Case(
+            f"gap = {gap / 100:g}, beta = {2 * beta:g}, decaying step {step} / i, N = {n}",
+            (
+                gap / 100,
+                2 * beta,
+                step / torch.arange(1, n + 1, dtype=torch.float64),
+            ),
+        ),
+        Case(
+            f"gap = {gap}, beta = {beta}, random steps in [0, {step}), N = {n}",
+            (
+                gap,
+                beta,
+                step
+                * torch.rand(
+                    n, generator=gen, dtype=torch.float64
+                ),
+            ),
+        ),
+        Case(
+            f"gap = {gap}, beta = 0.0, constant step {step}, N = 7 (no growth: delta_N = N step gap)",
+            (
+                gap,
+                0.0,
+                torch.full((7,), step, dtype=torch.float64),
+            ),
+        ),
+    ]
+
+
+EXERCISE_10_1 = Exercise(
+    "10.1",
+    _cases_10_1,
+    _reference_10_1,
+    seed=101,
+    atol=1e-10,
+    rtol=1e-8,
+    forbidden=(growth_recursion_bound,),
+)
+
+
+@register(EXERCISE_10_1)
 def check_exercise_10_1(
     student_recursion: Callable[
         [float, float, torch.Tensor], torch.Tensor
     ],
 ) -> None:
     """Exercise 10.1: ``student_recursion(gap, beta, alphas)`` must return delta_0..delta_N of the growth recursion."""
-    cases = []
-    for gap, beta, alphas, what in [
-        (
-            0.1,
-            1.0,
-            torch.full((5,), 0.5, dtype=torch.float64),
-            "constant step 0.5, N = 5",
-        ),
-        (
-            1e-3,
-            2.0,
-            0.5 / torch.arange(1, 101, dtype=torch.float64),
-            "decaying step 0.5 / i, N = 100",
-        ),
-        (
-            0.0,
-            3.0,
-            torch.full((3,), 0.1, dtype=torch.float64),
-            "no gradient gap",
-        ),
-    ]:
-        cases.append(
-            Case(
-                f"gap = {gap}, beta = {beta}, {what}",
-                (gap, beta, alphas),
-            )
-        )
-    compare_with_reference(
-        "10.1",
-        student_recursion,
-        _reference_10_1,
-        cases,
-        atol=1e-10,
-        rtol=1e-8,
-        forbidden=(growth_recursion_bound,),
-    )
+    EXERCISE_10_1.check(student_recursion)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from ..next_step import frame_nll
-from ._core import Case, compare_with_reference, register
+from ._core import Case, Exercise, register
 
 __all__ = ["check_exercise_11_1", "check_exercise_11_3"]
 
@@ -18,17 +18,9 @@ def _reference_11_1(
     return frame_nll(logits, targets, mask)
 
 
-@register("11.1")
-def check_exercise_11_1(
-    student_nll: Callable[
-        [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor
-    ],
-) -> None:
-    """Exercise 11.1: ``student_nll(logits, targets, mask)`` must return the mean NLL per predicted frame (nats).
-
-    ``logits``, ``targets`` (batch, T, K); ``mask`` (batch, T) bool, true on the frames that count.
-    """
-    gen = torch.Generator().manual_seed(111)
+def _cases_11_1(seed: int) -> list[Case]:
+    """The inputs of exercise 11.1 for ``seed``: random logits and piano-roll targets with ragged lengths, and confident wrong logits."""
+    gen = torch.Generator().manual_seed(seed)
     cases = []
     for batch, T, K in [
         (1, 1, 3),
@@ -63,15 +55,31 @@ def check_exercise_11_1(
             ),
         )
     )
-    compare_with_reference(
-        "11.1",
-        student_nll,
-        _reference_11_1,
-        cases,
-        atol=1e-8,
-        rtol=1e-8,
-        forbidden=(frame_nll,),
-    )
+    return cases
+
+
+EXERCISE_11_1 = Exercise(
+    "11.1",
+    _cases_11_1,
+    _reference_11_1,
+    seed=111,
+    atol=1e-8,
+    rtol=1e-8,
+    forbidden=(frame_nll,),
+)
+
+
+@register(EXERCISE_11_1)
+def check_exercise_11_1(
+    student_nll: Callable[
+        [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor
+    ],
+) -> None:
+    """Exercise 11.1: ``student_nll(logits, targets, mask)`` must return the mean NLL per predicted frame (nats).
+
+    ``logits``, ``targets`` (batch, T, K); ``mask`` (batch, T) bool, true on the frames that count.
+    """
+    EXERCISE_11_1.check(student_nll)
 
 
 def _reference_11_3(
@@ -82,14 +90,9 @@ def _reference_11_3(
     )
 
 
-@register("11.3")
-def check_exercise_11_3(
-    student_norms: Callable[
-        [torch.Tensor, torch.Tensor], torch.Tensor
-    ],
-) -> None:
-    """Exercise 11.3: ``student_norms(W, h)`` must return ``||diag(1 - h_t^2) W||_2`` for each row h_t of h (N, m)."""
-    gen = torch.Generator().manual_seed(113)
+def _cases_11_3(seed: int) -> list[Case]:
+    """The inputs of exercise 11.3 for ``seed``: weights and hidden states of tanh units, sizes 1 to 16."""
+    gen = torch.Generator().manual_seed(seed)
     cases = []
     for m, N in [(1, 1), (3, 4), (8, 10), (16, 5)]:
         W = (
@@ -102,11 +105,24 @@ def check_exercise_11_3(
             * torch.randn(N, m, generator=gen, dtype=torch.float64)
         )
         cases.append(Case(f"W {(m, m)}, h {(N, m)}", (W, h)))
-    compare_with_reference(
-        "11.3",
-        student_norms,
-        _reference_11_3,
-        cases,
-        atol=1e-8,
-        rtol=1e-6,
-    )
+    return cases
+
+
+EXERCISE_11_3 = Exercise(
+    "11.3",
+    _cases_11_3,
+    _reference_11_3,
+    seed=113,
+    atol=1e-8,
+    rtol=1e-6,
+)
+
+
+@register(EXERCISE_11_3)
+def check_exercise_11_3(
+    student_norms: Callable[
+        [torch.Tensor, torch.Tensor], torch.Tensor
+    ],
+) -> None:
+    """Exercise 11.3: ``student_norms(W, h)`` must return ``||diag(1 - h_t^2) W||_2`` for each row h_t of h (N, m)."""
+    EXERCISE_11_3.check(student_norms)
