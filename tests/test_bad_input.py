@@ -510,6 +510,27 @@ row(T, "shape", "step_sizes", lambda: truncation.growth_recursion_bound(0.1, 1.0
 # lambda = 0 is refused on purpose (the generated case covers it too): see inference_bound's docstring
 row("rnnlib.truncation.inference_bound", "range", "lam", lambda: truncation.inference_bound(0.0, 3, 1.0, 1.0), note="zero")
 
+# --- rnnlib.trends (chapters 4-6, 10; ch10 re-exports seed_slopes and mean_interval) -----------
+
+from rnnlib import trends  # noqa: E402
+
+T = "rnnlib.trends.seed_slopes"
+row(T, "shape", "y", lambda: trends.seed_slopes([1.0, 2.0], np.ones((2, 3))))
+row(T, "shape", "y", lambda: trends.seed_slopes([1.0], np.ones((2, 1))), note="one x")
+row(T, "shape", "x", lambda: trends.seed_slopes([[1.0, 2.0]], np.ones((2, 2))), note="2-d x")
+row(T, "nan", "x", lambda: trends.seed_slopes([1.0, math.nan], np.ones((2, 2))))
+row(T, "range", "x", lambda: trends.seed_slopes([1.0, 1.0], np.ones((2, 2))), note="constant x")
+T = "rnnlib.trends.mean_interval"
+row(T, "empty", "values", lambda: trends.mean_interval([1.0]))
+row(T, "nan", "values", lambda: trends.mean_interval([1.0, math.nan]))
+real_rows(T, "level", lambda v: trends.mean_interval([1.0, 2.0], v), bad=(0.0, 1.0))
+T = "rnnlib.trends.loglog_trend"
+row(T, "shape", "y", lambda: trends.loglog_trend([1.0, 2.0], np.ones(2)), note="one seed")
+row(T, "shape", "y", lambda: trends.loglog_trend([1.0, 2.0], np.ones((3, 3))))
+row(T, "range", "y", lambda: trends.loglog_trend([1.0, 2.0], -np.ones((2, 2))), note="negative")
+row(T, "range", "x", lambda: trends.loglog_trend([0.0, 2.0], np.ones((2, 2))), note="zero")
+real_rows(T, "level", lambda v: trends.loglog_trend([1.0, 2.0], np.ones((2, 2)) + [[0, 1], [1, 0]], v), bad=(0.0, 1.0))
+
 # --- rnnlib.experiments.ch10 (chapter 10) ----------------------------------------------------------
 
 from rnnlib.experiments import ch10 as exp10  # noqa: E402
@@ -521,13 +542,6 @@ row(T, "malformed", "ks", lambda: exp10.smallest_k(DK, [1, 3, 2], 0.05), exc=Val
 row(T, "nan", "distances", lambda: exp10.smallest_k(np.array([[0.5, math.nan, 0.01]]), [1, 2, 3], 0.05))
 row(T, "range", "distances", lambda: exp10.smallest_k(-DK, [1, 2, 3], 0.05), note="negative")
 real_rows(T, "eps", lambda v: exp10.smallest_k(DK, [1, 2, 3], v), bad=(0.0, -1.0))
-T = "rnnlib.experiments.ch10.seed_slopes"
-row(T, "shape", "y", lambda: exp10.seed_slopes([1.0, 2.0], np.ones((2, 3))))
-row(T, "shape", "y", lambda: exp10.seed_slopes([1.0], np.ones((2, 1))), note="one x")
-T = "rnnlib.experiments.ch10.mean_interval"
-row(T, "empty", "values", lambda: exp10.mean_interval([1.0]))
-row(T, "nan", "values", lambda: exp10.mean_interval([1.0, math.nan]))
-real_rows(T, "level", lambda v: exp10.mean_interval([1.0, 2.0], v), bad=(0.0, 1.0))
 T = "rnnlib.truncation.batched_gd_weights"
 R10, M10, N10, B10, T10 = 2, 3, 2, 2, 4
 BD = dict(

@@ -75,3 +75,7 @@ def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls(
     assert 0.15 < ratio < 0.4  # 16x wider: 1/4 expected
     assert s.centred[1] < s.centred[0]
     assert np.all(s.decoding < 0.1)
+    # the per-network series (one slope each) average to the means
+    assert s.centred_nets.shape == s.error_nets.shape == (2, 2)
+    np.testing.assert_allclose(s.centred_nets.mean(0), s.centred)
+    np.testing.assert_allclose(s.error_nets.mean(0), s.error)

@@ -374,7 +374,10 @@ class ConstructionSweep:
     ``H_norm``: the fields of :class:`rnnlib.inversion.ConstructionErrors` and
     :class:`rnnlib.inversion.Construction` (``start``/``end``: the mean ``|term|`` of steps 1 and L);
     ``target_std``: of ``F*`` on the test sequences; ``sample``: the
-    :class:`rnnlib.inversion.ConstructionErrors` of the first network at the largest width.
+    :class:`rnnlib.inversion.ConstructionErrors` of the first network at the largest width;
+    ``error_nets``, ``centred_nets`` (networks, widths): ``error`` and ``centred`` of each
+    network k, the series whose slope in ``m`` is fitted once per network
+    (:func:`rnnlib.trends.loglog_trend`).
     """
 
     widths: np.ndarray
@@ -389,6 +392,8 @@ class ConstructionSweep:
     H_norm: np.ndarray
     target_std: float
     sample: ConstructionErrors
+    error_nets: np.ndarray
+    centred_nets: np.ndarray
 
 
 @validate_params("eps_x", "n_networks", "n_test")
@@ -421,7 +426,7 @@ def construction_sweep(
     x_bar = sample_true_sequence(
         n_test, L, d, generator=derive(seed, "test"), dtype=dtype
     )
-    rows, sample = [], None
+    rows, nets, sample = [], [], None
     for m in _progress(widths, progress, "widths"):
         per_net = []
         for k in range(n_networks):
@@ -457,11 +462,15 @@ def construction_sweep(
             if k == 0:
                 sample = e
         rows.append(np.mean(per_net, axis=0))
+        nets.append(np.asarray(per_net)[:, :2])
     cols = np.asarray(rows).T
+    per = np.asarray(nets)  # (widths, networks, 2)
     return ConstructionSweep(
         np.asarray(widths),
         eps_x,
         *cols,
         float(sample.target_std),
         sample,
+        per[:, :, 0].T.copy(),
+        per[:, :, 1].T.copy(),
     )

@@ -12,7 +12,8 @@
   chapter 10 bounds the distance by ``gamma k lambda^k e^(beta S_N)``, so
   ``k*(N) <= (beta S_N + ln(gamma / eps) + ln k) / ln(1 / lambda)``: linear in ``ln N``
   (``S_N ~ ln N``) for both schedules. :func:`seed_slopes` fits ``k*`` against ``ln N`` per
-  seed, :func:`mean_interval` gives the t-interval of the mean over seeds.
+  seed, :func:`mean_interval` gives the t-interval of the mean over seeds (both defined in
+  :mod:`rnnlib.trends`, shared with chapters 4-6, and re-exported here for chapter 10).
 * :func:`scalar_smoothness`: the "very simple unstable model" of the necessity remark, in our
   choice, the scalar linear RNN ``h_t = w h_(t-1) + x_t``, ``h_0 = 0``, with the loss
   ``p_T(w) = mean_b 1/2 (h_T - y)^2``. Since ``h_T = sum_s w^(T-s) x_s``,
@@ -45,6 +46,7 @@ from .._validation import (
     validate_params,
 )
 from ..dynamical import SimpleRNN
+from ..trends import mean_interval, seed_slopes
 from ..truncation import batched_gd_weights
 
 __all__ = [
@@ -96,50 +98,6 @@ def smallest_k(
         frac = (lo - math.log(eps)) / (lo - hi)
         out[r] = ks_arr[j] + frac * (ks_arr[j + 1] - ks_arr[j])
     return out.reshape(d.shape[:-1])
-
-
-def seed_slopes(x: Sequence[float], y: np.ndarray) -> np.ndarray:
-    """Least-squares slope of each row of ``y`` (seeds, len(x)) against ``x`` (chapter 10)."""
-    xs = np.asarray(x, dtype=float)
-    ys = np.atleast_2d(np.asarray(y, dtype=float))
-    if ys.shape[-1] != xs.size or xs.size < 2:
-        raise ValueError(
-            f"y must have len(x) = {xs.size} >= 2 columns, got shape {ys.shape}"
-        )
-    xc = xs - xs.mean()
-    return (ys - ys.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
-
-
-def mean_interval(
-    values: Sequence[float], level: float = 0.95
-) -> tuple[float, float, float]:
-    """The mean of ``values`` (one per seed) and its two-sided Student-t interval at ``level`` (chapter 10).
-
-    ``mean +- t_{n-1, (1+level)/2} s / sqrt(n)``, with ``s`` the sample standard deviation;
-    needs at least 2 finite values. Returns ``(mean, low, high)``.
-    """
-    from scipy.stats import t as student_t
-
-    level = check_real(
-        level,
-        "level",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
-    v = np.asarray(values, dtype=float)
-    if v.ndim != 1 or v.size < 2 or not np.all(np.isfinite(v)):
-        raise ValueError(
-            f"values must be at least 2 finite numbers, got {values!r}"
-        )
-    mean = float(v.mean())
-    half = float(
-        student_t.ppf((1 + level) / 2, v.size - 1)
-        * v.std(ddof=1)
-        / math.sqrt(v.size)
-    )
-    return mean, mean - half, mean + half
 
 
 @dataclass(frozen=True)
