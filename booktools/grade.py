@@ -520,52 +520,23 @@ def _fresh_cases(
 def _scored(fresh: FreshCases) -> tuple[int, int, list[str]]:
     """``(passed, not done, failure messages)`` of the student's results on ``fresh``, compared here.
 
-    The results are read as data (JSON, ``numpy.load`` without pickles) and
+    The results are read as data (:func:`rnnlib.homework.read_results`) and
     compared with :func:`rnnlib.homework.mismatch` in this process: whatever the
     student's cells patched in their kernel, only the arrays they returned count.
     """
-    import numpy as np
+    from rnnlib.homework import mismatch, read_results
 
-    from rnnlib.homework import mismatch
-    from rnnlib.homework._core import RESULT_FILE, STATUS_FILE
-
-    try:
-        statuses = json.loads(
-            (fresh.results / STATUS_FILE).read_text(
-                encoding="utf-8"
-            )
-        )
-        if not isinstance(statuses, list):
-            statuses = []
-    except (OSError, ValueError):
-        statuses = []
     passed, not_done, failures = 0, 0, []
-    for index, description in enumerate(fresh.descriptions):
-        entry = statuses[index] if index < len(statuses) else None
-        if not isinstance(entry, dict):
-            failures.append(
-                f"Exercise {fresh.number}: did not run on input: {description} "
-                "(the run stopped before it)"
-            )
-            continue
-        status = entry.get("status")
-        if status == "ok":
-            try:
-                got = np.load(
-                    fresh.results
-                    / RESULT_FILE.format(index=index),
-                    allow_pickle=False,
-                )
-            except (OSError, ValueError) as exc:
-                failures.append(
-                    f"Exercise {fresh.number}: no readable result on input: {description} ({exc})"
-                )
-                continue
+    results = read_results(fresh.results, len(fresh.descriptions))
+    for index, (description, result) in enumerate(
+        zip(fresh.descriptions, results)
+    ):
+        if result.status == "ok":
             message = mismatch(
                 fresh.number,
                 description,
-                got,
-                str(entry.get("dtype", got.dtype)),
+                result.value,
+                result.dtype,
                 fresh.expected[index],
                 fresh.atol,
                 fresh.rtol,
@@ -574,9 +545,13 @@ def _scored(fresh: FreshCases) -> tuple[int, int, list[str]]:
                 passed += 1
             else:
                 failures.append(message)
+        elif result.status == "missing":
+            failures.append(
+                f"Exercise {fresh.number}: did not run on input: {description} ({result.message})"
+            )
         else:
-            not_done += status == "not done"
-            failures.append(str(entry.get("message", status)))
+            not_done += result.status == "not done"
+            failures.append(result.message)
     return passed, not_done, failures
 
 

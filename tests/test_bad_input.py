@@ -653,6 +653,13 @@ row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs
 row(T, "type", "forbidden", lambda: homework.compare_with_reference("1.1", abs, abs, [homework.Case("c", (1,))], forbidden=(abs,)))
 T = "rnnlib.homework.register"
 row(T, "type", "exercise", lambda: homework.register("1.1")(lambda f: None))
+T = "rnnlib.homework.run_cases"
+row(T, "malformed", "number", lambda: homework.run_cases("99.9", abs, "in.pt", "out"))
+row(T, "type", "function", lambda: homework.run_cases("8.1", 42, "in.pt", "out"))
+T = "rnnlib.homework.read_results"
+row(T, "malformed", "count", lambda: homework.read_results(".", -1))
+T = "rnnlib.homework.mismatch"
+row(T, "malformed", "atol", lambda: homework.mismatch("1.1", "x", np.zeros(2), "float64", np.zeros(2), -1.0, 0.0))
 T = "rnnlib.homework.Exercise"
 row(T, "malformed", "number", lambda: homework.Exercise("1", lambda s: [], abs, seed=1))
 row(T, "type", "cases", lambda: homework.Exercise("1.1", 3, abs, seed=1))

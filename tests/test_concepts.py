@@ -530,7 +530,7 @@ def test_checker_2_1_passes_the_reference_and_fails_wrong_answers(
 
     homework.check_exercise_2_1(right)
     assert (
-        "Exercise 2.1: all 5 checks passed."
+        "Exercise 2.1: all 6 checks passed."
         in capsys.readouterr().out
     )
 

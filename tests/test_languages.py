@@ -475,7 +475,7 @@ def test_exercise_7_1_checker():
     )
     with pytest.raises(
         homework.ExerciseCheckFailed,
-        match="(?s)strings of length 1 .*got 1, expected 0",
+        match="(?s)strings of length 1 .*1 of 2 entries differ",
     ):
         homework.check_exercise_7_1(
             lambda: dfa_from_table(

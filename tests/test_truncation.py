@@ -363,7 +363,7 @@ def test_chapter9_and_10_checkers(unsealed, capsys):
         )
 
     homework.check_exercise_10_1(recursion)
-    assert "10.1: all 3 checks passed" in capsys.readouterr().out
+    assert "10.1: all 4 checks passed" in capsys.readouterr().out
     with pytest.raises(
         homework.ExerciseCheckFailed, match="wrong output shape"
     ):

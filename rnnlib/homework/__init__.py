@@ -27,6 +27,7 @@ from ._core import (
     ExerciseCheckFailed,
     compare_with_reference,
     mismatch,
+    read_results,
     register,
     run_cases,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "ExerciseCheckFailed",
     "compare_with_reference",
     "mismatch",
+    "read_results",
     "register",
     "run_cases",
 ]

@@ -55,6 +55,7 @@ __all__ = [
     "Exercise",
     "compare_with_reference",
     "mismatch",
+    "read_results",
     "register",
     "run_cases",
     "CHECKERS",
@@ -174,14 +175,16 @@ class Exercise:
                 )
 
     def check(
-        self, student: Callable, seed: int | None = None
+        self, student: Callable, generator: int | None = None
     ) -> None:
-        """The student's check: :func:`compare_with_reference` on the cases of ``seed`` (default: :attr:`seed`)."""
+        """The student's check: :func:`compare_with_reference` on the cases of the seed ``generator`` (default: :attr:`seed`)."""
         compare_with_reference(
             self.number,
             student,
             self.reference,
-            self.cases(self.seed if seed is None else seed),
+            self.cases(
+                self.seed if generator is None else generator
+            ),
             atol=self.atol,
             rtol=self.rtol,
             forbidden=self.forbidden,
@@ -355,6 +358,11 @@ def mismatch(
     largest difference is and its order of magnitude, and the tolerances, but
     not the expected values: a student cannot read the answers off the messages.
     """
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(
+                f"{name} must be a number >= 0, got {value!r}"
+            )
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         return (
@@ -534,6 +542,14 @@ def run_cases(
     ``"failed"`` / ``"not done"`` with the message. The expected values are not
     here: the grader keeps them in its own process and compares there.
     """
+    if number not in EXERCISES:
+        raise ValueError(
+            f"number: no exercise {number!r} (registered: {', '.join(sorted(EXERCISES))})"
+        )
+    if not callable(student):
+        raise TypeError(
+            f"Exercise {number}: pass your function itself, got {_describe(student)}"
+        )
     exercise = EXERCISES[number]
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -562,3 +578,75 @@ def run_cases(
         statuses.append(entry)
         (folder / STATUS_FILE).write_text(json.dumps(statuses))
     (folder / STATUS_FILE).write_text(json.dumps(statuses))
+
+
+@dataclass
+class Result:
+    """What the student's kernel returned on one case (read by the grader, :func:`read_results`)."""
+
+    status: str  #: "ok", "failed", "not done", or "missing" (the run stopped before it)
+    value: np.ndarray | None = None
+    dtype: str = ""
+    message: str = ""
+
+
+def read_results(folder: str | Path, count: int) -> list[Result]:
+    """The results :func:`run_cases` saved in ``folder`` for ``count`` cases, read as data only.
+
+    The status file is JSON and the arrays are ``.npy`` files read without
+    pickles (``numpy.load(allow_pickle=False)``): a file written by a student's
+    code can make a case fail, never run code in the grader. A case with no
+    entry, or an unreadable one, is "missing".
+    """
+    if not isinstance(count, int) or count < 0:
+        raise ValueError(
+            f"count must be an int >= 0, got {count!r}"
+        )
+    folder = Path(folder)
+    try:
+        statuses = json.loads(
+            (folder / STATUS_FILE).read_text(encoding="utf-8")
+        )
+    except (OSError, ValueError):
+        statuses = []
+    if not isinstance(statuses, list):
+        statuses = []
+    out = []
+    for index in range(count):
+        entry = statuses[index] if index < len(statuses) else None
+        if not isinstance(entry, dict):
+            out.append(
+                Result(
+                    "missing",
+                    message="the run stopped before this case",
+                )
+            )
+            continue
+        status = str(entry.get("status"))
+        if status != "ok":
+            out.append(
+                Result(
+                    status,
+                    message=str(entry.get("message", status)),
+                )
+            )
+            continue
+        try:
+            value = np.load(
+                folder / RESULT_FILE.format(index=index),
+                allow_pickle=False,
+            )
+        except (OSError, ValueError) as exc:
+            out.append(
+                Result(
+                    "missing",
+                    message=f"no readable result ({exc})",
+                )
+            )
+            continue
+        out.append(
+            Result(
+                "ok", value, str(entry.get("dtype", value.dtype))
+            )
+        )
+    return out

@@ -18,14 +18,14 @@ from ._core import Case, Exercise, register
 __all__ = ["check_exercise_1_1", "check_exercise_1_2"]
 
 
-def _cases_1_1(seed: int) -> list[Case]:
-    """The inputs of exercise 1.1 for ``seed``: three batches of true sequences, eps_x from 1 to 0.01."""
+def _cases_1_1(generator: int) -> list[Case]:
+    """The inputs of exercise 1.1 for the seed ``generator``: three batches of true sequences, eps_x from 1 to 0.01."""
     out = []
     for k, (batch, L, d, eps) in enumerate(
         [(1, 3, 3, 1.0), (4, 6, 5, 0.1), (7, 10, 8, 0.01)]
     ):
         x_bar = sample_true_sequence(
-            batch, L, d, generator=derive(seed, "case", k)
+            batch, L, d, generator=derive(generator, "case", k)
         )
         out.append(
             Case(
@@ -36,10 +36,10 @@ def _cases_1_1(seed: int) -> list[Case]:
     return out
 
 
-def _cases_1_2(seed: int) -> list[Case]:
-    """The inputs of exercise 1.2 for ``seed``: three Elman networks at He scale and normalized batches."""
+def _cases_1_2(generator: int) -> list[Case]:
+    """The inputs of exercise 1.2 for the seed ``generator``: three Elman networks at He scale and normalized batches."""
     cases = []
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(generator)
     for batch, L, d, m in [
         (1, 3, 3, 4),
         (3, 7, 5, 16),

@@ -21,9 +21,9 @@ def _reference_complexity_s(
     )
 
 
-def _cases_2_1(seed: int) -> list[Case]:
-    """The inputs of exercise 2.1 for ``seed``: u, u^2, and four random polynomials of degree 1 to 5 and radii 0.1 to 3."""
-    gen = torch.Generator().manual_seed(seed)
+def _cases_2_1(generator: int) -> list[Case]:
+    """The inputs of exercise 2.1 for the seed ``generator``: u, u^2, and four random polynomials of degree 1 to 5 and radii 0.1 to 3."""
+    gen = torch.Generator().manual_seed(generator)
     cases = [
         Case(
             "coefficients [0.0, 1.0] (phi(z) = z), R = 1.0",

@@ -25,8 +25,8 @@ def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
     return pseudo_network(model, dW, dA, x)
 
 
-def _cases_3_1(seed: int) -> list[Case]:
-    """The inputs of exercise 3.1 for ``seed``: three networks at initialization, perturbations of order 1/m, normalized batches."""
+def _cases_3_1(generator: int) -> list[Case]:
+    """The inputs of exercise 3.1 for the seed ``generator``: three networks at initialization, perturbations of order 1/m, normalized batches."""
     cases = []
     for k, (batch, L, d, m, d_out) in enumerate(
         [(1, 3, 3, 4, 1), (3, 6, 5, 16, 2), (8, 10, 6, 64, 1)]
@@ -35,10 +35,10 @@ def _cases_3_1(seed: int) -> list[Case]:
             d,
             m,
             d_out,
-            generator=derive(seed, "model", k),
+            generator=derive(generator, "model", k),
             dtype=torch.float64,
         )
-        gen = derive(seed, "perturbation", k)
+        gen = derive(generator, "perturbation", k)
         dW = (
             torch.randn(m, m, generator=gen, dtype=torch.float64)
             / m
@@ -52,7 +52,7 @@ def _cases_3_1(seed: int) -> list[Case]:
             L,
             d,
             0.1,
-            generator=derive(seed, "data", k),
+            generator=derive(generator, "data", k),
             dtype=torch.float64,
         )
         args = (

@@ -18,8 +18,8 @@ from ._core import Case, Exercise, register
 __all__ = ["check_exercise_4_3"]
 
 
-def _cases_4_3(seed: int) -> list[Case]:
-    """The inputs of exercise 4.3 for ``seed``: three networks at initialization and the last hidden states of normalized batches."""
+def _cases_4_3(generator: int) -> list[Case]:
+    """The inputs of exercise 4.3 for the seed ``generator``: three networks at initialization and the last hidden states of normalized batches."""
     cases = []
     for batch, L, d, m, k in [
         (1, 3, 3, 4, 0),
@@ -29,7 +29,7 @@ def _cases_4_3(seed: int) -> list[Case]:
         model = ElmanRNN(
             d,
             m,
-            generator=derive(seed, "model", k),
+            generator=derive(generator, "model", k),
             dtype=torch.float64,
         )
         x = sample_normalized_sequence(
@@ -37,7 +37,7 @@ def _cases_4_3(seed: int) -> list[Case]:
             L,
             d,
             0.1,
-            generator=derive(seed, "inputs", k),
+            generator=derive(generator, "inputs", k),
             dtype=torch.float64,
         )
         W, A = model.W.detach().clone(), model.A.detach().clone()

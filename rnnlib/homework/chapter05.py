@@ -23,8 +23,8 @@ def _reference_kernel(W, A, B, x) -> torch.Tensor:
     return tangent_kernel(model, x)
 
 
-def _cases_5_2(seed: int) -> list[Case]:
-    """The inputs of exercise 5.2 for ``seed``: three networks at initialization (d_out = 1) and batches of normalized sequences."""
+def _cases_5_2(generator: int) -> list[Case]:
+    """The inputs of exercise 5.2 for the seed ``generator``: three networks at initialization (d_out = 1) and batches of normalized sequences."""
     cases = []
     for n, L, d, m, k in [
         (2, 3, 3, 4, 0),
@@ -35,7 +35,7 @@ def _cases_5_2(seed: int) -> list[Case]:
             d,
             m,
             1,
-            generator=derive(seed, "model", k),
+            generator=derive(generator, "model", k),
             dtype=torch.float64,
         )
         x = sample_normalized_sequence(
@@ -43,7 +43,7 @@ def _cases_5_2(seed: int) -> list[Case]:
             L,
             d,
             0.5,
-            generator=derive(seed, "inputs", k),
+            generator=derive(generator, "inputs", k),
             dtype=torch.float64,
         )
         args = (

@@ -25,11 +25,11 @@ def _reference_rademacher(K, out_scale, norm) -> torch.Tensor:
     return out_scale * norm * quad.sqrt().mean() / n
 
 
-def _cases_6_2(seed: int) -> list[Case]:
-    """The inputs of exercise 6.2 for ``seed``: Gram matrices of random features, N = 1 to 10."""
+def _cases_6_2(generator: int) -> list[Case]:
+    """The inputs of exercise 6.2 for the seed ``generator``: Gram matrices of random features, N = 1 to 10."""
     cases = []
     for i, (n, k) in enumerate([(1, 2), (4, 3), (7, 5), (10, 4)]):
-        gen = derive(seed, "features", i)
+        gen = derive(generator, "features", i)
         phi = torch.randn(n, k, generator=gen, dtype=torch.float64)
         K = phi @ phi.T
         cases.append(

@@ -49,9 +49,9 @@ def _near_language(
     return torch.stack(rows)
 
 
-def _cases_7_1(seed: int) -> list[Case]:
-    """The inputs of exercise 7.1 for ``seed``: every string of length 1 to 10, then strings near the language, lengths 11 to 40."""
-    gen = torch.Generator().manual_seed(seed)
+def _cases_7_1(generator: int) -> list[Case]:
+    """The inputs of exercise 7.1 for the seed ``generator``: every string of length 1 to 10, then strings near the language, lengths 11 to 40."""
+    gen = torch.Generator().manual_seed(generator)
     cases = [
         Case(
             f"all {2**n} strings of length {n} (row i is i written in binary with {n} bits; "

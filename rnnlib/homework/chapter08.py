@@ -12,11 +12,11 @@ from ._core import Case, Exercise, register
 __all__ = ["check_exercise_8_1", "check_exercise_8_2"]
 
 
-def _cases_8_1(seed: int) -> list[Case]:
-    """The inputs of exercise 8.1 for ``seed``: square matrices of sizes 3 to 32, each with
+def _cases_8_1(generator: int) -> list[Case]:
+    """The inputs of exercise 8.1 for the seed ``generator``: square matrices of sizes 3 to 32, each with
     singular values on both sides of the radius (``||W||_2`` is 1.5 to 4 times it), so that
     no case passes by returning ``W`` unchanged (partial credit counts cases)."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(generator)
     cases = []
     for m, radius in [
         (3, 1.0),
@@ -58,11 +58,11 @@ def check_exercise_8_1(
     EXERCISE_8_1.check(student_project)
 
 
-def _cases_8_2(seed: int) -> list[Case]:
-    """The inputs of exercise 8.2 for ``seed``: matrices whose first row is inside the l1-ball
+def _cases_8_2(generator: int) -> list[Case]:
+    """The inputs of exercise 8.2 for the seed ``generator``: matrices whose first row is inside the l1-ball
     (it must stay unchanged) and the others outside it, so that no case passes by returning
     ``W`` unchanged (partial credit counts cases)."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(generator)
     cases = []
     for rows, cols, scale, radius in [
         (1, 4, 1.0, 0.5),

@@ -25,16 +25,17 @@ def _reference_9_1(
         return truncated_states(model, x, k)
 
 
-def _cases_9_1(seed: int) -> list[Case]:
-    """The inputs of exercise 9.1 for ``seed``: tanh-RNN weights, inputs and truncation lengths k from 1 to beyond T."""
-    gen = torch.Generator().manual_seed(seed)
+def _cases_9_1(generator: int) -> list[Case]:
+    """The inputs of exercise 9.1 for the seed ``generator``: tanh-RNN weights, inputs and truncation lengths k
+    from 1 to beyond T; in one case only is k >= T (where the untruncated network is right)."""
+    gen = torch.Generator().manual_seed(generator)
     cases = []
     for batch, T, n, m, k in [
-        (1, 1, 2, 3, 1),
+        (1, 4, 2, 3, 2),
         (2, 6, 3, 4, 1),
         (3, 10, 2, 8, 3),
-        (2, 7, 4, 5, 7),
-        (1, 5, 2, 4, 9),
+        (2, 12, 4, 5, 4),
+        (1, 5, 2, 4, 9),  # k > T: the full network
     ]:
         W = (
             torch.randn(m, m, generator=gen, dtype=torch.float64)

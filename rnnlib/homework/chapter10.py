@@ -21,9 +21,9 @@ def _reference_10_1(
     )
 
 
-def _cases_10_1(seed: int) -> list[Case]:
-    """The inputs of exercise 10.1 for ``seed``: a constant, a decaying and a random step schedule, and beta = 0."""
-    gen = torch.Generator().manual_seed(seed)
+def _cases_10_1(generator: int) -> list[Case]:
+    """The inputs of exercise 10.1 for the seed ``generator``: a constant, a decaying and a random step schedule, and beta = 0."""
+    gen = torch.Generator().manual_seed(generator)
     gap, beta = [
         round(float(v), 4)
         for v in 0.01

@@ -18,9 +18,9 @@ def _reference_11_1(
     return frame_nll(logits, targets, mask)
 
 
-def _cases_11_1(seed: int) -> list[Case]:
-    """The inputs of exercise 11.1 for ``seed``: random logits and piano-roll targets with ragged lengths, and confident wrong logits."""
-    gen = torch.Generator().manual_seed(seed)
+def _cases_11_1(generator: int) -> list[Case]:
+    """The inputs of exercise 11.1 for the seed ``generator``: random logits and piano-roll targets with ragged lengths, and confident wrong logits."""
+    gen = torch.Generator().manual_seed(generator)
     cases = []
     for batch, T, K in [
         (1, 1, 3),
@@ -90,9 +90,9 @@ def _reference_11_3(
     )
 
 
-def _cases_11_3(seed: int) -> list[Case]:
-    """The inputs of exercise 11.3 for ``seed``: weights and hidden states of tanh units, sizes 1 to 16."""
-    gen = torch.Generator().manual_seed(seed)
+def _cases_11_3(generator: int) -> list[Case]:
+    """The inputs of exercise 11.3 for the seed ``generator``: weights and hidden states of tanh units, sizes 1 to 16."""
+    gen = torch.Generator().manual_seed(generator)
     cases = []
     for m, N in [(1, 1), (3, 4), (8, 10), (16, 5)]:
         W = (
