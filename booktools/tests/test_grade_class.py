@@ -102,7 +102,7 @@ PLANTED: dict[str, tuple[dict, list[str]]] = {
         {"stub": True},
         ["0", "0", "0", "0", "0", "8", "8.3"],
     ),
-    # no end token, tanh for relu, a rescaling for the projection, rows in half precision
+    # no end token, tanh for relu, a rescaling for each projection
     "wrong_each": (
         {
             **_swap(
@@ -114,11 +114,10 @@ PLANTED: dict[str, tuple[dict, list[str]]] = {
             "8.1": "def my_project_spectral(W, radius):\n"
             "    return W * min(1.0, radius / float(torch.linalg.matrix_norm(W, ord=2)))\n\n"
             "rnnlib.homework.check_exercise_8_1(my_project_spectral)",
-            **_swap(
-                "8.2",
-                "out = W.clone()",
-                "W = W.half()\n    out = W.clone()",
-            ),
+            # rows rescaled onto the sphere instead of projected onto the ball
+            "8.2": "def my_project_rows(W, radius):\n"
+            "    return W * (radius / W.abs().sum(1, keepdim=True))\n\n"
+            "rnnlib.homework.check_exercise_8_2(my_project_rows)",
         },
         ["0", "0", "0", "0", "0", "8", "8.3"],
     ),
@@ -320,7 +319,7 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
         "float32 precision; compute in float64"
         in messages["syntax_float32_fake_pass"]["8.1"]
     )
-    assert "dtype float16" in messages["wrong_each"]["8.2"]
+    assert "wrong values" in messages["wrong_each"]["8.2"]
     assert (
         "your function calls rnnlib.elman.normalize_sequence"
         in messages["library_and_raises"]["1.1"]
