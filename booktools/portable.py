@@ -66,7 +66,8 @@ nbconvert's settings: ``$`` and ``$$`` delimiters, escapes, environments), opens
 headless Chromium (launched as :mod:`booktools.browser_check` launches it, no network)
 and reports, in the rendered Markdown cells: raw roles, directive fences, a leftover
 macro cell (YAML), MyST comments and targets, a glued number without a value, ``$``
-left in the text after MathJax, and MathJax error nodes.
+left in the text after MathJax, and MathJax error nodes; and (:func:`broken_links`) a
+relative link whose page or anchor the local HTML build lacks, where that build exists.
 """
 
 from __future__ import annotations
@@ -1685,6 +1686,58 @@ def report_defects(report: dict) -> list[str]:
     return problems
 
 
+_LINK = re.compile(r"\]\((?P<url>[^)\s]+)\)")
+
+
+def broken_links(notebook: Path) -> list[str]:
+    """The relative links of a portable copy's Markdown whose page or anchor the local build lacks.
+
+    Only links into a build that exists are read (a page of a build not made yet is no
+    defect of the copy: ``make book`` or ``make student`` makes it); absolute URLs are
+    not followed.
+    """
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise FileNotFoundError(
+            f"notebook: no file {str(notebook)!r}"
+        )
+    nb = nbformat.read(notebook, as_version=4)
+    anchors: dict[Path, set[str]] = {}
+    problems = []
+    for i, cell in enumerate(
+        (c for c in nb.cells if c.cell_type == "markdown"), start=1
+    ):
+        for m in _LINK.finditer(cell.source):
+            url = m["url"]
+            if re.match(r"^[a-z][a-z0-9+.-]*:", url):
+                continue
+            path, _, anchor = url.partition("#")
+            page = (notebook.parent / path).resolve()
+            html_root = next(
+                (p for p in page.parents if p.name == "html"), None
+            )
+            if html_root is None or not html_root.is_dir():
+                continue
+            if not page.is_file():
+                problems.append(
+                    f"markdown cell {i}: broken link: {url}"
+                )
+                continue
+            if anchor:
+                if page not in anchors:
+                    anchors[page] = set(
+                        re.findall(
+                            r'id="([^"]+)"',
+                            page.read_text(encoding="utf-8"),
+                        )
+                    )
+                if anchor not in anchors[page]:
+                    problems.append(
+                        f"markdown cell {i}: broken link: {url} (no such anchor)"
+                    )
+    return problems
+
+
 def mathjax_dir(root: Path = ROOT) -> Path:
     """The vendored MathJax 3 (``_extra/_vendor/mathjax``, else ``node_modules/mathjax/es5``)."""
     for candidate in (
@@ -1863,6 +1916,8 @@ def main(argv: list[str] | None = None) -> int:
 def _report_check(notebooks: list[Path]) -> int:
     start = time.perf_counter()
     results = check_notebooks(notebooks)
+    for nb in results:
+        results[nb] = results[nb] + broken_links(nb)
     failed = 0
     kinds: dict[str, int] = {}
     for problems in results.values():

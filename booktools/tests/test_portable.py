@@ -409,3 +409,29 @@ def test_the_check_fails_on_every_planted_defect_and_passes_the_copy(
     assert any(
         "MathJax error" in p and "epsx" in p for p in problems
     ), problems
+
+
+def test_broken_links_are_found_in_the_local_build(tmp_path):
+    html = tmp_path / "_build" / "html" / "chapters"
+    html.mkdir(parents=True)
+    (html / "01_demo.html").write_text('<p id="thm-main">x</p>')
+    out = tmp_path / "portable" / "book"
+    out.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(
+        nbformat.v4.new_markdown_cell(
+            "[ok](../../_build/html/chapters/01_demo.html#thm-main), "
+            "[no anchor](../../_build/html/chapters/01_demo.html#nope), "
+            "[no page](../../_build/html/chapters/02_x.html), "
+            "[not built](../../student/_build/html/x.html), [web](https://x.org/a)"
+        )
+    )
+    nbformat.write(nb, out / "01_demo.ipynb")
+    problems = portable.broken_links(out / "01_demo.ipynb")
+    assert len(problems) == 2, problems
+    assert (
+        "#nope (no such anchor)" in problems[0]
+        and "02_x.html" in problems[1]
+    )
+    with pytest.raises(FileNotFoundError, match="notebook"):
+        portable.broken_links(tmp_path / "missing.ipynb")
