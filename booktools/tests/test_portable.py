@@ -435,3 +435,37 @@ def test_broken_links_are_found_in_the_local_build(tmp_path):
     )
     with pytest.raises(FileNotFoundError, match="notebook"):
         portable.broken_links(tmp_path / "missing.ipynb")
+
+
+def test_make_lab_portable_opens_the_portable_copies(
+    monkeypatch, tmp_path
+):
+    """``make lab PORTABLE=1``: the copies are (re)made, keeping newer ones, and JupyterLab opens them."""
+    from booktools import lab
+
+    calls, opened = [], []
+
+    def fake_convert(edition, out, **kw):
+        calls.append((edition, kw))
+        return [
+            portable.Converted(
+                Path("chapters/01_x.ipynb"),
+                Path(out) / edition / "01_x.ipynb",
+                True,
+                [],
+                0,
+            )
+        ]
+
+    monkeypatch.setattr(portable, "convert_edition", fake_convert)
+    monkeypatch.setattr(
+        lab.os,
+        "execve",
+        lambda path, argv, env: opened.append(argv),
+    )
+    assert lab.main(["--portable", "--student"]) == 0
+    assert calls == [("student", {"keep_newer": True})]
+    assert opened[0][1:3] == [
+        "lab",
+        str(portable.DEFAULT_OUT / "student"),
+    ]
