@@ -27,7 +27,9 @@ In a portable copy:
   a chapter the cache lacks is first executed into it by :func:`booktools.execute.execute`
   (so the copy shows the outputs the book would). The code cells are kept as they are,
   with that execution's outputs, except the invisible records of ``glue(...,
-  display=False)`` (a MIME type only MyST-NB reads: VS Code would show "no renderer");
+  display=False)`` (a MIME type only MyST-NB reads: VS Code would show "no renderer")
+  and the outputs the book hides (tags ``remove-output``, ``remove-cell``: a stub's
+  ``NotImplementedError``, the install cell's output);
 - a citation is author-year text, "Panigrahi and Goyal (2021)" (``{cite:t}``) or
   "(Panigrahi and Goyal, 2021)" (``{cite:p}``), from the edition's ``references.bib``
   (read with pybtex), and a last Markdown cell "References" lists the works cited,
@@ -97,6 +99,9 @@ DEFAULT_OUT = ROOT / "portable"
 MISSING_VALUE = "(value not computed)"
 #: The text of the References cell's heading.
 REFERENCES_HEADING = "## References"
+#: Tags of a code cell whose outputs the book does not show: the copy leaves them out too
+#: (the code stays: the install cell is what Colab needs).
+HIDDEN_OUTPUT_TAGS = {"remove-output", "remove-cell"}
 #: Cell metadata key marking the cells this module adds.
 PORTABLE_KEY = "rnnlib_portable"
 
@@ -1319,6 +1324,11 @@ def portable_notebook(
                     for o in cell.get("outputs", [])
                     if not _is_glue_record(o)
                 ]
+            if HIDDEN_OUTPUT_TAGS & set(
+                cell.metadata.get("tags", [])
+            ):
+                # the book hides these outputs (a stub's NotImplementedError, the install cell's pip)
+                cell.outputs = []
             cells.append(cell)
             number = ctx.index.figure_cells.get((ctx.docname, i))
             caption = _figure_caption(cell)
@@ -1760,6 +1770,8 @@ def render_html(notebook: Path, site: Path) -> Path:
         raise FileNotFoundError(
             f"notebook: no file {str(notebook)!r}"
         )
+    if not site.is_dir():
+        raise FileNotFoundError(f"site: no folder {str(site)!r}")
     exporter = HTMLExporter(template_name="lab")
     exporter.mathjax_url = "mathjax/portable-loader.js"
     body, _ = exporter.from_notebook_node(

@@ -129,6 +129,19 @@ def _planted_chapter(
     for kind, text in PLANTED.items():
         nb.cells.append(nbformat.v4.new_markdown_cell(text))
         nb.cells[-1].metadata["planted"] = kind
+    stub = nbformat.v4.new_code_cell(
+        'raise NotImplementedError("Exercise 1.1")'
+    )
+    stub.metadata["tags"] = ["raises-exception", "remove-output"]
+    stub.outputs.append(
+        nbformat.v4.new_output(
+            "error",
+            ename="NotImplementedError",
+            evalue="Exercise 1.1",
+            traceback=[],
+        )
+    )
+    nb.cells.append(stub)
     return nb
 
 
@@ -288,6 +301,11 @@ def test_the_conversion_leaves_no_myst(edition):
     )
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert [o.output_type for o in code[0].outputs] == ["stream"]
+    # a stub's error, hidden by the book (remove-output), is not shown either; its code is
+    assert (
+        code[1].outputs == []
+        and "NotImplementedError" in code[1].source
+    )
 
 
 def test_relative_links_without_a_base_url(edition):
