@@ -63,6 +63,8 @@ PLANTED = {
     "amsmath": "\\begin{align}\na &= \\epsx \\\\\nb &= 1\n\\end{align}",
     "exercise": "```{exercise} 1.1 · Try it\n:label: ex-1-1\n:nonumber:\n\nShow $x\\ge 0$.\n```",
     "solution": "```{solution-start} ex-1-1\n:class: dropdown\n```",
+    "figure": "```{figure} img/plot.png\n:name: fig-plot\n:alt: A plot\n\nThe plot with $\\epsx$.\n```",
+    "numref": "See {numref}`fig-plot`, or {numref}`Fig. %s <fig-plot>`.",
 }
 
 #: What the check must report for the planted chapter's cell of each kind.
@@ -78,6 +80,8 @@ EXPECTED = {
     "target": "MyST target",
     "exercise": "directive fence",
     "solution": "directive fence",
+    "figure": "directive fence",
+    "numref": "raw role",
 }
 
 
@@ -291,6 +295,14 @@ def test_the_conversion_leaves_no_myst(edition):
     assert "$$\n\\begin{align}\na &= \\varepsilon_x" in text
     assert "**Exercise 1.1 · Try it.** Show $x\\ge 0$." in text
     assert "**Solution to Exercise 1.1 · Try it.**" in text
+    assert (
+        "![A plot](img/plot.png)\n\n*Figure 1.* The plot with $\\varepsilon_x$."
+        in text
+    )
+    assert (
+        "See [Figure 1](https://book.example/chapters/01_demo.html#fig-plot), or [Fig. 1]("
+        in text
+    )
     assert nb.cells[-1].source.startswith(
         portable.REFERENCES_HEADING
     )
