@@ -233,9 +233,19 @@ student-pdf: student-notebooks cache-check
 
 # The chapters in JupyterLab with their MyST and math rendered (jupyterlab-myst; README.md,
 # "Running the chapters yourself"): reader copies in lab/ (booktools.lab). STUDENT=1: the student edition.
+# PORTABLE=1: the portable copies instead (portable/, plain Markdown: what Colab or VS Code shows).
 .PHONY: lab
-lab: env $(if $(STUDENT),student-notebooks)
-	$(PY) -m booktools.lab $(if $(STUDENT),--student)
+lab: env $(if $(STUDENT),student-notebooks) $(if $(PORTABLE),cache-check)
+	$(PY) -m booktools.lab $(if $(STUDENT),--student) $(if $(PORTABLE),--portable)
+
+# Portable copies of the chapters (booktools.portable; README.md, "Running the chapters yourself"):
+# plain Markdown that any notebook front end renders (Colab, VS Code, classic Jupyter), with the
+# glued numbers of the build's execution (chapters the cache lacks are executed first), in
+# portable/book/ and portable/student/, then each rendered by nbconvert and checked in headless
+# Chromium (no raw MyST, every formula typeset). BASE_URL=... links into the published book.
+.PHONY: portable
+portable: student-notebooks cache-check
+	$(PY) -m booktools.portable --check --jobs $(JOBS) $(if $(BASE_URL),--base-url $(BASE_URL))
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine). The first
 # two lines are the chapters' budget: the reference workload here, and the last build's

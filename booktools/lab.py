@@ -12,6 +12,12 @@ has run ("(computed when the chapter runs)" before). Nothing else changes.
     python -m booktools.lab                 # reader copies of chapters/ into lab/, then jupyter lab
     python -m booktools.lab --student       # the same for the student edition (student/chapters/)
     python -m booktools.lab --prepare-only  # write the copies, do not start JupyterLab
+    python -m booktools.lab --portable      # the portable copies instead (booktools.portable)
+
+``--portable`` opens the *portable copies* (``portable/book/`` or ``portable/student/``,
+:mod:`booktools.portable`): plain Markdown with the build's numbers, what a front end
+without MyST (Colab, VS Code, classic Jupyter) shows. A copy newer than its chapter is
+kept, as a reader copy is.
 
 A reader copy is rewritten from its source only when the source is newer, so work
 saved in ``lab/`` stays until the chapter itself changes.
@@ -106,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         help="write the reader copies and exit",
     )
     parser.add_argument(
+        "--portable",
+        action="store_true",
+        help="open the portable copies (plain Markdown, booktools.portable)",
+    )
+    parser.add_argument(
         "lab_args",
         nargs="*",
         help="passed on to jupyter lab",
@@ -120,7 +131,22 @@ def main(argv: list[str] | None = None) -> int:
         ROOT / "lab" / ("student" if args.student else "chapters")
     )
     try:
-        copies = prepare(source, target)
+        if args.portable:
+            from booktools.portable import (
+                DEFAULT_OUT,
+                convert_edition,
+            )
+
+            edition = "student" if args.student else "book"
+            target = DEFAULT_OUT / edition
+            copies = [
+                c.target
+                for c in convert_edition(
+                    edition, DEFAULT_OUT, keep_newer=True
+                )
+            ]
+        else:
+            copies = prepare(source, target)
     except FileNotFoundError as exc:
         hint = (
             " (run make student-notebooks first)"
