@@ -74,14 +74,15 @@ book: cache-check
 #   tests, the unit tests and lint;
 #   after the executions: nbval (each chapter again, compared), the strict book build and
 #   the student edition's build (both render from the caches);
-#   after the builds: the checks of the built books (the browser check, BROWSER_WORKERS pages at once).
+#   after the builds: the checks of the built books (the browser check, BROWSER_WORKERS pages at once)
+#   and of the portable notebooks (booktools.portable --check).
 # With IN_TEST=1 the steps that read executions wait for the executions step instead of
 # executing what is missing themselves. No step compares a time with a threshold: the
 # execution times are reported (exec-times), the budget is `make bench`'s (booktools/budget.py).
 PHASE := --no-print-directory -j2 --output-sync=target
 test:
 	$(MAKE) $(PHASE) env browser-deps
-	$(MAKE) $(PHASE) IN_TEST=1 executions tools-test unit lint records-smoke nbval book-strict browser-check student student-check exec-times built-checks
+	$(MAKE) $(PHASE) IN_TEST=1 executions tools-test unit lint records-smoke nbval book-strict browser-check student student-check exec-times built-checks portable-check
 
 # In `make test` (IN_TEST=1) the steps that read executions wait for the one executions step.
 EXEC_DEP    = $(if $(IN_TEST),executions,cache-check)
@@ -243,9 +244,14 @@ lab: env $(if $(STUDENT),student-notebooks) $(if $(PORTABLE),cache-check)
 # glued numbers of the build's execution (chapters the cache lacks are executed first), in
 # portable/book/ and portable/student/, then each rendered by nbconvert and checked in headless
 # Chromium (no raw MyST, every formula typeset). BASE_URL=... links into the published book.
-.PHONY: portable
+.PHONY: portable portable-check
 portable: student-notebooks cache-check
 	$(PY) -m booktools.portable --check --jobs $(JOBS) $(if $(BASE_URL),--base-url $(BASE_URL))
+
+# In `make test`: the portable copies of both editions made from the test's own executions
+# and builds, rendered by a front end that knows no MyST, checked in Chromium.
+portable-check: $(BUILD_DEP) $(STUDENT_DEP)
+	$(PY) -m booktools.portable --check --jobs $(JOBS)
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine). The first
 # two lines are the chapters' budget: the reference workload here, and the last build's
