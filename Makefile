@@ -63,6 +63,7 @@ cache-check: env
 book: cache-check
 	$(PY) -m booktools.execute --jobs $(JOBS) book
 	$(BIN)/jupyter-book build --keep-going .
+	$(PY) -m booktools.portable --edition book --install --no-execute >/dev/null
 	@echo
 	@echo "The book is at $(CURDIR)/_build/html/index.html"
 
@@ -179,7 +180,7 @@ exec-times: $(BUILD_DEP)
 # The tests that read built pages (launch links of the book, no solutions in the student
 # edition) run after both builds, where a missing page fails them.
 .PHONY: built-checks
-built-checks: $(BUILD_DEP) $(STUDENT_DEP)
+built-checks: $(BUILD_DEP) $(STUDENT_DEP) $(if $(IN_TEST),portable-check)
 	RNNLIB_REQUIRE_BUILD=1 $(PY) -m pytest booktools/tests -k "built_" -p no:cacheprovider
 
 # Homework (CONTRIBUTING.md, "Exercises"; chapters/instructor_guide.md).
@@ -248,10 +249,17 @@ lab: env $(if $(STUDENT),student-notebooks) $(if $(PORTABLE),cache-check)
 portable: student-notebooks cache-check
 	$(PY) -m booktools.portable --check --jobs $(JOBS) $(if $(BASE_URL),--base-url $(BASE_URL))
 
+# The folder to publish at student_edition.repository_url (what the student edition's launch
+# buttons and install cells open): the portable student notebooks and the package.
+.PHONY: student-repository
+student-repository: portable
+	$(PY) -m booktools.student_edition --repository-folder $(or $(REPO),student/_repository)
+
 # In `make test`: the portable copies of both editions made from the test's own executions
-# and builds, rendered by a front end that knows no MyST, checked in Chromium.
+# and builds, rendered by a front end that knows no MyST, checked in Chromium, then served by
+# each built edition's "download .ipynb" (--install; built-checks reads them after).
 portable-check: $(BUILD_DEP) $(STUDENT_DEP)
-	$(PY) -m booktools.portable --check --jobs $(JOBS)
+	$(PY) -m booktools.portable --check --install --jobs $(JOBS)
 
 # Benchmarks print speed ratios; they are not tests (timings depend on the machine). The first
 # two lines are the chapters' budget: the reference workload here, and the last build's

@@ -80,6 +80,7 @@ import html
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -1875,6 +1876,11 @@ def main(argv: list[str] | None = None) -> int:
         help="only these chapters",
     )
     parser.add_argument(
+        "--install",
+        action="store_true",
+        help="then make each built edition's 'download .ipynb' serve its portable copies",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=2,
@@ -1916,6 +1922,12 @@ def main(argv: list[str] | None = None) -> int:
             for w in c.warnings:
                 print(f"         warning: {w}")
         written += done
+        if args.install:
+            replaced = install_downloads(done, edition)
+            print(
+                f"{edition:8} downloads of the built site: {len(replaced)} of {len(done)} "
+                "notebooks are now the portable copies"
+            )
     print(
         f"portable: {len(written)} notebooks, {sum(c.constructs for c in written)} MyST constructs, "
         f"in {time.perf_counter() - start:.1f} s"
@@ -1923,6 +1935,37 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         return _report_check([c.target for c in written])
     return 0
+
+
+def install_downloads(
+    converted: list[Converted], edition: str, root: Path = ROOT
+) -> list[Path]:
+    """Make the built HTML edition's "download .ipynb" serve the portable copies; the files replaced.
+
+    The download button of every chapter page links to the page's source notebook in
+    ``_build/html/_sources/`` (the MyST source, which reads only with jupyterlab-myst);
+    each copy in ``converted`` replaces its source there, where the built site has it.
+    A site not built yet is left alone (nothing is replaced).
+    """
+    if not isinstance(converted, list) or not all(
+        isinstance(c, Converted) for c in converted
+    ):
+        raise TypeError(
+            "converted: expected a list of Converted (from convert_edition)"
+        )
+    base = edition_root(edition, root)
+    site = base / "_build" / "html" / "_sources"
+    replaced = []
+    for c in converted:
+        try:
+            rel = Path(c.source).resolve().relative_to(base)
+        except ValueError:
+            continue
+        target = site / rel
+        if target.is_file():
+            shutil.copyfile(c.target, target)
+            replaced.append(target)
+    return replaced
 
 
 def _report_check(notebooks: list[Path]) -> int:

@@ -620,22 +620,6 @@ def add_install_cell(
     return nb
 
 
-def binder_environment(
-    environment: dict, url: str, branch: str = "main"
-) -> dict:
-    """The student repository's ``environment.yml`` (Binder): the book's, with the package from ``url``."""
-    env = copy.deepcopy(environment)
-    for dep in env.get("dependencies", []):
-        if isinstance(dep, dict) and "pip" in dep:
-            dep["pip"] = [
-                f"rnnlib @ git+{url}@{branch}"
-                if p == "-e ."
-                else p
-                for p in dep["pip"]
-            ]
-    return env
-
-
 def student_repository_url(config: dict) -> str | None:
     """``student_edition.repository_url`` of ``_config.yml``: the repository hosting the student edition, or None.
 
@@ -689,7 +673,6 @@ def build_student_edition(
     config = yaml.safe_load(
         (root / "_config.yml").read_text(encoding="utf-8")
     )
-    repository = config.get("repository") or {}
     if (
         repository_url is None
     ):  # the one setting: student_edition.repository_url
@@ -698,12 +681,10 @@ def build_student_edition(
     for path in chapter_notebooks(root):
         target = out / "chapters" / path.name
         nb = student_notebook(path)
-        if repository.get("url"):
-            add_install_cell(
-                nb,
-                repository["url"],
-                repository.get("branch", "main"),
-            )
+        if (
+            repository_url
+        ):  # the student repository hosts the package too
+            add_install_cell(nb, repository_url, "main")
         nbformat.write(nb, target)
         written.append(target)
     for page in pages(root):
@@ -744,19 +725,84 @@ def build_student_edition(
     write_yaml(
         "_config.yml", student_config(config, repository_url)
     )
-    if repository_url and repository.get("url"):
-        environment = yaml.safe_load(
-            (root / "environment.yml").read_text(encoding="utf-8")
-        )
-        write_yaml(
-            "environment.yml",
-            binder_environment(
-                environment,
-                repository["url"],
-                repository.get("branch", "main"),
-            ),
+    if repository_url:  # Binder on the student repository (write_student_repository)
+        shutil.copy2(
+            root / "environment.yml", out / "environment.yml"
         )
     write_yaml("_toc.yml", without(toc, INSTRUCTOR_ONLY))
+    return written
+
+
+def write_student_repository(
+    out: Path,
+    root: Path = ROOT,
+    portable: Path | None = None,
+) -> list[Path]:
+    """Write the folder to publish at ``student_edition.repository_url``: what the launch buttons open.
+
+    The student edition's launch buttons (Binder, Colab) open
+    ``<repository_url>/blob/main/chapters/NN.ipynb``, and its install cells run
+    ``pip install "rnnlib @ git+<repository_url>@main"``. So the repository holds,
+    at those paths: ``chapters/NN.ipynb``, the *portable* student notebooks
+    (``make portable``: plain Markdown, read by any front end), the package
+    (``rnnlib/``, ``pyproject.toml``, ``requirements.txt``, the licence), Binder's
+    ``environment.yml`` (which installs the package from the repository itself) and
+    a README. No solution is in it: the notebooks are the student edition's.
+    Returns the files written.
+    """
+    out, root = Path(out), Path(root)
+    portable = (
+        Path(portable)
+        if portable is not None
+        else root / "portable" / "student"
+    )
+    notebooks = sorted(portable.glob("*.ipynb"))
+    if not notebooks:
+        raise FileNotFoundError(
+            f"portable: no portable student notebooks in {str(portable)!r} (run `make portable` first)"
+        )
+    if (
+        out.resolve() == root.resolve()
+        or root.resolve().is_relative_to(out.resolve())
+    ):
+        raise ValueError(
+            f"out: {str(out)!r} would overwrite the book's own files"
+        )
+    if out.exists() and any(out.iterdir()):
+        if not ((out / "chapters").is_dir() and (out / "rnnlib").is_dir()):
+            raise ValueError(
+                f"out: {str(out)!r} exists and is not a student repository written before; "
+                "name a new or empty folder"
+            )
+        shutil.rmtree(out)
+    (out / "chapters").mkdir(parents=True)
+    written = []
+    for nb in notebooks:
+        shutil.copy2(nb, out / "chapters" / nb.name)
+        written.append(out / "chapters" / nb.name)
+    shutil.copytree(
+        root / "rnnlib",
+        out / "rnnlib",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    for name in (
+        "pyproject.toml",
+        "requirements.txt",
+        "environment.yml",
+        "LICENSE",
+    ):
+        if (root / name).is_file():
+            shutil.copy2(root / name, out / name)
+            written.append(out / name)
+    (out / "README.md").write_text(
+        "# Student edition: the notebooks\n\n"
+        "The chapters of the course as notebooks that read in any front end (Colab, Binder,\n"
+        "VS Code, Jupyter), with the exercises to solve. Each notebook installs the course's\n"
+        "package (`rnnlib`, in this repository) in its first cell where it is missing.\n"
+        "Locally: `pip install -e .` then open `chapters/`.\n",
+        encoding="utf-8",
+    )
+    written.append(out / "README.md")
     return written
 
 
@@ -835,10 +881,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print the exercises of every chapter and exit",
     )
+    parser.add_argument(
+        "--repository-folder",
+        type=Path,
+        default=None,
+        help="write the folder to publish at student_edition.repository_url "
+        "(portable notebooks and the package; make portable first) and exit",
+    )
     args = parser.parse_args(argv)
     try:
         if args.list:
             print("\n".join(exercise_rows(args.root)))
+            return 0
+        if args.repository_folder:
+            files = write_student_repository(
+                args.repository_folder, args.root
+            )
+            print(
+                f"wrote {len(files)} files and the package to {args.repository_folder}: "
+                "publish it at student_edition.repository_url"
+            )
             return 0
         written = build_student_edition(
             args.root, args.out, args.repository_url

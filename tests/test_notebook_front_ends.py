@@ -190,30 +190,79 @@ def test_environment_yml_is_usable_by_binder():
 
 
 def test_student_notebooks_start_with_the_install_cell(tmp_path):
+    """With the one launch setting, every student notebook installs the package from the
+    student repository (which write_student_repository fills); without it, no install cell."""
     from booktools import student_edition as se
 
-    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    url = cfg["repository"]["url"]
-    written = se.build_student_edition(ROOT, tmp_path / "student")
+    url = "https://example.org/course/student-edition"
+    written = se.build_student_edition(
+        ROOT, tmp_path / "student", repository_url=url
+    )
     for path in written:
         nb = nbformat.read(path, as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code[0].metadata.get(se.INSTALL_KEY), path.name
-        assert f"git+{url}@" in code[0].source
+        assert f"git+{url}@main" in code[0].source
         ast.parse(
             code[0].source
         )  # plain Python: no magics to transform
-    env = se.binder_environment(
-        yaml.safe_load((ROOT / "environment.yml").read_text()), url
+    env = yaml.safe_load(
+        (tmp_path / "student" / "environment.yml").read_text()
     )
     pip = next(
         d["pip"]
         for d in env["dependencies"]
         if isinstance(d, dict)
     )
-    assert f"rnnlib @ git+{url}@main" in pip and "-e ." not in pip
+    assert "-e ." in pip, (
+        "Binder installs the package from the student repository itself"
+    )
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    if not cfg["student_edition"]["repository_url"]:
+        for path in se.build_student_edition(
+            ROOT, tmp_path / "off"
+        ):
+            nb = nbformat.read(path, as_version=4)
+            assert not any(
+                c.metadata.get(se.INSTALL_KEY) for c in nb.cells
+            ), (
+                f"{path.name}: an install cell from a repository that is not set"
+            )
     with pytest.raises(ValueError, match="^url: "):
         se.install_source("git@github.com:x/y")
+
+
+def test_the_student_repository_holds_what_the_launch_buttons_open(
+    tmp_path,
+):
+    from booktools import student_edition as se
+
+    portable = tmp_path / "portable"
+    portable.mkdir()
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell(
+                "**Exercise 8.1 · x.** text"
+            )
+        ]
+    )
+    nbformat.write(nb, portable / "08_stability.ipynb")
+    files = se.write_student_repository(
+        tmp_path / "repo", ROOT, portable
+    )
+    repo = tmp_path / "repo"
+    assert (repo / "chapters" / "08_stability.ipynb") in files
+    assert (repo / "rnnlib" / "__init__.py").is_file()
+    assert (repo / "pyproject.toml").is_file() and (
+        repo / "environment.yml"
+    ).is_file()
+    assert not list(repo.rglob("__pycache__"))
+    with pytest.raises(FileNotFoundError, match="make portable"):
+        se.write_student_repository(
+            tmp_path / "r2", ROOT, tmp_path / "none"
+        )
+    with pytest.raises(ValueError, match="overwrite the book"):
+        se.write_student_repository(ROOT, ROOT, portable)
 
 
 def test_explorer_reports_busy_and_its_redraw_time(monkeypatch):

@@ -10,6 +10,7 @@ chapter is executed; the browser test takes a few seconds.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -499,3 +500,36 @@ def test_make_lab_portable_opens_the_portable_copies(
         "lab",
         str(portable.DEFAULT_OUT / "student"),
     ]
+
+
+@pytest.mark.parametrize("edition", ["book", "student"])
+def test_built_download_buttons_serve_the_portable_copies(edition):
+    """After ``make test``'s portable step (``--install``), "download .ipynb" gives plain Markdown."""
+    sources = (
+        portable.edition_root(edition)
+        / "_build"
+        / "html"
+        / "_sources"
+        / "chapters"
+    )
+    if not sources.is_dir():
+        message = f"{sources} is not built (run `make test`)"
+        if os.environ.get("RNNLIB_REQUIRE_BUILD"):
+            pytest.fail(message)
+        pytest.skip(message)
+    notebooks = sorted(sources.glob("[01]*.ipynb"))
+    assert len(notebooks) == 11, notebooks
+    raw = {
+        nb.name: n
+        for nb in notebooks
+        if (
+            n := sum(
+                portable.count_myst(c.source)
+                for c in nbformat.read(nb, as_version=4).cells
+                if c.cell_type == "markdown"
+            )
+        )
+    }
+    assert not raw, (
+        f"downloads with MyST left (constructs per notebook): {raw}"
+    )
