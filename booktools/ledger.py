@@ -575,7 +575,89 @@ def _summary_table(rows: list[Row]) -> nodes.table:
     )
 
 
+#: The id of the cell that checks claim ``<id>`` on its chapter's page (the results box links to it).
+CHECK_ANCHOR = "check-{id}"
+
+
+def _results_box(app, doctree, docname: str) -> None:
+    """Open a chapter page with its results: each claim it checks, its verdict, links to the check and the ledger.
+
+    Built when the page is written (the verdicts are known after every chapter is read)
+    and put after the chapter's first paragraph: a bulleted box "What this chapter
+    checks", one line per registered claim the chapter tests, in the ledger's order.
+    """
+    if (
+        docname
+        not in chapter_docnames(app.env.found_docs).values()
+    ):
+        return
+    rows = [
+        row for row in _rows(app.env) if row.docname == docname
+    ]
+    if not rows:
+        return
+    ledger = next(
+        (d for d in app.env.found_docs if d.endswith("ledger")),
+        None,
+    )
+    box = nodes.container(
+        classes=["admonition", "tip", "chapter-results"]
+    )
+    box += nodes.paragraph(
+        "",
+        "What this chapter checks",
+        classes=["admonition-title"],
+    )
+    items = nodes.bullet_list()
+    records = {
+        r["id"]: r
+        for r in _state(app.env)["records"].get(docname, [])
+    }
+    for row in rows:
+        claim = row.claim
+        para = nodes.paragraph()
+        para += _badge(row.verdict, "claim-verdict")
+        para += nodes.Text(
+            f" {claim.statement} ({KIND_WORDS.get(claim.kind, claim.kind)}): "
+        )
+        para += _with_math(claim.text)
+        if claim.id in records:
+            para += nodes.Text(" ")
+            para += nodes.reference(
+                "",
+                "the check",
+                refuri="#" + CHECK_ANCHOR.format(id=claim.id),
+            )
+        if ledger and app.builder.format == "html":
+            para += nodes.Text(
+                ", " if claim.id in records else " "
+            )
+            para += nodes.reference(
+                "",
+                "ledger",
+                refuri=app.builder.get_relative_uri(
+                    docname, ledger
+                )
+                + f"#claim-{claim.id}".lower(),
+            )
+        items += nodes.list_item("", para)
+    box += items
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None:
+        return
+    first = next(
+        (
+            i
+            for i, child in enumerate(section.children)
+            if isinstance(child, nodes.paragraph)
+        ),
+        0,
+    )
+    section.insert(first + 1, box)
+
+
 def _fill(app, doctree, docname: str) -> None:
+    _results_box(app, doctree, docname)
     cells = list(doctree.findall(ledger_cell))
     if not cells:
         return
@@ -641,6 +723,20 @@ def _read_chapter(app, doctree) -> None:
         return
     state = _state(env)
     state["records"][env.docname] = records_from_doctree(doctree)
+    for node in doctree.findall(
+        nodes.container
+    ):  # the results box links to each check
+        if (
+            node.get("nb_element") == "cell_code"
+            and node.get("cell_index") is not None
+        ):
+            for record in state["records"][env.docname]:
+                anchor = CHECK_ANCHOR.format(id=record["id"])
+                if (
+                    record["cell"] == node.get("cell_index")
+                    and anchor not in node["ids"]
+                ):
+                    node["ids"].append(anchor)
     executed = NbMetadataCollector.get_exec_data(
         env, env.docname
     ) is not None or any(

@@ -769,7 +769,10 @@ def write_student_repository(
             f"out: {str(out)!r} would overwrite the book's own files"
         )
     if out.exists() and any(out.iterdir()):
-        if not ((out / "chapters").is_dir() and (out / "rnnlib").is_dir()):
+        if not (
+            (out / "chapters").is_dir()
+            and (out / "rnnlib").is_dir()
+        ):
             raise ValueError(
                 f"out: {str(out)!r} exists and is not a student repository written before; "
                 "name a new or empty folder"

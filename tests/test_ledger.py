@@ -827,6 +827,36 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
     )
 
 
+def test_fixture_book_chapters_open_with_their_results(
+    fixture_book,
+):
+    """Each chapter page opens with its claims, verdicts and links to the check and the ledger."""
+    import html as html_lib
+
+    html_dir, _ = fixture_book
+    page = (html_dir / "chapters" / "03_checked.html").read_text()
+    assert (
+        "chapter-results" in page
+        and "What this chapter checks" in page
+    )
+    box = page[page.index("chapter-results") :]
+    box = box[: box.index("</ul>")]
+    registered = claims.registry(FIXTURES / "claims.yml")
+    mine = [c for c in registered.values() if c.chapter == 3]
+    assert mine
+    for claim in mine:
+        assert f"#claim-{claim.id}".lower() in box, claim.id
+    checked = re.findall(r'href="#check-([^"]+)"', box)
+    assert checked, "no link to a check cell"
+    for claim_id in checked:
+        assert f'id="check-{claim_id}"' in page, claim_id
+    # the box comes before the page's first code cell
+    assert page.index("chapter-results") < page.index(
+        'class="cell'
+    )
+    assert html_lib.unescape(box).count("<li>") == len(mine)
+
+
 def test_fixture_book_roles_link_to_rows_and_chapters(
     fixture_book,
 ):
