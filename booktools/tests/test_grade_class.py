@@ -3,7 +3,7 @@
 The submissions are made here from the student edition of the fixture chapter
 (fixtures/homework/assignment.ipynb: exercises 1.1, 1.2, 8.1, 8.2 with checkers and
 the prose exercise 8.3), each with the answers a student might hand in: right,
-wrong, right only to float32, calling the library function the exercise
+wrong, rounded to low precision, calling the library function the exercise
 re-implements, an untouched stub, a crashing kernel, an endless loop, a faked pass
 line, a replaced checker, and so on: twenty-three planted answers, up to one per exercise
 in each notebook (each exercise is graded on its own, and nine kernels cost less than
@@ -136,14 +136,16 @@ PLANTED: dict[str, tuple[dict, list[str]]] = {
         },
         ["0", "0", "0", "0", "0", "8", "8.3"],
     ),
-    # a syntax error, a float32 SVD, a printed pass line without the checker
-    "syntax_float32_fake_pass": (
+    # a syntax error, a result rounded to bfloat16 (a float32 SVD passes a fresh case now
+    # and then: tests/test_homework_checkers.py tests the float32 hint), a printed pass
+    # line without the checker
+    "syntax_lowprecision_fake_pass": (
         {
             **_swap("1.2", "states = []", "states = ["),
             **_swap(
                 "8.1",
-                "torch.linalg.svd(W)",
-                "torch.linalg.svd(W.float())",
+                "return U @ torch.diag(s.clamp(max=radius)) @ Vh",
+                "return (U @ torch.diag(s.clamp(max=radius)) @ Vh).bfloat16().double()",
             ),
             "8.2": "def my_project_rows(W, radius):\n    return W\n\n"
             "print('Exercise 8.2: all 4 checks passed.')",
@@ -316,8 +318,8 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     assert detail["cpu_seconds"] > 0
     # the messages say why
     assert (
-        "float32 precision; compute in float64"
-        in messages["syntax_float32_fake_pass"]["8.1"]
+        "0 of 5 checks passed on fresh inputs; Exercise 8.1: wrong values"
+        in messages["syntax_lowprecision_fake_pass"]["8.1"]
     )
     assert "wrong values" in messages["wrong_each"]["8.2"]
     assert (

@@ -457,7 +457,15 @@ def _run_student(
         raise ExerciseCheckFailed(
             f"Exercise {exercise}: expected a torch.Tensor, got {_describe(got)}\n  on input: {case.description}"
         )
-    return _plain(got)
+    try:
+        return _plain(got)
+    except (
+        Exception
+    ) as exc:  # a sparse or otherwise unreadable tensor
+        raise ExerciseCheckFailed(
+            f"Exercise {exercise}: your result ({_describe(got)}) cannot be read as an array "
+            f"({type(exc).__name__}: {exc})\n  on input: {case.description}"
+        ) from None
 
 
 def compare_with_reference(
