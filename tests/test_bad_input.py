@@ -1050,6 +1050,8 @@ _ONE_ARG_SPLIT = {
     "nearest_neighbour": exp07.nearest_neighbour,
     "neighbour_coverage": exp07.neighbour_coverage,
     "kernel_learner": exp07.kernel_learner,
+    "subset_rule": exp07.subset_rule,
+    "memorizer": exp07.memorizer,
 }
 for (_name, _fn) in _ONE_ARG_SPLIT.items():
     row(f"rnnlib.experiments.ch07.{_name}", "type", "split", lambda _fn=_fn: _fn(_Z7))
@@ -1073,6 +1075,12 @@ row(T, "malformed", "learners", lambda: exp07.compare_learners(SPLIT7, (_Z7, _Z7
 int_rows("rnnlib.experiments.ch07.pattern_count_neuron", "k", lambda v: exp07.pattern_count_neuron(v), low=1)
 real_rows("rnnlib.experiments.ch07.pattern_count_complexity", "R", lambda v: exp07.pattern_count_complexity(3, v), bad=(0.0, -1.0))
 row("rnnlib.experiments.ch07.pattern_count_target", "malformed", "pattern", lambda: exp07.pattern_count_target(8, "12"))
+T = "rnnlib.experiments.ch07.memorized_share"
+row(T, "type", "split", lambda: exp07.memorized_share(None, _Z7))
+row(T, "malformed", "z", lambda: exp07.memorized_share(SPLIT7, torch.zeros(2, 5, dtype=torch.int64)))
+T = "rnnlib.experiments.ch07.memorizer"
+row(T, "type", "fallback", lambda: exp07.memorizer(SPLIT7, fallback=0.5))
+row("rnnlib.experiments.ch07.subset_rule_accuracy", "range", "k", lambda: exp07.subset_rule_accuracy(4, 5))
 T = "rnnlib.experiments.ch07.mean_scores"
 row(T, "empty", "runs", lambda: exp07.mean_scores([]))
 int_rows("rnnlib.experiments.ch07.draw_strings", "min_length", lambda v: exp07.draw_strings("dl1", 10, 8, min_length=v, generator=0), low=1)

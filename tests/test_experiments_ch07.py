@@ -288,3 +288,100 @@ def test_run_learners_table_and_length_generalization():
     )
     assert set(table) == {("tomita1", 4), ("tomita4", 4)}
     assert table[("tomita4", 4)].wide[8].test_accuracy >= 0.0
+
+
+def test_subset_rule_accuracy_matches_brute_force():
+    # every string of length n with 0, 1 or 2 ones, each count weighted
+    # 1/3 and uniform within its count: the rule "a 1 in S and none
+    # outside S" for S = the first k positions (any S of size k, by
+    # symmetry)
+    from itertools import combinations
+
+    for n in (2, 3, 5, 6):
+        for k in range(n + 1):
+            acc = 0.0
+            for s in (0, 1, 2):
+                strings = list(combinations(range(n), s))
+                ok = 0
+                for ones in strings:
+                    inside = sum(i < k for i in ones)
+                    pred = inside >= 1 and inside == len(ones)
+                    ok += pred == (len(ones) == 1)
+                acc += ok / len(strings) / 3
+            assert (
+                abs(ch07.subset_rule_accuracy(n, k) - acc) < 1e-12
+            )
+    # about 3/4 at k = n/2, above the best constant 2/3
+    assert abs(ch07.subset_rule_accuracy(16, 8) - 0.7556) < 1e-4
+    assert ch07.subset_rule_accuracy(16, 0) == 2 / 3
+
+
+def test_subset_rule_fits_and_is_near_its_closed_form():
+    from rnnlib.languages import (
+        get_language,
+        held_out_split,
+        sample_dl1_balanced,
+    )
+
+    n = 12
+    z = sample_dl1_balanced(4000, n, generator=0)
+    split = held_out_split(
+        z, get_language("dl1")(z), test_fraction=0.25, generator=0
+    )
+    subset, predict = ch07.subset_rule(split)
+    assert 0 < len(subset) < n and subset == sorted(subset)
+    # the rule computed by hand
+    ones = (z == 1).long()
+    inside = ones[:, subset].sum(1)
+    by_hand = (inside >= 1) & (inside == ones.sum(1))
+    assert torch.equal(predict(z), by_hand.float())
+    # fresh fixed-length draws: near the closed form of its |S| (and
+    # that closed form near the best over k)
+    zf = sample_dl1_balanced(20000, n, generator=1)
+    acc = float(
+        (predict(zf) == get_language("dl1")(zf).float())
+        .double()
+        .mean()
+    )
+    closed = ch07.subset_rule_accuracy(n, len(subset))
+    assert abs(acc - closed) < 0.015
+    best = max(
+        ch07.subset_rule_accuracy(n, k) for k in range(n + 1)
+    )
+    assert closed > best - 0.02
+    assert acc > 2 / 3 + 0.05  # beats the constant
+
+
+def test_memorizer_and_memorized_share():
+    from rnnlib.languages import HeldOutSplit
+
+    z = torch.tensor([[0, 1], [1, 0], [1, 0], [1, 1], [0, 0]])
+    y = torch.tensor([1.0, 1.0, 0.0, 0.0, 0.0])
+    # train on the first four rows
+    split = HeldOutSplit(z[:4], y[:4], z[4:], y[4:], 3, 1)
+    mem = ch07.memorizer(split)
+    # (0,1) -> 1; (1,0): a tie of its copies -> 1; (1,1) -> 0; unseen
+    # (0,0) -> the training majority (0.5 -> 1)
+    assert mem(z).tolist() == [1.0, 1.0, 1.0, 0.0, 1.0]
+    zero = ch07.memorizer(split, lambda q: torch.zeros(len(q)))
+    assert zero(z).tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+    assert ch07.memorized_share(split, z) == 4 / 5
+    assert ch07.memorized_share(split, z[4:]) == 0.0
+
+
+def test_compare_learners_runs_the_baselines():
+    split = _dl1_split(seed=0)
+    fresh = ch07.draw_strings("dl1", 200, 8, generator=5)
+    names = [
+        "S rule",
+        "memorize + constant",
+        "memorize + count rule",
+    ]
+    scores = ch07.compare_learners(split, fresh, learners=names)
+    assert [s.learner for s in scores] == names
+    by = {s.learner: s for s in scores}
+    # memorizers are perfect on training strings
+    assert by["memorize + constant"].train_accuracy == 1.0
+    assert "|S| =" in by["S rule"].what
+    for s in scores:
+        assert 0.0 <= s.fresh_unseen <= 1.0

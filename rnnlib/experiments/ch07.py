@@ -73,6 +73,10 @@ __all__ = [
     "best_constant",
     "COUNT_RULES",
     "count_rule",
+    "memorized_share",
+    "memorizer",
+    "subset_rule_accuracy",
+    "subset_rule",
     "additive_logistic",
     "nearest_neighbour",
     "neighbour_coverage",
@@ -401,6 +405,145 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
     return name, predict
 
 
+# --- memorization and the 0-1-optimal additive rule (issue 32) ---
+
+
+def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
+    """Fraction of the strings ``z`` that repeat a training string of ``split`` (chapter 7).
+
+    ``1 - mean(unseen_mask(split, z))``: on fresh i.i.d. draws, the share a
+    learner that only memorizes its training strings answers from memory.
+    """
+    return 1.0 - float(unseen_mask(split, z).double().mean())
+
+
+def memorizer(
+    split: HeldOutSplit, fallback: Callable | None = None
+) -> Callable:
+    """Memorize the training strings, else answer ``fallback`` (chapter 7).
+
+    A string of ``z`` that is a training string of ``split`` gets the
+    majority label of its training copies (ties: 1); any other string gets
+    ``fallback(z)`` (strings -> 0/1), by default the training majority label
+    (``memorize + constant``). With :func:`count_rule`'s rule as the
+    fallback it is ``memorize + count rule``. No such learner generalizes
+    beyond its fallback: on unseen strings it *is* its fallback, so its
+    accuracy on fresh draws measures how much of them repeat training strings.
+    Returns ``predict`` (strings -> 0/1 float32).
+    """
+    split = _check_split(split)
+    if fallback is not None and not callable(fallback):
+        raise TypeError(
+            "fallback must be a callable (strings -> 0/1 labels) or "
+            f"None, got {type(fallback).__name__}"
+        )
+    width = split.z_train.shape[1]
+    votes: dict[tuple, list[float]] = {}
+    for row, label in zip(
+        split.z_train.tolist(), split.y_train.tolist()
+    ):
+        votes.setdefault(tuple(row), []).append(float(label))
+    table = {k: float(np.mean(v) >= 0.5) for k, v in votes.items()}
+    majority = float(split.y_train.to(torch.float64).mean() >= 0.5)
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        z = check_strings(z)
+        if z.shape[1] != width:
+            raise ValueError(
+                f"z must have the training width {width}, got {z.shape[1]}"
+            )
+        if fallback is None:
+            out = torch.full((len(z),), majority)
+        else:
+            out = fallback(z).to(torch.float64).clone()
+        for i, row in enumerate(z.tolist()):
+            hit = table.get(tuple(row))
+            if hit is not None:
+                out[i] = hit
+        return out.to(torch.float32)
+
+    return predict
+
+
+@validate_params(n=Int(2), k=Int(0))
+def subset_rule_accuracy(n: int, k: int) -> float:
+    """Accuracy on D_L1 of the rule "a 1 in S and none outside S", |S| = k (chapter 7).
+
+    Strings of fixed length ``n`` whose number s of 1s is uniform on
+    {0, 1, 2} and whose 1s sit at uniformly random positions
+    (:func:`rnnlib.languages.sample_dl1_balanced` without padding). The rule is
+    correct on every s = 0 string, on an s = 1 string when its 1 is in S
+    (probability k/n) and on an s = 2 string unless both 1s are in S
+    (probability k(k-1)/(n(n-1))), so its accuracy is
+
+        (2 + k/n - k(k-1)/(n(n-1))) / 3,
+
+    about 3/4 at k = n/2 (0.756 at n = 16), above the best constant's 2/3.
+    The rule is additive: the sign of ``-1/2 + sum_l f_l(z_l)`` with
+    ``f_l(1) = 1`` for l in S, ``-(k+1)`` outside S, ``f_l(0) = 0``.
+    """
+    if k > n:
+        raise ValueError(f"k must be at most n = {n}, got {k}")
+    return (2.0 + k / n - k * (k - 1) / (n * (n - 1))) / 3.0
+
+
+def _subset_predict(ones: torch.Tensor, mask: torch.Tensor):
+    inside = ones @ mask
+    outside = ones.sum(dim=1) - inside
+    return (inside >= 1) & (outside == 0)
+
+
+def subset_rule(
+    split: HeldOutSplit,
+) -> tuple[list[int], Callable]:
+    """The additive rule "a 1 in S and none outside S", S fitted to the training strings (chapter 7).
+
+    S is a set of positions of the (left-padded) strings, chosen for the 0-1
+    accuracy on the training copies of ``split`` by greedy local search:
+    from S empty (the constant "no"), toggle the one position that raises
+    the training accuracy most, until none does. The family is additive
+    (:func:`subset_rule_accuracy`), so this is a lower bound on the best
+    additive classifier's 0-1 accuracy, not the convex surrogate that
+    :func:`additive_logistic` fits. Returns ``(S, predict)``, ``S`` sorted,
+    ``predict`` (strings of the training width -> 0/1 float32).
+    """
+    split = _check_split(split)
+    width = split.z_train.shape[1]
+    ones = (split.z_train == 1).to(torch.float64)
+    y = split.y_train.to(torch.bool)
+    mask = torch.zeros(width, dtype=torch.float64)
+
+    def accuracy(m: torch.Tensor) -> float:
+        return float(
+            (_subset_predict(ones, m) == y).double().mean()
+        )
+
+    best = accuracy(mask)
+    while True:
+        trials = []
+        for i in range(width):
+            m = mask.clone()
+            m[i] = 1.0 - m[i]
+            trials.append(accuracy(m))
+        i = int(np.argmax(trials))
+        if trials[i] <= best + 1e-12:
+            break
+        mask[i] = 1.0 - mask[i]
+        best = trials[i]
+    subset = [int(i) for i in torch.nonzero(mask).flatten()]
+
+    def predict(z: torch.Tensor) -> torch.Tensor:
+        z = check_strings(z)
+        if z.shape[1] != width:
+            raise ValueError(
+                f"z must have the training width {width}, got {z.shape[1]}"
+            )
+        hit = _subset_predict((z == 1).to(torch.float64), mask)
+        return hit.to(torch.float32)
+
+    return subset, predict
+
+
 def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
     codes = token_codes(z)
     return (
@@ -675,6 +818,12 @@ LEARNERS = {
     "on per-position tokens",
     "count rule": "'at most one 1' or 'at least one 1', chosen on training data",
     "1-NN": "nearest training string in Hamming distance",
+    "S rule": "additive: 'a 1 in S and none outside S', S chosen on "
+    "training data (0-1 accuracy)",
+    "memorize + constant": "training label of a training string, "
+    "else the training majority",
+    "memorize + count rule": "training label of a training string, "
+    "else the count rule",
 }
 
 
@@ -751,6 +900,13 @@ def compare_learners(
         elif name == "count rule":
             rule, predict = count_rule(split)
             what = f"{rule} (chosen on training data)"
+        elif name == "S rule":
+            subset, predict = subset_rule(split)
+            what = f"{LEARNERS[name]}: |S| = {len(subset)}"
+        elif name == "memorize + constant":
+            predict = memorizer(split)
+        elif name == "memorize + count rule":
+            predict = memorizer(split, count_rule(split)[1])
         else:
             predict = nearest_neighbour(split)
         out.append(
