@@ -756,10 +756,14 @@ def write_student_repository(
         if portable is not None
         else root / "portable" / "student"
     )
-    notebooks = sorted(portable.glob("*.ipynb"))
-    if not notebooks:
+    notebooks = [
+        portable / path.name for path in chapter_notebooks(root)
+    ]
+    missing = [nb.name for nb in notebooks if not nb.is_file()]
+    if missing:
         raise FileNotFoundError(
-            f"portable: no portable student notebooks in {str(portable)!r} (run `make portable` first)"
+            f"portable: no portable student notebook {missing[0]} in {str(portable)!r} "
+            f"({len(missing)} of {len(notebooks)} missing; run `make portable` first)"
         )
     if (
         out.resolve() == root.resolve()

@@ -246,7 +246,10 @@ def test_the_student_repository_holds_what_the_launch_buttons_open(
             )
         ]
     )
-    nbformat.write(nb, portable / "08_stability.ipynb")
+    from booktools.toc import chapter_notebooks
+
+    for path in chapter_notebooks(ROOT):
+        nbformat.write(nb, portable / path.name)
     files = se.write_student_repository(
         tmp_path / "repo", ROOT, portable
     )
