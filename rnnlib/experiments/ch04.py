@@ -4,8 +4,10 @@ The objects are in :mod:`rnnlib.inversion` (Lemma 4.4's identity, the decoders
 of Theorem 4.5, Lemma 4.1's step features, Lemma F.11's correlations, the
 construction of Lemma 4.2 / Theorem 4.3); each sweep here draws the networks,
 vectors and sequences for every width and averages one of them:
-:func:`lemma44_sweep`, :func:`decoding_sweep`, :func:`step_feature_sweep`,
-:func:`correlation_sweep` and :func:`construction_sweep`.
+:func:`lemma44_sweep`, :func:`decoding_sweep` (naive, fitted and analytic
+inverses), :func:`step_feature_sweep`, :func:`correlation_sweep` and
+:func:`construction_sweep`; :func:`growth_fit` compares exponential and
+linear growth of the naive error with the depth.
 """
 
 from __future__ import annotations

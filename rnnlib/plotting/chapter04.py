@@ -307,9 +307,10 @@ def plot_inversion(
 
 
 def plot_decoding_profile(errors) -> Figure:
-    """Chapter 4 explorer: per-token decoding error of one network, naive inverse vs fitted decoder.
+    """Chapter 4 explorer: per-token decoding error of one network, naive inverse vs fitted decoder vs analytic inverse.
 
-    ``errors`` is an :class:`rnnlib.inversion.DecodingErrors`.
+    ``errors`` is an :class:`rnnlib.inversion.DecodingErrors`; its
+    ``analytic`` errors are drawn when it has them.
     """
     _record(
         errors,
@@ -333,6 +334,15 @@ def plot_decoding_profile(errors) -> Figure:
         ms=4,
         label="fitted decoder",
     )
+    analytic = getattr(errors, "analytic", None)
+    if analytic is not None:
+        ax.semilogy(
+            pos,
+            _values(analytic, "errors.analytic"),
+            "d-",
+            ms=4,
+            label="analytic inverse (ours)",
+        )
     ax.axhline(
         1.0, color="k", ls=":", lw=1.2, label="no information"
     )
