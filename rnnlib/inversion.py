@@ -21,8 +21,12 @@ with N(0, 2/m) entries, the identity reads ``A^T h^(l) ~ x^(l)`` and
 ``xhat^(L-k) = A^T (W^T)^k h^(L)`` (:func:`naive_decode`), whose error grows
 geometrically with the depth k. A linear decoder fitted by ridge least squares
 on sampled sequences (:func:`fit_linear_decoder`) is our empirical stand-in for
-the paper's ``Wbar^[L]`` (which depends on W, A only). :func:`decoding_errors`
-measures both per position.
+the paper's ``Wbar^[L]`` (which depends on W, A only). Our reconstruction
+of a map that depends on (W, A) only is :func:`analytic_inverse`: freeze the
+ReLU patterns of a base sequence, so that ``h^(L) = J [x^(1), ..., x^(L)]``
+is linear with the stacked step Jacobians ``J`` (:func:`step_jacobians`), and
+invert with the pseudo-inverse ``J^+``. :func:`decoding_errors` measures the
+three per position.
 
 **Lemma 4.1 (random step features, Allen-Zhu, Li & Liang 2019, Lemma 6.2).**
 A smooth ``phi`` on [-1, 1] is ``E[H(alpha, b0) 1[alpha u + beta sqrt(1 - u^2) + b0 >= 0]]``
@@ -83,6 +87,10 @@ __all__ = [
     "naive_decode",
     "LinearDecoder",
     "fit_linear_decoder",
+    "base_sequence",
+    "step_jacobians",
+    "AnalyticInverse",
+    "analytic_inverse",
     "DecodingErrors",
     "decoding_errors",
     "StepFeatureFit",
@@ -225,14 +233,163 @@ def fit_linear_decoder(
     return LinearDecoder(matrix, ridge)
 
 
+# --- Theorem 4.5: the analytic inverse (ours), a map of (W, A) only ----------------------------
+
+
+@validate_params("dtype", L=Int(3), d=Int(1))
+def base_sequence(
+    L: int, d: int, *, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
+    """The zero-token sequence, (L, d): start and end tokens ``e_d``, zeros between (chapter 4).
+
+    It is the limit ``eps_x -> 0`` of every normalized sequence of
+    Definition 3.1 (:func:`rnnlib.elman.normalize_sequence`), and it depends
+    on no data: the base point at which :func:`analytic_inverse` freezes the
+    ReLU patterns.
+    """
+    x0 = torch.zeros(L, d, dtype=dtype)
+    x0[0, -1] = 1.0
+    x0[-1, -1] = 1.0
+    return x0
+
+
+def _check_weights(
+    W: object, A: object
+) -> tuple[torch.Tensor, torch.Tensor]:
+    W = check_tensor(W, "W", ndim=2)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(
+            f"W must be square (m, m), got shape {tuple(W.shape)}"
+        )
+    A = check_tensor(A, "A", shape=(W.shape[0], "d"))
+    return W, A
+
+
+def _check_base(
+    base: object, L: int, d: int, dtype: torch.dtype
+) -> torch.Tensor:
+    if base is None:
+        return base_sequence(L, d, dtype=dtype)
+    return check_tensor(base, "base", shape=(L, d)).to(dtype)
+
+
+@validate_params(L=Int(1))
+def step_jacobians(
+    W: torch.Tensor,
+    A: torch.Tensor,
+    L: int,
+    *,
+    base: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The step Jacobians ``J_l = D^(L) W D^(L-1) W ... D^(l) A`` at a base sequence, (L, m, d) (chapter 4).
+
+    ``D^(l) = diag(1[W h0^(l-1) + A x0^(l) > 0])`` are the ReLU patterns of
+    the base run ``h0`` on ``base`` (shape (L, d); default
+    :func:`base_sequence`, which needs ``L >= 3``). ``J_l`` is the Jacobian
+    of ``h^(L)`` in ``x^(l)`` at the base. With the patterns frozen the
+    recurrence is linear, ``h^(L) = sum_l J_l x^(l)`` for *every* input
+    sequence (``h^(0) = 0``: no constant term), exactly. Float64.
+    """
+    W, A = _check_weights(W, A)
+    m, d = A.shape
+    W, A = W.detach().double(), A.detach().double()
+    x0 = _check_base(base, L, d, torch.float64)
+    h = torch.zeros(m, dtype=torch.float64)
+    G = torch.zeros(m, L, d, dtype=torch.float64)  # dh^(k)/dx^(l)
+    for step in range(L):
+        pre = W @ h + A @ x0[step]
+        D = (pre > 0).double()
+        G = D[:, None, None] * (W @ G.reshape(m, L * d)).reshape(
+            m, L, d
+        )
+        G[:, step] = D[:, None] * A
+        h = torch.relu(pre)
+    return G.permute(1, 0, 2).contiguous()
+
+
+@dataclass(frozen=True)
+class AnalyticInverse:
+    """``Wbar^[L]`` rebuilt from (W, A) alone: ``[x^(1), ..., x^(L)] ~ Wbar^T h^(L)`` (chapter 4, ours).
+
+    ``matrix`` (m, L d) is ``Wbar = (J^+)^T``, the transpose of the
+    pseudo-inverse of the stacked step Jacobians ``jacobian = J`` (m, L d,
+    column block l is :func:`step_jacobians`' ``J_l``); ``base`` (L, d) is the
+    sequence whose ReLU patterns ``J`` freezes; ``singular_values`` of ``J``
+    (descending; the smallest sets how much an error in ``h`` is amplified);
+    ``rank``: the number kept by the pseudo-inverse.
+    """
+
+    matrix: torch.Tensor
+    jacobian: torch.Tensor
+    base: torch.Tensor
+    singular_values: torch.Tensor
+    rank: int
+
+    def __call__(self, h: torch.Tensor) -> torch.Tensor:
+        """Decode hidden states ``h^(L)`` (batch, m); returns (batch, L, d)."""
+        h = check_tensor(
+            h, "h", shape=("batch", self.matrix.shape[0])
+        )
+        L, d = self.base.shape
+        out = h.to(self.matrix.dtype) @ self.matrix
+        return out.reshape(h.shape[0], L, d).to(h.dtype)
+
+
+@validate_params(L=Int(1))
+def analytic_inverse(
+    W: torch.Tensor,
+    A: torch.Tensor,
+    L: int,
+    *,
+    base: torch.Tensor | None = None,
+    rcond: float | None = None,
+) -> AnalyticInverse:
+    """Our reconstruction of Theorem 4.5's ``Wbar^[L]``: the pseudo-inverse of the linearized recurrence (chapter 4).
+
+    Freeze the ReLU patterns ``D^(l)`` of a base sequence ``x0`` (``base``;
+    default :func:`base_sequence`, the start and end tokens with zero tokens
+    between, i.e. the limit ``eps_x -> 0``). Then
+    ``h^(L) = J [x^(1); ...; x^(L)]`` with ``J = [J_1, ..., J_L]`` (m, L d)
+    of :func:`step_jacobians`, exactly, for every sequence that keeps those
+    patterns; for ``m >= L d`` ``J`` has full column rank (generically) and
+    ``J^+ = (J^T J)^(-1) J^T`` inverts it. A normalized sequence moves each
+    pre-activation by ``O(eps_x)``, which flips a fraction of the patterns;
+    the error of ``J^+ h^(L)`` is that of the flips, seen through ``J^+``.
+    The map depends on ``W``, ``A`` (and the fixed base) only, not on sampled
+    sequences, as the paper's ``Wbar^[L]`` does; the paper gives no formula
+    (its appendix has one we could not obtain), so this one is ours.
+    ``rcond``: relative cut-off of the singular values (``torch.linalg.pinv``'s
+    default when None). Float64.
+    """
+    J = step_jacobians(W, A, L, base=base)  # (L, m, d)
+    Lq, m, d = J.shape
+    stacked = J.permute(1, 0, 2).reshape(m, Lq * d)
+    if rcond is not None:
+        rcond = check_real(rcond, "rcond", low=0.0, high=1.0)
+    U, S, Vh = torch.linalg.svd(stacked, full_matrices=False)
+    cut = (
+        S.max() * rcond
+        if rcond is not None
+        else S.max() * max(m, Lq * d) * torch.finfo(S.dtype).eps
+    )
+    keep = S > cut
+    pinv = (Vh[keep].T / S[keep]) @ U[:, keep].T  # (L d, m)
+    x0 = _check_base(base, Lq, d, torch.float64)
+    return AnalyticInverse(
+        pinv.T.contiguous(), stacked, x0, S, int(keep.sum())
+    )
+
+
 @dataclass(frozen=True)
 class DecodingErrors:
     """Per-position decoding errors of one network (chapter 4).
 
-    ``positions``: l = 2..L-1 (the true tokens); ``naive`` and ``fitted``: the
-    mean over test sequences of ``max_j |xhat^(l)_j - x^(l)_j| / eps_x``, the
-    error on the true token ``xbar^(l)`` (1 means no information), for
-    :func:`naive_decode` and the fitted :class:`LinearDecoder`.
+    ``positions``: l = 2..L-1 (the true tokens); ``naive``, ``fitted`` and
+    ``analytic``: the mean over test sequences of
+    ``max_j |xhat^(l)_j - x^(l)_j| / eps_x``, the error on the true token
+    ``xbar^(l)`` (1 means no information), for :func:`naive_decode`, the
+    fitted :class:`LinearDecoder` (NaN when ``n_train = 0``) and the
+    :class:`AnalyticInverse`; ``n_train``: the fitted decoder's sequences.
     """
 
     width: int
@@ -241,6 +398,8 @@ class DecodingErrors:
     positions: np.ndarray
     naive: np.ndarray
     fitted: np.ndarray
+    analytic: np.ndarray
+    n_train: int
 
 
 def _token_errors(
@@ -253,7 +412,7 @@ def _token_errors(
     )
 
 
-@validate_params("L", "eps_x", "n_train", "n_test", "ridge")
+@validate_params("L", "eps_x", "n_test", "ridge", n_train=Int(0))
 def decoding_errors(
     model: ElmanRNN,
     L: int,
@@ -264,11 +423,13 @@ def decoding_errors(
     ridge: float = 1e-3,
     generator: torch.Generator | int | None = None,
 ) -> DecodingErrors:
-    """Decode every token from ``h^(L)``: naive inverse vs fitted linear decoder (chapter 4, Theorem 4.5).
+    """Decode every token from ``h^(L)``: naive inverse, fitted linear decoder, analytic inverse (chapter 4, Theorem 4.5).
 
     Draws ``n_train`` and ``n_test`` normalized sequences of length ``L``; the
     fitted decoder maps ``h^(L)`` to all of ``[x^(1), ..., x^(L)]`` and is
-    fitted on the training sequences only. Errors are on the test sequences.
+    fitted on the training sequences only (``n_train = 0``: not fitted, its
+    errors NaN); :func:`analytic_inverse` (at :func:`base_sequence`) uses no
+    sequence. Errors are on the test sequences.
     """
     model = _check_model(model)
     d, dtype = model.input_dim, model.W.dtype
@@ -287,20 +448,30 @@ def decoding_errors(
     x = normalize_sequence(x_bar, eps_x)
     with torch.no_grad():
         h = elman_hidden_states(W, A, x)[:, -1]
-    decoder = fit_linear_decoder(
-        h[:n_train], x[:n_train].reshape(n_train, -1), ridge=ridge
-    )
     x_test, h_test = x[n_train:], h[n_train:]
-    fitted = decoder(h_test).reshape(n_test, L, d)
+    if n_train > 0:
+        decoder = fit_linear_decoder(
+            h[:n_train],
+            x[:n_train].reshape(n_train, -1),
+            ridge=ridge,
+        )
+        fitted = _token_errors(
+            decoder(h_test).reshape(n_test, L, d), x_test, eps_x
+        )
+    else:
+        fitted = np.full(L - 2, np.nan)
     with torch.no_grad():
         naive = naive_decode(W, A, h_test, L)
+    analytic = analytic_inverse(W, A, L)(h_test)
     return DecodingErrors(
         model.width,
         L,
         eps_x,
         np.arange(2, L),
         _token_errors(naive, x_test, eps_x),
-        _token_errors(fitted, x_test, eps_x),
+        fitted,
+        _token_errors(analytic, x_test, eps_x),
+        n_train,
     )
 
 

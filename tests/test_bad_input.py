@@ -620,6 +620,7 @@ for (name, call, arg, kind) in (
     ("plot_relu_identity", lambda: plotting.plot_relu_identity(None), "sweep", "type"),
     ("plot_decoding", lambda: plotting.plot_decoding(None, 8, 0.1), "sweep", "type"),
     ("plot_decoding_profile", lambda: plotting.plot_decoding_profile(None), "errors", "type"),
+    ("plot_inversion", lambda: plotting.plot_inversion(None, None, None, None), "by_width", "type"),
     ("plot_step_features", lambda: plotting.plot_step_features(None), "sweep", "type"),
     ("plot_correlations", lambda: plotting.plot_correlations(None), "sweep", "type"),
     ("plot_construction", lambda: plotting.plot_construction(None), "sweep", "type"),
@@ -701,11 +702,29 @@ row(T, "shape", "targets", lambda: inversion.fit_linear_decoder(INV_H, INV_H[:1]
 row(T, "nan", "targets", lambda: inversion.fit_linear_decoder(INV_H, with_nan(INV_H)))
 T = "rnnlib.inversion.decoding_errors"
 row(T, "type", "model", lambda: inversion.decoding_errors(LIN, L, 0.1))
+row(T, "range", "n_train", lambda: inversion.decoding_errors(ELMAN, L, 0.1, n_train=-1))
+T = "rnnlib.inversion.base_sequence"
+row(T, "range", "L", lambda: inversion.base_sequence(2, D))
+T = "rnnlib.inversion.step_jacobians"
+tensor_rows(T, "W", INV_W, lambda v: inversion.step_jacobians(v, INV_A, L))
+row(T, "shape", "W", lambda: inversion.step_jacobians(INV_W[:, :-1], INV_A, L), note="square")
+tensor_rows(T, "A", INV_A, lambda v: inversion.step_jacobians(INV_W, v, L))
+row(T, "shape", "base", lambda: inversion.step_jacobians(INV_W, INV_A, L, base=torch.zeros(L + 1, D)))
+row(T, "nan", "base", lambda: inversion.step_jacobians(INV_W, INV_A, L, base=with_nan(torch.zeros(L, D))))
+T = "rnnlib.inversion.analytic_inverse"
+tensor_rows(T, "W", INV_W, lambda v: inversion.analytic_inverse(v, INV_A, L))
+row(T, "range", "rcond", lambda: inversion.analytic_inverse(INV_W, INV_A, L, rcond=-0.5))
+row(T, "range", "L", lambda: inversion.analytic_inverse(INV_W, INV_A, 0))
 T = "rnnlib.experiments.ch04.decoding_sweep"
 row(T, "empty", "widths", lambda: exp04.decoding_sweep([], [L], [0.1]))
 row(T, "range", "lengths", lambda: exp04.decoding_sweep([4], [2], [0.1]))
 row(T, "empty", "eps_values", lambda: exp04.decoding_sweep([4], [L], []))
 row(T, "range", "eps_values", lambda: exp04.decoding_sweep([4], [L], [1.5]))
+row(T, "range", "n_train_per_m", lambda: exp04.decoding_sweep([4], [L], [0.1], n_train_per_m=-1))
+T = "rnnlib.experiments.ch04.growth_fit"
+row(T, "malformed", "depths", lambda: exp04.growth_fit([1, 1, 2], np.ones((2, 3))))
+row(T, "shape", "errors", lambda: exp04.growth_fit([1, 2, 3], np.ones((2, 4))))
+row(T, "nan", "errors", lambda: exp04.growth_fit([1, 2, 3], np.array([[1.0, math.nan, 2.0]])))
 
 T = "rnnlib.inversion.fit_step_features"
 row(T, "type", "phi", lambda: inversion.fit_step_features(3.0))

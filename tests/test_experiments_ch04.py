@@ -32,6 +32,48 @@ def test_decoding_sweep_falls_with_width():
         (512, 6, 0.1),
     }
     assert s.fitted[1, 0, 0] < s.fitted[0, 0, 0]
+    assert s.analytic.shape == (2, 1, 1)
+    assert s.fitted_nets.shape == (1, 2, 1, 1)
+    assert s.n_train.tolist() == [256, 256]
+
+
+def test_decoding_sweep_per_network_arrays_and_train_per_m():
+    s = ch04.decoding_sweep(
+        [32, 64],
+        [5],
+        [0.1, 0.3],
+        d=4,
+        n_networks=2,
+        n_train=10,
+        n_train_per_m=4,
+        n_test=16,
+        generator=0,
+    )
+    assert s.n_train.tolist() == [128, 256]
+    for nets, mean in [
+        (s.naive_nets, s.naive),
+        (s.fitted_nets, s.fitted),
+        (s.analytic_nets, s.analytic),
+    ]:
+        assert nets.shape == (2, 2, 1, 2)
+        np.testing.assert_allclose(nets.mean(axis=0), mean)
+    prof = s.naive_profile_nets[(64, 5, 0.3)]
+    assert prof.shape == (2, 3)
+    np.testing.assert_allclose(
+        prof.mean(axis=0), s.profiles[(64, 5, 0.3)][0]
+    )
+    np.testing.assert_allclose(
+        s.analytic_profiles[(64, 5, 0.3)].mean(),
+        s.analytic[1, 0, 1],
+    )
+    # no fitted decoder at all
+    s0 = ch04.decoding_sweep(
+        [32], [5], [0.1], d=4, n_networks=1, n_train=0, n_test=8
+    )
+    assert (
+        np.isnan(s0.fitted).all()
+        and np.isfinite(s0.analytic).all()
+    )
 
 
 def test_step_feature_sweep_error_falls_and_norm_grows_with_complexity():

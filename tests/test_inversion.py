@@ -141,9 +141,149 @@ def test_decoding_errors_fitted_beats_naive_and_shapes():
     )
     assert e.positions.tolist() == list(
         range(2, 8)
-    ) and e.naive.shape == e.fitted.shape == (6,)
-    assert np.all(e.naive > 5 * e.fitted)
+    ) and e.naive.shape == e.fitted.shape == e.analytic.shape == (
+        6,
+    )
+    assert np.all(e.naive > 5 * e.fitted) and e.n_train == 256
     assert e.fitted.max() < 0.5
+
+
+def test_decoding_errors_analytic_field_and_no_fit():
+    model = ElmanRNN(5, 256, generator=0)
+    e = inv.decoding_errors(
+        model, 6, 0.1, n_train=0, n_test=32, generator=1
+    )
+    assert e.analytic.shape == (4,) and np.all(np.isnan(e.fitted))
+    assert e.n_train == 0 and e.analytic.max() < 1.0
+    assert np.all(e.analytic < e.naive)
+
+
+# --- Theorem 4.5: the analytic inverse (ours) ------------------------------------------------------
+
+
+def _weights(m, d, seed):
+    model = ElmanRNN(d, m, generator=seed, dtype=F64)
+    return model.W.detach(), model.A.detach()
+
+
+def test_base_sequence_is_the_zero_token_limit_of_normalize():
+    x_bar = sample_true_sequence(3, 6, 4, generator=0, dtype=F64)
+    x0 = inv.base_sequence(6, 4)
+    tiny = normalize_sequence(x_bar, 1e-12)
+    assert x0.shape == (6, 4) and x0.dtype == F64
+    assert torch.allclose(tiny, x0.expand(3, 6, 4), atol=1e-11)
+
+
+def test_step_jacobians_match_autograd_jacobian_at_the_base():
+    # independent reference: torch.func.jacrev of x -> h^(L)
+    W, A = _weights(40, 4, 0)
+    L = 5
+    x0 = inv.base_sequence(L, 4)
+    ref = torch.func.jacrev(
+        lambda x: elman_hidden_states(W, A, x[None])[0, -1]
+    )(x0)  # (m, L, d)
+    J = inv.step_jacobians(W, A, L)
+    assert J.shape == (L, 40, 4)
+    assert torch.allclose(J, ref.permute(1, 0, 2), atol=1e-12)
+    # and at another base sequence
+    base = x0 + 0.3 * torch.randn(
+        L, 4, generator=torch.Generator().manual_seed(1), dtype=F64
+    )
+    ref = torch.func.jacrev(
+        lambda x: elman_hidden_states(W, A, x[None])[0, -1]
+    )(base)
+    J = inv.step_jacobians(W, A, L, base=base)
+    assert torch.allclose(J, ref.permute(1, 0, 2), atol=1e-12)
+
+
+def test_step_jacobians_match_a_brute_force_product():
+    W, A = _weights(12, 3, 2)
+    L = 4
+    x0 = inv.base_sequence(L, 3)
+    h, D = torch.zeros(12, dtype=F64), []
+    for step in range(L):
+        pre = W @ h + A @ x0[step]
+        D.append(torch.diag((pre > 0).double()))
+        h = torch.relu(pre)
+    J = inv.step_jacobians(W, A, L)
+    for ell in range(L):
+        P = D[ell] @ A
+        for k in range(ell + 1, L):
+            P = D[k] @ W @ P
+        assert torch.allclose(J[ell], P, atol=1e-13)
+
+
+def test_analytic_inverse_is_numpy_pinv_of_the_stacked_jacobians():
+    W, A = _weights(60, 4, 3)
+    L = 6
+    J = inv.step_jacobians(W, A, L).numpy()
+    stacked = np.concatenate(list(J), axis=1)  # (m, L d)
+    ref = np.linalg.pinv(stacked)  # (L d, m)
+    a = inv.analytic_inverse(W, A, L)
+    assert a.rank == L * 4 and a.matrix.shape == (60, L * 4)
+    np.testing.assert_allclose(a.matrix.numpy().T, ref, atol=1e-10)
+    np.testing.assert_allclose(a.jacobian.numpy(), stacked)
+    assert torch.all(
+        a.singular_values[:-1] >= a.singular_values[1:]
+    )
+
+
+def test_analytic_inverse_is_exact_on_the_linear_network():
+    # freeze the base run's patterns: the recurrence is linear and J^+ inverts it exactly
+    W, A = _weights(80, 4, 4)
+    L = 5
+    x0 = inv.base_sequence(L, 4)
+    h, D = torch.zeros(80, dtype=F64), []
+    for step in range(L):
+        pre = W @ h + A @ x0[step]
+        D.append((pre > 0).double())
+        h = torch.relu(pre)
+    x = torch.randn(
+        7,
+        L,
+        4,
+        generator=torch.Generator().manual_seed(5),
+        dtype=F64,
+    )
+    h = torch.zeros(7, 80, dtype=F64)
+    for step in range(L):  # h^(l) = D^(l) (W h^(l-1) + A x^(l))
+        h = D[step] * (h @ W.T + x[:, step] @ A.T)
+    a = inv.analytic_inverse(W, A, L)
+    assert torch.allclose(a(h), x, atol=1e-9)
+    # and on the ReLU network itself at the base sequence
+    h0 = elman_hidden_states(W, A, x0[None])[:, -1]
+    assert torch.allclose(a(h0), x0[None], atol=1e-10)
+
+
+def test_analytic_inverse_error_small_and_falls_with_width():
+    errs = []
+    for m in (256, 1024):
+        W, A = _weights(m, 5, 6)
+        x = normalize_sequence(
+            sample_true_sequence(64, 6, 5, generator=7, dtype=F64),
+            0.1,
+        )
+        h = elman_hidden_states(W, A, x)[:, -1]
+        xhat = inv.analytic_inverse(W, A, 6)(h)
+        errs.append(
+            float((xhat - x)[:, 1:-1].abs().amax(2).mean() / 0.1)
+        )
+    assert errs[1] < errs[0] < 1.0
+
+
+def test_analytic_inverse_float32_input_and_bad_arguments():
+    W, A = _weights(30, 4, 8)
+    a = inv.analytic_inverse(W.float(), A.float(), 4)
+    h = torch.randn(2, 30)
+    assert a(h).shape == (2, 4, 4) and a(h).dtype == torch.float32
+    with pytest.raises(ValueError, match="h"):
+        a(torch.randn(2, 29))
+    with pytest.raises(ValueError, match="base"):
+        inv.analytic_inverse(W, A, 4, base=torch.zeros(3, 4))
+    with pytest.raises(ValueError, match="rcond"):
+        inv.analytic_inverse(W, A, 4, rcond=2.0)
+    with pytest.raises(ValueError, match="L"):
+        inv.base_sequence(2, 4)
 
 
 # --- Lemma 4.1 ------------------------------------------------------------------------------------

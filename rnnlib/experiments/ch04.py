@@ -4,8 +4,10 @@ The objects are in :mod:`rnnlib.inversion` (Lemma 4.4's identity, the decoders
 of Theorem 4.5, Lemma 4.1's step features, Lemma F.11's correlations, the
 construction of Lemma 4.2 / Theorem 4.3); each sweep here draws the networks,
 vectors and sequences for every width and averages one of them:
-:func:`lemma44_sweep`, :func:`decoding_sweep`, :func:`step_feature_sweep`,
-:func:`correlation_sweep` and :func:`construction_sweep`.
+:func:`lemma44_sweep`, :func:`decoding_sweep` (naive, fitted and analytic
+inverses), :func:`step_feature_sweep`, :func:`correlation_sweep` and
+:func:`construction_sweep`; :func:`growth_fit` compares exponential and
+linear growth of the naive error with the depth.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ __all__ = [
     "lemma44_sweep",
     "DecodingSweep",
     "decoding_sweep",
+    "GrowthFit",
+    "growth_fit",
     "StepFeatureSweep",
     "step_feature_sweep",
     "CorrelationSweep",
@@ -135,10 +139,16 @@ def lemma44_sweep(
 class DecodingSweep:
     """:func:`decoding_sweep` results (chapter 4).
 
-    ``naive`` and ``fitted``: arrays (len(widths), len(lengths), len(eps_values))
-    of the error averaged over the true-token positions and the networks;
-    ``profiles[(m, L, eps_x)] = (naive, fitted)``: per-position errors
-    (positions 2..L-1) averaged over the networks.
+    ``naive``, ``fitted`` and ``analytic`` (:func:`rnnlib.inversion.analytic_inverse`):
+    arrays (len(widths), len(lengths), len(eps_values)) of the error averaged
+    over the true-token positions and the networks; ``naive_nets``,
+    ``fitted_nets``, ``analytic_nets``: the same per network, (n_networks,
+    widths, lengths, eps_values), the series a per-network trend is fitted to;
+    ``profiles[(m, L, eps_x)] = (naive, fitted)`` and
+    ``analytic_profiles[(m, L, eps_x)]``: per-position errors (positions
+    2..L-1) averaged over the networks; ``naive_profile_nets[(m, L, eps_x)]``
+    (n_networks, L-2): the naive profile of each network; ``n_train[i]``: the
+    fitted decoder's training sequences at width ``widths[i]``.
     """
 
     widths: np.ndarray
@@ -147,9 +157,18 @@ class DecodingSweep:
     naive: np.ndarray
     fitted: np.ndarray
     profiles: dict
+    analytic: np.ndarray
+    naive_nets: np.ndarray
+    fitted_nets: np.ndarray
+    analytic_nets: np.ndarray
+    analytic_profiles: dict
+    naive_profile_nets: dict
+    n_train: np.ndarray
 
 
-@validate_params("d", "n_networks")
+@validate_params(
+    "d", "n_networks", n_train=Int(0), n_train_per_m=Int(0)
+)
 def decoding_sweep(
     widths: Sequence[int],
     lengths: Sequence[int],
@@ -158,6 +177,7 @@ def decoding_sweep(
     d: int = 6,
     n_networks: int = 2,
     n_train: int = 512,
+    n_train_per_m: int = 0,
     n_test: int = 128,
     ridge: float = 1e-3,
     generator: torch.Generator | int | None = None,
@@ -167,6 +187,9 @@ def decoding_sweep(
     """:func:`rnnlib.inversion.decoding_errors` for every (m, L, eps_x), ``n_networks`` networks each (chapter 4).
 
     Network k of width m is ``ElmanRNN(d, m, generator=derive(as_seed(generator), "net", m, k))``.
+    The fitted decoder is trained on ``max(n_train, n_train_per_m * m)``
+    sequences (``n_train_per_m = 4``: 4m, enough that the fit is not
+    sample-limited; both 0: no fitted decoder, its errors NaN).
     The hidden states are computed in ``dtype`` (float32 by default: the
     tokens' effect on ``h`` is far above float32 rounding for eps_x >= 0.01);
     the decoder is fitted in float64.
@@ -182,7 +205,11 @@ def decoding_sweep(
         for e in eps_values
     ]
     shape = (len(widths), len(lengths), len(eps_values))
-    naive, fitted, profiles = np.zeros(shape), np.zeros(shape), {}
+    nets = np.zeros(
+        (3, n_networks, *shape)
+    )  # naive, fitted, analytic
+    profiles, a_profiles, n_profiles = {}, {}, {}
+    n_trains = [max(n_train, n_train_per_m * m) for m in widths]
     for i, m in enumerate(_progress(widths, progress, "widths")):
         for j, L in enumerate(lengths):
             for k, eps in enumerate(eps_values):
@@ -199,7 +226,7 @@ def decoding_sweep(
                             model,
                             L,
                             eps,
-                            n_train=n_train,
+                            n_train=n_trains[i],
                             n_test=n_test,
                             ridge=ridge,
                             generator=derive(
@@ -207,13 +234,22 @@ def decoding_sweep(
                             ),
                         )
                     )
-                prof_n = np.mean([r.naive for r in runs], axis=0)
-                prof_f = np.mean([r.fitted for r in runs], axis=0)
-                profiles[(m, L, eps)] = (prof_n, prof_f)
-                naive[i, j, k], fitted[i, j, k] = (
-                    prof_n.mean(),
-                    prof_f.mean(),
+                key = (m, L, eps)
+                for q, name in enumerate(
+                    ("naive", "fitted", "analytic")
+                ):
+                    nets[q, :, i, j, k] = [
+                        getattr(r, name).mean() for r in runs
+                    ]
+                profiles[key] = (
+                    np.mean([r.naive for r in runs], axis=0),
+                    np.mean([r.fitted for r in runs], axis=0),
                 )
+                a_profiles[key] = np.mean(
+                    [r.analytic for r in runs], axis=0
+                )
+                n_profiles[key] = np.stack([r.naive for r in runs])
+    naive, fitted, analytic = nets.mean(axis=1)
     return DecodingSweep(
         np.asarray(widths),
         np.asarray(lengths),
@@ -221,6 +257,90 @@ def decoding_sweep(
         naive,
         fitted,
         profiles,
+        analytic,
+        *nets,
+        a_profiles,
+        n_profiles,
+        np.asarray(n_trains),
+    )
+
+
+@dataclass(frozen=True)
+class GrowthFit:
+    """:func:`growth_fit` results: exponential against linear growth of an error with the depth (chapter 4).
+
+    Per network (rows of ``errors``, (networks, depths)): ``rate`` is the
+    exponential model's growth factor per step, ``exp(b)`` of
+    ``log e = a + b k``; ``slope`` the linear model's ``b`` of ``e = a + b k``;
+    ``exp_rss`` and ``lin_rss`` the relative residual sums
+    ``sum_k ((e_k - f(k)) / e_k)^2`` of the two two-parameter models (the
+    errors span more than a decade and their spread grows with their size,
+    so residuals are compared relative to the value); ``prefers_exp``: the
+    networks for which the exponential model's residual is the smaller.
+    """
+
+    depths: np.ndarray
+    errors: np.ndarray
+    rate: np.ndarray
+    slope: np.ndarray
+    exp_rss: np.ndarray
+    lin_rss: np.ndarray
+
+    @property
+    def prefers_exp(self) -> np.ndarray:
+        """Boolean (networks,): exponential residual below linear."""
+        return self.exp_rss < self.lin_rss
+
+
+def growth_fit(
+    depths: Sequence[float], errors: np.ndarray
+) -> GrowthFit:
+    """Fit ``e = exp(a + b k)`` and ``e = a + b k`` to each row of ``errors`` against ``depths`` (chapter 4).
+
+    The exponential model is fitted by least squares on ``log e``, the
+    linear one by least squares weighted by ``1 / e^2``; both are then scored
+    by the relative residual sum of :class:`GrowthFit` (each model is, to
+    first order, the least-squares fit for that score). ``errors``
+    (networks, len(depths)) must be positive; ``depths`` needs at least 3
+    distinct values (2 parameters, one residual).
+    """
+    k = np.asarray(depths, dtype=float)
+    e = np.atleast_2d(np.asarray(errors, dtype=float))
+    if (
+        k.ndim != 1
+        or len(np.unique(k)) < 3
+        or not np.all(np.isfinite(k))
+    ):
+        raise ValueError(
+            f"depths must be at least 3 distinct finite numbers, got {depths!r}"
+        )
+    if e.ndim != 2 or e.shape[1] != k.size:
+        raise ValueError(
+            f"errors must have shape (networks, {k.size}), got shape {e.shape}"
+        )
+    if not np.all(np.isfinite(e)) or not np.all(e > 0):
+        raise ValueError("errors must be finite and positive")
+    X = np.stack([np.ones_like(k), k], axis=1)
+    rate, slope, exp_rss, lin_rss = [], [], [], []
+    for row in e:
+        ab = np.linalg.lstsq(X, np.log(row), rcond=None)[0]
+        fit_exp = np.exp(X @ ab)
+        w = 1.0 / row
+        cd = np.linalg.lstsq(X * w[:, None], row * w, rcond=None)[
+            0
+        ]
+        fit_lin = X @ cd
+        rate.append(math.exp(ab[1]))
+        slope.append(cd[1])
+        exp_rss.append(float(np.sum(((row - fit_exp) / row) ** 2)))
+        lin_rss.append(float(np.sum(((row - fit_lin) / row) ** 2)))
+    return GrowthFit(
+        k,
+        e,
+        np.asarray(rate),
+        np.asarray(slope),
+        np.asarray(exp_rss),
+        np.asarray(lin_rss),
     )
 
 

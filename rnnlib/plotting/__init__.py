@@ -29,6 +29,7 @@ from .chapter04 import (
     plot_correlations,
     plot_decoding,
     plot_decoding_profile,
+    plot_inversion,
     plot_relu_identity,
     plot_step_features,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "plot_relu_identity",
     "plot_decoding",
     "plot_decoding_profile",
+    "plot_inversion",
     "plot_step_features",
     "plot_correlations",
     "plot_construction",

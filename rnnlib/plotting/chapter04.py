@@ -18,6 +18,7 @@ __all__ = [
     "plot_relu_identity",
     "plot_decoding",
     "plot_decoding_profile",
+    "plot_inversion",
     "plot_step_features",
     "plot_correlations",
     "plot_construction",
@@ -164,10 +165,152 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     return fig
 
 
-def plot_decoding_profile(errors) -> Figure:
-    """Chapter 4 explorer: per-token decoding error of one network, naive inverse vs fitted decoder.
+_INVERSES = (
+    ("analytic", "analytic inverse $J^+$ (ours)", "o-", "C0"),
+    ("fitted", "fitted decoder", "s-", "C1"),
+    ("naive", "naive inverse", "^--", "C3"),
+)
 
-    ``errors`` is an :class:`rnnlib.inversion.DecodingErrors`.
+
+def _check_decoding_sweep(sweep, name: str) -> None:
+    _record(
+        sweep,
+        name,
+        (
+            "widths",
+            "lengths",
+            "eps_values",
+            "naive",
+            "fitted",
+            "analytic",
+        ),
+        "an rnnlib.experiments.ch04.DecodingSweep",
+    )
+
+
+def plot_inversion(
+    by_width, by_length, by_eps, growth, *, growth_title: str = ""
+) -> Figure:
+    """Chapter 4, Theorem 4.5: analytic inverse vs fitted decoder vs naive inverse, and the naive error's growth.
+
+    ``by_width`` (widths at one L and eps_x), ``by_length`` (one width, lengths
+    at one eps_x) and ``by_eps`` (one width and L, values of eps_x) are
+    :class:`rnnlib.experiments.ch04.DecodingSweep` s; their error averaged over
+    the tokens is drawn against m (log-log, slopes in the legend), L and
+    eps_x. ``growth`` is a :class:`rnnlib.experiments.ch04.GrowthFit` of the
+    naive error against the depth: its network-mean profile with the
+    exponential and linear fits to it (fourth panel, titled
+    ``growth_title``, e.g. its width and length).
+    """
+    for sweep, name in (
+        (by_width, "by_width"),
+        (by_length, "by_length"),
+        (by_eps, "by_eps"),
+    ):
+        _check_decoding_sweep(sweep, name)
+    _record(
+        growth,
+        "growth",
+        ("depths", "errors", "rate", "slope"),
+        "an rnnlib.experiments.ch04.GrowthFit",
+    )
+    fig, axes = new_figure(4, height=3.6)
+    widths = _values(by_width.widths, "by_width.widths", ndim=1)
+    lengths = _values(
+        by_length.lengths, "by_length.lengths", ndim=1
+    )
+    eps = _values(by_eps.eps_values, "by_eps.eps_values", ndim=1)
+    for field, label, style, color in _INVERSES:
+        y = _values(getattr(by_width, field), f"by_width.{field}")
+        y = y[:, 0, 0]
+        axes[0].loglog(
+            widths,
+            y,
+            style,
+            ms=4,
+            color=color,
+            label=f"{label}: slope {loglog_slope(widths, y):.2f}",
+        )
+        yl = _values(
+            getattr(by_length, field), f"by_length.{field}"
+        )
+        axes[1].semilogy(
+            lengths,
+            yl[0, :, 0],
+            style,
+            ms=4,
+            color=color,
+            label=label,
+        )
+        ye = _values(getattr(by_eps, field), f"by_eps.{field}")
+        axes[2].loglog(
+            eps, ye[0, 0, :], style, ms=4, color=color, label=label
+        )
+    _width_ticks(axes[0], widths)
+    axes[0].set_xlabel("width $m$")
+    axes[0].set_title(
+        rf"$L = {int(by_width.lengths[0])}$, "
+        rf"$\varepsilon_x = {float(by_width.eps_values[0]):g}$"
+    )
+    axes[1].set_xticks(
+        lengths, labels=[f"{int(v)}" for v in lengths]
+    )
+    axes[1].set_xlabel("length $L$")
+    axes[1].set_title(
+        rf"$m = {int(by_length.widths[0])}$, "
+        rf"$\varepsilon_x = {float(by_length.eps_values[0]):g}$"
+    )
+    axes[2].set_xticks(eps, labels=[f"{v:g}" for v in eps])
+    axes[2].xaxis.set_minor_formatter(
+        matplotlib.ticker.NullFormatter()
+    )
+    axes[2].set_xlabel(r"token scale $\varepsilon_x$")
+    axes[2].set_title(
+        rf"$m = {int(by_eps.widths[0])}$, $L = {int(by_eps.lengths[0])}$"
+    )
+    axes[0].set_ylabel(r"mean error on $\bar x^{(\ell)}$")
+    axes[2].set_ylabel(r"mean error on $\bar x^{(\ell)}$")
+    for ax in axes[:3]:
+        ax.axhline(1.0, color="k", ls=":", lw=1.0)
+    legend_outside(axes[0], fontsize=8, ncols=1)
+    k = _values(growth.depths, "growth.depths", ndim=1)
+    mean = _values(growth.errors, "growth.errors", ndim=2).mean(
+        axis=0
+    )
+    X = np.stack([np.ones_like(k), k], axis=1)
+    ab = np.linalg.lstsq(X, np.log(mean), rcond=None)[0]
+    w = 1.0 / mean
+    cd = np.linalg.lstsq(X * w[:, None], mean * w, rcond=None)[0]
+    ax = axes[3]
+    ax.semilogy(
+        k, mean, "^", ms=5, color="C3", label="naive, mean"
+    )
+    ax.semilogy(
+        k,
+        np.exp(X @ ab),
+        "k-",
+        lw=1.2,
+        label=f"exponential, x{np.exp(ab[1]):.2f} per step",
+    )
+    ax.semilogy(
+        k,
+        np.clip(X @ cd, 1e-3, None),
+        "k--",
+        lw=1.2,
+        label=f"linear, +{cd[1]:.1f} per step",
+    )
+    ax.set_xlabel(r"depth $k = L - \ell$ of the token")
+    ax.set_title(growth_title or "naive inverse against depth")
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    legend_outside(ax, fontsize=8, ncols=1)
+    return fig
+
+
+def plot_decoding_profile(errors) -> Figure:
+    """Chapter 4 explorer: per-token decoding error of one network, naive inverse vs fitted decoder vs analytic inverse.
+
+    ``errors`` is an :class:`rnnlib.inversion.DecodingErrors`; its
+    ``analytic`` errors are drawn when it has them.
     """
     _record(
         errors,
@@ -191,6 +334,15 @@ def plot_decoding_profile(errors) -> Figure:
         ms=4,
         label="fitted decoder",
     )
+    analytic = getattr(errors, "analytic", None)
+    if analytic is not None:
+        ax.semilogy(
+            pos,
+            _values(analytic, "errors.analytic"),
+            "d-",
+            ms=4,
+            label="analytic inverse (ours)",
+        )
     ax.axhline(
         1.0, color="k", ls=":", lw=1.2, label="no information"
     )
