@@ -152,3 +152,58 @@ def test_theorem_terms_at_the_initialization():
     assert math.isclose(
         r.regret_distance, 10 * longer.regret_distance
     )
+
+
+def test_theorem_terms_against_their_pieces():
+    """Independent reference: the comparator, its loss and the error product at theta_0 = 0, rebuilt from the documented pieces."""
+    from rnnlib._rng import derive
+    from rnnlib.concepts import ConceptTarget, get_function
+    from rnnlib.elman import (
+        ElmanRNN,
+        normalize_sequence,
+        sample_true_sequence,
+    )
+    from rnnlib.inversion import construct_existence
+    from rnnlib.train import convexity_gap, predict
+
+    L, d, m, n, seed, lam = 5, 4, 16, 10, 3, 0.5
+    r = ch06.theorem_terms(
+        m, seed, L=L, d=d, eps_x=0.5, n=n, n_test=30,
+        out_scale=lam, steps=4, n_logs=1,
+    )  # fmt: skip
+    w = torch.randn(
+        1, 1, (L - 2) * (d - 1), generator=derive(seed, "target")
+    )
+    target = ConceptTarget(
+        [[get_function("sin")]], w / w.norm(), torch.ones(1, 1), L - 2, d - 1
+    )  # fmt: skip
+    xb = sample_true_sequence(
+        n + 30, L, d, generator=derive(seed, "data")
+    )
+    x, y = normalize_sequence(xb, 0.5)[:n], target(xb)[:n]
+    model = ElmanRNN(d, m, generator=derive(seed, "weights", m))
+    dA = construct_existence(
+        model, target, 0.5, generator=derive(seed, "fit", m)
+    ).dA / lam  # fmt: skip
+    assert math.isclose(
+        r.comparator_norm, float(dA.double().norm()), rel_tol=1e-6
+    )
+    star = ElmanRNN(d, m, generator=derive(seed, "weights", m))
+    with torch.no_grad():
+        star.A.add_(dA)
+    loss_star = 0.5 * (predict(star, x, lam) - y).square()[:, 0]
+    assert math.isclose(
+        r.comparator_loss, float(loss_star.mean()), rel_tol=1e-5
+    )
+    zero = torch.zeros(m, m), torch.zeros(m, d)
+    delta = convexity_gap(
+        model, zero, (zero[0], dA), x, out_scale=lam
+    )
+    residual = (predict(model, x, lam) - y).abs()[:, 0]
+    assert math.isclose(
+        r.error_product, float((residual * delta).mean()), rel_tol=1e-5
+    )  # fmt: skip
+    assert (
+        r.error_product
+        < r.delta_mean * float(residual.max()) + 1e-12
+    )

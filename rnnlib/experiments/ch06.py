@@ -602,9 +602,12 @@ def theorem_terms(
     The target is chapter 4's one-neuron ``F*(xbar) = sin(<w, xbar>)`` (``w``
     uniform on the unit sphere, ``derive(seed, "target")``); the task is
     regression with the squared loss ``G(z, y) = (z - y)^2 / 2`` on ``n``
-    sequences ``x = normalize_sequence(xbar, eps_x)``, ``y = F*(xbar)``. The
+    sequences ``x = normalize_sequence(xbar, eps_x)``, ``y = F*(xbar)`` (``xbar``:
+    :func:`rnnlib.elman.sample_true_sequence` of ``n + n_test`` sequences with
+    ``derive(seed, "data")``, the first ``n`` for training, the rest fresh). The
+    network is ``ElmanRNN(d, width, generator=derive(seed, "weights", width))``; the
     comparator is :func:`rnnlib.inversion.construct_existence`'s ``(0, A*)``
-    divided by ``out_scale``. SGD (:func:`rnnlib.train.train_rnn`, batch 1) takes
+    (``generator=derive(seed, "fit", width)``) divided by ``out_scale``. SGD (:func:`rnnlib.train.train_rnn`, batch 1) takes
     ``steps = T`` steps of ``eta = lr_scale / (out_scale^2 Kbar)`` in ``n_logs``
     chunks; at the start of each chunk (the logged iterates ``theta_t``) the
     quantities below are evaluated on *all* training sequences: since ``x_t`` is
@@ -638,10 +641,9 @@ def theorem_terms(
         raise ValueError(
             f"n_logs must be <= steps = {steps}, got {n_logs}"
         )
-    gw = torch.Generator().manual_seed(
-        as_seed(derive(seed, "target"))
+    w = torch.randn(
+        1, 1, (L - 2) * (d - 1), generator=derive(seed, "target")
     )
-    w = torch.randn(1, 1, (L - 2) * (d - 1), generator=gw)
     target = ConceptTarget(
         [[get_function("sin")]],
         w / w.norm(),

@@ -255,7 +255,7 @@ def plot_theorem_terms(runs) -> Figure:
     for i, k in enumerate(names):
         ax1.plot(
             ws,
-            np.maximum(mean[k], floor),
+            np.where(mean[k] > 0, mean[k], np.nan),
             "o-",
             ms=4,
             color=colors[i % len(colors)],
