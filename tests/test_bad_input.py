@@ -985,6 +985,11 @@ tensor_rows(T, "K", torch.eye(B), lambda v: generalization.empirical_rademacher(
 T = "rnnlib.experiments.ch06.generalization_run"
 GR = dict(L=5, d=4, eps_x=0.5, n_pool=10, n_test=4, out_scale=0.5, epochs=1)
 int_rows(T, "n_pool", lambda v: exp06.generalization_run(4, 8, 0, **{**GR, "n_pool": v}), low=4)
+T = "rnnlib.experiments.ch06.theorem_terms"
+TT = dict(L=5, d=4, eps_x=0.5, n=6, n_test=4, out_scale=0.5, steps=3)
+row(T, "range", "n_logs", lambda: exp06.theorem_terms(8, 0, n_logs=4, **TT))
+row("rnnlib.plotting.plot_theorem_terms", "empty", "runs", lambda: plotting.plot_theorem_terms([]))
+row("rnnlib.plotting.plot_theorem_terms", "type", "runs", lambda: plotting.plot_theorem_terms([1.0]))
 
 # --- rnnlib.recognizers (and the figures of chapter 7) ----------------------------------------------
 

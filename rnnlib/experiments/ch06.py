@@ -27,10 +27,16 @@ learner starts from the zero function: the random initial output
 ``out_scale F_rnn(x; W_0, A_0)`` of a finite network is a Gaussian process in the
 limit, not zero; it is left out (as an antisymmetric initialization would), which
 removes its contribution to ``M``.
+
+:func:`theorem_terms` evaluates every term of the chapter's assembly of
+Theorem 3.1 (ours) on chapter 4's one-neuron target with the squared loss, at
+the run's own step, number of steps, sample size and failure probability,
+beside the measured population loss (:class:`TheoremTerms`).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,22 +46,32 @@ import torch
 
 from .._rng import as_seed, derive
 from .._validation import (
+    OPEN_UNIT,
     POSITIVE,
+    Int,
     check_int,
     check_ints,
     check_real,
     check_tensor,
     validate_params,
 )
-from ..elman import ElmanRNN
+from ..concepts import ConceptTarget, get_function
+from ..elman import (
+    ElmanRNN,
+    normalize_sequence,
+    sample_true_sequence,
+)
 from ..generalization import (
     classification_task,
     logistic_loss_bound,
     rademacher_bound,
     uniform_bound,
 )
+from ..inversion import construct_existence
 from ..ntk import limit_tangent_kernel, tangent_kernel_diag
+from ..pseudo import pseudo_network
 from ..train import (
+    convexity_gap,
     objective,
     predict,
     train_rnn,
@@ -67,6 +83,8 @@ __all__ = [
     "kernel_sgd",
     "LimitRun",
     "limit_generalization_curve",
+    "TheoremTerms",
+    "theorem_terms",
 ]
 
 
@@ -474,3 +492,282 @@ def limit_generalization_curve(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class TheoremTerms:
+    """Each term of chapter 6's assembly of Theorem 3.1 on one target and one run (ours; :func:`theorem_terms`).
+
+    The run: ``width``, ``seed``, ``n`` (N), ``steps`` (T), ``lr`` (eta), ``delta``.
+    The comparator: ``comparator_norm`` ``||theta*||`` (chapter 4's construction
+    divided by ``out_scale``), ``comparator_loss`` (the RNN's mean training loss at
+    ``theta*``) and ``comparator_max`` (its largest). Optimization:
+    ``regret_distance`` ``||theta*||^2 / (2 eta T)``, ``regret_gradient``
+    ``eta Gamma^2 / 2`` with ``gamma`` (Gamma) the largest gradient norm at the
+    logged iterates, ``error_product`` the mean of ``|G'(b_t)| delta_t`` and
+    ``delta_mean`` the mean of ``delta_t`` alone. Generalization: ``coupling`` (the
+    measured loss gap between the RNN and its linearization, train plus test),
+    ``ball`` (the radius B of the recursion), ``norm_final`` ``||theta_T||``,
+    ``max_output`` (M), ``lipschitz`` (``M + max |y|``), ``loss_bound`` (b),
+    ``rademacher`` (R of the ball's class), ``complexity`` ``2 (M + max|y|) R``,
+    ``confidence`` ``4 b sqrt(2 log(4/delta) / N)``. Measured: ``train_loss``
+    and ``population_loss``, means over the logged iterates of the training
+    loss and of the loss on fresh draws; ``final_population`` at ``theta_T``.
+    """
+
+    width: int
+    seed: int
+    n: int
+    steps: int
+    lr: float
+    delta: float
+    comparator_norm: float
+    comparator_loss: float
+    comparator_max: float
+    regret_distance: float
+    regret_gradient: float
+    gamma: float
+    error_product: float
+    delta_mean: float
+    coupling: float
+    ball: float
+    norm_final: float
+    max_output: float
+    lipschitz: float
+    loss_bound: float
+    rademacher: float
+    complexity: float
+    confidence: float
+    train_loss: float
+    population_loss: float
+    final_population: float
+    zero_loss: float
+
+    #: the additive terms of the bound, in the order of the assembly
+    TERMS = (
+        "comparator_loss",
+        "regret_distance",
+        "regret_gradient",
+        "error_product",
+        "coupling",
+        "complexity",
+        "confidence",
+    )
+
+    @property
+    def terms(self) -> dict[str, float]:
+        """The additive terms of the bound, by name (:attr:`TERMS`)."""
+        return {k: getattr(self, k) for k in self.TERMS}
+
+    @property
+    def bound(self) -> float:
+        """The sum of :attr:`terms`: the bound on ``population_loss``."""
+        return float(sum(self.terms.values()))
+
+
+def _sq(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return 0.5 * (z - y).square().sum(dim=1)
+
+
+@validate_params(
+    "width",
+    "L",
+    "d",
+    "n",
+    "n_test",
+    "eps_x",
+    "out_scale",
+    "lr_scale",
+    "steps",
+    n_logs=Int(1),
+    delta=OPEN_UNIT,
+)
+def theorem_terms(
+    width: int,
+    generator: torch.Generator | int | None,
+    *,
+    L: int,
+    d: int,
+    eps_x: float,
+    n: int,
+    n_test: int,
+    out_scale: float,
+    steps: int,
+    lr_scale: float = 0.3,
+    n_logs: int = 8,
+    delta: float = 0.05,
+) -> TheoremTerms:
+    """Every term of chapter 6's Theorem 3.1 assembly (ours) on one target and one SGD run of the RNN (chapter 6).
+
+    The target is chapter 4's one-neuron ``F*(xbar) = sin(<w, xbar>)`` (``w``
+    uniform on the unit sphere, ``derive(seed, "target")``); the task is
+    regression with the squared loss ``G(z, y) = (z - y)^2 / 2`` on ``n``
+    sequences ``x = normalize_sequence(xbar, eps_x)``, ``y = F*(xbar)`` (``xbar``:
+    :func:`rnnlib.elman.sample_true_sequence` of ``n + n_test`` sequences with
+    ``derive(seed, "data")``, the first ``n`` for training, the rest fresh). The
+    network is ``ElmanRNN(d, width, generator=derive(seed, "weights", width))``; the
+    comparator is :func:`rnnlib.inversion.construct_existence`'s ``(0, A*)``
+    (``generator=derive(seed, "fit", width)``) divided by ``out_scale``. SGD (:func:`rnnlib.train.train_rnn`, batch 1) takes
+    ``steps = T`` steps of ``eta = lr_scale / (out_scale^2 Kbar)`` in ``n_logs``
+    chunks; at the start of each chunk (the logged iterates ``theta_t``) the
+    quantities below are evaluated on *all* training sequences: since ``x_t`` is
+    drawn uniformly and independently of ``theta_t``, the mean over the training
+    set is the expectation over the draw at step ``t``. The bound, our
+    reconstruction of the chapter's steps 1-8 for the squared loss:
+
+        mean_t E_D G(theta_t) <= mean_n G(theta*)                        (comparator)
+            + ||theta*||^2 / (2 eta T) + eta Gamma^2 / 2                   (regret)
+            + mean_t |G'(b_t)| delta_t                                     (error product)
+            + coupling                                                     (RNN vs linearization)
+            + 2 (M + Y) R_B + 4 b sqrt(2 log(4/delta) / N)                  (generalization)
+
+    ``delta_t`` is :func:`rnnlib.train.convexity_gap` and ``G'(b_t) = z_t - y`` (the
+    squared loss is not 1-Lipschitz, so the error is the product); ``Gamma`` is the
+    largest ``|G'| out_scale sqrt(K_t(x, x))`` at the logged iterates. The ball
+    ``B = ||theta*|| + sqrt(||theta*||^2 + 2 eta T (max_n G(theta*) + e) + eta^2 T Gamma^2)``
+    (``e`` the mean error product) contains every iterate by the recursion of
+    chapter 6's step 7; ``R_B`` is :func:`rnnlib.generalization.rademacher_bound`
+    for the linearized class of radius B at the initialization's kernel, ``M`` its
+    largest ``|z|`` (initial output included) over the training set and 200 fresh
+    sequences, ``Y`` the largest ``|y|``; losses then lie in ``[0, b]``,
+    ``b = (M + Y)^2 / 2``, and are ``(M + Y)``-Lipschitz (contraction lemma). The
+    class covers the linearized network; the RNN's iterates are reached by
+    ``coupling``, the mean over iterates of ``|G(RNN) - G(lin)|`` on the training
+    set plus on the fresh draws (measured, not bounded). ``population_loss`` is the
+    mean over the logged iterates of the loss on ``n_test`` fresh draws.
+    """
+    seed = as_seed(generator)
+    if n_logs > steps:
+        raise ValueError(
+            f"n_logs must be <= steps = {steps}, got {n_logs}"
+        )
+    w = torch.randn(
+        1, 1, (L - 2) * (d - 1), generator=derive(seed, "target")
+    )
+    target = ConceptTarget(
+        [[get_function("sin")]],
+        w / w.norm(),
+        torch.ones(1, 1),
+        L - 2,
+        d - 1,
+    )
+    xb = sample_true_sequence(
+        n + n_test, L, d, generator=derive(seed, "data")
+    )
+    x_all = normalize_sequence(xb, eps_x)
+    y_all = target(xb)
+    x, y, xt, yt = x_all[:n], y_all[:n], x_all[n:], y_all[n:]
+    model = ElmanRNN(
+        d, width, generator=derive(seed, "weights", width)
+    )
+    cons = construct_existence(
+        model, target, eps_x, generator=derive(seed, "fit", width)
+    )
+    zero_w = torch.zeros(width, width)
+    star = (zero_w, cons.dA / out_scale)
+    theta_star = float(star[1].double().norm())
+    model_star = copy.deepcopy(model)
+    with torch.no_grad():
+        model_star.A.add_(star[1])
+        loss_star = _sq(predict(model_star, x, out_scale), y)
+    k_train = tangent_kernel_diag(model, x)
+    lr = lr_scale / (out_scale**2 * float(k_train.mean()))
+    f0 = predict(model, x, out_scale)
+    f0_t = predict(model, xt, out_scale)
+    bounds = np.linspace(0, steps, n_logs + 1).round().astype(int)
+    cur = model
+    prods, deltas, g2max = [], [], 0.0
+    train, test, coupling = [], [], []
+    for k in range(n_logs + 1):
+        with torch.no_grad():
+            dW = cur.W.detach() - model.W.detach()
+            dA = cur.A.detach() - model.A.detach()
+        z = predict(cur, x, out_scale)
+        zt = predict(cur, xt, out_scale)
+        lin = f0 + out_scale * pseudo_network(model, dW, dA, x)
+        lin_t = f0_t + out_scale * pseudo_network(
+            model, dW, dA, xt
+        )
+        if k == n_logs:  # theta_T: its norm and its loss only
+            final = float(_sq(zt, yt).mean())
+            norm_final = math.sqrt(
+                float(dW.double().square().sum())
+                + float(dA.double().square().sum())
+            )
+            break
+        gp = (z - y).abs().sum(dim=1)
+        dlt = convexity_gap(
+            model, (dW, dA), star, x, out_scale=out_scale
+        )
+        prods.append(float((gp * dlt).mean()))
+        deltas.append(float(dlt.mean()))
+        kt = tangent_kernel_diag(cur, x)
+        g2max = max(
+            g2max, float((gp**2 * out_scale**2 * kt).max())
+        )
+        tr, te = _sq(z, y).mean(), _sq(zt, yt).mean()
+        train.append(float(tr))
+        test.append(float(te))
+        coupling.append(
+            abs(float(tr - _sq(lin, y).mean()))
+            + abs(float(te - _sq(lin_t, yt).mean()))
+        )
+        chunk = int(bounds[k + 1] - bounds[k])
+        if chunk > 0:
+            cur = train_rnn(
+                cur,
+                x,
+                y,
+                out_scale=out_scale,
+                lr=lr,
+                steps=chunk,
+                loss="squared",
+                generator=derive(seed, "order", width, k),
+                log_every=chunk,
+            ).model
+    T = steps
+    e = float(np.mean(prods))
+    reg_dist = theta_star**2 / (2 * lr * T)
+    reg_grad = lr * g2max / 2
+    ball = theta_star + math.sqrt(
+        theta_star**2
+        + 2 * lr * T * (float(loss_star.max()) + e)
+        + lr**2 * T * g2max
+    )
+    ks = torch.cat([k_train, tangent_kernel_diag(model, xt[:200])])
+    f0s = torch.cat([f0, f0_t[:200]]).abs()[:, 0]
+    M = float((f0s + out_scale * ball * ks.sqrt()).max())
+    Y = float(torch.cat([y, yt[:200]]).abs().max())
+    lip = M + Y
+    b = lip**2 / 2
+    rad = rademacher_bound(k_train, out_scale=out_scale, norm=ball)
+    conf = uniform_bound(0.0, n=n, loss_bound=b, delta=delta)
+    return TheoremTerms(
+        width,
+        seed,
+        n,
+        T,
+        lr,
+        delta,
+        theta_star,
+        float(loss_star.mean()),
+        float(loss_star.max()),
+        reg_dist,
+        reg_grad,
+        math.sqrt(g2max),
+        e,
+        float(np.mean(deltas)),
+        float(np.mean(coupling)),
+        ball,
+        norm_final,
+        M,
+        lip,
+        b,
+        rad,
+        2 * lip * rad,
+        conf,
+        float(np.mean(train)),
+        float(np.mean(test)),
+        final,
+        float((yt.square().sum(dim=1) / 2).mean()),
+    )

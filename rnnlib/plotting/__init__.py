@@ -43,6 +43,7 @@ from .chapter06 import (
     plot_complexity_vs_width,
     plot_gap_vs_n,
     plot_limit_bound,
+    plot_theorem_terms,
 )
 from .chapter07 import (
     plot_accuracy_grid,
@@ -106,6 +107,7 @@ __all__ = [
     "plot_gap_vs_n",
     "plot_limit_bound",
     "plot_complexity_vs_width",
+    "plot_theorem_terms",
     "plot_accuracy_grid",
     "plot_eps_effect",
     "plot_kernel_curves",

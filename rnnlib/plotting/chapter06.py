@@ -14,6 +14,7 @@ __all__ = [
     "plot_gap_vs_n",
     "plot_complexity_vs_width",
     "plot_limit_bound",
+    "plot_theorem_terms",
 ]
 
 
@@ -172,4 +173,126 @@ def plot_limit_bound(passes, fixed) -> Figure:
     ax.set_xlabel("training sequences $N$")
     ax.set_ylabel("logistic loss")
     legend_outside(ax, fontsize=8)
+    return fig
+
+
+#: Labels of the terms of :class:`rnnlib.experiments.ch06.TheoremTerms`, in its order.
+_TERM_LABELS = {
+    "comparator_loss": r"comparator's loss $\bar\ell(\theta^*)$",
+    "regret_distance": r"regret $\|\theta^*\|^2/(2\eta T)$",
+    "regret_gradient": r"regret $\eta\Gamma^2/2$",
+    "error_product": r"error $|G'|\,\delta_t$",
+    "coupling": "coupling (measured)",
+    "complexity": r"complexity $2(M+Y)\hat{R}_B$",
+    "confidence": r"confidence $4b\sqrt{2\log(4/\delta)/N}$",
+}
+
+
+def plot_theorem_terms(runs) -> Figure:
+    """Chapter 6: Theorem 3.1's assembly term by term, a stacked bar per width beside the measured loss.
+
+    ``runs``: :class:`rnnlib.experiments.ch06.TheoremTerms` records (several widths,
+    seeds averaged). Left: for each width a bar of the terms stacked in the order of
+    the assembly (log axis: a segment's length is not its size, its top is the
+    running sum), and beside it the measured population loss. Right: each term's
+    mean against the width, log-log, beside the measured loss and the bound. The
+    dotted line is the loss of the predictor 0: a bound above it says nothing.
+    """
+    if not isinstance(runs, (list, tuple)) or not runs:
+        raise ValueError(
+            "runs must be a non-empty list of rnnlib.experiments.ch06.TheoremTerms"
+        )
+    names = list(_TERM_LABELS)
+    for r in runs:
+        if not all(hasattr(r, k) for k in [*names, "width"]):
+            raise TypeError(
+                f"runs must hold rnnlib.experiments.ch06.TheoremTerms records, got {type(r).__name__}"
+            )
+    ws = np.unique(_field(runs, "width"))
+    mean = {
+        k: np.array(
+            [
+                np.mean(
+                    [getattr(r, k) for r in runs if r.width == w]
+                )
+                for w in ws
+            ]
+        )
+        for k in [*names, "population_loss", "zero_loss"]
+    }
+    fig, (ax0, ax1) = new_figure(2, height=4.4)
+    pop = mean["population_loss"]
+    floor = 10 ** math.floor(math.log10(max(pop.min() / 3, 1e-12)))
+    pos = np.arange(len(ws))
+    below = np.full(len(ws), floor)
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()[
+        "color"
+    ]
+    for i, k in enumerate(names):
+        top = below + mean[k]
+        ax0.bar(
+            pos - 0.2,
+            top - below,
+            bottom=below,
+            width=0.38,
+            color=colors[i % len(colors)],
+            label=_TERM_LABELS[k],
+        )
+        below = top
+    ax0.bar(
+        pos + 0.2,
+        pop - floor,
+        bottom=floor,
+        width=0.38,
+        color="k",
+        label="measured population loss",
+    )
+    ax0.set_yscale("log")
+    ax0.set_ylim(bottom=floor)
+    ax0.set_xticks(pos, labels=[f"{int(w)}" for w in ws])
+    ax0.set_xlabel("width $m$")
+    ax0.set_ylabel("squared loss (log axis)")
+    for i, k in enumerate(names):
+        ax1.plot(
+            ws,
+            np.where(mean[k] > 0, mean[k], np.nan),
+            "o-",
+            ms=4,
+            color=colors[i % len(colors)],
+        )
+    ax1.plot(ws, pop, "s--", ms=4, color="k")
+    ax1.plot(
+        ws,
+        sum(mean[k] for k in names),
+        "^:",
+        ms=4,
+        color="0.4",
+        label="the bound (sum of the terms)",
+    )
+    for ax in (ax0, ax1):
+        ax.axhline(
+            float(mean["zero_loss"].mean()),
+            color="k",
+            ls=":",
+            lw=1.2,
+            label="loss of the predictor 0" if ax is ax0 else None,
+        )
+    ax1.set_xscale("log")
+    ax1.set_yscale("log")
+    ax1.set_xticks(ws, labels=[f"{int(w)}" for w in ws])
+    ax1.xaxis.set_minor_formatter(
+        matplotlib.ticker.NullFormatter()
+    )
+    ax1.set_xlabel("width $m$")
+    ax1.set_ylabel("each term (log axis)")
+    handles, labels = ax0.get_legend_handles_labels()
+    more = ax1.get_legend_handles_labels()
+    handles, labels = handles + more[0], labels + more[1]
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=2,
+        fontsize=8,
+    )
     return fig
