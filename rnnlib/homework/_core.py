@@ -177,7 +177,7 @@ class Exercise:
     def check(
         self, student: Callable, generator: int | None = None
     ) -> None:
-        """The student's check: :func:`compare_with_reference` on the cases of the seed ``generator`` (default: :attr:`seed`)."""
+        """The student's check: :func:`compare_with_reference` on the cases of the seed ``generator`` (default: the exercise's ``seed``)."""
         compare_with_reference(
             self.number,
             student,
