@@ -584,7 +584,8 @@ def _results_box(app, doctree, docname: str) -> None:
 
     Built when the page is written (the verdicts are known after every chapter is read)
     and put after the chapter's first paragraph: a bulleted box "What this chapter
-    checks", one line per registered claim the chapter tests, in the ledger's order.
+    checks: N claims (k reproduced, ...)", a dropdown whose list gives one line per
+    registered claim the chapter tests, in the ledger's order.
     """
     if (
         docname
@@ -600,12 +601,30 @@ def _results_box(app, doctree, docname: str) -> None:
         (d for d in app.env.found_docs if d.endswith("ledger")),
         None,
     )
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    summary = ", ".join(
+        f"{n} {verdict}"
+        for verdict, n in sorted(
+            counts.items(),
+            key=lambda item: (
+                ORDER.index(item[0]) if item[0] in ORDER else 99
+            ),
+        )
+    )
+    # a dropdown (sphinx-togglebutton): the title line is the summary, the list opens on a click
     box = nodes.container(
-        classes=["admonition", "tip", "chapter-results"]
+        classes=[
+            "admonition",
+            "tip",
+            "dropdown",
+            "chapter-results",
+        ]
     )
     box += nodes.paragraph(
         "",
-        "What this chapter checks",
+        f"What this chapter checks: {len(rows)} claim{'s' if len(rows) != 1 else ''} ({summary})",
         classes=["admonition-title"],
     )
     items = nodes.bullet_list()
@@ -617,10 +636,12 @@ def _results_box(app, doctree, docname: str) -> None:
         claim = row.claim
         para = nodes.paragraph()
         para += _badge(row.verdict, "claim-verdict")
-        para += nodes.Text(
-            f" {claim.statement} ({KIND_WORDS.get(claim.kind, claim.kind)}): "
-        )
+        para += nodes.Text(" ")
         para += _with_math(claim.text)
+        if claim.kind != "paper":
+            para += nodes.Text(
+                f" ({KIND_WORDS.get(claim.kind, claim.kind)})"
+            )
         if claim.id in records:
             para += nodes.Text(" ")
             para += nodes.reference(
