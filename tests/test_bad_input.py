@@ -1123,6 +1123,11 @@ LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(T, "widths[i]", lambda v: exp05.lazy_grid([v], [1.0], [0], **LG), low=1)
 real_rows(T, "out_scales[i]", lambda v: exp05.lazy_grid([8], [v], [0], **LG), bad=(0.0,))
 int_rows(T, "seeds[i]", lambda v: exp05.lazy_grid([8], [1.0], [v], **LG), low=0)
+T = "rnnlib.experiments.ch05.coupling_sweep"
+int_rows(T, "widths[i]", lambda v: exp05.coupling_sweep([v], [0], out_scale=1.0, **LG), low=1)
+int_rows(T, "seeds[i]", lambda v: exp05.coupling_sweep([8], [v], out_scale=1.0, **LG), low=0)
+real_rows(T, "out_scale", lambda v: exp05.coupling_sweep([8], [0], out_scale=v, **LG), bad=(0.0,))
+row(T, "empty", "widths", lambda: exp05.coupling_sweep([], [0], out_scale=1.0, **LG))
 T = "rnnlib.experiments.ch05.limit_kernel_reference"
 tensor_rows(T, "x", _X5, lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1), skip=("dtype",))
 row(T, "shape", "y", lambda: exp05.limit_kernel_reference(_X5, _Y5[:2], _X5, ridge=0.1))

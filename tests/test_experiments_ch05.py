@@ -28,6 +28,27 @@ def test_regression_task_is_standardized_and_split():
     assert torch.equal(x, x2) and torch.equal(y, y2)
 
 
+def test_coupling_sweep_gives_the_grids_coupling_gap():
+    """The RNN's run alone reproduces lazy_grid's coupling gap exactly (same task, network, lr, order)."""
+    kw = dict(
+        L=4,
+        d=4,
+        eps_x=0.5,
+        n_train=8,
+        n_eval=4,
+        steps=6,
+        log_every=3,
+    )
+    grid = ch05.lazy_grid([8, 16], [0.5], [2, 3], **kw)
+    light = ch05.coupling_sweep(
+        [8, 16], [2, 3], out_scale=0.5, **kw
+    )
+    assert light.shape == (2, 2)
+    np.testing.assert_array_equal(
+        light, grid.coupling_relative[:, 0]
+    )
+
+
 def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():
     """One cell of the sweep, rebuilt by hand: the same task, network, learning rate and SGD."""
     kw = dict(L=4, d=4, eps_x=0.5, n_train=8, n_eval=4, steps=6)
