@@ -136,27 +136,6 @@ def _read_names(tree: ast.Module) -> set[str]:
     return reads(table)
 
 
-def cut_after_checker(source: str) -> str:
-    """``source`` up to the end of its last top-level statement that calls a checker."""
-    tree = parse_cell(source)
-    if tree is None:
-        return source
-    last = None
-    for stmt in tree.body:
-        if any(
-            isinstance(n, ast.Call)
-            and (
-                getattr(n.func, "attr", None)
-                or getattr(n.func, "id", "")
-            ).startswith("check_exercise_")
-            for n in ast.walk(stmt)
-        ):
-            last = stmt.end_lineno
-    if last is None:
-        return source
-    return "\n".join(source.split("\n")[:last])
-
-
 def _calls_checker(stmt: ast.stmt) -> bool:
     return any(
         isinstance(n, ast.Call)
@@ -166,6 +145,20 @@ def _calls_checker(stmt: ast.stmt) -> bool:
         ).startswith("check_exercise_")
         for n in ast.walk(stmt)
     )
+
+
+def cut_after_checker(source: str) -> str:
+    """``source`` up to the end of its last top-level statement that calls a checker."""
+    tree = parse_cell(source)
+    if tree is None:
+        return source
+    last = None
+    for stmt in tree.body:
+        if _calls_checker(stmt):
+            last = stmt.end_lineno
+    if last is None:
+        return source
+    return "\n".join(source.split("\n")[:last])
 
 
 def drop_checker_calls(source: str) -> str:
