@@ -11,7 +11,8 @@ reported from the browser's network log as a failure. For each page it checks:
   of their words, among the rendered ``h1``-``h6``;
 * math is typeset: MathJax's startup promise resolved, no ``mjx-merror``
   element (a TeX error), and no raw ``$...$``, ``$$``, ``\\(`` or ``\\[`` left in
-  the text outside code;
+  the text outside code; on the API pages, no inline code span holds a formula in ASCII
+  (:func:`ascii_formula_problems`: the docstring hook typesets every one it recognizes);
 * every ``<img>`` loaded (``complete`` and ``naturalWidth > 0``);
 * pages that embed widget state render widgets (the vendored
   ``@jupyter-widgets/html-manager`` ran);
@@ -121,6 +122,9 @@ const done = arguments[arguments.length - 1];
     if (!inCode) { texts.push(n.textContent); }
   }
   out.text = texts.join(" ");
+  // inline code spans of the prose (an ASCII formula left in one: ascii_formula_problems)
+  out.literals = Array.from(document.querySelectorAll("code.literal, code.docutils"))
+      .filter(c => !c.closest("pre, .highlight, a")).map(c => c.textContent);
   // the cells' outputs as shown (object reprs, frozen progress bars: text_problems)
   out.outputText = Array.from(document.querySelectorAll(".cell_output"))
       .map(e => e.innerText).join("\n");
@@ -269,6 +273,24 @@ def text_problems(text: str) -> list[str]:
             f"a progress bar frozen on the static page: {bars[:3]}"
         )
     return problems
+
+
+def ascii_formula_problems(literals: list[str]) -> list[str]:
+    """Inline code spans that hold a formula in ASCII (``E[w w^T 1[w^T x >= 0]] = I/2``).
+
+    A formula is what ``booktools.sphinx_ext.plaintext_docstrings.is_formula`` calls one:
+    the docstring hook typesets every such literal, so one left as code is a defect.
+    """
+    from booktools.sphinx_ext.plaintext_docstrings import (
+        is_formula,
+    )
+
+    left = sorted({t for t in literals if is_formula(t)})
+    if not left:
+        return []
+    return [
+        f"{len(left)} formula(s) in ASCII in a code span, not typeset: {left[:3]}"
+    ]
 
 
 def _words(text: str) -> list[str]:
@@ -617,6 +639,11 @@ def check_page(
     problems += text_problems(
         probe["text"] + "\n" + probe.get("outputText", "")
     )
+    if rel.parts[:2] == ("chapters", "api"):
+        # the API pages: rnnlib's docstrings, whose formulas the docstring hook typesets
+        problems += ascii_formula_problems(
+            probe.get("literals", [])
+        )
     boxes = len(SEARCH_FIELD.findall(page_html))
     if boxes > 1:
         problems.append(

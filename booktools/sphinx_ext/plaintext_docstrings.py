@@ -7,7 +7,11 @@ back-quotes (````E|h^(l)|^2 = sum_{j <= l} |x^(j)|^2````). This hook renders the
 * an inline literal that is a formula (:func:`is_formula`: it has ``^``, ``||``,
   ``<=``, ``sum_``, ``sqrt(`` ... and no code punctuation) becomes ``:math:``, its
   ASCII translated to TeX by :func:`ascii_to_tex` (``^(l)`` -> ``^{(l)}``,
-  ``||W||_2`` -> ``\\|W\\|_2``, ``<=`` -> ``\\le``, ``lambda`` -> ``\\lambda``);
+  ``||W||_2`` -> ``\\|W\\|_2``, ``<=`` -> ``\\le``, ``lambda`` -> ``\\lambda``,
+  ``E[..]`` and ``1[..]`` -> expectation and indicator, ``<u, v>`` -> an inner product,
+  ``xbar`` -> ``\\bar{x}``, ``sqrt(..)`` to its matching parenthesis, ``h^(l-1)^T`` -> a
+  transpose; the code's identifiers (``out_scale``) upright, prose inside a formula as
+  text);
 * a bare ``|`` (a norm in prose, which reST would read as a substitution) is escaped;
 * the result is parsed by docutils first (Sphinx's roles stood in for by literals); a
   docstring that still makes docutils warn is shown verbatim, in a literal block with
@@ -20,31 +24,40 @@ from __future__ import annotations
 import io
 import re
 
-LITERAL = re.compile(r"``(.+?)``")
+LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+#: an inner product ``<u, v>`` (not ``<=``, ``<-``, ``->``, ``>=``)
+ANGLE = re.compile(r"<(?![=-])([^<>]*?,[^<>]*?)(?<![-=])>(?!=)")
 #: signs that an inline literal is a formula
 FORMULA_SIGNS = re.compile(
     r"\^|\|\||<=|>=|\bsum_|\bsqrt\(|\bprod_|\bexp\(|_\{|\|[^|]+\|"
+    r"|(?<![\w.])[EP1]\[|" + ANGLE.pattern
 )
-#: signs that it is code
+#: signs that it is code: quotes around a string, Python's own operators and
+#: keywords, attribute access, keyword arguments, an annotation
 CODE_SIGNS = re.compile(
-    r"[\"'`\[\]:@#$\\]|\b(torch|np|numpy|self|None|True|False|def|return|import)\b"
-    r"|[A-Za-z_]\w*\.[A-Za-z_]|\w=\w|, *\w+=|^\s*\w+\(\s*\w*\s*\)\s*$"
+    r"[\"`@#$\\]|(?<![\w)'\]])'[^']*'|\*\*|==|\+=|//|::|\w: |:$"
+    r"|\b(torch|np|numpy|self|None|True|False|def|return|import)\b"
+    r"|[A-Za-z_]\w*\.[A-Za-z_]|(?<![{\w])[A-Za-z_]\w*=\w|, *\w+="
 )
 GREEK = (
-    "alpha beta gamma delta theta lambda mu nu rho sigma tau phi psi omega "
-    "Gamma Delta Theta Lambda Phi Psi Omega pi"
+    "alpha beta gamma delta epsilon zeta eta theta kappa lambda mu nu xi rho "
+    "sigma tau phi chi psi omega Gamma Delta Theta Lambda Xi Phi Psi Omega pi"
 ).split()
+#: written ``\\log``, ``\\max`` ... wherever they stand (``inf`` is the infinity below)
 FUNCTIONS = (
     "exp",
     "log",
     "sin",
     "cos",
+    "arccos",
     "tanh",
     "max",
     "min",
     "sup",
-    "inf",
+    "lim",
+    "det",
 )
+#: written ``\\operatorname{relu}`` ... where an argument follows
 OPERATORS = (
     "relu",
     "diag",
@@ -53,8 +66,37 @@ OPERATORS = (
     "sign",
     "ceil",
     "floor",
-    "sqrt",
     "argmax",
+    "argmin",
+    "logit",
+    "Bin",
+)
+#: the first part of a name that is a sum or a Greek letter with its index (``theta_jk``)
+_SCRIPTED = {"sum", "prod", "lim", "grad", "eps", *GREEK}
+#: an identifier of the code (``out_scale``, ``u_f_radius``, ``min_length``): upright, as one
+#: word; ``He_j``, ``mean_n``, ``max_t`` are a name with an index, not an identifier
+IDENTIFIER = re.compile(
+    r"(?<![\\\w])(?:[A-Za-z]{2,}(?:_[A-Za-z0-9]+)*_[A-Za-z0-9]{2,}"
+    r"|[A-Za-z]+(?:_[A-Za-z0-9]+){2,})(?!\w)"
+)
+#: what a subscript word is in TeX (``f_max``, ``lambda_inf``, ``C_eps``, ``L_rho``)
+_SUBSCRIPT_TEX = {
+    "inf": r"\infty",
+    "eps": r"\varepsilon",
+    **{f: "\\" + f for f in FUNCTIONS},
+    **{g: "\\" + g for g in GREEK},
+}
+#: two-letter words that are words, not a product of two symbols
+WORDS2 = {"lr", "is", "of", "or", "if", "on", "sd"}
+#: a run of two or more words of prose inside a formula (``1[z has exactly one 1]``)
+PROSE = re.compile(
+    r"(?<![\\\w{])[A-Za-z]{2,}(?:'s)?(?:\s+[A-Za-z]{2,}(?:'s)?)+(?![\w{(])"
+)
+#: what begins a factor: after a name, TeX needs a thin space to keep the blank
+_FACTOR = re.compile(
+    r"[A-Za-z(]|\\(?:mathrm|sqrt|sum|nabla|langle|bar|hat|operatorname|"
+    + "|".join(GREEK + list(FUNCTIONS))
+    + r")(?![A-Za-z])"
 )
 
 
@@ -90,39 +132,148 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
+def _sqrt(text: str) -> str:
+    """``sqrt(...)`` -> ``\\sqrt{...}``, the argument to its matching parenthesis."""
+    out, pos = [], 0
+    opening = re.compile(r"(?<![\\A-Za-z])sqrt\(")
+    while m := opening.search(text, pos):
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+        if depth:
+            break
+        inner = _sqrt(text[m.end() : j - 1])
+        out.append(text[pos : m.start()] + r"\sqrt{" + inner + "}")
+        pos = j
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _identifiers(text: str) -> tuple[str, list[str]]:
+    """``text`` with the code's identifiers replaced by placeholders (restored upright)."""
+    names: list[str] = []
+
+    def hold(m: re.Match) -> str:
+        if m.group(0).split("_")[0] in _SCRIPTED:
+            return m.group(0)
+        names.append(m.group(0).replace("_", r"\_"))
+        return f"\x00{len(names) - 1}\x00"
+
+    return IDENTIFIER.sub(hold, text), names
+
+
 def ascii_to_tex(text: str) -> str:
     """The TeX of an ASCII formula of a docstring (see the module docstring)."""
     t = _braces(text)
     t = re.sub(r"%", r"\\%", t)
     t = re.sub(r"&", r"\\&", t)
+    t, names = _identifiers(t)
+
+    def upright(word: str) -> str:
+        names.append(word)
+        return f"\x00{len(names) - 1}\x00"
+
+    t = re.sub(
+        r"(?<![\\A-Za-z])([A-Za-z])(bar|hat)(?![A-Za-z])",
+        r"\\\2{\1}",
+        t,
+    )
     t = t.replace("||", r"\|")
+    while ANGLE.search(t):
+        t = ANGLE.sub(r"\\langle \1 \\rangle ", t)
     t = t.replace("<=", r" \le ").replace(">=", r" \ge ")
+    t = t.replace("<-", r" \leftarrow ").replace("+-", r" \pm ")
     t = t.replace("!=", r" \ne ").replace("->", r" \to ")
-    t = re.sub(r"\bsqrt\(([^()]*)\)", r"\\sqrt{\1}", t)
+    t = _sqrt(t)
+    t = re.sub(r"(?<![\\A-Za-z])sqrt\s+(\w+)", r"\\sqrt{\1}", t)
     t = re.sub(r"\b(sum|prod)_", r"\\\1_", t)
     t = re.sub(r"\b(sum|prod)\b(?!_)", r"\\\1", t)
+    # h^(l-1)^T: the transpose of h^(l-1), not a double superscript
+    t = re.sub(r"(\w+'*)\^\(([^()]*)\)\^", r"{\1^{(\2)}}^", t)
     t = re.sub(r"\^\(([^()]*)\)", r"^{(\1)}", t)
+    t = re.sub(r"\^\[([^\[\]]*)\]", r"^{[\1]}", t)
+    t = re.sub(r"_\(([^()]*)\)", r"_{(\1)}", t)
     t = re.sub(r"\^(-?[A-Za-z0-9]+(?:\.\d+)?)", r"^{\1}", t)
-    t = re.sub(r"_([A-Za-z]{2,}\w*|\d{2,})", r"_{\1}", t)
+    # b0, h0^(l), b0_r: an initial value's index
+    t = re.sub(r"(?<![\\\w])([A-Za-z])0_(\w)", r"\1_{0,\2}", t)
+    t = re.sub(r"(?<![\\\w])([A-Za-z])0(?!\w)", r"\1_0", t)
+    t = re.sub(
+        r"_([A-Za-z]{3,}\w*)",
+        lambda m: (
+            "_{"
+            + (
+                _SUBSCRIPT_TEX.get(m.group(1))
+                or upright(r"\mathrm{" + m.group(1) + "}")
+            )
+            + "}"
+        ),
+        t,
+    )
+    t = re.sub(
+        r"_([A-Za-z]{2}|[A-Za-z]?\d{2,}|[A-Za-z]\d)(?!\w)",
+        r"_{\1}",
+        t,
+    )
     t = re.sub(r"\beps\b|\beps(?=_)", r"\\varepsilon", t)
+    t = re.sub(r"(?<![\w.])E(?=\[|\|)", r"\\mathbb{E}", t)
+    t = re.sub(r"(?<![\w.])E\s+(?=[a-z])", r"\\mathbb{E}\\, ", t)
+    t = re.sub(r"(?<![\w.])P\[", r"\\mathbb{P}[", t)
+    t = re.sub(r"(?<![\w.])1\[", r"\\mathbf{1}[", t)
+    t = re.sub(r"(?<![\\A-Za-z])grad(?![A-Za-z])", r"\\nabla ", t)
     for g in GREEK:
         t = re.sub(
-            rf"(?<![\\A-Za-z]){g}(?![A-Za-z])", rf"\\{g} ", t
+            rf"(?<![\\A-Za-z]){g}(?![A-Za-z])", rf"\\{g}", t
         )
     for f in FUNCTIONS:
-        t = re.sub(rf"(?<![\\A-Za-z]){f}(?=\s*\()", rf"\\{f}", t)
-    t = re.sub(r"\{inf\}|(?<=_)inf\b", r"{\\infty}", t)
+        t = re.sub(
+            rf"(?<![\\A-Za-z]){f}(?![A-Za-z])", rf"\\{f}", t
+        )
+    t = re.sub(r"\{inf\}", r"{\\infty}", t)
     t = re.sub(r"(?<![\\\w])inf\b", r"\\infty ", t)
     for f in OPERATORS:
         t = re.sub(
-            rf"(?<![\\A-Za-z]){f}(?=\s*\()",
+            rf"(?<![\\A-Za-z]){f}(?=\s*\(|_)",
             rf"\\operatorname{{{f}}}",
             t,
         )
     t = re.sub(r"\s+in\s+", r" \\in ", t)
+    t = re.sub(r"\s+mod\s+", r" \\bmod ", t)
+    t = re.sub(r"\s+o\s+", r" \\circ ", t)
     t = t.replace("...", r"\dots ").replace("~", r"\sim ")
     t = re.sub(r"\s+\.\s+", r" \\cdot ", t)
+    t = re.sub(r"\(\.,", r"(\\cdot,", t)
     t = t.replace(" * ", r" \cdot ")
+    # prose inside a formula (1[z has exactly one 1]) is text; other words
+    # (PARITY, tokens, norm) upright, as the names they are
+    t = PROSE.sub(
+        lambda m: upright(r"\text{ " + m.group(0) + " }"), t
+    )
+    t = re.sub(
+        r"(?<![\\{\w])[A-Za-z]{2,}(?![A-Za-z0-9{])",
+        lambda m: (
+            m.group(0)
+            if len(m.group(0)) == 2 and m.group(0) not in WORDS2
+            else upright(m.group(0))
+        ),
+        t,
+    )
+    # restore the names, upright; a name juxtaposed with a factor keeps its blank
+    while "\x00" in t:
+        t = re.sub(
+            "\x00(\\d+)\x00",
+            lambda m: (
+                names[int(m.group(1))]
+                if names[int(m.group(1))].startswith("\\")
+                else r"\mathrm{" + names[int(m.group(1))] + "}"
+            ),
+            t,
+        )
+    t = re.sub(
+        r"(\\mathrm\{[^{}]*\})\s+(?=" + _FACTOR.pattern + ")",
+        r"\1\\, ",
+        t,
+    )
     t = re.sub(r"\s+", " ", t).strip()
     return t
 

@@ -213,8 +213,32 @@ def test_browser_check_fails_a_planted_layout_page(
             "<button class='btn search-button-field'>Search</button>",
         )
     )
+    api = html / "chapters" / "api"
+    api.mkdir(parents=True)
+    literal = "<code class='docutils literal notranslate'><span class='pre'>{}</span></code>"
+    (api / "ascii.html").write_text(
+        _page(
+            "ASCII",
+            "<p>The identity "
+            + literal.format("E[w w^T 1[w^T x &gt;= 0]] = I/2")
+            + " holds; call "
+            + literal.format("relu_identity(generator=0)")
+            + ".</p>",
+        )
+    )
+    (api / "typeset.html").write_text(
+        _page(
+            "Typeset",
+            "<p>Call "
+            + literal.format("relu_identity(generator=0)")
+            + ".</p>",
+        )
+    )
     assert browser.main([str(html)]) == 1
     err = capsys.readouterr().err
+    assert "ascii.html" in err and "typeset.html" not in err
+    assert "1 formula(s) in ASCII in a code span" in err
+    assert "E[w w^T 1[w^T x >= 0]] = I/2" in err
     assert "broken.html" in err and "index.html:" not in err
     assert "text output wraps: a line of" in err
     assert "figure text too small" in err and "small.png" in err
