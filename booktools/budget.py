@@ -84,7 +84,7 @@ def is_stall(wall: float, cpu: float | None) -> bool:
 
     On an idle machine an execution's wall time is its CPU time plus a few seconds of
     kernel start; a wall time far above that is a wait (a time-out waited out), reported
-    as a warning (issue 36's criterion). Under load the ratio says less: a warning, never
+    as a warning. Under load the ratio says less: a warning, never
     a failure.
     """
     return cpu is not None and wall > 3 * cpu + 10
