@@ -1,6 +1,6 @@
 """The chapters' time budget, in units of a reference workload measured beside them.
 
-CONTRIBUTING's budget ("each chapter in about a minute of CPU on a two-core laptop",
+CONTRIBUTING's budget (each chapter "executes in about a minute of CPU",
 at most :data:`CHAPTER_LIMIT_S` seconds; the book :data:`BOOK_LIMIT_S`) is a
 *performance figure*, not a property of the code: a chapter's CPU seconds grow on a
 slower machine and on a busy one (shared caches, hyper-threads; two fresh-clone runs
