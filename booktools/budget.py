@@ -1,6 +1,6 @@
 """The chapters' time budget, in units of a reference workload measured beside them.
 
-CONTRIBUTING's budget ("each chapter in about a minute of CPU on a two-core laptop",
+CONTRIBUTING's budget (each chapter "executes in about a minute of CPU",
 at most :data:`CHAPTER_LIMIT_S` seconds; the book :data:`BOOK_LIMIT_S`) is a
 *performance figure*, not a property of the code: a chapter's CPU seconds grow on a
 slower machine and on a busy one (shared caches, hyper-threads; two fresh-clone runs
@@ -84,7 +84,7 @@ def is_stall(wall: float, cpu: float | None) -> bool:
 
     On an idle machine an execution's wall time is its CPU time plus a few seconds of
     kernel start; a wall time far above that is a wait (a time-out waited out), reported
-    as a warning (issue 36's criterion). Under load the ratio says less: a warning, never
+    as a warning. Under load the ratio says less: a warning, never
     a failure.
     """
     return cpu is not None and wall > 3 * cpu + 10

@@ -16,8 +16,8 @@ pool, so both cores stay busy until the last notebook ends):
     ``booktools.grade --expect-stubs --executed student/_build`` read that execution.
     A student notebook that is its chapter's code cells followed by stubs
     (:func:`reusable_prefix`) reuses the chapter's execution and runs only its install
-    cell, its stubs and what they need: ARCHITECTURE.md, "The student executions
-    reuse the chapter's". Any other is executed in full.
+    cell, its stubs and what they need (ARCHITECTURE.md, "What make test runs").
+    Any other is executed in full.
 
 The second, independent execution of each chapter is nbval's (``make nbval``).
 

@@ -1,4 +1,4 @@
-"""Portable copies of the chapters: notebooks that read in any Jupyter front end (issue 35).
+"""Portable copies of the chapters: notebooks that read in any Jupyter front end.
 
 The chapters are MyST notebooks: outside the HTML book (Colab, VS Code, classic Jupyter,
 JupyterLab without jupyterlab-myst) their directives show as code blocks, their glued

@@ -4,7 +4,7 @@ Read from the syntax tree (``ast``), so an import inside a function counts as
 much as one at the top of a module: a circle hidden in a function body is still
 a circle (the two modules cannot be read, or tested, one before the other).
 
-The rule for private names (CONTRIBUTING.md, "Imports"):
+The rule for private names (CONTRIBUTING.md, "Modules and imports"):
 
 * a name that starts with ``_`` belongs to the module that defines it; another
   module may not import it (make it public, or move it to a shared utility);

@@ -128,7 +128,7 @@ def test_a_stall_is_wall_time_far_above_cpu_time():
     from booktools.budget import is_stall
 
     assert not is_stall(30.0, 10.0)
-    assert is_stall(320.8, 13.7)  # issue 36's chapter 9
+    assert is_stall(320.8, 13.7)  # waited out a time-out
     assert not is_stall(320.8, None)
 
 

@@ -11,7 +11,7 @@ the question "how many samples does the theorem's learner need for this
 language?" can be asked without training anything: fit kernel ridge regression
 on +-1 labels with :func:`rnnlib.ntk.limit_tangent_kernel` and classify by the
 sign. :func:`limit_kernel_curve` does it for growing training sizes N and
-scores it the way the chapter does (issue 20):
+scores it the way the chapter does:
 
 * on the *distinct* held-out strings (each counted once, so a short string that
   the sampler repeats does not dominate), against the best constant answer on
@@ -312,7 +312,7 @@ def limit_kernel_curve(
     return KernelCurve(language, n, np.array(sizes), **out)
 
 
-# --- the learners of chapter 7 side by side, scored the same way (issue 20) ---
+# --- the learners of chapter 7 side by side, scored the same way ---
 
 
 def distinct_test(
@@ -405,7 +405,7 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
     return name, predict
 
 
-# --- memorization and the 0-1-optimal additive rule (issue 32) ---
+# --- memorization and the 0-1-optimal additive rule ---
 
 
 def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
@@ -729,7 +729,7 @@ def lazy_step(
 
 @dataclass
 class LearnerScore:
-    """One learner on one split, scored the way chapter 7 scores (issue 20).
+    """One learner on one split, scored the way chapter 7 scores.
 
     ``learner``: its label; ``what``: what it is, in words; ``accuracy``: on the
     distinct held-out strings; ``balanced``: balanced accuracy there (the mean
@@ -944,7 +944,7 @@ def mean_scores(
     return out
 
 
-# --- pattern matching by counting: one polynomial neuron per offset (issue 20) ---
+# --- pattern matching by counting: one polynomial neuron per offset ---
 
 
 def pattern_count_neuron(k: int):
