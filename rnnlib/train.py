@@ -509,10 +509,6 @@ class _Logger:
         )
 
 
-def _progress(iterable, progress: bool, desc: str):
-    return progress_bar(iterable, enabled=progress, desc=desc)
-
-
 # --- the loops --------------------------------------------------------------------------------------
 
 
@@ -615,10 +611,10 @@ def _sgd_loop(
             on_log(runs)
 
     log(0)
-    for t in _progress(
+    for t in progress_bar(
         range(steps),
-        cfg.progress,
-        "SGD (" + ", ".join(kinds) + ")",
+        enabled=cfg.progress,
+        desc="SGD (" + ", ".join(kinds) + ")",
     ):
         idx = order[t]
         xb, yb = x[idx], y[idx]
