@@ -24,7 +24,7 @@ Two sources of cases, one test each:
 
 :func:`test_every_public_name_has_rows` fails when a public function or class
 has neither rows nor declared constraints; constants, exception classes and
-result records (dataclasses that validate nothing) need no rows, anything else
+result records (dataclasses that validate nothing, NamedTuples) need no rows, anything else
 is listed in :data:`NO_ARGUMENTS_TO_VALIDATE` with a reason.
 """
 
@@ -1304,13 +1304,18 @@ def test_bad_input_is_refused_naming_the_argument(case: Row):
 
 
 def _needs_no_rows(obj: object) -> bool:
-    """Constants, exception classes and result records (dataclasses without ``__post_init__``)."""
+    """Constants, exception classes and result records (dataclasses without ``__post_init__``,
+    NamedTuples: the records a function returns, which validate nothing)."""
     if not callable(obj):
         return True
     if inspect.isclass(obj):
-        return issubclass(obj, Exception) or (
-            dataclasses.is_dataclass(obj)
-            and not hasattr(obj, "__post_init__")
+        return (
+            issubclass(obj, Exception)
+            or (
+                dataclasses.is_dataclass(obj)
+                and not hasattr(obj, "__post_init__")
+            )
+            or (issubclass(obj, tuple) and hasattr(obj, "_fields"))
         )
     return False
 

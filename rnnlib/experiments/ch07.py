@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -44,9 +45,12 @@ from .._validation import (
     check_sequence,
     validate_params,
 )
+from ..concepts import ConceptTarget, SmoothFunction
 from ..elman import ElmanRNN
 from ..languages import (
+    ConceptRepresentation,
     HeldOutSplit,
+    LabelledStrings,
     check_strings,
     encode_strings,
     get_language,
@@ -72,10 +76,12 @@ __all__ = [
     "unseen_mask",
     "best_constant",
     "COUNT_RULES",
+    "CountRule",
     "count_rule",
     "memorized_share",
     "memorizer",
     "subset_rule_accuracy",
+    "SubsetRule",
     "subset_rule",
     "additive_logistic",
     "nearest_neighbour",
@@ -87,6 +93,7 @@ __all__ = [
     "LEARNERS",
     "compare_learners",
     "mean_scores",
+    "PatternCountNeuron",
     "pattern_count_neuron",
     "pattern_count_complexity",
     "pattern_count_target",
@@ -104,7 +111,7 @@ def draw_strings(
     *,
     min_length: int | None = None,
     generator,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> LabelledStrings:
     """Labelled strings of chapter 7's sampler for ``language`` (chapter 7).
 
     ``"dl1"``: :func:`rnnlib.languages.sample_dl1_balanced` (number of 1s
@@ -126,7 +133,7 @@ def draw_strings(
             min_length=2 if min_length is None else min_length,
             generator=generator,
         )
-        return z, get_language("dl1")(z)
+        return LabelledStrings(z, get_language("dl1")(z))
     return sample_language(
         language,
         n_samples,
@@ -317,7 +324,7 @@ def limit_kernel_curve(
 
 def distinct_test(
     split: HeldOutSplit,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> LabelledStrings:
     """The distinct held-out strings of ``split`` with their labels, each once (chapter 7).
 
     A sampler repeats short strings (at lengths 1..10 the string "1" can be 16 %
@@ -327,7 +334,7 @@ def distinct_test(
     z, inv = torch.unique(split.z_test, dim=0, return_inverse=True)
     y = torch.zeros(len(z), dtype=split.y_test.dtype)
     y[inv] = split.y_test
-    return z, y
+    return LabelledStrings(z, y)
 
 
 def best_constant(y: torch.Tensor) -> float:
@@ -380,7 +387,16 @@ COUNT_RULES = {
 }
 
 
-def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
+class CountRule(NamedTuple):
+    """:func:`count_rule` results: the rule's name and its predictor."""
+
+    #: the name of the rule in :data:`COUNT_RULES`
+    name: str
+    #: strings -> 0/1 labels (float32)
+    predict: Callable
+
+
+def count_rule(split: HeldOutSplit) -> CountRule:
     """The count rule of :data:`COUNT_RULES` with the best training accuracy (chapter 7).
 
     "at most one 1" and "at least one 1" are both additive (a threshold of the
@@ -402,7 +418,7 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
     def predict(z: torch.Tensor) -> torch.Tensor:
         return rule(_ones(check_strings(z))).to(torch.float32)
 
-    return name, predict
+    return CountRule(name, predict)
 
 
 # --- memorization and the 0-1-optimal additive rule (issue 32) ---
@@ -493,9 +509,18 @@ def _subset_predict(ones: torch.Tensor, mask: torch.Tensor):
     return (inside >= 1) & (outside == 0)
 
 
+class SubsetRule(NamedTuple):
+    """:func:`subset_rule` results: the fitted set of positions and its predictor."""
+
+    #: the positions S, sorted
+    subset: list[int]
+    #: strings of the training width -> 0/1 labels (float32)
+    predict: Callable
+
+
 def subset_rule(
     split: HeldOutSplit,
-) -> tuple[list[int], Callable]:
+) -> SubsetRule:
     """The additive rule "a 1 in S and none outside S", S fitted to the training strings (chapter 7).
 
     S is a set of positions of the (left-padded) strings, chosen for the 0-1
@@ -541,7 +566,7 @@ def subset_rule(
         hit = _subset_predict((z == 1).to(torch.float64), mask)
         return hit.to(torch.float32)
 
-    return subset, predict
+    return SubsetRule(subset, predict)
 
 
 def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
@@ -947,7 +972,16 @@ def mean_scores(
 # --- pattern matching by counting: one polynomial neuron per offset (issue 20) ---
 
 
-def pattern_count_neuron(k: int):
+class PatternCountNeuron(NamedTuple):
+    """:func:`pattern_count_neuron` results: the counting neuron and its scale."""
+
+    #: the degree-k polynomial neuron
+    phi: SmoothFunction
+    #: the scale ``c = sqrt(3) / (2 sqrt k)``
+    c: float
+
+
+def pattern_count_neuron(k: int) -> PatternCountNeuron:
     """The degree-k neuron ``phi(t) = prod_{j<k} (t/c - j) / (k - j)`` that counts a k-symbol pattern (chapter 7).
 
     With the window weights of :func:`rnnlib.languages.concept_representation`
@@ -971,9 +1005,12 @@ def pattern_count_neuron(k: int):
         poly = poly * np.polynomial.Polynomial(
             [-j / (k - j), 1.0 / (c * (k - j))]
         )
-    return polynomial(
-        list(poly.coef), name=f"pattern count, k = {k}"
-    ), c
+    return PatternCountNeuron(
+        polynomial(
+            list(poly.coef), name=f"pattern count, k = {k}"
+        ),
+        c,
+    )
 
 
 def pattern_count_complexity(k: int, R: float) -> float:
@@ -985,7 +1022,9 @@ def pattern_count_complexity(k: int, R: float) -> float:
     return complexity_s(phi, R, log10=True)
 
 
-def pattern_count_target(n: int, pattern: str):
+def pattern_count_target(
+    n: int, pattern: str
+) -> ConceptRepresentation:
     """Pattern matching at length n as a concept-class target of counting neurons (chapter 7; ours).
 
     The unit window weights of :func:`rnnlib.languages.pattern_neurons`
@@ -994,13 +1033,12 @@ def pattern_count_target(n: int, pattern: str):
     occurrences of ``pattern``, and ``1[target > 1/2]`` is the language. Returns
     ``(target, 0.5)``.
     """
-    from ..concepts import ConceptTarget
     from ..languages import pattern_neurons
 
     base = pattern_neurons(n, pattern)
     phi, _ = pattern_count_neuron(len(pattern))
     p = base.w.shape[1]
-    return (
+    return ConceptRepresentation(
         ConceptTarget(
             [[phi] * p],
             base.w,
