@@ -80,6 +80,7 @@ __all__ = [
     "sample_binary_strings",
     "sample_dl1_balanced",
     "string_lengths",
+    "string_ones",
     "parity_indicator",
     "contains_pattern",
     "tomita_indicator",
@@ -92,6 +93,7 @@ __all__ = [
     "LabelledStrings",
     "sample_language",
     "HeldOutSplit",
+    "check_split",
     "held_out_split",
     "language_dataset",
     "encode_strings",
@@ -243,6 +245,11 @@ def string_lengths(z: torch.Tensor) -> torch.Tensor:
 
 def _ones(z: torch.Tensor) -> torch.Tensor:
     return (z == 1).sum(dim=1)
+
+
+def string_ones(z: torch.Tensor) -> torch.Tensor:
+    """The number of 1s of each (left-padded) string in ``z`` (batch, n_max); (batch,) int64 (chapter 7)."""
+    return _ones(check_strings(z))
 
 
 def _zeros(z: torch.Tensor) -> torch.Tensor:
@@ -873,6 +880,16 @@ class HeldOutSplit:
         return float(
             (self.y_test == guess).to(torch.float64).mean()
         )
+
+
+def check_split(split: object) -> HeldOutSplit:
+    """``split`` itself if it is a :class:`HeldOutSplit`, else a ``TypeError`` naming ``split`` (chapter 7)."""
+    if not isinstance(split, HeldOutSplit):
+        raise TypeError(
+            "split must be an rnnlib.languages.HeldOutSplit (from language_dataset), "
+            f"got {type(split).__name__}"
+        )
+    return split
 
 
 @validate_params(test_fraction=OPEN_UNIT)

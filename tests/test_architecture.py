@@ -293,3 +293,79 @@ def test_the_map_carries_no_dated_measurements():
     assert not dated, (
         f"ARCHITECTURE.md carries dated figures ({dated}); move them to docs/measurements.md"
     )
+
+
+# --- one copy of each helper: no function body defined twice in rnnlib ---------------------------
+
+#: Copies known and not yet merged: ``name -> why it is still listed``.
+KNOWN_COPIES = {
+    "_tangent": "the tangent recursion of rnnlib.pseudo and rnnlib.train (to be merged)",
+    "_width_ticks": "the width axis of plotting.chapter04 and plotting.chapter05 (to be merged)",
+}
+
+
+def _body_key(fn: ast.FunctionDef) -> str:
+    """The function's body without its docstring, as a syntax tree dump."""
+    body = fn.body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    return ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def function_copies(sources: dict[str, str]) -> list[list[str]]:
+    """Groups ``module:name`` of module-level functions defined in two or more modules
+    under the same name, or with the same body under any names."""
+    by_name: dict[str, list[str]] = {}
+    by_body: dict[str, list[str]] = {}
+    for module, source in sources.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef):
+                where = f"{module}:{node.name}"
+                by_name.setdefault(node.name, []).append(where)
+                by_body.setdefault(_body_key(node), []).append(
+                    where
+                )
+    groups = {
+        tuple(sorted(g))
+        for g in [*by_name.values(), *by_body.values()]
+        if len({w.partition(":")[0] for w in g}) > 1
+    }
+    return [list(g) for g in sorted(groups)]
+
+
+def test_no_helper_is_defined_twice():
+    """A helper two modules need lives once, public (or in an underscore utility) in the lower module."""
+    sources = {
+        m: p.read_text()
+        for m, p in modules().items()
+        if m.startswith("rnnlib")
+    }
+    bad = [
+        g
+        for g in function_copies(sources)
+        if not {w.partition(":")[2] for w in g}
+        <= set(KNOWN_COPIES)
+    ]
+    assert not bad, (
+        "functions defined in two modules of rnnlib:\n  "
+        + ("\n  ".join(", ".join(g) for g in bad))
+    )
+
+
+def test_the_copy_scan_finds_copies():
+    same_body = "def _a(z):\n    return (z == 1).sum(dim=1)\n"
+    found = function_copies(
+        {
+            "m1": same_body,
+            "m2": same_body.replace("_a", "_b"),
+            "m3": "def _c(x):\n    return x\n",
+            "m4": "def _c(y):\n    '''doc'''\n    return y + 1\n",
+            "m5": "def _d(x):\n    return x * 2\n",
+        }
+    )
+    assert found == [["m1:_a", "m2:_b"], ["m3:_c", "m4:_c"]], found

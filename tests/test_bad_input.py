@@ -286,6 +286,7 @@ int_rows(T, "min_length", lambda v: languages.sample_dl1_balanced(2, 4, min_leng
 ZP = torch.tensor([[-1, 1, 0], [0, 1, 1]])
 for (name, fn) in (
     ("string_lengths", languages.string_lengths),
+    ("string_ones", languages.string_ones),
     ("parity_indicator", languages.parity_indicator),
     ("contains_pattern", lambda z: languages.contains_pattern(z, "10")),
     ("tomita_indicator", lambda z: languages.tomita_indicator(z, 3)),
@@ -302,6 +303,8 @@ for (name, fn) in (
     row(T, "dtype", "z", lambda fn=fn: fn(ZP.float()), note="float")
 row("rnnlib.languages.contains_pattern", "malformed", "pattern", lambda: languages.contains_pattern(ZP, "1a"))
 row("rnnlib.languages.contains_pattern", "empty", "pattern", lambda: languages.contains_pattern(ZP, ""))
+row("rnnlib.languages.check_split", "type", "split", lambda: languages.check_split(ZP))
+
 T = "rnnlib.languages.held_out_split"
 row(T, "shape", "y", lambda: languages.held_out_split(ZP, torch.ones(3)))
 row(T, "malformed", "y", lambda: languages.held_out_split(ZP, torch.tensor([0.5, 1.0])))

@@ -51,6 +51,7 @@ from ..languages import (
     ConceptRepresentation,
     HeldOutSplit,
     LabelledStrings,
+    check_split,
     check_strings,
     encode_strings,
     get_language,
@@ -58,6 +59,7 @@ from ..languages import (
     language_dataset,
     sample_dl1_balanced,
     sample_language,
+    string_ones,
 )
 from ..ntk import limit_tangent_kernel, tangent_kernel_diag
 from ..recognizers import (
@@ -330,7 +332,7 @@ def distinct_test(
     A sampler repeats short strings (at lengths 1..10 the string "1" can be 16 %
     of the held-out copies); scoring the distinct strings weighs each one once.
     """
-    split = _check_split(split)
+    split = check_split(split)
     z, inv = torch.unique(split.z_test, dim=0, return_inverse=True)
     y = torch.zeros(len(z), dtype=split.y_test.dtype)
     y[inv] = split.y_test
@@ -351,20 +353,11 @@ def best_constant(y: torch.Tensor) -> float:
     return max(p, 1.0 - p)
 
 
-def _check_split(split: object) -> HeldOutSplit:
-    if not isinstance(split, HeldOutSplit):
-        raise TypeError(
-            "split must be an rnnlib.languages.HeldOutSplit, got "
-            f"{type(split).__name__}"
-        )
-    return split
-
-
 def unseen_mask(
     split: HeldOutSplit, z: torch.Tensor
 ) -> torch.Tensor:
     """Which strings of ``z`` are not training strings of ``split`` (bool, (batch,); chapter 7)."""
-    split = _check_split(split)
+    split = check_split(split)
     z = check_strings(z)
     if z.shape[1] != split.z_train.shape[1]:
         raise ValueError(
@@ -374,10 +367,6 @@ def unseen_mask(
     return torch.tensor(
         [tuple(r) not in train for r in z.tolist()]
     )
-
-
-def _ones(z: torch.Tensor) -> torch.Tensor:
-    return (z == 1).sum(dim=1)
 
 
 #: The count rules of :func:`count_rule`: name -> rule on the number s of 1s.
@@ -404,8 +393,8 @@ def count_rule(split: HeldOutSplit) -> CountRule:
     counts {0, 1, 2} right. Returns ``(name, predict)``, ``predict`` mapping
     strings to 0/1 labels (float32).
     """
-    split = _check_split(split)
-    s = _ones(split.z_train)
+    split = check_split(split)
+    s = string_ones(split.z_train)
     y = split.y_train.to(torch.bool)
     name = max(
         COUNT_RULES,
@@ -416,7 +405,7 @@ def count_rule(split: HeldOutSplit) -> CountRule:
     rule = COUNT_RULES[name]
 
     def predict(z: torch.Tensor) -> torch.Tensor:
-        return rule(_ones(check_strings(z))).to(torch.float32)
+        return rule(string_ones(z)).to(torch.float32)
 
     return CountRule(name, predict)
 
@@ -447,7 +436,7 @@ def memorizer(
     accuracy on fresh draws measures how much of them repeat training strings.
     Returns ``predict`` (strings -> 0/1 float32).
     """
-    split = _check_split(split)
+    split = check_split(split)
     if fallback is not None and not callable(fallback):
         raise TypeError(
             "fallback must be a callable (strings -> 0/1 labels) or "
@@ -532,7 +521,7 @@ def subset_rule(
     :func:`additive_logistic` fits. Returns ``(S, predict)``, ``S`` sorted,
     ``predict`` (strings of the training width -> 0/1 float32).
     """
-    split = _check_split(split)
+    split = check_split(split)
     width = split.z_train.shape[1]
     ones = (split.z_train == 1).to(torch.float64)
     y = split.y_train.to(torch.bool)
@@ -593,7 +582,7 @@ def additive_logistic(
     0-1 error's convex surrogate. Returns ``predict`` (strings -> 0/1 float32);
     strings must have the training width.
     """
-    split = _check_split(split)
+    split = check_split(split)
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     iterations = check_int(iterations, "iterations", minimum=1)
     width = split.z_train.shape[1]
@@ -635,7 +624,7 @@ def nearest_neighbour(split: HeldOutSplit) -> Callable:
     strings are settled by their majority label, and a tie of labels by the
     training majority. Returns ``predict`` (strings -> 0/1 float32).
     """
-    split = _check_split(split)
+    split = check_split(split)
     zt, inv = torch.unique(
         split.z_train, dim=0, return_inverse=True
     )
@@ -664,7 +653,7 @@ def neighbour_coverage(split: HeldOutSplit) -> float:
     opposite label, so a learner that copies its neighbours scores *below*
     chance where this coverage is high.
     """
-    split = _check_split(split)
+    split = check_split(split)
     train = {tuple(r) for r in split.z_train.tolist()}
     z, _ = distinct_test(split)
     fractions = []
@@ -692,7 +681,7 @@ def kernel_learner(
     the ridge of least leave-one-out error among ``ridges``, classified by the
     sign (as in :func:`limit_kernel_curve`). Returns ``predict``.
     """
-    split = _check_split(split)
+    split = check_split(split)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
     )
@@ -730,7 +719,7 @@ def lazy_step(
     training strings encoded at ``eps_x``: the step moves the predictor by
     about ``lr_scale`` in function space, chapter 5's lazy window.
     """
-    split = _check_split(split)
+    split = check_split(split)
     width = check_int(width, "width", minimum=1)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
@@ -793,7 +782,7 @@ def score_learner(
     ``fresh``: ``(z, y)`` drawn i.i.d. from the sampler, or ``None`` (the
     fresh scores are then NaN).
     """
-    split = _check_split(split)
+    split = check_split(split)
     z, y = distinct_test(split)
     nan = float("nan")
     parts = [(z, y), (split.z_train, split.y_train)]
@@ -875,7 +864,7 @@ def compare_learners(
     :func:`rnnlib.recognizers.train_practical_rnn`. Returns one
     :class:`LearnerScore` per learner, in the order asked.
     """
-    split = _check_split(split)
+    split = check_split(split)
     names = check_sequence(learners, "learners", "learner names")
     for name in names:
         if name not in LEARNERS:
