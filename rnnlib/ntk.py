@@ -165,8 +165,8 @@ def tangent_kernel(
     Cost ~ N N2 L^2 m: keep N L to a few thousand.
     """
     model = _check_scalar_model(model, "tangent_kernel")
-    x = model._check_input(x)
-    x2 = x if x2 is None else model._check_input(x2, "x2")
+    x = model.check_input(x)
+    x2 = x if x2 is None else model.check_input(x2, "x2")
     if x2.shape[1] != x.shape[1]:
         raise ValueError(
             f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}"
@@ -190,7 +190,7 @@ def tangent_kernel_diag(
     ``sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence.
     """
     model = _check_scalar_model(model, "tangent_kernel_diag")
-    x = model._check_input(x)
+    x = model.check_input(x)
     return _diagonal_terms(model, x).sum(dim=(1, 2))
 
 
@@ -286,13 +286,13 @@ def kernel_reference(
     ``x_eval`` (N_eval, L, d).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], model.output_dim))
     if y.dtype != x.dtype:
         raise TypeError(
             f"y has dtype {y.dtype} but x has {x.dtype}"
         )
-    x_eval = model._check_input(x_eval, "x_eval")
+    x_eval = model.check_input(x_eval, "x_eval")
     B = model.B.transpose(0, 1)
     with torch.no_grad():
         f0, f0e = (
@@ -449,7 +449,7 @@ def cross_time_fraction(
     ``output_dim = 1``, ``x`` is (N, L, d) in the model's dtype.
     """
     model = _check_scalar_model(model, "cross_time_fraction")
-    x = model._check_input(x)
+    x = model.check_input(x)
     terms = _diagonal_terms(model, x)
     total = terms.sum(dim=(1, 2))
     diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)

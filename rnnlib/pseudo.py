@@ -138,7 +138,7 @@ def pseudo_network(
     ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     with torch.no_grad():
@@ -155,7 +155,7 @@ def back_matrices(
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     _, D, _ = _states_and_patterns(model, x)
     batch, L = x.shape[0], x.shape[1]
     W = model.W.detach()
@@ -181,7 +181,7 @@ def pseudo_network_sum(
     explicitly (:func:`back_matrices`); for exposition and tests. Returns (batch, d_out).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
@@ -298,7 +298,7 @@ def aligned_perturbation(
     model is not modified. Returns ``(dW, dA)`` in the model's dtype.
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     gen = as_generator(generator)
     m = model.width
     W, A, B = model.W.detach(), model.A.detach(), model.B
@@ -373,7 +373,7 @@ def linearization_changes(
     (the model's dtype) and (n_dir, n_tau) (float64).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     check_sequence(taus, "taus", "positive numbers")
     taus = [
         check_real(t, "taus[i]", low=0.0, low_open=True)

@@ -369,3 +369,71 @@ def test_the_copy_scan_finds_copies():
         }
     )
     assert found == [["m1:_a", "m2:_b"], ["m3:_c", "m4:_c"]], found
+
+
+# --- private methods stay in their module ----------------------------------------------------------
+
+
+def private_method_calls(
+    sources: dict[str, str],
+) -> list[str]:
+    """``module: obj._name`` where ``obj`` is not ``self``/``cls`` and ``_name`` is a private
+    method of a class defined in another module only (a private name used across modules,
+    which the import rule does not see)."""
+    trees = {m: ast.parse(s) for m, s in sources.items()}
+    defined: dict[str, set[str]] = {}
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if (
+                        isinstance(item, ast.FunctionDef)
+                        and item.name.startswith("_")
+                        and not item.name.startswith("__")
+                    ):
+                        defined.setdefault(item.name, set()).add(
+                            module
+                        )
+    out = []
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in defined
+                and module not in defined[node.attr]
+                and not (
+                    isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls")
+                )
+            ):
+                out.append(
+                    f"{module}:{node.lineno}: {ast.unparse(node)} "
+                    f"(defined in {', '.join(sorted(defined[node.attr]))})"
+                )
+    return out
+
+
+def test_no_private_method_is_called_from_another_module():
+    sources = {
+        m: p.read_text()
+        for m, p in modules().items()
+        if m.startswith("rnnlib")
+    }
+    bad = private_method_calls(sources)
+    assert not bad, (
+        "private methods used outside their module (give them a public name):\n  "
+        + "\n  ".join(bad)
+    )
+
+
+def test_the_private_method_scan_finds_calls():
+    found = private_method_calls(
+        {
+            "a": "class M:\n    def _check(self, x):\n        return self._check(x)\n",
+            "b": "def f(model, x):\n    return model._check(x)\n",
+            "c": "def g(model):\n    return model.check(1)\n",
+        }
+    )
+    assert len(found) == 1 and found[0].startswith(
+        "b:2: model._check"
+    ), found
