@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -65,6 +66,7 @@ __all__ = [
     "complexity_eps",
     "ConceptTarget",
     "sample_target",
+    "TaskSample",
     "sample_task",
     "token_circle",
     "mixed_difference",
@@ -633,6 +635,15 @@ def sample_target(
     return ConceptTarget(phis, w, b, L - 2, d - 1)
 
 
+class TaskSample(NamedTuple):
+    """:func:`sample_task` results: the normalized sequences and the target's values."""
+
+    #: the normalized sequences ``x`` (n, L, d)
+    x: torch.Tensor
+    #: the target's values ``F*(x_bar)`` (n, 1)
+    y: torch.Tensor
+
+
 @validate_params("L", "d", "eps_x", "n")
 def sample_task(
     L: int,
@@ -643,7 +654,7 @@ def sample_task(
     p: int = 4,
     generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> TaskSample:
     """``(x, F*(x_bar))``: ``n`` normalized sequences and the values of a random concept-class target (chapters 5-6).
 
     ``x_bar`` is :func:`rnnlib.elman.sample_true_sequence` on the stream
@@ -662,7 +673,9 @@ def sample_task(
         generator=derive(generator, "target"),
         dtype=dtype,
     )
-    return normalize_sequence(x_bar, eps_x), target(x_bar)
+    return TaskSample(
+        normalize_sequence(x_bar, eps_x), target(x_bar)
+    )
 
 
 #: One true sequence (n_tokens, token_dim) and a grid of angles (k,), for the token circles of chapter 2.

@@ -35,6 +35,7 @@ import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -62,8 +63,10 @@ __all__ = [
     "load_jsb",
     "load_benchmark",
     "split_indices",
+    "Tunes",
     "abc_tunes",
     "load_abc_text",
+    "PaddedBatch",
     "pad_sequences",
 ]
 
@@ -480,9 +483,18 @@ def load_jsb() -> PianoRollData:
 _ABC_KEEP = ("R:", "M:", "L:", "K:")
 
 
+class Tunes(NamedTuple):
+    """:func:`abc_tunes` results: file names and cleaned ABC texts, in the same order."""
+
+    #: the tunes' file names, sorted
+    names: list[str]
+    #: the cleaned ABC text of each tune
+    texts: list[str]
+
+
 def abc_tunes(
     directory: str | Path | None = None,
-) -> tuple[list[str], list[str]]:
+) -> Tunes:
     """The tunes of Ryan's Mammoth Collection (music21's corpus) as cleaned ABC text (chapter 11).
 
     Returns ``(names, texts)`` sorted by file name. Each text keeps the header
@@ -532,7 +544,7 @@ def abc_tunes(
         raise ValueError(
             f"directory {directory} holds no .abc tunes"
         )
-    return names, texts
+    return Tunes(names, texts)
 
 
 @dataclass(frozen=True)
@@ -611,11 +623,20 @@ def load_abc_text(
 # --- batching ----------------------------------------------------------------------------------------
 
 
+class PaddedBatch(NamedTuple):
+    """:func:`pad_sequences` results: a zero-padded batch and its mask."""
+
+    #: the padded batch, (batch, T_max, K) or (batch, T_max)
+    x: torch.Tensor
+    #: boolean (batch, T_max), true on real steps
+    mask: torch.Tensor
+
+
 def pad_sequences(
     seqs: Sequence[np.ndarray],
     *,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> PaddedBatch:
     """Pad sequences into one batch: ``(x, mask)`` (chapter 11).
 
     ``seqs`` are (T_i, K) piano rolls or (T_i,) integer code arrays. Returns
@@ -649,7 +670,7 @@ def pad_sequences(
             x[i, : a.shape[0]] = torch.as_tensor(a, dtype=dtype)
             mask[i, : a.shape[0]] = True
         check_tensor(x, "seqs")
-        return x, mask
+        return PaddedBatch(x, mask)
     if any(not np.issubdtype(a.dtype, np.integer) for a in arrays):
         raise ValueError(
             "seqs of shape (T,) must hold integer codes"
@@ -658,4 +679,4 @@ def pad_sequences(
     for i, a in enumerate(arrays):
         x[i, : a.shape[0]] = torch.as_tensor(a, dtype=torch.int64)
         mask[i, : a.shape[0]] = True
-    return x, mask
+    return PaddedBatch(x, mask)

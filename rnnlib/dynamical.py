@@ -23,6 +23,7 @@ Jacobians (:mod:`rnnlib.stability`) work for all of them.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -42,6 +43,7 @@ __all__ = [
     "RecurrentModel",
     "LinearSystem",
     "SimpleRNN",
+    "LSTMGates",
     "LSTM",
     "recurrent_matrix",
     "INIT_SCHEMES",
@@ -291,6 +293,19 @@ class SimpleRNN(_MatrixRNN):
         )
 
 
+class LSTMGates(NamedTuple):
+    """:meth:`LSTM.gates` results: the four gate values, each (batch, H)."""
+
+    #: the input gate
+    i: torch.Tensor
+    #: the forget gate
+    f: torch.Tensor
+    #: the candidate state (tanh)
+    z: torch.Tensor
+    #: the output gate
+    o: torch.Tensor
+
+
 class LSTM(RecurrentModel):
     """LSTM cell in the notation of Miller & Hardt, state ``s = (c, h)`` (chapters 8-11).
 
@@ -360,7 +375,7 @@ class LSTM(RecurrentModel):
 
     def gates(
         self, s: torch.Tensor, x_t: torch.Tensor
-    ) -> tuple[torch.Tensor, ...]:
+    ) -> LSTMGates:
         """The gate values ``(i, f, z, o)`` at state ``s`` and input ``x_t``, each (batch, H)."""
         h = s[:, self.hidden_dim :]
         pre = (
@@ -369,7 +384,7 @@ class LSTM(RecurrentModel):
             + self.b
         )
         pi, pf, pz, po = pre.chunk(4, dim=1)
-        return (
+        return LSTMGates(
             torch.sigmoid(pi),
             torch.sigmoid(pf),
             torch.tanh(pz),

@@ -181,9 +181,15 @@ class ElmanRNN(nn.Module):
     def extra_repr(self) -> str:
         return f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
 
-    def _check_input(
+    def check_input(
         self, x: object, name: str = "x"
     ) -> torch.Tensor:
+        """``x`` checked as a batch of inputs for this model: a finite, non-empty floating-point tensor (batch, L, d) in the weights' dtype.
+
+        The one input check of the functions that take an Elman RNN and its inputs
+        (:mod:`rnnlib.pseudo`, :mod:`rnnlib.ntk`, :mod:`rnnlib.train`,
+        :mod:`rnnlib.inversion`); errors name the argument ``name``.
+        """
         x = check_tensor(
             x, name, shape=("batch", "L", self.input_dim)
         )
@@ -196,21 +202,21 @@ class ElmanRNN(nn.Module):
 
     def hidden_states(self, x: torch.Tensor) -> torch.Tensor:
         """h^(1), ..., h^(L) for a batch ``x`` of shape (batch, L, d); returns (batch, L, m)."""
-        x = self._check_input(x)
+        x = self.check_input(x)
         return _elman_scan(
             self.W, self.A, x, keep_all=True
         )  # validated once, here
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
-        x = self._check_input(x)
+        x = self.check_input(x)
         return _elman_scan(
             self.W, self.A, x, keep_all=False
         ) @ self.B.transpose(0, 1)
 
     def preactivations(self, x: torch.Tensor) -> torch.Tensor:
         """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
-        x = self._check_input(x)
+        x = self.check_input(x)
         with torch.no_grad():
             h = _elman_scan(self.W, self.A, x, keep_all=True)
             h_prev = torch.cat(

@@ -43,6 +43,7 @@ of B: strictly, a union bound over a grid of B's adds a term of order
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 
@@ -59,9 +60,11 @@ from .concepts import sample_task
 
 __all__ = [
     "rademacher_bound",
+    "RademacherEstimate",
     "empirical_rademacher",
     "uniform_bound",
     "logistic_loss_bound",
+    "ClassificationTask",
     "classification_task",
     "sgd_budget",
 ]
@@ -93,6 +96,15 @@ def rademacher_bound(
     )
 
 
+class RademacherEstimate(NamedTuple):
+    """:func:`empirical_rademacher` results: the Monte-Carlo estimate and its standard error."""
+
+    #: the mean over the sign vectors
+    estimate: float
+    #: its standard error
+    stderr: float
+
+
 @validate_params("out_scale", norm=NONNEGATIVE, n_signs=Int(2))
 def empirical_rademacher(
     K: torch.Tensor,
@@ -101,7 +113,7 @@ def empirical_rademacher(
     norm: float,
     n_signs: int = 2000,
     generator: torch.Generator | int | None = None,
-) -> tuple[float, float]:
+) -> RademacherEstimate:
     """Monte-Carlo estimate of the empirical Rademacher complexity of the linear class (chapter 6).
 
     ``R = E_sigma sup_{||theta|| <= norm} (1/N) sum_n sigma_n out_scale <theta, grad F(x_n)>
@@ -126,8 +138,8 @@ def empirical_rademacher(
         "sn,nm,sm->s", sigma, K.double(), sigma
     ).clamp_min(0)
     vals = out_scale * norm * quad.sqrt() / n
-    return float(vals.mean()), float(
-        vals.std() / math.sqrt(n_signs)
+    return RademacherEstimate(
+        float(vals.mean()), float(vals.std() / math.sqrt(n_signs))
     )
 
 
@@ -163,6 +175,19 @@ def logistic_loss_bound(max_abs_output: float) -> float:
     return M + math.log1p(math.exp(-M))
 
 
+class ClassificationTask(NamedTuple):
+    """:func:`classification_task` results: training pool and test set."""
+
+    #: training inputs (n_train, L, d)
+    x: torch.Tensor
+    #: training labels in {-1, +1} (n_train, 1)
+    y: torch.Tensor
+    #: test inputs (n_test, L, d)
+    x_test: torch.Tensor
+    #: test labels in {-1, +1} (n_test, 1)
+    y_test: torch.Tensor
+
+
 @validate_params(
     "L", "d", "eps_x", "n_train", "n_test", "dtype", p=Int(1)
 )
@@ -176,7 +201,7 @@ def classification_task(
     p: int = 4,
     generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> ClassificationTask:
     """A binary task of chapter 6: labels ``sign(F*(x_bar) - median)`` for a random concept-class target.
 
     ``F*`` is :func:`rnnlib.concepts.sample_target`; subtracting the median over
@@ -194,7 +219,9 @@ def classification_task(
         dtype=dtype,
     )
     y = torch.where(f >= f.median(), 1.0, -1.0).to(dtype)
-    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+    return ClassificationTask(
+        x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+    )
 
 
 @validate_params(

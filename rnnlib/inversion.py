@@ -713,7 +713,7 @@ def backprop_correlations(
     only weakly correlated, ``c_i -> 0``. Returns (batch, L, d_out).
     """
     model = _check_model(model)
-    x = model._check_input(x)
+    x = model.check_input(x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
     return (
         torch.einsum("blsm,sm->bls", back, model.B) / model.width

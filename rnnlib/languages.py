@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -79,6 +80,7 @@ __all__ = [
     "sample_binary_strings",
     "sample_dl1_balanced",
     "string_lengths",
+    "string_ones",
     "parity_indicator",
     "contains_pattern",
     "tomita_indicator",
@@ -88,14 +90,17 @@ __all__ = [
     "get_language",
     "language_names",
     "all_strings",
+    "LabelledStrings",
     "sample_language",
     "HeldOutSplit",
+    "check_split",
     "held_out_split",
     "language_dataset",
     "encode_strings",
     "check_strings",
     "pattern_neurons",
     "parity_neuron",
+    "ConceptRepresentation",
     "concept_representation",
     "representation_complexity",
     "additive_dl1_loss",
@@ -240,6 +245,11 @@ def string_lengths(z: torch.Tensor) -> torch.Tensor:
 
 def _ones(z: torch.Tensor) -> torch.Tensor:
     return (z == 1).sum(dim=1)
+
+
+def string_ones(z: torch.Tensor) -> torch.Tensor:
+    """The number of 1s of each (left-padded) string in ``z`` (batch, n_max); (batch,) int64 (chapter 7)."""
+    return _ones(check_strings(z))
 
 
 def _zeros(z: torch.Tensor) -> torch.Tensor:
@@ -747,6 +757,15 @@ def _near_negatives(
     return flips[torch.arange(batch), j], ok.any(dim=1)
 
 
+class LabelledStrings(NamedTuple):
+    """Labelled strings: codes and labels (:func:`sample_language`)."""
+
+    #: int64 strings (batch, n), left-padded with -1
+    z: torch.Tensor
+    #: float labels (batch,)
+    y: torch.Tensor
+
+
 @validate_params("n", batch_size=Int(2), near_fraction=UNIT)
 def sample_language(
     language: str | Language,
@@ -756,7 +775,7 @@ def sample_language(
     min_length: int | None = None,
     near_fraction: float = 0.5,
     generator: torch.Generator | int | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> LabelledStrings:
     """Balanced labelled strings of ``language``: half positives, half negatives (chapter 7).
 
     Lengths are uniform on ``[min_length, n]`` (default ``min_length = n``:
@@ -835,7 +854,7 @@ def sample_language(
             batch_size, generator=derive(generator, "order")
         )
     ]
-    return z, lang(z)
+    return LabelledStrings(z, lang(z))
 
 
 @dataclass(frozen=True)
@@ -861,6 +880,16 @@ class HeldOutSplit:
         return float(
             (self.y_test == guess).to(torch.float64).mean()
         )
+
+
+def check_split(split: object) -> HeldOutSplit:
+    """``split`` itself if it is a :class:`HeldOutSplit`, else a ``TypeError`` naming ``split`` (chapter 7)."""
+    if not isinstance(split, HeldOutSplit):
+        raise TypeError(
+            "split must be an rnnlib.languages.HeldOutSplit (from language_dataset), "
+            f"got {type(split).__name__}"
+        )
+    return split
 
 
 @validate_params(test_fraction=OPEN_UNIT)
@@ -1104,8 +1133,19 @@ def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     )
 
 
+class ConceptRepresentation(NamedTuple):
+    """A concept-class target and its decision threshold (:func:`concept_representation`)."""
+
+    #: the concept-class target
+    target: ConceptTarget
+    #: the language is ``1[target > threshold]``
+    threshold: float
+
+
 @validate_params("n")
-def concept_representation(name: str, n: int):
+def concept_representation(
+    name: str, n: int
+) -> ConceptRepresentation:
     """``(target, threshold)``: a concept-class target for strings of length ``n`` and its decision threshold (chapter 7).
 
     ``name`` is ``"dl1"`` (:func:`rnnlib.concepts.dl1_neuron`, threshold 1/2),
@@ -1115,13 +1155,14 @@ def concept_representation(name: str, n: int):
     """
     lang = get_language(name)
     if lang.name == "dl1":
-        return dl1_neuron(n), 0.5
+        return ConceptRepresentation(dl1_neuron(n), 0.5)
     if lang.name == "parity":
-        return parity_neuron(n), 0.5
+        return ConceptRepresentation(parity_neuron(n), 0.5)
     if lang.name.startswith("pattern:"):
-        return pattern_neurons(
-            n, lang.name.removeprefix("pattern:")
-        ), 0.625
+        return ConceptRepresentation(
+            pattern_neurons(n, lang.name.removeprefix("pattern:")),
+            0.625,
+        )
     raise ValueError(
         f"name: no concept-class representation of {lang.name!r} in the book (dl1, parity, pattern:<bits>)"
     )

@@ -38,6 +38,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -79,6 +80,7 @@ __all__ = [
     "Baseline",
     "frame_nll",
     "bits_per_char",
+    "NextStepBatch",
     "next_step_batch",
     "evaluate",
     "readout_loss",
@@ -504,18 +506,29 @@ def _check_seqs(seqs: object) -> list[np.ndarray]:
     return seqs
 
 
+class NextStepBatch(NamedTuple):
+    """:func:`next_step_batch` results: inputs, targets and the mask of real target steps."""
+
+    #: ``x[:, :-1]``
+    inputs: torch.Tensor
+    #: ``x[:, 1:]``
+    targets: torch.Tensor
+    #: true where the target is a real step
+    mask: torch.Tensor
+
+
 def next_step_batch(
     seqs: Sequence[np.ndarray],
     *,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> NextStepBatch:
     """``(inputs, targets, mask)`` for predicting ``x_{t+1}`` from ``x_{<=t}`` on padded sequences (chapter 11).
 
     ``inputs = x[:, :-1]``, ``targets = x[:, 1:]``, ``mask`` true where the target is a real step.
     """
     seqs = _check_seqs(seqs)
     x, mask = pad_sequences(seqs, dtype=dtype)
-    return x[:, :-1], x[:, 1:], mask[:, 1:]
+    return NextStepBatch(x[:, :-1], x[:, 1:], mask[:, 1:])
 
 
 def readout_loss(

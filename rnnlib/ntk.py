@@ -77,6 +77,7 @@ and pairs of different sequences, and the relative error falls like ``m^(-1/2)``
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 
@@ -92,7 +93,9 @@ from .pseudo import back_matrices
 __all__ = [
     "tangent_kernel",
     "tangent_kernel_diag",
+    "KernelRidge",
     "kernel_ridge",
+    "KernelReference",
     "kernel_reference",
     "limit_hidden_covariance",
     "limit_tangent_kernel",
@@ -162,8 +165,8 @@ def tangent_kernel(
     Cost ~ N N2 L^2 m: keep N L to a few thousand.
     """
     model = _check_scalar_model(model, "tangent_kernel")
-    x = model._check_input(x)
-    x2 = x if x2 is None else model._check_input(x2, "x2")
+    x = model.check_input(x)
+    x2 = x if x2 is None else model.check_input(x2, "x2")
     if x2.shape[1] != x.shape[1]:
         raise ValueError(
             f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}"
@@ -187,14 +190,23 @@ def tangent_kernel_diag(
     ``sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence.
     """
     model = _check_scalar_model(model, "tangent_kernel_diag")
-    x = model._check_input(x)
+    x = model.check_input(x)
     return _diagonal_terms(model, x).sum(dim=(1, 2))
+
+
+class KernelRidge(NamedTuple):
+    """:func:`kernel_ridge` results: the dual coefficients and the solution's RKHS norm."""
+
+    #: ``(K + ridge N I)^{-1} y``, shaped like ``y``
+    alpha: torch.Tensor
+    #: ``sqrt(alpha^T K alpha)`` (Frobenius over several columns)
+    norm: float
 
 
 @validate_params("ridge")
 def kernel_ridge(
     K: torch.Tensor, y: torch.Tensor, ridge: float
-) -> tuple[torch.Tensor, float]:
+) -> KernelRidge:
     """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
 
     Minimizes ``(1/N) sum_n (f(x_n) - y_n)^2 / 2 + (ridge / 2) ||theta||^2`` over
@@ -224,7 +236,20 @@ def kernel_ridge(
     norm = float(
         torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt()
     )
-    return alpha.to(K.dtype), norm
+    return KernelRidge(alpha.to(K.dtype), norm)
+
+
+class KernelReference(NamedTuple):
+    """:func:`kernel_reference` results; ``weights`` is None unless ``return_weights=True``."""
+
+    #: predictions ``z(.; theta*)`` on ``x`` (N, 1)
+    f: torch.Tensor
+    #: predictions on ``x_eval`` (N_eval, 1)
+    f_eval: torch.Tensor
+    #: ``||theta*||`` (Frobenius, ``(W', A')`` stacked)
+    norm: float
+    #: ``(W*, A*)``, (m, m) and (m, d), with ``return_weights=True``; else None
+    weights: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
 @validate_params("out_scale", "ridge", return_weights=Bool())
@@ -237,15 +262,7 @@ def kernel_reference(
     out_scale: float,
     ridge: float,
     return_weights: bool = False,
-) -> (
-    tuple[torch.Tensor, torch.Tensor, float]
-    | tuple[
-        torch.Tensor,
-        torch.Tensor,
-        float,
-        tuple[torch.Tensor, torch.Tensor],
-    ]
-):
+) -> KernelReference:
     """Kernel ridge regression with the scaled tangent kernel ``out_scale^2 K`` (chapter 5).
 
     The linearized RNN is ``z(x; theta) = out_scale (F_rnn(x; W_0, A_0) + <grad F(x), theta>)``
@@ -269,13 +286,13 @@ def kernel_reference(
     ``x_eval`` (N_eval, L, d).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], model.output_dim))
     if y.dtype != x.dtype:
         raise TypeError(
             f"y has dtype {y.dtype} but x has {x.dtype}"
         )
-    x_eval = model._check_input(x_eval, "x_eval")
+    x_eval = model.check_input(x_eval, "x_eval")
     B = model.B.transpose(0, 1)
     with torch.no_grad():
         f0, f0e = (
@@ -287,12 +304,16 @@ def kernel_reference(
     alpha, norm = kernel_ridge(K, y - f0, ridge)
     Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
     if not return_weights:
-        return f0 + K @ alpha, f0e + Ke @ alpha, norm
+        return KernelReference(
+            f0 + K @ alpha, f0e + Ke @ alpha, norm
+        )
     W = model.W.detach().clone().requires_grad_(True)
     A = model.A.detach().clone().requires_grad_(True)
     out = (elman_last_state(W, A, x) @ B.detach() * alpha).sum()
     gW, gA = torch.autograd.grad(out_scale * out, (W, A))
-    return f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
+    return KernelReference(
+        f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
+    )
 
 
 # --- the tangent kernel at infinite width ----------------------------------------------------------
@@ -428,7 +449,7 @@ def cross_time_fraction(
     ``output_dim = 1``, ``x`` is (N, L, d) in the model's dtype.
     """
     model = _check_scalar_model(model, "cross_time_fraction")
-    x = model._check_input(x)
+    x = model.check_input(x)
     terms = _diagonal_terms(model, x)
     total = terms.sum(dim=(1, 2))
     diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -61,9 +62,11 @@ __all__ = [
     "pseudo_network",
     "pseudo_network_sum",
     "back_matrices",
+    "Direction",
     "random_perturbation",
     "DIRECTION_KINDS",
     "aligned_perturbation",
+    "LinearizationChanges",
     "linearization_changes",
     "GapMeasurement",
     "linearization_gap",
@@ -135,7 +138,7 @@ def pseudo_network(
     ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     with torch.no_grad():
@@ -152,7 +155,7 @@ def back_matrices(
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     _, D, _ = _states_and_patterns(model, x)
     batch, L = x.shape[0], x.shape[1]
     W = model.W.detach()
@@ -178,7 +181,7 @@ def pseudo_network_sum(
     explicitly (:func:`back_matrices`); for exposition and tests. Returns (batch, d_out).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
@@ -221,6 +224,15 @@ def _scale_to_spectral_norm(
     return t * (radius / norm)
 
 
+class Direction(NamedTuple):
+    """A weight direction ``(dW, dA)`` (:func:`random_perturbation`, :func:`aligned_perturbation`)."""
+
+    #: the change of ``W`` (m, m)
+    dW: torch.Tensor
+    #: the change of ``A`` (m, d)
+    dA: torch.Tensor
+
+
 @validate_params("input_dim", "width", "tau", "dtype")
 def random_perturbation(
     input_dim: int,
@@ -229,7 +241,7 @@ def random_perturbation(
     *,
     generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> Direction:
     """A random direction ``(dW, dA)`` with ``||dW||_2 = ||dA||_2 = tau / sqrt(m)`` (chapter 3).
 
     Both matrices have i.i.d. Gaussian entries and are rescaled to spectral
@@ -246,9 +258,10 @@ def random_perturbation(
     radius = tau / math.sqrt(m)
     dW = torch.randn(m, m, generator=gen, dtype=dtype)
     dA = torch.randn(m, d, generator=gen, dtype=dtype)
-    return _scale_to_spectral_norm(
-        dW, radius, gen
-    ), _scale_to_spectral_norm(dA, radius, gen)
+    return Direction(
+        _scale_to_spectral_norm(dW, radius, gen),
+        _scale_to_spectral_norm(dA, radius, gen),
+    )
 
 
 DIRECTION_KINDS = ("random", "gradient", "construction")
@@ -262,7 +275,7 @@ def aligned_perturbation(
     *,
     kind: str = "gradient",
     generator: torch.Generator | int | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> Direction:
     """A direction ``(dW, dA)`` aligned with the read-out ``B``, scaled like :func:`random_perturbation` (chapter 3).
 
     A random direction ignores ``B``, so the pseudo-network's output along it
@@ -285,7 +298,7 @@ def aligned_perturbation(
     model is not modified. Returns ``(dW, dA)`` in the model's dtype.
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     gen = as_generator(generator)
     m = model.width
     W, A, B = model.W.detach(), model.A.detach(), model.B
@@ -306,9 +319,10 @@ def aligned_perturbation(
         dW = torch.zeros_like(W)
         dA = torch.zeros_like(A)
         dA[:, -1] = B.transpose(0, 1) @ c
-    return _scale_to_spectral_norm(
-        dW.detach(), radius, gen
-    ), _scale_to_spectral_norm(dA.detach(), radius, gen)
+    return Direction(
+        _scale_to_spectral_norm(dW.detach(), radius, gen),
+        _scale_to_spectral_norm(dA.detach(), radius, gen),
+    )
 
 
 @dataclass(frozen=True)
@@ -328,12 +342,23 @@ class GapMeasurement:
     flip_fraction: float
 
 
+class LinearizationChanges(NamedTuple):
+    """:func:`linearization_changes` results, per direction and scale."""
+
+    #: the RNN's true change (n_dir, n_tau, batch, d_out)
+    change: torch.Tensor
+    #: the pseudo-network's output (n_dir, n_tau, batch, d_out)
+    pseudo: torch.Tensor
+    #: the fraction of activation patterns that differ (n_dir, n_tau), float64
+    flips: torch.Tensor
+
+
 def linearization_changes(
     model: ElmanRNN,
     x: torch.Tensor,
     directions: Iterable[tuple[torch.Tensor, torch.Tensor]],
     taus: Sequence[float],
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> LinearizationChanges:
     """The RNN's change beside its pseudo-network along each direction, at each scale (chapter 3).
 
     For each ``(dW, dA)`` of ``directions`` and each ``tau`` of ``taus``: the
@@ -348,7 +373,7 @@ def linearization_changes(
     (the model's dtype) and (n_dir, n_tau) (float64).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     check_sequence(taus, "taus", "positive numbers")
     taus = [
         check_real(t, "taus[i]", low=0.0, low_open=True)
@@ -375,7 +400,7 @@ def linearization_changes(
             "directions must hold at least one (dW, dA)"
         )
     shape = (len(flips) // len(taus), len(taus))
-    return (
+    return LinearizationChanges(
         torch.stack(changes).reshape(*shape, *f0.shape),
         torch.stack(pseudos).reshape(*shape, *f0.shape),
         torch.stack(flips).reshape(shape),

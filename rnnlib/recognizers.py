@@ -46,6 +46,7 @@ from .elman import ElmanRNN
 from .languages import (
     PAD,
     HeldOutSplit,
+    check_split,
     check_strings,
     encode_strings,
 )
@@ -98,14 +99,6 @@ class Recognition:
         )
 
 
-def _check_split(split: object) -> HeldOutSplit:
-    if not isinstance(split, HeldOutSplit):
-        raise TypeError(
-            f"split must be an rnnlib.languages.HeldOutSplit (from language_dataset), got {type(split).__name__}"
-        )
-    return split
-
-
 def _finish(
     learner: str, split: HeldOutSplit, losses: list[float], predict
 ) -> Recognition:
@@ -146,7 +139,7 @@ def train_wide_rnn(
     ``1[F_rnn > 0]``. Raises :class:`rnnlib.train.DivergenceError` when the loss
     stops being finite.
     """
-    split = _check_split(split)
+    split = check_split(split)
     model = ElmanRNN(
         4, width, 1, generator=derive(generator, "weights")
     )
@@ -236,7 +229,7 @@ def train_practical_rnn(
     The usual practice (small GRU, adaptive steps, all weights trained), beside
     the wide RNN of the theory. The prediction is ``1[logit > 0]``.
     """
-    split = _check_split(split)
+    split = check_split(split)
     model = PracticalRNN(
         hidden, generator=derive(generator, "weights")
     )
@@ -292,7 +285,7 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
     least squares (:func:`rnnlib.concepts.fit_additive`); predicts
     ``1[c + sum_l f_l > 1/2]``.
     """
-    split = _check_split(split)
+    split = check_split(split)
     fit = fit_additive(
         token_codes(split.z_train),
         split.y_train.to(torch.float64),

@@ -149,7 +149,7 @@ def predict(
 ) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     with torch.no_grad():
         return out_scale * _output(model.W, model.A, model.B, x)
 
@@ -224,7 +224,7 @@ class TrainResult:
         """The trained predictor on ``x`` (batch, L, d): the RNN's, or the linearized RNN's."""
         if self.kind == "rnn":
             return predict(self.model, x, self.out_scale)
-        x = self.init._check_input(x)
+        x = self.init.check_input(x)
         return self.out_scale * _linearized(
             self.init, self.dW, self.dA, x
         )
@@ -286,7 +286,7 @@ def _check_data(
     loss: str,
     names=("x", "y"),
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    x = model._check_input(x, names[0])
+    x = model.check_input(x, names[0])
     y = check_tensor(
         y, names[1], shape=(x.shape[0], model.output_dim)
     )
@@ -509,10 +509,6 @@ class _Logger:
         )
 
 
-def _progress(iterable, progress: bool, desc: str):
-    return progress_bar(iterable, enabled=progress, desc=desc)
-
-
 # --- the loops --------------------------------------------------------------------------------------
 
 
@@ -615,10 +611,10 @@ def _sgd_loop(
             on_log(runs)
 
     log(0)
-    for t in _progress(
+    for t in progress_bar(
         range(steps),
-        cfg.progress,
-        "SGD (" + ", ".join(kinds) + ")",
+        enabled=cfg.progress,
+        desc="SGD (" + ", ".join(kinds) + ")",
     ):
         idx = order[t]
         xb, yb = x[idx], y[idx]
@@ -918,7 +914,7 @@ def convexity_gap(
     ``d_out > 1``. ``x`` is (N, L, d).
     """
     model = check_model(model, ElmanRNN)
-    x = model._check_input(x)
+    x = model.check_input(x)
     m, d = model.W.shape[0], model.A.shape[1]
     pairs = []
     for name, pair in (

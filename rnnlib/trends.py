@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ._validation import check_real
 
 __all__ = [
     "seed_slopes",
+    "MeanInterval",
     "mean_interval",
     "SeedTrend",
     "loglog_trend",
@@ -53,9 +55,20 @@ def seed_slopes(x: Sequence[float], y: np.ndarray) -> np.ndarray:
     return (ys - ys.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
 
 
+class MeanInterval(NamedTuple):
+    """:func:`mean_interval` results: the mean and its Student-t interval."""
+
+    #: the mean of the values
+    mean: float
+    #: the interval's lower end
+    low: float
+    #: the interval's upper end
+    high: float
+
+
 def mean_interval(
     values: Sequence[float], level: float = 0.95
-) -> tuple[float, float, float]:
+) -> MeanInterval:
     """The mean of ``values`` (one per seed) and its two-sided Student-t interval at ``level`` (chapters 4-6, 10).
 
     ``mean +- t_{n-1, (1+level)/2} s / sqrt(n)``, with ``s`` the sample standard deviation;
@@ -82,7 +95,7 @@ def mean_interval(
         * v.std(ddof=1)
         / math.sqrt(v.size)
     )
-    return mean, mean - half, mean + half
+    return MeanInterval(mean, mean - half, mean + half)
 
 
 @dataclass(frozen=True)

@@ -293,3 +293,147 @@ def test_the_map_carries_no_dated_measurements():
     assert not dated, (
         f"ARCHITECTURE.md carries dated figures ({dated}); move them to docs/measurements.md"
     )
+
+
+# --- one copy of each helper: no function body defined twice in rnnlib ---------------------------
+
+#: Copies known and not yet merged: ``name -> why it is still listed``.
+KNOWN_COPIES = {
+    "_tangent": "the tangent recursion of rnnlib.pseudo and rnnlib.train (to be merged)",
+    "_width_ticks": "the width axis of plotting.chapter04 and plotting.chapter05 (to be merged)",
+}
+
+
+def _body_key(fn: ast.FunctionDef) -> str:
+    """The function's body without its docstring, as a syntax tree dump."""
+    body = fn.body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    return ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def function_copies(sources: dict[str, str]) -> list[list[str]]:
+    """Groups ``module:name`` of module-level functions defined in two or more modules
+    under the same name, or with the same body under any names."""
+    by_name: dict[str, list[str]] = {}
+    by_body: dict[str, list[str]] = {}
+    for module, source in sources.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef):
+                where = f"{module}:{node.name}"
+                by_name.setdefault(node.name, []).append(where)
+                by_body.setdefault(_body_key(node), []).append(
+                    where
+                )
+    groups = {
+        tuple(sorted(g))
+        for g in [*by_name.values(), *by_body.values()]
+        if len({w.partition(":")[0] for w in g}) > 1
+    }
+    return [list(g) for g in sorted(groups)]
+
+
+def test_no_helper_is_defined_twice():
+    """A helper two modules need lives once, public (or in an underscore utility) in the lower module."""
+    sources = {
+        m: p.read_text()
+        for m, p in modules().items()
+        if m.startswith("rnnlib")
+    }
+    bad = [
+        g
+        for g in function_copies(sources)
+        if not {w.partition(":")[2] for w in g}
+        <= set(KNOWN_COPIES)
+    ]
+    assert not bad, (
+        "functions defined in two modules of rnnlib:\n  "
+        + ("\n  ".join(", ".join(g) for g in bad))
+    )
+
+
+def test_the_copy_scan_finds_copies():
+    same_body = "def _a(z):\n    return (z == 1).sum(dim=1)\n"
+    found = function_copies(
+        {
+            "m1": same_body,
+            "m2": same_body.replace("_a", "_b"),
+            "m3": "def _c(x):\n    return x\n",
+            "m4": "def _c(y):\n    '''doc'''\n    return y + 1\n",
+            "m5": "def _d(x):\n    return x * 2\n",
+        }
+    )
+    assert found == [["m1:_a", "m2:_b"], ["m3:_c", "m4:_c"]], found
+
+
+# --- private methods stay in their module ----------------------------------------------------------
+
+
+def private_method_calls(
+    sources: dict[str, str],
+) -> list[str]:
+    """``module: obj._name`` where ``obj`` is not ``self``/``cls`` and ``_name`` is a private
+    method of a class defined in another module only (a private name used across modules,
+    which the import rule does not see)."""
+    trees = {m: ast.parse(s) for m, s in sources.items()}
+    defined: dict[str, set[str]] = {}
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if (
+                        isinstance(item, ast.FunctionDef)
+                        and item.name.startswith("_")
+                        and not item.name.startswith("__")
+                    ):
+                        defined.setdefault(item.name, set()).add(
+                            module
+                        )
+    out = []
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in defined
+                and module not in defined[node.attr]
+                and not (
+                    isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls")
+                )
+            ):
+                out.append(
+                    f"{module}:{node.lineno}: {ast.unparse(node)} "
+                    f"(defined in {', '.join(sorted(defined[node.attr]))})"
+                )
+    return out
+
+
+def test_no_private_method_is_called_from_another_module():
+    sources = {
+        m: p.read_text()
+        for m, p in modules().items()
+        if m.startswith("rnnlib")
+    }
+    bad = private_method_calls(sources)
+    assert not bad, (
+        "private methods used outside their module (give them a public name):\n  "
+        + "\n  ".join(bad)
+    )
+
+
+def test_the_private_method_scan_finds_calls():
+    found = private_method_calls(
+        {
+            "a": "class M:\n    def _check(self, x):\n        return self._check(x)\n",
+            "b": "def f(model, x):\n    return model._check(x)\n",
+            "c": "def g(model):\n    return model.check(1)\n",
+        }
+    )
+    assert len(found) == 1 and found[0].startswith(
+        "b:2: model._check"
+    ), found

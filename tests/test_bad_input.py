@@ -24,7 +24,7 @@ Two sources of cases, one test each:
 
 :func:`test_every_public_name_has_rows` fails when a public function or class
 has neither rows nor declared constraints; constants, exception classes and
-result records (dataclasses that validate nothing) need no rows, anything else
+result records (dataclasses that validate nothing, NamedTuples) need no rows, anything else
 is listed in :data:`NO_ARGUMENTS_TO_VALIDATE` with a reason.
 """
 
@@ -286,6 +286,7 @@ int_rows(T, "min_length", lambda v: languages.sample_dl1_balanced(2, 4, min_leng
 ZP = torch.tensor([[-1, 1, 0], [0, 1, 1]])
 for (name, fn) in (
     ("string_lengths", languages.string_lengths),
+    ("string_ones", languages.string_ones),
     ("parity_indicator", languages.parity_indicator),
     ("contains_pattern", lambda z: languages.contains_pattern(z, "10")),
     ("tomita_indicator", lambda z: languages.tomita_indicator(z, 3)),
@@ -302,6 +303,8 @@ for (name, fn) in (
     row(T, "dtype", "z", lambda fn=fn: fn(ZP.float()), note="float")
 row("rnnlib.languages.contains_pattern", "malformed", "pattern", lambda: languages.contains_pattern(ZP, "1a"))
 row("rnnlib.languages.contains_pattern", "empty", "pattern", lambda: languages.contains_pattern(ZP, ""))
+row("rnnlib.languages.check_split", "type", "split", lambda: languages.check_split(ZP))
+
 T = "rnnlib.languages.held_out_split"
 row(T, "shape", "y", lambda: languages.held_out_split(ZP, torch.ones(3)))
 row(T, "malformed", "y", lambda: languages.held_out_split(ZP, torch.tensor([0.5, 1.0])))
@@ -1304,13 +1307,18 @@ def test_bad_input_is_refused_naming_the_argument(case: Row):
 
 
 def _needs_no_rows(obj: object) -> bool:
-    """Constants, exception classes and result records (dataclasses without ``__post_init__``)."""
+    """Constants, exception classes and result records (dataclasses without ``__post_init__``,
+    NamedTuples: the records a function returns, which validate nothing)."""
     if not callable(obj):
         return True
     if inspect.isclass(obj):
-        return issubclass(obj, Exception) or (
-            dataclasses.is_dataclass(obj)
-            and not hasattr(obj, "__post_init__")
+        return (
+            issubclass(obj, Exception)
+            or (
+                dataclasses.is_dataclass(obj)
+                and not hasattr(obj, "__post_init__")
+            )
+            or (issubclass(obj, tuple) and hasattr(obj, "_fields"))
         )
     return False
 

@@ -171,14 +171,14 @@ def test_finite_kernel_reference_approaches_the_limit_predictor():
     for m in (64, 2048):
         model = ElmanRNN(5, m, generator=derive(4, "w", m))
         kbar = float(tangent_kernel_diag(model, x).mean())
-        _, fe, _ = kernel_reference(
+        fe = kernel_reference(
             model,
             x,
             y,
             xe,
             out_scale=0.5,
             ridge=0.25 * kbar * 0.02,
-        )
+        ).f_eval
         off = (predict(model, x, 0.5), predict(model, xe, 0.5))
         _, le = ch05.limit_kernel_reference(
             x, y, xe, ridge=0.02, offset=off

@@ -309,8 +309,9 @@ def test_kernel_reference_recovers_the_primal_ridge_solution():
     assert torch.allclose(
         Ws.flatten(), theta[: m * m], atol=1e-9
     ) and torch.allclose(As.flatten(), theta[m * m :], atol=1e-9)
-    # without weights: the same three values
+    # without weights: the same values, and weights None (one record either way)
     out3 = kernel_reference(
         model, x, y, xe, out_scale=s, ridge=ridge
     )
-    assert len(out3) == 3 and math.isclose(out3[2], norm)
+    assert out3.weights is None and math.isclose(out3.norm, norm)
+    assert torch.allclose(out3.f_eval, fev)

@@ -45,13 +45,15 @@ def test_bars_follow_the_argument_and_the_environment(monkeypatch):
     ],
 )
 def test_every_long_loop_goes_through_progress_bar(module):
-    """No module calls tqdm itself, so the build's switch reaches every bar."""
+    """No module calls tqdm itself, so the build's switch reaches every bar; none wraps
+    :func:`progress_bar` in a helper of its own (one definition of a bar)."""
     import importlib
     import inspect
 
     src = inspect.getsource(importlib.import_module(module))
     assert "tqdm" not in src.replace("``tqdm.auto``", "")
     assert "progress_bar(" in src
+    assert "def _progress" not in src
 
 
 def test_seed_everything_seeds_the_global_generators_and_returns_nothing():

@@ -54,12 +54,6 @@ def _check_taus(taus: object) -> list[float]:
     ]
 
 
-def _progress(items: list, progress: bool, desc: str):
-    return progress_bar(
-        items, enabled=progress, desc=desc, leave=True
-    )
-
-
 @dataclass(frozen=True)
 class GapSweep:
     """:func:`gap_sweep` results: arrays of shape (len(taus), len(widths)) (chapter 3)."""
@@ -122,8 +116,11 @@ def gap_sweep(
     )
     rel = np.zeros((len(taus), len(widths)))
     flips = np.zeros_like(rel)
-    for j, m in _progress(
-        list(enumerate(widths)), progress, "widths"
+    for j, m in progress_bar(
+        list(enumerate(widths)),
+        enabled=progress,
+        desc="widths",
+        leave=True,
     ):
         gaps = np.zeros((n_networks, len(taus), 3))
         for k in range(n_networks):
@@ -267,8 +264,11 @@ def direction_gap_sweep(
     sums = np.zeros(
         (3, len(kinds), len(taus), len(widths))
     )  # gap, |pseudo|, flips
-    for j, m in _progress(
-        list(enumerate(widths)), progress, "widths"
+    for j, m in progress_bar(
+        list(enumerate(widths)),
+        enabled=progress,
+        desc="widths",
+        leave=True,
     ):
         for k in range(n_networks):
             model = ElmanRNN(

@@ -61,12 +61,6 @@ __all__ = [
 ]
 
 
-def _progress(items: list, progress: bool, desc: str):
-    return progress_bar(
-        items, enabled=progress, desc=desc, leave=True
-    )
-
-
 @dataclass(frozen=True)
 class Lemma44Sweep:
     """:func:`lemma44_sweep` results, one entry per width (chapter 4).
@@ -210,7 +204,11 @@ def decoding_sweep(
     )  # naive, fitted, analytic
     profiles, a_profiles, n_profiles = {}, {}, {}
     n_trains = [max(n_train, n_train_per_m * m) for m in widths]
-    for i, m in enumerate(_progress(widths, progress, "widths")):
+    for i, m in enumerate(
+        progress_bar(
+            widths, enabled=progress, desc="widths", leave=True
+        )
+    ):
         for j, L in enumerate(lengths):
             for k, eps in enumerate(eps_values):
                 runs = []
@@ -547,7 +545,9 @@ def construction_sweep(
         n_test, L, d, generator=derive(seed, "test"), dtype=dtype
     )
     rows, nets, sample = [], [], None
-    for m in _progress(widths, progress, "widths"):
+    for m in progress_bar(
+        widths, enabled=progress, desc="widths", leave=True
+    ):
         per_net = []
         for k in range(n_networks):
             model = ElmanRNN(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -57,16 +58,31 @@ from ..train import (
 )
 
 __all__ = [
+    "RegressionTask",
     "regression_task",
     "LazyGrid",
     "lazy_grid",
     "coupling_sweep",
     "KernelConvergence",
     "kernel_convergence",
+    "LimitKernelReference",
     "limit_kernel_reference",
     "LimitReference",
     "limit_reference_sweep",
 ]
+
+
+class RegressionTask(NamedTuple):
+    """:func:`regression_task` results: training and evaluation inputs and labels."""
+
+    #: training inputs (n_train, L, d)
+    x: torch.Tensor
+    #: training labels (n_train, 1)
+    y: torch.Tensor
+    #: evaluation inputs (n_eval, L, d)
+    x_eval: torch.Tensor
+    #: evaluation labels (n_eval, 1)
+    y_eval: torch.Tensor
 
 
 @validate_params(
@@ -82,7 +98,7 @@ def regression_task(
     p: int = 4,
     generator: torch.Generator | int | None = None,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> RegressionTask:
     """A regression task of chapter 5: ``y = F*(x_bar)``, standardized, for a random concept-class target.
 
     ``F*`` is :func:`rnnlib.concepts.sample_target` (``p`` neurons); the labels are
@@ -99,7 +115,9 @@ def regression_task(
         dtype=dtype,
     )
     y = (y - y.mean()) / y.std()
-    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+    return RegressionTask(
+        x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+    )
 
 
 @dataclass
@@ -437,6 +455,15 @@ def kernel_convergence(
     )
 
 
+class LimitKernelReference(NamedTuple):
+    """:func:`limit_kernel_reference` results: the predictions on ``x`` and ``x_eval``."""
+
+    #: predictions on ``x`` (N, 1), float64
+    f: torch.Tensor
+    #: predictions on ``x_eval`` (N_eval, 1), float64
+    f_eval: torch.Tensor
+
+
 def limit_kernel_reference(
     x: torch.Tensor,
     y: torch.Tensor,
@@ -444,7 +471,7 @@ def limit_kernel_reference(
     *,
     ridge: float,
     offset: tuple[torch.Tensor, torch.Tensor] | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> LimitKernelReference:
     """Kernel ridge regression with the normalized limit kernel ``K / Kbar``; predictions on ``x`` and ``x_eval`` (chapter 5).
 
     ``alpha = (K/Kbar + ridge N I)^{-1} (y - f0)`` (:func:`rnnlib.ntk.kernel_ridge`),
@@ -478,7 +505,9 @@ def limit_kernel_reference(
     kbar = float(K.diagonal().mean())
     Ke = limit_tangent_kernel(x_eval, x) / kbar
     alpha, _ = kernel_ridge(K / kbar, y.double() - f0, ridge)
-    return f0 + (K / kbar) @ alpha, f0e + Ke @ alpha
+    return LimitKernelReference(
+        f0 + (K / kbar) @ alpha, f0e + Ke @ alpha
+    )
 
 
 @dataclass(frozen=True)
@@ -547,14 +576,14 @@ def limit_reference_sweep(
                 d, m, generator=derive(seed, "weights", m)
             )
             kbar = float(tangent_kernel_diag(model, x).mean())
-            _, fe, _ = kernel_reference(
+            fe = kernel_reference(
                 model,
                 x,
                 y,
                 xe,
                 out_scale=out_scale,
                 ridge=out_scale**2 * kbar * ridge,
-            )
+            ).f_eval
             f0 = (
                 predict(model, x, out_scale),
                 predict(model, xe, out_scale),

@@ -40,6 +40,7 @@ import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -80,6 +81,7 @@ from ..train import (
 __all__ = [
     "GeneralizationRun",
     "generalization_run",
+    "KernelSGD",
     "kernel_sgd",
     "LimitRun",
     "limit_generalization_curve",
@@ -222,13 +224,22 @@ def generalization_run(
     )
 
 
+class KernelSGD(NamedTuple):
+    """:func:`kernel_sgd` results: the outputs and the accumulated loss derivatives."""
+
+    #: the outputs after the last step (N,)
+    z: np.ndarray
+    #: minus the sum of ``G'`` over the steps that drew each sample (N,)
+    gamma: np.ndarray
+
+
 def kernel_sgd(
     K: torch.Tensor,
     y: torch.Tensor,
     order: torch.Tensor,
     *,
     lr_scale: float,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> KernelSGD:
     """SGD with the logistic loss in function space with the kernel ``K``; returns ``(z, gamma)`` (chapter 6).
 
     From ``z = 0``, step t draws ``i = order[t]`` and sets
@@ -278,7 +289,7 @@ def kernel_sgd(
         z -= (lr_scale * g) * Kn[
             i
         ]  # K symmetric: row i = column i
-    return z, gamma
+    return KernelSGD(z, gamma)
 
 
 def _gram(x: torch.Tensor, block: int) -> torch.Tensor:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -44,9 +45,13 @@ from .._validation import (
     check_sequence,
     validate_params,
 )
+from ..concepts import ConceptTarget, SmoothFunction
 from ..elman import ElmanRNN
 from ..languages import (
+    ConceptRepresentation,
     HeldOutSplit,
+    LabelledStrings,
+    check_split,
     check_strings,
     encode_strings,
     get_language,
@@ -54,6 +59,7 @@ from ..languages import (
     language_dataset,
     sample_dl1_balanced,
     sample_language,
+    string_ones,
 )
 from ..ntk import limit_tangent_kernel, tangent_kernel_diag
 from ..recognizers import (
@@ -72,10 +78,12 @@ __all__ = [
     "unseen_mask",
     "best_constant",
     "COUNT_RULES",
+    "CountRule",
     "count_rule",
     "memorized_share",
     "memorizer",
     "subset_rule_accuracy",
+    "SubsetRule",
     "subset_rule",
     "additive_logistic",
     "nearest_neighbour",
@@ -87,6 +95,7 @@ __all__ = [
     "LEARNERS",
     "compare_learners",
     "mean_scores",
+    "PatternCountNeuron",
     "pattern_count_neuron",
     "pattern_count_complexity",
     "pattern_count_target",
@@ -104,7 +113,7 @@ def draw_strings(
     *,
     min_length: int | None = None,
     generator,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> LabelledStrings:
     """Labelled strings of chapter 7's sampler for ``language`` (chapter 7).
 
     ``"dl1"``: :func:`rnnlib.languages.sample_dl1_balanced` (number of 1s
@@ -126,7 +135,7 @@ def draw_strings(
             min_length=2 if min_length is None else min_length,
             generator=generator,
         )
-        return z, get_language("dl1")(z)
+        return LabelledStrings(z, get_language("dl1")(z))
     return sample_language(
         language,
         n_samples,
@@ -317,17 +326,17 @@ def limit_kernel_curve(
 
 def distinct_test(
     split: HeldOutSplit,
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> LabelledStrings:
     """The distinct held-out strings of ``split`` with their labels, each once (chapter 7).
 
     A sampler repeats short strings (at lengths 1..10 the string "1" can be 16 %
     of the held-out copies); scoring the distinct strings weighs each one once.
     """
-    split = _check_split(split)
+    split = check_split(split)
     z, inv = torch.unique(split.z_test, dim=0, return_inverse=True)
     y = torch.zeros(len(z), dtype=split.y_test.dtype)
     y[inv] = split.y_test
-    return z, y
+    return LabelledStrings(z, y)
 
 
 def best_constant(y: torch.Tensor) -> float:
@@ -344,20 +353,11 @@ def best_constant(y: torch.Tensor) -> float:
     return max(p, 1.0 - p)
 
 
-def _check_split(split: object) -> HeldOutSplit:
-    if not isinstance(split, HeldOutSplit):
-        raise TypeError(
-            "split must be an rnnlib.languages.HeldOutSplit, got "
-            f"{type(split).__name__}"
-        )
-    return split
-
-
 def unseen_mask(
     split: HeldOutSplit, z: torch.Tensor
 ) -> torch.Tensor:
     """Which strings of ``z`` are not training strings of ``split`` (bool, (batch,); chapter 7)."""
-    split = _check_split(split)
+    split = check_split(split)
     z = check_strings(z)
     if z.shape[1] != split.z_train.shape[1]:
         raise ValueError(
@@ -369,10 +369,6 @@ def unseen_mask(
     )
 
 
-def _ones(z: torch.Tensor) -> torch.Tensor:
-    return (z == 1).sum(dim=1)
-
-
 #: The count rules of :func:`count_rule`: name -> rule on the number s of 1s.
 COUNT_RULES = {
     "at most one 1": lambda s: s <= 1,
@@ -380,7 +376,16 @@ COUNT_RULES = {
 }
 
 
-def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
+class CountRule(NamedTuple):
+    """:func:`count_rule` results: the rule's name and its predictor."""
+
+    #: the name of the rule in :data:`COUNT_RULES`
+    name: str
+    #: strings -> 0/1 labels (float32)
+    predict: Callable
+
+
+def count_rule(split: HeldOutSplit) -> CountRule:
     """The count rule of :data:`COUNT_RULES` with the best training accuracy (chapter 7).
 
     "at most one 1" and "at least one 1" are both additive (a threshold of the
@@ -388,8 +393,8 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
     counts {0, 1, 2} right. Returns ``(name, predict)``, ``predict`` mapping
     strings to 0/1 labels (float32).
     """
-    split = _check_split(split)
-    s = _ones(split.z_train)
+    split = check_split(split)
+    s = string_ones(split.z_train)
     y = split.y_train.to(torch.bool)
     name = max(
         COUNT_RULES,
@@ -400,9 +405,9 @@ def count_rule(split: HeldOutSplit) -> tuple[str, Callable]:
     rule = COUNT_RULES[name]
 
     def predict(z: torch.Tensor) -> torch.Tensor:
-        return rule(_ones(check_strings(z))).to(torch.float32)
+        return rule(string_ones(z)).to(torch.float32)
 
-    return name, predict
+    return CountRule(name, predict)
 
 
 # --- memorization and the 0-1-optimal additive rule ---
@@ -431,7 +436,7 @@ def memorizer(
     accuracy on fresh draws measures how much of them repeat training strings.
     Returns ``predict`` (strings -> 0/1 float32).
     """
-    split = _check_split(split)
+    split = check_split(split)
     if fallback is not None and not callable(fallback):
         raise TypeError(
             "fallback must be a callable (strings -> 0/1 labels) or "
@@ -493,9 +498,18 @@ def _subset_predict(ones: torch.Tensor, mask: torch.Tensor):
     return (inside >= 1) & (outside == 0)
 
 
+class SubsetRule(NamedTuple):
+    """:func:`subset_rule` results: the fitted set of positions and its predictor."""
+
+    #: the positions S, sorted
+    subset: list[int]
+    #: strings of the training width -> 0/1 labels (float32)
+    predict: Callable
+
+
 def subset_rule(
     split: HeldOutSplit,
-) -> tuple[list[int], Callable]:
+) -> SubsetRule:
     """The additive rule "a 1 in S and none outside S", S fitted to the training strings (chapter 7).
 
     S is a set of positions of the (left-padded) strings, chosen for the 0-1
@@ -507,7 +521,7 @@ def subset_rule(
     :func:`additive_logistic` fits. Returns ``(S, predict)``, ``S`` sorted,
     ``predict`` (strings of the training width -> 0/1 float32).
     """
-    split = _check_split(split)
+    split = check_split(split)
     width = split.z_train.shape[1]
     ones = (split.z_train == 1).to(torch.float64)
     y = split.y_train.to(torch.bool)
@@ -541,7 +555,7 @@ def subset_rule(
         hit = _subset_predict((z == 1).to(torch.float64), mask)
         return hit.to(torch.float32)
 
-    return subset, predict
+    return SubsetRule(subset, predict)
 
 
 def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
@@ -568,7 +582,7 @@ def additive_logistic(
     0-1 error's convex surrogate. Returns ``predict`` (strings -> 0/1 float32);
     strings must have the training width.
     """
-    split = _check_split(split)
+    split = check_split(split)
     ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     iterations = check_int(iterations, "iterations", minimum=1)
     width = split.z_train.shape[1]
@@ -610,7 +624,7 @@ def nearest_neighbour(split: HeldOutSplit) -> Callable:
     strings are settled by their majority label, and a tie of labels by the
     training majority. Returns ``predict`` (strings -> 0/1 float32).
     """
-    split = _check_split(split)
+    split = check_split(split)
     zt, inv = torch.unique(
         split.z_train, dim=0, return_inverse=True
     )
@@ -639,7 +653,7 @@ def neighbour_coverage(split: HeldOutSplit) -> float:
     opposite label, so a learner that copies its neighbours scores *below*
     chance where this coverage is high.
     """
-    split = _check_split(split)
+    split = check_split(split)
     train = {tuple(r) for r in split.z_train.tolist()}
     z, _ = distinct_test(split)
     fractions = []
@@ -667,7 +681,7 @@ def kernel_learner(
     the ridge of least leave-one-out error among ``ridges``, classified by the
     sign (as in :func:`limit_kernel_curve`). Returns ``predict``.
     """
-    split = _check_split(split)
+    split = check_split(split)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
     )
@@ -705,7 +719,7 @@ def lazy_step(
     training strings encoded at ``eps_x``: the step moves the predictor by
     about ``lr_scale`` in function space, chapter 5's lazy window.
     """
-    split = _check_split(split)
+    split = check_split(split)
     width = check_int(width, "width", minimum=1)
     eps_x = check_real(
         eps_x, "eps_x", low=0.0, high=1.0, low_open=True
@@ -768,7 +782,7 @@ def score_learner(
     ``fresh``: ``(z, y)`` drawn i.i.d. from the sampler, or ``None`` (the
     fresh scores are then NaN).
     """
-    split = _check_split(split)
+    split = check_split(split)
     z, y = distinct_test(split)
     nan = float("nan")
     parts = [(z, y), (split.z_train, split.y_train)]
@@ -850,7 +864,7 @@ def compare_learners(
     :func:`rnnlib.recognizers.train_practical_rnn`. Returns one
     :class:`LearnerScore` per learner, in the order asked.
     """
-    split = _check_split(split)
+    split = check_split(split)
     names = check_sequence(learners, "learners", "learner names")
     for name in names:
         if name not in LEARNERS:
@@ -947,7 +961,16 @@ def mean_scores(
 # --- pattern matching by counting: one polynomial neuron per offset ---
 
 
-def pattern_count_neuron(k: int):
+class PatternCountNeuron(NamedTuple):
+    """:func:`pattern_count_neuron` results: the counting neuron and its scale."""
+
+    #: the degree-k polynomial neuron
+    phi: SmoothFunction
+    #: the scale ``c = sqrt(3) / (2 sqrt k)``
+    c: float
+
+
+def pattern_count_neuron(k: int) -> PatternCountNeuron:
     """The degree-k neuron ``phi(t) = prod_{j<k} (t/c - j) / (k - j)`` that counts a k-symbol pattern (chapter 7).
 
     With the window weights of :func:`rnnlib.languages.concept_representation`
@@ -971,9 +994,12 @@ def pattern_count_neuron(k: int):
         poly = poly * np.polynomial.Polynomial(
             [-j / (k - j), 1.0 / (c * (k - j))]
         )
-    return polynomial(
-        list(poly.coef), name=f"pattern count, k = {k}"
-    ), c
+    return PatternCountNeuron(
+        polynomial(
+            list(poly.coef), name=f"pattern count, k = {k}"
+        ),
+        c,
+    )
 
 
 def pattern_count_complexity(k: int, R: float) -> float:
@@ -985,7 +1011,9 @@ def pattern_count_complexity(k: int, R: float) -> float:
     return complexity_s(phi, R, log10=True)
 
 
-def pattern_count_target(n: int, pattern: str):
+def pattern_count_target(
+    n: int, pattern: str
+) -> ConceptRepresentation:
     """Pattern matching at length n as a concept-class target of counting neurons (chapter 7; ours).
 
     The unit window weights of :func:`rnnlib.languages.pattern_neurons`
@@ -994,13 +1022,12 @@ def pattern_count_target(n: int, pattern: str):
     occurrences of ``pattern``, and ``1[target > 1/2]`` is the language. Returns
     ``(target, 0.5)``.
     """
-    from ..concepts import ConceptTarget
     from ..languages import pattern_neurons
 
     base = pattern_neurons(n, pattern)
     phi, _ = pattern_count_neuron(len(pattern))
     p = base.w.shape[1]
-    return (
+    return ConceptRepresentation(
         ConceptTarget(
             [[phi] * p],
             base.w,

@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -56,7 +57,9 @@ __all__ = [
     "VARIANTS",
     "AUTHORS_FORGET_BIAS",
     "train_stable_and_unstable",
+    "TrainedVariant",
     "train_variant",
+    "TrainedModels",
     "train_models",
     "measure_music",
     "run_record",
@@ -298,6 +301,15 @@ def train_stable_and_unstable(
     return out
 
 
+class TrainedVariant(NamedTuple):
+    """:func:`train_variant` results: the trained model (on the CPU) and its history."""
+
+    #: the model at its best validation NLL
+    model: NextStepModel
+    #: its training history
+    history: NextStepHistory
+
+
 def _train_one(
     kind: str,
     train: Sequence[np.ndarray],
@@ -311,7 +323,7 @@ def _train_one(
     device: torch.device | str = "cpu",
     dtype: torch.dtype = torch.float32,
     **train_kwargs,
-) -> tuple[NextStepModel, NextStepHistory]:
+) -> TrainedVariant:
     model = NextStepModel(
         kind,
         input_dim,
@@ -334,7 +346,7 @@ def _train_one(
         generator=derive(generator, "data"),
         **train_kwargs,
     )
-    return model.to("cpu"), history
+    return TrainedVariant(model.to("cpu"), history)
 
 
 def train_variant(
@@ -349,7 +361,7 @@ def train_variant(
     device: str = "cpu",
     dtype: torch.dtype = torch.float32,
     **train_kwargs,
-) -> tuple[NextStepModel, NextStepHistory]:
+) -> TrainedVariant:
     """One of chapter 11's trained models (:data:`VARIANTS`), back on the CPU.
 
     ``name``: ``"rnn unstable"``, ``"rnn stable"``, ``"lstm unstable"``,
@@ -381,6 +393,15 @@ def train_variant(
     )
 
 
+class TrainedModels(NamedTuple):
+    """:func:`train_models` results, both keyed by ``(task, kind, variant)``."""
+
+    #: the trained models
+    models: dict
+    #: their training histories
+    histories: dict
+
+
 def train_models(
     music: PianoRollData,
     *,
@@ -388,7 +409,7 @@ def train_models(
     progress: bool = True,
     device: str = "cpu",
     **params: float | int,
-) -> tuple[dict, dict]:
+) -> TrainedModels:
     """Chapter 11's live run: the four music models of one seed (RNN and LSTM, unstable and stable).
 
     Each pair comes from :func:`train_stable_and_unstable` (same initial
@@ -430,7 +451,7 @@ def train_models(
         kind, variant = name.split()
         models["music", kind, variant] = model
         histories["music", kind, variant] = hist
-    return models, histories
+    return TrainedModels(models, histories)
 
 
 # --- the measurements of a trained model --------------------------------------------------------

@@ -12,7 +12,13 @@ The style and shared helpers are in ``_style.py``; each chapter's figures are in
 
 from __future__ import annotations
 
-from ._style import STYLE, loglog_slope, new_figure, use_book_style
+from ._style import (
+    STYLE,
+    BookFigure,
+    loglog_slope,
+    new_figure,
+    use_book_style,
+)
 from .chapter01 import (
     plot_flip_fraction,
     plot_norm_profile,
@@ -82,6 +88,7 @@ __all__ = [
     "Table",
     "html_table",
     "loglog_slope",
+    "BookFigure",
     "new_figure",
     "use_book_style",
     "plot_flip_fraction",

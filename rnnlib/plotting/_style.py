@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["STYLE", "use_book_style", "new_figure", "loglog_slope"]
+__all__ = [
+    "STYLE",
+    "use_book_style",
+    "BookFigure",
+    "new_figure",
+    "loglog_slope",
+]
 
 #: Width of the book's text column at 1280 px (pixels); a figure is drawn for it.
 COLUMN_PX = 676
@@ -135,12 +142,21 @@ def use_book_style() -> None:
     _register_png_formatter()
 
 
+class BookFigure(NamedTuple):
+    """:func:`new_figure` results: the figure and its axes."""
+
+    #: the figure, at most the column wide
+    fig: Figure
+    #: a flat array of ``ncols`` axes
+    axes: np.ndarray
+
+
 def new_figure(
     ncols: int = 1,
     *,
     width: float | None = None,
     height: float = 3.4,
-) -> tuple[Figure, np.ndarray]:
+) -> BookFigure:
     """``ncols`` axes in the book's style, drawn for the text column; returns ``(fig, axes)``.
 
     The figure is never wider than :data:`COLUMN_WIDTH` (a wider ``width`` is taken
@@ -173,7 +189,9 @@ def new_figure(
         for r in range(rows)
     ]
     by_index = fig.subplot_mosaic(mosaic)
-    return fig, np.array([by_index[i] for i in range(ncols)])
+    return BookFigure(
+        fig, np.array([by_index[i] for i in range(ncols)])
+    )
 
 
 def legend_outside(ax, **kwargs) -> None:
