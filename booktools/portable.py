@@ -1251,6 +1251,78 @@ def _is_macro_cell(cell) -> bool:
     )
 
 
+#: a claim record as ``rnnlib.claims.check`` shows it: ``claim <id> (<verdict>): <figure>``
+_RECORD = re.compile(
+    r"^claim (?P<id>\S+) \((?P<verdict>[^()]+)\):"
+)
+
+
+def results_markdown(
+    executed: nbformat.NotebookNode, ctx: Context
+) -> str | None:
+    """The chapter's results box in Markdown (the HTML page's "What this chapter checks").
+
+    One line per claim the execution checked (its records, in the order they ran): the
+    verdict in bold, the claim's text with its formulas as math, "(our reconstruction)"
+    or "(our heuristic)" where the claim is ours, and links to the check's cell and the
+    claim's ledger row in the HTML book. ``None`` when the execution checked no claim.
+    """
+    from booktools.sphinx_ext.plaintext_docstrings import (
+        formula_spans,
+    )
+    from rnnlib.claims import registry
+
+    found: dict[str, str] = {}
+    for cell in executed.get("cells", []):
+        for output in cell.get("outputs", []):
+            text = output.get("text") or output.get(
+                "data", {}
+            ).get("text/plain", "")
+            text = (
+                "".join(text) if isinstance(text, list) else text
+            )
+            for line in text.splitlines():
+                m = _RECORD.match(line.strip())
+                if m:
+                    found.setdefault(m["id"], m["verdict"])
+    if not found:
+        return None
+    claims = registry()
+    counts: dict[str, int] = {}
+    for verdict in found.values():
+        counts[verdict] = counts.get(verdict, 0) + 1
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items())
+    lines = [
+        f"**What this chapter checks: {len(found)} claim"
+        f"{'s' if len(found) != 1 else ''} ({summary})**",
+        "",
+    ]
+    for claim_id, verdict in found.items():
+        claim = claims.get(claim_id)
+        text = claim.text if claim else claim_id
+        out, pos = [], 0
+        for start, end, tex in formula_spans(text):
+            out += [text[pos:start], f"${tex}$"]
+            pos = end
+        text = "".join([*out, text[pos:]])
+        ours = (
+            f" (our {claim.kind})"
+            if claim and claim.kind != "paper"
+            else ""
+        )
+        check = _md_link(
+            "the check", ctx.link(ctx.docname, f"check-{claim_id}")
+        )
+        row = _md_link(
+            "ledger",
+            ctx.link("chapters/ledger", f"claim-{claim_id}"),
+        )
+        lines.append(
+            f"- **{verdict}**: {text}{ours} ({check}, {row})"
+        )
+    return "\n".join(lines)
+
+
 def portable_notebook(
     nb: nbformat.NotebookNode,
     ctx: Context,
@@ -1347,6 +1419,20 @@ def portable_notebook(
                 cells.append(note)
             continue
         cells.append(cell)
+    box = results_markdown(executed, ctx) if executed else None
+    if box:
+        first = next(
+            (
+                k
+                for k, c in enumerate(cells)
+                if c.cell_type == "markdown"
+            ),
+            None,
+        )
+        results = nbformat.v4.new_markdown_cell(box)
+        results.metadata[PORTABLE_KEY] = "results"
+        results["id"] = "portable-results"
+        cells.insert(0 if first is None else first + 1, results)
     if ctx.cited and ctx.bibliography is not None:
         refs = nbformat.v4.new_markdown_cell(
             ctx.bibliography.references_markdown(ctx.cited)

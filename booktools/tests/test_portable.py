@@ -533,3 +533,61 @@ def test_built_download_buttons_serve_the_portable_copies(edition):
     assert not raw, (
         f"downloads with MyST left (constructs per notebook): {raw}"
     )
+
+
+def test_the_copy_opens_with_the_chapters_results(edition):
+    """The execution's claim records become the HTML page's results box, with links."""
+    from rnnlib.claims import registry
+
+    claims = registry()
+    paper = next(c for c in claims.values() if c.kind == "paper")
+    ours = next(c for c in claims.values() if c.kind != "paper")
+    nb = nbformat.read(
+        edition / "chapters" / "01_demo.ipynb", as_version=4
+    )
+    check = nbformat.v4.new_code_cell("claims.check(...)")
+    check.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "text/plain": f"claim {paper.id} (reproduced): slope -0.5"
+            },
+        ),
+        nbformat.v4.new_output(
+            "stream",
+            name="stdout",
+            text=f"claim {ours.id} (not reproduced):\n  0.72 vs 0.68\n",
+        ),
+    ]
+    nb.cells.append(check)
+    out = portable.portable_notebook(
+        nb, _context(edition), executed=nb
+    )
+    titles = [
+        i
+        for i, c in enumerate(out.cells)
+        if c.source.startswith("# 1.")
+    ]
+    box = out.cells[titles[0] + 1].source
+    assert box.startswith(
+        "**What this chapter checks: 2 claims (1 reproduced, 1 not reproduced)**"
+    )
+    assert (
+        "- **reproduced**: " in box
+        and "- **not reproduced**: " in box
+    )
+    assert f"(our {ours.kind})" in box
+    assert (
+        f"https://book.example/chapters/01_demo.html#check-{paper.id}"
+        in box
+    )
+    assert (
+        f"https://book.example/chapters/ledger.html#claim-{ours.id}"
+        in box
+    )
+    # a chapter that checks no claim gets no box
+    plain, _ = _converted(edition)
+    assert not any(
+        c.source.startswith("**What this chapter checks")
+        for c in plain.cells
+    )
