@@ -268,6 +268,95 @@ def test_the_student_repository_holds_what_the_launch_buttons_open(
         se.write_student_repository(ROOT, ROOT, portable)
 
 
+def test_the_install_cell_installs_from_a_published_student_repository(
+    tmp_path,
+):
+    """The launch path end to end, offline: the folder ``make student-repository`` writes,
+    published as a git repository over HTTP (git's dumb protocol, from 127.0.0.1), is what
+    the install cell's pip command installs rnnlib from, and it holds every notebook a
+    launch link opens."""
+    import functools
+    import http.server
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+    import threading
+
+    from booktools import student_edition as se
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    portable = tmp_path / "portable"
+    portable.mkdir()
+    for path in chapter_notebooks(ROOT):
+        nbformat.write(
+            nbformat.v4.new_notebook(), portable / path.name
+        )
+    repo = tmp_path / "repo"
+    se.write_student_repository(repo, ROOT, portable)
+
+    def git(*args, cwd=repo):
+        subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                *args,
+            ],
+            cwd=cwd,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "student edition")
+    served = tmp_path / "served"
+    served.mkdir()
+    git(
+        "clone",
+        "-q",
+        "--bare",
+        str(repo),
+        str(served / "course.git"),
+    )
+    git("update-server-info", cwd=served / "course.git")
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(served)
+    )
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), handler
+    )
+    threading.Thread(
+        target=server.serve_forever, daemon=True
+    ).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/course.git"
+        source = se.install_source(url)
+        spec = re.search(r"install --quiet (.+)\"", source)[1]
+        target = tmp_path / "site"
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet"]
+            + ["--no-deps", "--no-build-isolation", "--no-index"]
+            + ["--target", str(target), *shlex.split(spec)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (
+        target / "rnnlib" / "homework" / "__init__.py"
+    ).is_file()
+    for path in chapter_notebooks(ROOT):
+        assert (repo / "chapters" / path.name).is_file(), path.name
+
+
 def test_explorer_reports_busy_and_its_redraw_time(monkeypatch):
     import matplotlib.pyplot as plt
 
