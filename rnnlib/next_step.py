@@ -204,13 +204,27 @@ class NextStepModel(nn.Module):
                 raise ValueError(
                     f"x must hold integer codes in [0, {self.input_dim}) for a categorical model"
                 )
+        else:
+            x = check_tensor(
+                x, "x", shape=("batch", "T", self.input_dim)
+            )
+        return self._encode(x)
+
+    def _encode(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`encode` of a checked batch."""
+        if self.readout == "categorical":
             return F.one_hot(x.long(), self.input_dim).to(
                 self.dtype
             )
-        x = check_tensor(
-            x, "x", shape=("batch", "T", self.input_dim)
-        )
         return x.to(self.dtype)
+
+    def _training_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` of a batch the training loop built from checked data (no checks)."""
+        return (
+            self._hidden_states(self._encode(x))
+            @ self.V.transpose(0, 1)
+            + self.c
+        )
 
     def logits(self, states: torch.Tensor) -> torch.Tensor:
         """``V h_t + c`` for states (..., state_dim)."""
@@ -248,6 +262,9 @@ class NextStepModel(nn.Module):
         u = check_tensor(
             u, "u", shape=("batch", "T", self.input_dim)
         )
+        return self._hidden_states(u)
+
+    def _hidden_states(self, u: torch.Tensor) -> torch.Tensor:
         core, H = self.core, self.hidden_dim
         if self.kind == "rnn":
             module = nn.RNN(
@@ -368,6 +385,7 @@ class Baseline(nn.Module):
         return self.c.dtype
 
     encode = NextStepModel.encode
+    _encode = NextStepModel._encode
 
     def forward(
         self, x: torch.Tensor, k: int | None = None
@@ -415,6 +433,16 @@ def frame_nll(
     if not bool(((targets == 0) | (targets == 1)).all()):
         raise ValueError("targets must be binary (0/1 entries)")
     mask = _check_mask(mask, tuple(logits.shape[:2]))
+    return _frame_nll(logits, targets, mask, reduction)
+
+
+def _frame_nll(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    mask: torch.Tensor | None,
+    reduction: str,
+) -> torch.Tensor:
+    """:func:`frame_nll` on checked arguments (the training loop's kernel)."""
     per_frame = F.binary_cross_entropy_with_logits(
         logits, targets.to(logits.dtype), reduction="none"
     ).sum(dim=2)
@@ -451,6 +479,16 @@ def bits_per_char(
             f"targets must be codes in [0, {logits.shape[2]})"
         )
     mask = _check_mask(mask, tuple(logits.shape[:2]))
+    return _bits_per_char(logits, targets, mask, reduction)
+
+
+def _bits_per_char(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    mask: torch.Tensor | None,
+    reduction: str,
+) -> torch.Tensor:
+    """:func:`bits_per_char` on checked arguments (the training loop's kernel)."""
     nats = F.cross_entropy(
         logits.transpose(1, 2), targets.long(), reduction="none"
     )
@@ -506,6 +544,43 @@ def _check_seqs(seqs: object) -> list[np.ndarray]:
     return seqs
 
 
+def _check_training_data(
+    train: Sequence, model: NextStepModel
+) -> list[np.ndarray]:
+    """``train`` checked once, as the loop's batches and loss would check each minibatch.
+
+    At least 2 steps per sequence; a Bernoulli read-out needs 0/1 piano rolls with
+    the model's keys, a categorical one integer codes below its vocabulary.
+    """
+    seqs = [np.asarray(s) for s in train]
+    if any(s.ndim == 0 or s.shape[0] < 2 for s in seqs):
+        raise ValueError(
+            "train must hold sequences longer than 1 step (the first step is not predicted)"
+        )
+    width = model.V.shape[0]
+    if model.readout == "bernoulli":
+        if any(
+            s.ndim != 2
+            or s.shape[1] != width
+            or not np.isin(s, (0, 1)).all()
+            for s in seqs
+        ):
+            raise ValueError(
+                f"train must be binary (T, {width}) piano rolls for the Bernoulli read-out"
+            )
+    elif any(
+        s.ndim != 1
+        or not np.issubdtype(s.dtype, np.integer)
+        or s.min() < 0
+        or s.max() >= width
+        for s in seqs
+    ):
+        raise ValueError(
+            f"train must be (T,) integer codes in [0, {width}) for the categorical read-out"
+        )
+    return seqs
+
+
 class NextStepBatch(NamedTuple):
     """:func:`next_step_batch` results: inputs, targets and the mask of real target steps."""
 
@@ -552,6 +627,19 @@ def readout_loss(
     return bits_per_char(
         logits, targets, mask, reduction=reduction
     )
+
+
+def _readout_loss(
+    readout: str,
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    mask: torch.Tensor,
+) -> torch.Tensor:
+    """The mean :func:`readout_loss` on arguments the caller built (no checks: the loop's kernel)."""
+    kernel = (
+        _frame_nll if readout == "bernoulli" else _bits_per_char
+    )
+    return kernel(logits, targets, mask, "mean")
 
 
 @validate_params("batch_size")
@@ -1021,7 +1109,7 @@ def train_next_step(
     device = model.V.device
     gen = derive(generator, "minibatches")
     best = {"metric": math.inf, "step": 0, "state": None}
-    train = [np.asarray(s) for s in train]
+    train = _check_training_data(train, model)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = (
         torch.optim.Adam(params, lr=lr, betas=ADAM_BETAS)
@@ -1043,19 +1131,23 @@ def train_next_step(
     for step in progress_bar(
         range(1, steps + 1), enabled=progress, desc=label
     ):
-        inputs, targets, mask = (
-            t.to(device)
-            for t in next_step_batch(
-                _minibatch(train, batch_size, window, gen, state),
-                dtype=model.dtype,
-            )
+        # the data were checked once, above: the loop builds the batch and
+        # the loss without re-validating them at every step
+        x, pad = pad_sequences(
+            _minibatch(train, batch_size, window, gen, state),
+            dtype=model.dtype,
         )
-        logits = model(inputs)
+        inputs, targets, mask = (
+            x[:, :-1].to(device),
+            x[:, 1:].to(device),
+            pad[:, 1:].to(device),
+        )
+        logits = model._training_logits(inputs)
         if not bool(torch.isfinite(logits).all()):
             raise DivergenceError(
                 f"{label}: the predictions became NaN/inf at step {step} with lr = {lr:g}; lower lr or clip the gradient"
             )
-        loss = readout_loss(model, logits, targets, mask, "mean")
+        loss = _readout_loss(model.readout, logits, targets, mask)
         opt.zero_grad()
         loss.backward()
         # one finiteness test each for the loss and the gradient (through its

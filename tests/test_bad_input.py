@@ -876,6 +876,8 @@ row(T, "malformed", "fmt", lambda: nstep.results_table({"music": {"rnn": 1.0}}, 
 T = "rnnlib.next_step.train_next_step"
 row(T, "type", "model", lambda: nstep.train_next_step(RNN, ROLLS, steps=1, progress=False))
 row(T, "empty", "train", lambda: nstep.train_next_step(NSM, [], steps=1, progress=False))
+row(T, "range", "train", lambda: nstep.train_next_step(NSM, [ROLLS[0][:1]], steps=1, progress=False), note="a 1-step sequence")
+row(T, "malformed", "train", lambda: nstep.train_next_step(NSM, [2 * ROLLS[0]], steps=1, progress=False), note="not binary")
 row(T, "malformed", "optimizer", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, optimizer="lbfgs", progress=False))
 row(T, "type", "keep_best", lambda: nstep.train_next_step(NSM, ROLLS, steps=1, keep_best=1, progress=False))
 T = "rnnlib.next_step.train_next_step"

@@ -625,3 +625,48 @@ def test_truncation_excess_counts_only_the_frames_truncation_changes():
     )
     with pytest.raises(ValueError, match="k"):
         ns.truncation_excess(model, seqs, 0)
+
+
+def test_the_training_loop_validates_once_not_at_every_step(
+    monkeypatch,
+):
+    """The data are checked at the entry point; the loop calls unchecked kernels.
+
+    The number of argument checks made during a run must not grow with its steps.
+    """
+    calls = {"n": 0}
+    real = ns.check_tensor
+
+    def counting(*args, **kwargs):
+        calls["n"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ns, "check_tensor", counting)
+    counts = []
+    for steps in (2, 8):
+        calls["n"] = 0
+        model = ns.NextStepModel("rnn", K, 8, generator=0)
+        train_next_step(
+            model,
+            toy_rolls(),
+            steps=steps,
+            batch_size=2,
+            progress=False,
+        )
+        counts.append(calls["n"])
+    assert counts[0] == counts[1], counts
+    # the loss the loop uses is the checked one's value
+    x = torch.as_tensor(
+        np.stack(toy_rolls(n=1) * 2), dtype=torch.float32
+    )
+    logits = torch.randn(
+        2,
+        x.shape[1] - 1,
+        K,
+        generator=torch.Generator().manual_seed(0),
+    )
+    mask = torch.ones(2, x.shape[1] - 1, dtype=torch.bool)
+    assert torch.equal(
+        ns._readout_loss("bernoulli", logits, x[:, 1:], mask),
+        ns.frame_nll(logits, x[:, 1:], mask),
+    )

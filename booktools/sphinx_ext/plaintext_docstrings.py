@@ -363,7 +363,46 @@ def _math_literal(m: re.Match) -> str:
     tex = ascii_to_tex(body)
     if not _safe_tex(tex):
         return m.group(0)
-    return f":math:`{tex}`"
+    return " ".join(
+        f":math:`{piece}`" for piece in _breakable(tex)
+    )
+
+
+#: where a long inline formula may break: before a relation or a binary + or -
+_BREAK = re.compile(r" (?==|\\le |\\ge |\\to |\+ |- )")
+
+
+def _breakable(tex: str, width: int = 48) -> list[str]:
+    """``tex`` cut, where longer than ``width``, before its top-level relations and binary
+    signs: pieces of inline math the browser may wrap between (one piece cannot wrap)."""
+    if len(tex) <= width:
+        return [tex]
+    cuts, depth = [0], 0
+    for i, ch in enumerate(tex):
+        depth += {
+            "{": 1,
+            "(": 1,
+            "[": 1,
+            "}": -1,
+            ")": -1,
+            "]": -1,
+        }.get(ch, 0)
+        depth += tex.startswith("\\langle", i) - tex.startswith(
+            "\\rangle", i
+        )
+        if (
+            depth == 0
+            and _BREAK.match(tex, i)
+            and i - cuts[-1] > 12
+        ):
+            cuts.append(i + 1)
+    pieces = [
+        tex[a:b].strip()
+        for a, b in zip(cuts, cuts[1:] + [len(tex)])
+    ]
+    if not all(_safe_tex(p) for p in pieces):
+        return [tex]
+    return [p for p in pieces if p]
 
 
 def _indent(line: str) -> int:

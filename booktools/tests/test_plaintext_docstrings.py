@@ -129,3 +129,19 @@ def test_every_formula_of_rnnlib_is_typeset():
         "generator: torch.Generator | int | None",
         '"z^3"',
     }
+
+
+def test_a_long_inline_formula_breaks_at_its_relations():
+    """Inline math cannot wrap: a long one becomes pieces cut before top-level signs."""
+    tex = P.ascii_to_tex(
+        "G(out_scale F_rnn(x; theta*)) >= G(out_scale F_rnn(x; theta))"
+        " + <grad_theta G(F(x; theta)), theta* - theta> - delta(x)"
+    )
+    pieces = P._breakable(tex)
+    assert len(pieces) == 4 and " ".join(pieces) == tex
+    assert (
+        pieces[1].startswith(r"\ge")
+        and pieces[3] == r"- \delta(x)"
+    )
+    assert all(P._safe_tex(p) for p in pieces)
+    assert P._breakable("a = b") == ["a = b"]
