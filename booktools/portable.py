@@ -1267,6 +1267,8 @@ def results_markdown(
     or "(our heuristic)" where the claim is ours, and links to the check's cell and the
     claim's ledger row in the HTML book. ``None`` when the execution checked no claim.
     """
+    from docutils.nodes import make_id
+
     from booktools.sphinx_ext.plaintext_docstrings import (
         formula_spans,
     )
@@ -1315,7 +1317,9 @@ def results_markdown(
         )
         row = _md_link(
             "ledger",
-            ctx.link("chapters/ledger", f"claim-{claim_id}"),
+            ctx.link(
+                "chapters/ledger", make_id(f"claim-{claim_id}")
+            ),
         )
         lines.append(
             f"- **{verdict}**: {text}{ours} ({check}, {row})"
@@ -1328,8 +1332,13 @@ def portable_notebook(
     ctx: Context,
     executed: nbformat.NotebookNode | None = None,
     source_url: str | None = None,
+    *,
+    results: bool = True,
 ) -> nbformat.NotebookNode:
     """The portable copy of ``nb`` (a new notebook): plain Markdown cells, code cells with ``executed``'s outputs.
+
+    ``results``: open with the chapter's results box (:func:`results_markdown`), which
+    links to the ledger's rows (the book's edition; the student edition has none).
 
     ``executed`` is an execution of ``nb`` with the same cells (the build's): its
     outputs are put into the copy's code cells, and its glued values into the
@@ -1419,7 +1428,11 @@ def portable_notebook(
                 cells.append(note)
             continue
         cells.append(cell)
-    box = results_markdown(executed, ctx) if executed else None
+    box = (
+        results_markdown(executed, ctx)
+        if executed and results
+        else None
+    )
     if box:
         first = next(
             (
@@ -1647,8 +1660,13 @@ def convert_edition(
             for c in nb.cells
             if c.cell_type == "markdown"
         )
+        # the results box links to the ledger's rows: the book's edition has them
         copy = portable_notebook(
-            nb, ctx, executed, ctx.link(docname)
+            nb,
+            ctx,
+            executed,
+            ctx.link(docname),
+            results=edition == "book",
         )
         nbformat.write(copy, target)
         done.append(
