@@ -152,3 +152,34 @@ def test_linearization_sample_pairs():
 def test_bad_input_is_rejected(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_per_network_tables_are_the_networks_behind_the_means():
+    """The per-network tables (the seeds of chapter 3's fitted slopes) average to the sweep's means.
+
+    Network k of a 3-network sweep is the network of a 1-network sweep only through its
+    stream, so the check is against the sweep's own means: the flip fractions average
+    exactly, and the relative gap of each network is its own gap over its own signal.
+    """
+    kwargs = dict(
+        L=5,
+        d=4,
+        eps_x=0.1,
+        output_dim=4,
+        batch_size=4,
+        n_perturbations=2,
+        generator=3,
+    )
+    sweep = ch03.direction_gap_sweep([16, 32], [0.5, 1.0], n_networks=3, **kwargs)
+    assert sweep.network_relative_gap.shape == (3, 2, 2, 3)
+    assert sweep.network_flip_fraction.shape == (3, 2, 2, 3)
+    np.testing.assert_allclose(
+        sweep.network_flip_fraction.mean(axis=-1), sweep.flip_fraction, rtol=1e-12
+    )
+    # networks differ (distinct streams), so the per-network gaps are not all equal
+    assert np.ptp(sweep.network_relative_gap, axis=-1).max() > 0
+    # the mean relative gap is a ratio of means, between the networks' extremes
+    lo = sweep.network_relative_gap.min(axis=-1)
+    hi = sweep.network_relative_gap.max(axis=-1)
+    assert np.all(lo <= sweep.relative_gap + 1e-12)
+    assert np.all(sweep.relative_gap <= hi + 1e-12)

@@ -161,6 +161,11 @@ class DirectionGapSweep:
     ``pseudo`` the mean ``|F(dW, dA)|``, ``relative_gap = gap / pseudo`` and
     ``flip_fraction`` the fraction of flipped entries of ``D^(1..L)``, each
     averaged over networks, directions, sequences and output coordinates.
+    ``network_relative_gap`` and ``network_flip_fraction``, shape (len(kinds),
+    len(taus), len(widths), n_networks), are the same per network (averaged over
+    its directions): network ``k`` at every width is one "seed" of the per-seed
+    slopes of :func:`rnnlib.trends.loglog_trend`, and the kinds share networks,
+    so a difference of slopes between kinds is paired.
     """
 
     widths: np.ndarray
@@ -170,6 +175,8 @@ class DirectionGapSweep:
     gap: np.ndarray
     pseudo: np.ndarray
     flip_fraction: np.ndarray
+    network_relative_gap: np.ndarray
+    network_flip_fraction: np.ndarray
 
     def select(self, kind: str) -> GapSweep:
         """The (taus, widths) tables of one kind of direction, as a :class:`GapSweep`."""
@@ -262,8 +269,8 @@ def direction_gap_sweep(
         dtype=dtype,
     )
     sums = np.zeros(
-        (3, len(kinds), len(taus), len(widths))
-    )  # gap, |pseudo|, flips
+        (3, len(kinds), len(taus), len(widths), n_networks)
+    )  # gap, |pseudo|, flips, per network
     for j, m in progress_bar(
         list(enumerate(widths)),
         enabled=progress,
@@ -297,17 +304,17 @@ def direction_gap_sweep(
                 for q in range(n_perturbations):
                     r = i * n_perturbations + q
                     for t in range(len(taus)):
-                        sums[0, i, t, j] += float(
+                        sums[0, i, t, j, k] += float(
                             (change[r, t] - pseudo[r, t])
                             .abs()
                             .mean()
                         )
-                        sums[1, i, t, j] += float(
+                        sums[1, i, t, j, k] += float(
                             pseudo[r, t].abs().mean()
                         )
-                        sums[2, i, t, j] += float(flips[r, t])
-    sums /= n_networks * n_perturbations
-    gap, pseudo, flips = sums
+                        sums[2, i, t, j, k] += float(flips[r, t])
+    sums /= n_perturbations
+    gap, pseudo, flips = sums.mean(axis=-1)
     return DirectionGapSweep(
         np.asarray(widths),
         np.asarray(taus, dtype=float),
@@ -316,6 +323,8 @@ def direction_gap_sweep(
         gap,
         pseudo,
         flips,
+        sums[0] / sums[1],
+        sums[2],
     )
 
 
