@@ -170,11 +170,15 @@ def test_per_network_tables_are_the_networks_behind_the_means():
         n_perturbations=2,
         generator=3,
     )
-    sweep = ch03.direction_gap_sweep([16, 32], [0.5, 1.0], n_networks=3, **kwargs)
+    sweep = ch03.direction_gap_sweep(
+        [16, 32], [0.5, 1.0], n_networks=3, **kwargs
+    )
     assert sweep.network_relative_gap.shape == (3, 2, 2, 3)
     assert sweep.network_flip_fraction.shape == (3, 2, 2, 3)
     np.testing.assert_allclose(
-        sweep.network_flip_fraction.mean(axis=-1), sweep.flip_fraction, rtol=1e-12
+        sweep.network_flip_fraction.mean(axis=-1),
+        sweep.flip_fraction,
+        rtol=1e-12,
     )
     # networks differ (distinct streams), so the per-network gaps are not all equal
     assert np.ptp(sweep.network_relative_gap, axis=-1).max() > 0
