@@ -22,6 +22,7 @@ import math
 import torch
 from torch import nn
 
+from ._recurrence import previous_states
 from ._rng import as_generator
 from ._validation import (
     check_tensor,
@@ -219,9 +220,7 @@ class ElmanRNN(nn.Module):
         x = self.check_input(x)
         with torch.no_grad():
             h = _elman_scan(self.W, self.A, x, keep_all=True)
-            h_prev = torch.cat(
-                [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
-            )
+            h_prev = previous_states(h)
             return h_prev @ self.W.transpose(
                 0, 1
             ) + x @ self.A.transpose(0, 1)

@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._progress import progress_bar
+from ._recurrence import previous_states
 from ._rng import derive
 from ._validation import (
     ANY_REAL,
@@ -817,9 +818,7 @@ def forget_gates(
             )
             u = model.encode(inputs)
             h = model.hidden_states(u)
-            h_prev = torch.cat(
-                [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
-            )
+            h_prev = previous_states(h)
             core = model.core
             pre = (
                 h_prev @ core.W[H : 2 * H].transpose(0, 1)

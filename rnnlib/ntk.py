@@ -81,6 +81,7 @@ from typing import NamedTuple
 
 import torch
 
+from ._recurrence import previous_states
 from ._validation import (
     Bool,
     check_model,
@@ -126,9 +127,7 @@ def _gradient_pieces(
         h = elman_hidden_states(
             model.W.detach(), model.A.detach(), x
         )
-        h_prev = torch.cat(
-            [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
-        )
+        h_prev = previous_states(h)
         D = (h > 0).to(x.dtype)
         return back_matrices(model, x)[:, :, 0, :] * D, h_prev
 

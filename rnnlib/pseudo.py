@@ -43,6 +43,7 @@ from typing import NamedTuple
 
 import torch
 
+from ._recurrence import previous_states, tangent
 from ._rng import as_generator
 from ._validation import (
     POSITIVE,
@@ -100,24 +101,8 @@ def _states_and_patterns(
     """
     with torch.no_grad():
         h = elman_hidden_states(model.W, model.A, x)
-        h_prev = torch.cat(
-            [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
-        )
+        h_prev = previous_states(h)
         return h_prev, (h > 0).to(x.dtype), h
-
-
-def _tangent(
-    W: torch.Tensor, B: torch.Tensor, h_prev, D, x, dW, dA
-) -> torch.Tensor:
-    """B g^(L) with g^(l) = D^(l) (W g^(l-1) + dW h^(l-1) + dA x^(l)); no validation."""
-    drive = h_prev @ dW.transpose(0, 1) + x @ dA.transpose(
-        0, 1
-    )  # dW h^(l-1) + dA x^(l), (batch, L, m)
-    Wt = W.transpose(0, 1)
-    g = D[:, 0] * drive[:, 0]
-    for step in range(1, x.shape[1]):
-        g = D[:, step] * torch.addmm(drive[:, step], g, Wt)
-    return g @ B.transpose(0, 1)
 
 
 def pseudo_network(
@@ -142,7 +127,7 @@ def pseudo_network(
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     with torch.no_grad():
-        return _tangent(
+        return tangent(
             model.W.detach(), model.B, h_prev, D, x, dW, dA
         )
 
@@ -387,7 +372,7 @@ def linearization_changes(
     with torch.no_grad():
         for dW1, dA1 in directions:
             dW1, dA1 = _check_perturbation(model, dW1, dA1)
-            fp1 = _tangent(W, B, h_prev, D, x, dW1, dA1)
+            fp1 = tangent(W, B, h_prev, D, x, dW1, dA1)
             for tau in taus:
                 h1 = elman_hidden_states(
                     W + tau * dW1, A + tau * dA1, x

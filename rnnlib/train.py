@@ -59,6 +59,7 @@ import torch
 
 from ._linalg import spectral_norm
 from ._progress import progress_bar
+from ._recurrence import previous_states, tangent
 from ._validation import (
     Choice,
     DivergenceError,
@@ -237,20 +238,8 @@ def _states(W, A, x):
     """h^(0..L-1) and D^(1..L) (as floats) at weights (W, A); no grad."""
     with torch.no_grad():
         h = elman_hidden_states(W, A, x)
-        h_prev = torch.cat(
-            [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
-        )
+        h_prev = previous_states(h)
         return h_prev, (h > 0).to(x.dtype), h
-
-
-def _tangent(W, B, h_prev, D, x, dW, dA) -> torch.Tensor:
-    """Pseudo-network of eq. (4) by tangent propagation, differentiable in (dW, dA)."""
-    drive = h_prev @ dW.transpose(0, 1) + x @ dA.transpose(0, 1)
-    Wt = W.transpose(0, 1)
-    g = D[:, 0] * drive[:, 0]
-    for step in range(1, x.shape[1]):
-        g = D[:, step] * torch.addmm(drive[:, step], g, Wt)
-    return g @ B.transpose(0, 1)
 
 
 def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
@@ -258,7 +247,7 @@ def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
     W, A, B = init.W.detach(), init.A.detach(), init.B
     h_prev, D, h = _states(W, A, x)
     with torch.no_grad():
-        return h[:, -1] @ B.transpose(0, 1) + _tangent(
+        return h[:, -1] @ B.transpose(0, 1) + tangent(
             W, B, h_prev, D, x, dW, dA
         )
 
@@ -271,7 +260,7 @@ def _convexity_gap(
     with torch.no_grad():
         h_prev, D, h = _states(W, A, x)
         f = h[:, -1] @ B.transpose(0, 1)
-        lin = _tangent(W, B, h_prev, D, x, W_star - W, A_star - A)
+        lin = tangent(W, B, h_prev, D, x, W_star - W, A_star - A)
         f_star = _output(W_star, A_star, B, x)
         return out_scale * (f_star - f - lin).abs().sum(dim=1)
 
@@ -464,7 +453,7 @@ class _Logger:
                 flips = float(
                     ((h > 0) != self.active0).double().mean()
                 )
-                pseudo = _tangent(
+                pseudo = tangent(
                     init.W.detach(),
                     init.B,
                     self.h_prev_p,
@@ -625,7 +614,7 @@ def _sgd_loop(
             else:
                 z = out_scale * (
                     f0[idx]
-                    + _tangent(
+                    + tangent(
                         W0,
                         B,
                         h_prev[idx],

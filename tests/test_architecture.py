@@ -297,11 +297,8 @@ def test_the_map_carries_no_dated_measurements():
 
 # --- one copy of each helper: no function body defined twice in rnnlib ---------------------------
 
-#: Copies known and not yet merged: ``name -> why it is still listed``.
-KNOWN_COPIES = {
-    "_tangent": "the tangent recursion of rnnlib.pseudo and rnnlib.train (to be merged)",
-    "_width_ticks": "the width axis of plotting.chapter04 and plotting.chapter05 (to be merged)",
-}
+#: Copies known and not yet merged: ``name -> why it is still listed`` (none left).
+KNOWN_COPIES: dict[str, str] = {}
 
 
 def _body_key(fn: ast.FunctionDef) -> str:
@@ -437,3 +434,30 @@ def test_the_private_method_scan_finds_calls():
     assert len(found) == 1 and found[0].startswith(
         "b:2: model._check"
     ), found
+
+
+def test_the_shifted_states_are_computed_in_one_place():
+    """``h^(l-1)`` from ``h^(1..L)`` (a zero state, then all but the last) is one kernel,
+    ``rnnlib._recurrence.previous_states``: an inline copy of the expression elsewhere in
+    rnnlib fails (the copy scan above sees functions, not expressions)."""
+    import re
+
+    shift = re.compile(
+        r"torch\.cat\(\s*\[\s*torch\.zeros_like\((\w+)\[:, :1\]\),\s*\1\[:, :-1\]\s*\]"
+    )
+    found = [
+        m
+        for m, p in modules().items()
+        if m.startswith("rnnlib")
+        and m != "rnnlib._recurrence"
+        and shift.search(p.read_text())
+    ]
+    assert not found, (
+        f"inline copies of previous_states in {found}"
+    )
+    assert shift.search(
+        "h0 = torch.cat([torch.zeros_like(s[:, :1]), s[:, :-1]], dim=1)"
+    ), "the pattern no longer matches the expression it looks for"
+    assert shift.search(
+        (ROOT / "rnnlib" / "_recurrence.py").read_text()
+    )

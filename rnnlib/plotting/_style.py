@@ -23,6 +23,7 @@ __all__ = [
     "BookFigure",
     "new_figure",
     "loglog_slope",
+    "width_ticks",
 ]
 
 #: Width of the book's text column at 1280 px (pixels); a figure is drawn for it.
@@ -304,6 +305,12 @@ def _record(
         raise TypeError(
             f"{name} must be {kind} (fields {', '.join(fields)}), got {type(obj).__name__}"
         )
+
+
+def width_ticks(ax, widths: Sequence[float]) -> None:
+    """Label a log-scaled width axis at the swept widths ``m`` only (chapters 4, 5): ticks ``128, 256, ...``, no minor labels."""
+    ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:

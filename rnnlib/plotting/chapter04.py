@@ -12,6 +12,7 @@ from ._style import (
     legend_outside,
     loglog_slope,
     new_figure,
+    width_ticks,
 )
 
 __all__ = [
@@ -23,11 +24,6 @@ __all__ = [
     "plot_correlations",
     "plot_construction",
 ]
-
-
-def _width_ticks(ax, widths) -> None:
-    ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def _reference(ax, x, y0, slope, label) -> None:
@@ -87,7 +83,7 @@ def plot_relu_identity(sweep) -> Figure:
     _reference(ax1, widths, printed[0], 1.0, r"$\propto m$")
     ax1.set_title(r"$p = 2 T v$ (as printed)")
     for ax in (ax0, ax1):
-        _width_ticks(ax, widths)
+        width_ticks(ax, widths)
         ax.set_xlabel("width $m$")
         legend_outside(ax, fontsize=8)
     ax0.set_ylabel(r"mean $|v^\top x - p^\top \sigma(Tx)|$")
@@ -158,7 +154,7 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
             ms=4,
             label=f"L = {length}: slope {loglog_slope(widths, row):.2f}",
         )
-    _width_ticks(ax2, widths)
+    width_ticks(ax2, widths)
     ax2.set_xlabel("width $m$")
     ax2.set_title(r"fitted decoder, mean over tokens")
     legend_outside(ax2, fontsize=8)
@@ -246,7 +242,7 @@ def plot_inversion(
         axes[2].loglog(
             eps, ye[0, 0, :], style, ms=4, color=color, label=label
         )
-    _width_ticks(axes[0], widths)
+    width_ticks(axes[0], widths)
     axes[0].set_xlabel("width $m$")
     axes[0].set_title(
         rf"$L = {int(by_width.lengths[0])}$, "
@@ -388,7 +384,7 @@ def plot_step_features(
     _reference(
         ax, widths, errors[0, 0], -0.5, r"$\propto m^{-1/2}$"
     )
-    _width_ticks(ax, widths)
+    width_ticks(ax, widths)
     ax.set_xlabel("number of features $m$")
     ax.set_ylabel(r"mean of $\max_u |\mathrm{average} - \phi(u)|$")
     legend_outside(ax, fontsize=8)
@@ -432,7 +428,7 @@ def plot_correlations(sweep) -> Figure:
     ax1.axhline(
         2.0, color="k", ls=":", lw=1.2, label=r"Var$(b) = 2$"
     )
-    _width_ticks(ax1, widths)
+    width_ticks(ax1, widths)
     ax1.set_xlabel("width $m$")
     legend_outside(ax1, fontsize=8)
     return fig
@@ -480,7 +476,7 @@ def plot_construction(sweep) -> Figure:
         lw=1.2,
         label=r"std of $F^*$",
     )
-    _width_ticks(ax0, widths)
+    width_ticks(ax0, widths)
     ax0.set_xlabel("width $m$")
     legend_outside(ax0, fontsize=8)
     F, F_star = (

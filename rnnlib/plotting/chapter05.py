@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -12,6 +11,7 @@ from ._style import (
     legend_outside,
     loglog_slope,
     new_figure,
+    width_ticks,
 )
 
 __all__ = [
@@ -55,11 +55,6 @@ def _seeds_and_mean(
     if logy:
         ax.set_yscale("log")
     return mean
-
-
-def _width_ticks(ax, widths):
-    ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def plot_laziness(grid) -> Figure:
@@ -140,7 +135,7 @@ def plot_laziness(grid) -> Figure:
     )
     ax2.set_ylabel("relative gap on held-out inputs")
     for ax in (ax0, ax1, ax2):
-        _width_ticks(ax, widths)
+        width_ticks(ax, widths)
         ax.set_xlabel("width $m$")
         legend_outside(ax, fontsize=8, ncols=1)
     return fig
@@ -308,7 +303,7 @@ def plot_kernel_convergence(conv) -> Figure:
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _width_ticks(ax, widths)
+    width_ticks(ax, widths)
     ax.set_xlabel("width $m$")
     ax.set_ylabel("relative size")
     legend_outside(ax, fontsize=8)
