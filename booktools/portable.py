@@ -1309,9 +1309,11 @@ def results_markdown(
         text = "".join([*out, text[pos:]])
         ours = (
             f" (our {claim.kind})"
-            if claim and claim.kind != "paper"
+            if claim
+            and claim.kind != "paper"
+            and f"our {claim.kind}" not in text
             else ""
-        )
+        )  # once: a text that already says "(our heuristic)" keeps its own
         check = _md_link(
             "the check", ctx.link(ctx.docname, f"check-{claim_id}")
         )
@@ -1605,8 +1607,15 @@ def convert_edition(
     macros = book_macros(Path(root))
     notebooks = [p for p in pages(eroot) if p.suffix == ".ipynb"]
     if only:
-        names = {Path(o).name for o in only}
-        notebooks = [p for p in notebooks if p.name in names]
+        # a path, a file name or a stem: chapters/03_x.ipynb, 03_x.ipynb, 03_x
+        wanted = {Path(o).stem for o in only}
+        unknown = sorted(wanted - {p.stem for p in notebooks})
+        if unknown:
+            raise ValueError(
+                f"only: no notebook {unknown} in the {edition} edition; "
+                f"its notebooks are {[p.stem for p in notebooks]}"
+            )
+        notebooks = [p for p in notebooks if p.stem in wanted]
     # every chapter's execution first: the figure numbers of a page depend on the pages before it
     executions = {
         path.relative_to(eroot).with_suffix("").as_posix(): nb

@@ -576,7 +576,29 @@ def test_the_copy_opens_with_the_chapters_results(edition):
         "- **reproduced**: " in box
         and "- **not reproduced**: " in box
     )
-    assert f"(our {ours.kind})" in box
+    ours_line = next(
+        line
+        for line in box.splitlines()
+        if f"#check-{ours.id}" in line
+    )
+    # said once, whether the registered text says it already or not
+    assert ours_line.count(f"our {ours.kind}") == 1, ours_line
+    said = next(
+        c
+        for c in claims.values()
+        if c.kind != "paper" and f"(our {c.kind})" in c.text
+    )
+    check.outputs[1]["text"] = f"claim {said.id} (reproduced): 1\n"
+    again = portable.portable_notebook(
+        nb, _context(edition), executed=nb
+    )
+    line = next(
+        line
+        for c in again.cells
+        for line in c.source.splitlines()
+        if f"#check-{said.id}" in line
+    )
+    assert line.count(f"our {said.kind}") == 1, line
     assert (
         f"https://book.example/chapters/01_demo.html#check-{paper.id}"
         in box
@@ -591,3 +613,39 @@ def test_the_copy_opens_with_the_chapters_results(edition):
         c.source.startswith("**What this chapter checks")
         for c in plain.cells
     )
+
+
+def test_only_names_a_chapter_by_path_file_or_stem(
+    edition, tmp_path
+):
+    """``--only`` takes chapters/01_demo.ipynb, 01_demo.ipynb or 01_demo; a name that matches
+    no notebook is refused with the edition's names (it used to convert nothing, silently)."""
+    (edition / "_config.yml").write_text(
+        "sphinx:\n  config:\n    mathjax3_config:\n      tex:\n"
+        "        macros: {R: '\\\\mathbb{R}'}\n"
+    )
+    for name in (
+        "chapters/01_demo.ipynb",
+        "01_demo.ipynb",
+        "01_demo",
+    ):
+        done = portable.convert_edition(
+            "book",
+            tmp_path / "out",
+            root=edition,
+            execute_missing=False,
+            only=[name],
+        )
+        assert [c.target.name for c in done] == [
+            "01_demo.ipynb"
+        ], name
+    with pytest.raises(
+        ValueError, match="no notebook.*03_x.*01_demo"
+    ):
+        portable.convert_edition(
+            "book",
+            tmp_path / "out",
+            root=edition,
+            execute_missing=False,
+            only=["03_x"],
+        )
