@@ -25,6 +25,7 @@ from torch import nn
 from ._recurrence import previous_states
 from ._rng import as_generator
 from ._validation import (
+    Bool,
     check_tensor,
     validate_params,
 )
@@ -125,15 +126,32 @@ class ElmanRNN(nn.Module):
     generator : a ``torch.Generator`` or an int seed for the initialization
         (``None`` means seed 0, so models are reproducible by default).
     dtype : ``torch.float32`` (default) or ``torch.float64``.
+    doubled : the antisymmetric ("doubled") initialization of lazy-training work
+        (chapters 5-6), a deviation from the paper's i.i.d. one: the m neurons are
+        two copies of m/2 (``width`` must be even), so that the initial output is
+        zero (up to floating-point rounding, about 1e-15 in float64). With ``W_1`` (m/2, m/2) entries N(0, 2/(m/2)), ``A_1``
+        (m/2, d) entries N(0, 2/m) and ``B_1`` (d_out, m/2) entries N(0, 2/d_out),
+
+            W = [[W_1, 0], [0, W_1]],   A = [A_1; A_1],   B = [B_1, -B_1].
+
+        Both copies have the same hidden states, so ``F_rnn = B_1 h_1 - B_1 h_1 = 0``
+        on every input (summed in one product: zero up to rounding). Each row of ``W`` and ``A`` has the same expected squared norm
+        as in the i.i.d. initialization, and the hidden and backward vectors have the
+        same per-neuron statistics, so ``K_m / m`` has the same limit
+        :func:`rnnlib.ntk.limit_tangent_kernel` (checked in ``tests/test_elman.py``);
+        the off-diagonal blocks of ``W`` start at 0 and are trained like the rest.
 
     Attributes
     ----------
     W : ``nn.Parameter`` (m, m), entries N(0, 2/m) at initialization.
     A : ``nn.Parameter`` (m, d), entries N(0, 2/m) at initialization.
     B : buffer (d_out, m), entries N(0, 2/d_out); frozen, never trained.
+    doubled : whether the initialization was the doubled one.
     """
 
-    @validate_params("input_dim", "width", "output_dim", "dtype")
+    @validate_params(
+        "input_dim", "width", "output_dim", "dtype", doubled=Bool()
+    )
     def __init__(
         self,
         input_dim: int,
@@ -142,12 +160,21 @@ class ElmanRNN(nn.Module):
         *,
         generator: torch.Generator | int | None = None,
         dtype: torch.dtype = torch.float32,
+        doubled: bool = False,
     ) -> None:
         super().__init__()
         d = input_dim
         m = width
         d_out = output_dim
+        if doubled and m % 2:
+            raise ValueError(
+                f"width must be even with doubled=True (two copies of width / 2 neurons), got {m}"
+            )
+        self.doubled = doubled
         gen = as_generator(generator)
+        if doubled:
+            self._init_doubled(d, m, d_out, gen, dtype)
+            return
         std_hidden = math.sqrt(2.0 / m)
         std_out = math.sqrt(2.0 / d_out)
         self.W = nn.Parameter(
@@ -163,6 +190,29 @@ class ElmanRNN(nn.Module):
             torch.randn(d_out, m, generator=gen, dtype=dtype)
             * std_out,
         )
+
+    def _init_doubled(
+        self,
+        d: int,
+        m: int,
+        d_out: int,
+        gen: torch.Generator,
+        dtype: torch.dtype,
+    ) -> None:
+        """The doubled initialization of the class docstring: two copies of m/2 neurons, read out as +B_1 and -B_1."""
+        k = m // 2
+        W1 = torch.randn(
+            k, k, generator=gen, dtype=dtype
+        ) * math.sqrt(2.0 / k)
+        A1 = torch.randn(
+            k, d, generator=gen, dtype=dtype
+        ) * math.sqrt(2.0 / m)
+        B1 = torch.randn(
+            d_out, k, generator=gen, dtype=dtype
+        ) * math.sqrt(2.0 / d_out)
+        self.W = nn.Parameter(torch.block_diag(W1, W1))
+        self.A = nn.Parameter(torch.cat([A1, A1]))
+        self.register_buffer("B", torch.cat([B1, -B1], dim=1))
 
     @property
     def input_dim(self) -> int:
@@ -180,7 +230,8 @@ class ElmanRNN(nn.Module):
         return self.B.shape[0]
 
     def extra_repr(self) -> str:
-        return f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
+        text = f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
+        return text + (", doubled=True" if self.doubled else "")
 
     def check_input(
         self, x: object, name: str = "x"

@@ -79,11 +79,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from ._recurrence import previous_states
 from ._validation import (
     Bool,
+    Choice,
     check_model,
     check_tensor,
     validate_params,
@@ -98,6 +100,8 @@ __all__ = [
     "kernel_ridge",
     "KernelReference",
     "kernel_reference",
+    "KernelSGD",
+    "kernel_sgd",
     "limit_hidden_covariance",
     "limit_tangent_kernel",
     "cross_time_fraction",
@@ -312,6 +316,147 @@ def kernel_reference(
     gW, gA = torch.autograd.grad(out_scale * out, (W, A))
     return KernelReference(
         f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
+    )
+
+
+class KernelSGD(NamedTuple):
+    """:func:`kernel_sgd` results: the predictions after the last step, and their coefficients."""
+
+    #: predictions on the training inputs, (N, k), float64
+    f: torch.Tensor
+    #: predictions on the evaluation inputs, (N_eval, k), float64; None without ``K_eval``
+    f_eval: torch.Tensor | None
+    #: the coefficients of the change: ``f = f0 + K gamma`` (N, k), float64
+    gamma: torch.Tensor
+
+
+def _loss_slope(
+    z: np.ndarray, y: np.ndarray, loss: str
+) -> np.ndarray:
+    """dG/dz of the squared ``(z - y)^2 / 2`` or the logistic ``log(1 + exp(-y z))``."""
+    if loss == "squared":
+        return z - y
+    return -y / (1.0 + np.exp(np.minimum(y * z, 700.0)))
+
+
+@validate_params("lr", loss=Choice("squared", "logistic"))
+def kernel_sgd(
+    K: torch.Tensor,
+    y: torch.Tensor,
+    order: torch.Tensor,
+    *,
+    lr: float,
+    loss: str = "squared",
+    K_eval: torch.Tensor | None = None,
+    f0: torch.Tensor | None = None,
+    f0_eval: torch.Tensor | None = None,
+) -> KernelSGD:
+    """P&G's SGD run in function space with a fixed kernel (chapters 5-6).
+
+    Step ``t`` takes the ``b`` indices ``order[t]`` and updates the predictions
+    everywhere by the kernel's columns at those samples:
+
+        f(x) <- f(x) - (lr / (b k)) sum_j K(x, x_(i_j)) G'(f(x_(i_j)), y_(i_j)),
+
+    ``G'`` the derivative of the loss per output (``"squared"``: ``(z - y)^2 / 2``;
+    ``"logistic"``: ``log(1 + exp(-y z))``, labels in {-1, +1}) and ``k`` the number
+    of outputs (the losses are means over outputs, as in :mod:`rnnlib.train`). So
+    ``f = f0 + K gamma``, with ``gamma_n`` the accumulated ``-(lr / (b k)) G'`` of the
+    steps that drew ``n``; the predictions on new inputs are ``f0_eval + K_eval gamma``.
+
+    This is exactly :func:`rnnlib.train.train_pseudo` seen in function space when
+    ``K`` is ``out_scale^2`` times that network's :func:`tangent_kernel`, ``f0`` its
+    initial output ``out_scale F_rnn(x; W_0, A_0)``, ``lr`` its step and ``order``
+    :func:`rnnlib.train.sgd_order` with its generator (a test checks it). With the
+    normalized limit kernel ``K / Kbar`` of :func:`limit_tangent_kernel`,
+    ``lr = lr_scale`` and ``f0 = 0`` it is the m -> inf limit of the runs of chapters
+    5-6 (step ``lr = lr_scale / (out_scale^2 Kbar_m)``) from a zero initial output,
+    the doubled initialization of :class:`rnnlib.elman.ElmanRNN`.
+
+    ``K`` (N, N) symmetric (its rows are read); ``y`` (N, k); ``order`` (T, b) or
+    (T,) integer indices in [0, N); ``K_eval`` (N_eval, N), the kernel between
+    evaluation and training inputs; ``f0`` (N, k) and ``f0_eval`` (N_eval, k) the
+    initial predictions (zero if omitted). Computed in float64.
+    """
+    K = check_tensor(K, "K", ndim=2)
+    n = K.shape[0]
+    if K.shape[1] != n:
+        raise ValueError(
+            f"K must be square (N, N), got shape {tuple(K.shape)}"
+        )
+    y = check_tensor(y, "y", shape=(n, "k"))
+    if loss == "logistic" and not bool(
+        ((y == 1) | (y == -1)).all()
+    ):
+        raise ValueError(
+            "y must hold labels in {-1, +1} for the logistic loss"
+        )
+    if not isinstance(order, torch.Tensor) or order.dtype not in (
+        torch.int32,
+        torch.int64,
+    ):
+        raise TypeError(
+            f"order must be an integer torch.Tensor, got {type(order).__name__}"
+        )
+    if order.dim() == 1:
+        order = order[:, None]
+    if order.dim() != 2 or (
+        order.numel()
+        and (int(order.min()) < 0 or int(order.max()) >= n)
+    ):
+        raise ValueError(
+            f"order must be (T, b) or (T,) indices in [0, {n}), got shape {tuple(order.shape)}"
+        )
+    k = y.shape[1]
+    f = np.zeros((n, k))
+    if f0 is not None:
+        f = (
+            check_tensor(f0, "f0", shape=(n, k))
+            .double()
+            .numpy()
+            .copy()
+        )
+    if K_eval is not None:
+        K_eval = check_tensor(
+            K_eval, "K_eval", shape=("N_eval", n)
+        )
+        fe = np.zeros((K_eval.shape[0], k))
+        if f0_eval is not None:
+            fe = (
+                check_tensor(
+                    f0_eval, "f0_eval", shape=(K_eval.shape[0], k)
+                )
+                .double()
+                .numpy()
+            )
+    elif f0_eval is not None:
+        raise ValueError(
+            "f0_eval must come with K_eval (the kernel that moves it)"
+        )
+    Kn = K.detach().double().numpy()
+    yn = y.detach().double().numpy()
+    gamma = np.zeros((n, k))
+    scale = lr / (order.shape[1] * k)
+    if (
+        order.shape[1] == 1 and k == 1
+    ):  # P&G's SGD: one row per step
+        f1, y1, g1 = f[:, 0], yn[:, 0], gamma[:, 0]
+        for i in order[:, 0].tolist():
+            r = scale * float(_loss_slope(f1[i], y1[i], loss))
+            g1[i] -= r
+            f1 -= r * Kn[i]
+    else:
+        for idx in order.numpy():
+            r = scale * _loss_slope(f[idx], yn[idx], loss)
+            np.subtract.at(gamma, idx, r)
+            f -= Kn[idx].T @ r
+    f_eval = None
+    if K_eval is not None:
+        f_eval = torch.from_numpy(
+            fe + K_eval.detach().double().numpy() @ gamma
+        )
+    return KernelSGD(
+        torch.from_numpy(f), f_eval, torch.from_numpy(gamma)
     )
 
 

@@ -90,6 +90,7 @@ __all__ = [
     "convexity_gap",
     "theorem_3_1_constants",
     "worst_case_flip_fraction",
+    "sgd_order",
 ]
 
 #: The losses G(z, y) the Part I loops know.
@@ -373,10 +374,21 @@ def _check_common(
     )
 
 
-def _sample_order(
-    n: int, steps: int, batch_size: int, generator
+@validate_params("steps", "batch_size", n=Int(1))
+def sgd_order(
+    n: int,
+    steps: int,
+    batch_size: int = 1,
+    generator: torch.Generator | int | None = None,
 ) -> torch.Tensor:
-    """The indices drawn at each step, (steps, batch_size): uniform with replacement (P&G's SGD)."""
+    """The sample indices of P&G's SGD, (steps, batch_size): uniform with replacement (chapters 5-6).
+
+    The one definition of the order: :func:`train_rnn`, :func:`train_pseudo` and
+    :func:`train_pair` draw theirs with it, so :func:`rnnlib.ntk.kernel_sgd` given
+    ``sgd_order(N, steps, batch_size, generator)`` sees the same samples in the same
+    order as the network trained with that ``generator``. ``n``: the number of
+    training samples.
+    """
     return torch.randint(
         0,
         n,
@@ -580,7 +592,7 @@ def _sgd_loop(
     for p in init.parameters():
         p.requires_grad_(False)
     B, W0, A0 = init.B, init.W, init.A
-    order = _sample_order(
+    order = sgd_order(
         x.shape[0], steps, cfg.batch_size, cfg.generator
     )
     runs = [_Run(k, init, cfg) for k in kinds]

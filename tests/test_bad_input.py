@@ -199,6 +199,7 @@ Z = torch.tensor([[0, 1, 1, 0], [1, 0, 0, 0]])
 
 T = "rnnlib.elman.ElmanRNN"
 row(T, "type", "generator", lambda: elman.ElmanRNN(D, M, generator="seed"))
+row(T, "malformed", "width", lambda: elman.ElmanRNN(D, M + 1, doubled=True), note="doubled")
 tensor_rows(T, "x", X, lambda v: ELMAN(v))
 row(T, "shape", "x", lambda: ELMAN(X[..., :-1]), note="input_dim")
 row(T, "dtype", "x", lambda: ELMAN(X.double()), note="float64")
@@ -945,6 +946,20 @@ tensor_rows(T, "K", KT, lambda v: ntk.kernel_ridge(v, Y1, 0.1))
 tensor_rows(T, "y", Y1, lambda v: ntk.kernel_ridge(KT, v, 0.1), skip=("shape",))
 row(T, "shape", "y", lambda: ntk.kernel_ridge(KT, Y1[:1], 0.1))
 
+T = "rnnlib.train.sgd_order"
+row(T, "range", "n", lambda: train.sgd_order(0, 3))
+row(T, "type", "generator", lambda: train.sgd_order(3, 3, 1, "seed"))
+T = "rnnlib.ntk.kernel_sgd"
+_O3 = torch.tensor([0, 1])
+tensor_rows(T, "K", KT, lambda v: ntk.kernel_sgd(v, Y1, _O3, lr=0.1))
+tensor_rows(T, "y", Y1, lambda v: ntk.kernel_sgd(KT, v, _O3, lr=0.1))
+tensor_rows(T, "K_eval", KT, lambda v: ntk.kernel_sgd(KT, Y1, _O3, lr=0.1, K_eval=v))
+tensor_rows(T, "f0", Y1, lambda v: ntk.kernel_sgd(KT, Y1, _O3, lr=0.1, f0=v))
+tensor_rows(T, "f0_eval", Y1, lambda v: ntk.kernel_sgd(KT, Y1, _O3, lr=0.1, K_eval=KT, f0_eval=v))
+row(T, "type", "order", lambda: ntk.kernel_sgd(KT, Y1, [0, 1], lr=0.1))
+row(T, "malformed", "order", lambda: ntk.kernel_sgd(KT, Y1, _O3 + B, lr=0.1))
+row(T, "malformed", "f0_eval", lambda: ntk.kernel_sgd(KT, Y1, _O3, lr=0.1, f0_eval=Y1), note="needs K_eval")
+row(T, "malformed", "y", lambda: ntk.kernel_sgd(KT, Y1, _O3, lr=0.1, loss="logistic"), note="labels")
 T = "rnnlib.ntk.tangent_kernel_diag"
 row(T, "type", "model", lambda: ntk.tangent_kernel_diag("m", X))
 tensor_rows(T, "x", X, lambda v: ntk.tangent_kernel_diag(ELMAN, v))
@@ -1143,16 +1158,9 @@ _SW = dict(L=3, d=4, eps_x=0.5, n_train=4, n_eval=4, out_scale=0.5, steps=5)
 row(T, "empty", "widths", lambda: exp05.limit_reference_sweep([], [0], **_SW))
 int_rows(T, "seeds[i]", lambda v: exp05.limit_reference_sweep([8], [v], **_SW), low=0)
 real_rows(T, "out_scale", lambda v: exp05.limit_reference_sweep([8], [0], **{**_SW, "out_scale": v}), bad=(0.0,))
-T = "rnnlib.experiments.ch06.kernel_sgd"
-_K6 = torch.eye(3, dtype=torch.float64)
-_Y6 = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
-_O6 = torch.tensor([0, 1, 2])
-tensor_rows(T, "K", _K6, lambda v: exp06.kernel_sgd(v, _Y6, _O6, lr_scale=0.1), skip=("shape",))
-row(T, "shape", "K", lambda: exp06.kernel_sgd(_K6[:2], _Y6, _O6, lr_scale=0.1))
-row(T, "malformed", "y", lambda: exp06.kernel_sgd(_K6, _Y6 * 0.5, _O6, lr_scale=0.1))
-row(T, "type", "order", lambda: exp06.kernel_sgd(_K6, _Y6, [0, 1], lr_scale=0.1))
-row(T, "malformed", "order", lambda: exp06.kernel_sgd(_K6, _Y6, _O6 + 5, lr_scale=0.1))
-real_rows(T, "lr_scale", lambda v: exp06.kernel_sgd(_K6, _Y6, _O6, lr_scale=v), bad=(0.0,))
+T = "rnnlib.experiments.ch05.limit_convergence"
+row(T, "malformed", "widths", lambda: exp05.limit_convergence([7], [0], **_SW), note="even")
+int_rows(T, "seeds[i]", lambda v: exp05.limit_convergence([8], [v], **_SW), low=0)
 T = "rnnlib.experiments.ch06.limit_generalization_curve"
 _LC = dict(L=3, d=4, eps_x=0.5, n_test=5)
 row(T, "empty", "ns", lambda: exp06.limit_generalization_curve([], 0, **_LC))

@@ -211,6 +211,16 @@ def test_elman_hidden_states_is_a_pure_function_for_torch_func(
             TypeError,
             "dtype must be",
         ),
+        (
+            dict(input_dim=3, width=5, doubled=True),
+            ValueError,
+            "width must be even with doubled=True",
+        ),
+        (
+            dict(input_dim=3, width=4, doubled=1),
+            TypeError,
+            "doubled must be",
+        ),
     ],
 )
 def test_constructor_validation(kwargs, exc, match):
@@ -299,3 +309,45 @@ def test_normalize_sequence_validation():
 def test_sampler_validation(args, match):
     with pytest.raises(ValueError, match=match):
         sample_true_sequence(*args)
+
+
+def test_doubled_initialization_has_zero_output_and_mirrored_halves():
+    """Two copies of m/2 neurons read out as +B_1 and -B_1: the same hidden states, output 0."""
+    net = ElmanRNN(
+        5, 64, 2, generator=3, dtype=torch.float64, doubled=True
+    )
+    x = sample_normalized_sequence(
+        8, 6, 5, 0.5, generator=1, dtype=torch.float64
+    )
+    h = net.hidden_states(x)
+    assert torch.equal(h[..., :32], h[..., 32:])
+    assert h[..., :32].abs().max() > 0.01  # not a dead network
+    with torch.no_grad():
+        out = net(x)
+    assert out.abs().max() < 1e-12
+    assert torch.equal(net.B[:, :32], -net.B[:, 32:])
+    assert not net.W[:32, 32:].any() and not net.W[32:, :32].any()
+    assert "doubled=True" in repr(net)
+
+
+def test_doubled_initialization_keeps_the_row_statistics():
+    """Each row of W and A has the expected squared norm of the i.i.d. initialization (2 and 2d/m)."""
+    m, d = 512, 4
+    net = ElmanRNN(
+        d, m, 4, generator=0, dtype=torch.float64, doubled=True
+    )
+    W, A = net.W.detach(), net.A.detach()
+    assert float(W.square().sum(1).mean()) == pytest.approx(
+        2.0, rel=0.05
+    )
+    assert float(A.square().sum(1).mean()) == pytest.approx(
+        2.0 * d / m, rel=0.1
+    )
+    # 4 outputs x 256 independent entries: 4 standard deviations
+    assert float(net.B.square().mean()) == pytest.approx(
+        2.0 / 4, rel=0.18
+    )
+    # the i.i.d. draws are unchanged by the option's existence
+    a = ElmanRNN(d, 16, generator=7)
+    b = ElmanRNN(d, 16, generator=7, doubled=False)
+    assert torch.equal(a.W, b.W) and torch.equal(a.B, b.B)

@@ -1,6 +1,7 @@
 """Tests of rnnlib.experiments.ch05: the laziness sweep, the kernel-convergence measurement and the limit-kernel predictor."""
 
 import numpy as np
+import pytest
 import torch
 
 from rnnlib._rng import derive
@@ -211,3 +212,49 @@ def test_limit_reference_sweep_matches_its_parts():
         float(((ze - ye.double()) ** 2 / 2).mean()),
     )
     assert np.all(r.rms_gap > 0)
+
+
+def test_limit_convergence_doubled_networks_approach_the_limit_learner():
+    """Doubled networks start at 0 and end closer to the limit learner when wider; i.i.d. ones start far."""
+    common = dict(
+        L=5,
+        d=4,
+        eps_x=0.5,
+        n_train=24,
+        n_eval=16,
+        out_scale=0.5,
+        steps=40,
+    )
+    dbl = ch05.limit_convergence([16, 512], [0, 1], **common)
+    iid = ch05.limit_convergence(
+        [16, 512], [0, 1], doubled=False, **common
+    )
+    assert dbl.distance.shape == (2, 2) and dbl.doubled
+    assert np.all(dbl.initial < 1e-5)  # float32 rounding of 0
+    assert np.all(iid.initial > 0.1)
+    assert (
+        dbl.distance[:, 1].mean() < 0.6 * dbl.distance[:, 0].mean()
+    )
+    # the wide i.i.d. network stays about its initial output away
+    assert (
+        iid.distance[:, 1].mean() > 2 * dbl.distance[:, 1].mean()
+    )
+    assert np.all(np.isfinite(dbl.eval_loss))
+    np.testing.assert_allclose(
+        dbl.limit_eval_loss, iid.limit_eval_loss
+    )
+
+
+def test_limit_convergence_refuses_odd_widths_when_doubled():
+    with pytest.raises(ValueError, match="widths must be even"):
+        ch05.limit_convergence(
+            [15],
+            [0],
+            L=5,
+            d=4,
+            eps_x=0.5,
+            n_train=4,
+            n_eval=4,
+            out_scale=0.5,
+            steps=2,
+        )

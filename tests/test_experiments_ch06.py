@@ -14,29 +14,6 @@ from rnnlib.generalization import (
 from rnnlib.ntk import limit_tangent_kernel
 
 
-def test_kernel_sgd_is_sgd_on_the_features():
-    """Independent reference: SGD on explicit weights theta of a linear model z = Phi theta."""
-    gen = torch.Generator().manual_seed(0)
-    Phi = torch.randn(20, 7, generator=gen, dtype=torch.float64)
-    y = torch.where(
-        torch.randn(20, generator=gen) > 0, 1.0, -1.0
-    ).double()
-    order = torch.randint(0, 20, (60,), generator=gen)
-    z, gamma = ch06.kernel_sgd(
-        Phi @ Phi.T, y, order, lr_scale=0.05
-    )
-    theta = torch.zeros(7, dtype=torch.float64)
-    for i in order.tolist():
-        zi = float(Phi[i] @ theta)
-        g = -float(y[i]) / (1 + math.exp(float(y[i]) * zi))
-        theta -= 0.05 * g * Phi[i]
-    assert np.allclose(z, (Phi @ theta).numpy())
-    K = (Phi @ Phi.T).numpy()
-    assert np.isclose(
-        0.05**2 * gamma @ K @ gamma, float(theta @ theta)
-    )
-
-
 def test_limit_curve_bound_and_the_two_kernel_paths_agree():
     kw = dict(L=3, d=4, eps_x=0.5, n_test=40, steps=60, n_pool=50)
     full = ch06.limit_generalization_curve([20, 50], 1, **kw)

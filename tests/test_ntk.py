@@ -315,3 +315,147 @@ def test_kernel_reference_recovers_the_primal_ridge_solution():
     )
     assert out3.weights is None and math.isclose(out3.norm, norm)
     assert torch.allclose(out3.f_eval, fev)
+
+
+@pytest.mark.parametrize(
+    "doubled, batch_size", [(False, 1), (True, 2)]
+)
+def test_kernel_sgd_is_train_pseudo_in_function_space(
+    doubled, batch_size
+):
+    """With the network's own scaled tangent kernel and initial output, kernel_sgd gives
+    train_pseudo's predictions (same generator, same samples in the same order)."""
+    from rnnlib.experiments.ch05 import regression_task
+    from rnnlib.ntk import kernel_sgd
+    from rnnlib.train import predict, sgd_order, train_pseudo
+
+    x, y, xe, _ = (
+        t.double()
+        for t in regression_task(6, 5, 0.5, 24, 10, generator=0)
+    )
+    net = ElmanRNN(
+        5, 48, generator=3, dtype=torch.float64, doubled=doubled
+    )
+    lam = 0.5
+    K = lam**2 * tangent_kernel(net, x)
+    lr = 0.3 / float(K.diagonal().mean())
+    run = train_pseudo(
+        net,
+        x,
+        y,
+        out_scale=lam,
+        lr=lr,
+        steps=40,
+        generator=5,
+        batch_size=batch_size,
+    )
+    sgd = kernel_sgd(
+        K,
+        y,
+        sgd_order(len(x), 40, batch_size, 5),
+        lr=lr,
+        K_eval=lam**2 * tangent_kernel(net, xe, x),
+        f0=predict(net, x, lam),
+        f0_eval=predict(net, xe, lam),
+    )
+    assert torch.allclose(
+        sgd.f, run.predict(x), atol=1e-12, rtol=0
+    )
+    assert torch.allclose(
+        sgd.f_eval, run.predict(xe), atol=1e-12, rtol=0
+    )
+    # the predictions moved: the comparison is not of two initial outputs
+    assert (
+        float((sgd.f_eval - predict(net, xe, lam)).abs().max())
+        > 0.05
+    )
+
+
+def test_doubled_network_kernel_has_the_same_limit():
+    """K_m / m of the doubled initialization converges to limit_tangent_kernel as m grows.
+
+    Medians over 5 draws: single draws have heavy tails (one of 3 doubled draws at
+    m = 256 was 2.7 in a pilot), and the doubled network has m/2 independent neurons.
+    Pilot medians: 0.33 at m = 64, 0.065 at m = 4096.
+    """
+    x = _inputs(6, 6)
+    K = limit_tangent_kernel(x)
+    medians = []
+    for m in (64, 4096):
+        e = [
+            float(
+                (
+                    tangent_kernel(
+                        ElmanRNN(
+                            5,
+                            m,
+                            generator=s,
+                            dtype=torch.float64,
+                            doubled=True,
+                        ),
+                        x,
+                    )
+                    / m
+                    - K
+                ).norm()
+                / K.norm()
+            )
+            for s in range(5)
+        ]
+        medians.append(float(np.median(e)))
+    # a wrong limit would leave the error near its m = 64 value
+    assert medians[1] < 0.15 and medians[1] < 0.5 * medians[0], (
+        medians
+    )
+
+
+def test_kernel_sgd_validation():
+    from rnnlib.ntk import kernel_sgd
+
+    K, y = torch.eye(3, dtype=torch.float64), torch.zeros(3, 1)
+    o = torch.tensor([0, 1, 2])
+    with pytest.raises(ValueError, match="K must be square"):
+        kernel_sgd(K[:2], y, o, lr=0.1)
+    with pytest.raises(ValueError, match="y"):
+        kernel_sgd(K, y[:2], o, lr=0.1)
+    with pytest.raises(
+        ValueError, match=r"order must be .* in \[0, 3\)"
+    ):
+        kernel_sgd(K, y, o + 1, lr=0.1)
+    with pytest.raises(
+        TypeError, match="order must be an integer"
+    ):
+        kernel_sgd(K, y, [0, 1], lr=0.1)
+    with pytest.raises(
+        ValueError, match="f0_eval must come with K_eval"
+    ):
+        kernel_sgd(K, y, o, lr=0.1, f0_eval=y)
+    with pytest.raises(ValueError, match="labels in"):
+        kernel_sgd(K, y, o, lr=0.1, loss="logistic")
+    with pytest.raises(ValueError, match="lr"):
+        kernel_sgd(K, y, o, lr=-1.0)
+
+
+def test_kernel_sgd_is_logistic_sgd_on_the_features():
+    """Independent reference: SGD on explicit weights theta of a linear model z = Phi theta."""
+    gen = torch.Generator().manual_seed(0)
+    Phi = torch.randn(20, 7, generator=gen, dtype=torch.float64)
+    y = torch.where(
+        torch.randn(20, generator=gen) > 0, 1.0, -1.0
+    ).double()
+    order = torch.randint(0, 20, (60,), generator=gen)
+    from rnnlib.ntk import kernel_sgd
+
+    sgd = kernel_sgd(
+        Phi @ Phi.T, y[:, None], order, lr=0.05, loss="logistic"
+    )
+    z, gamma = sgd.f[:, 0].numpy(), sgd.gamma[:, 0].numpy()
+    theta = torch.zeros(7, dtype=torch.float64)
+    for i in order.tolist():
+        zi = float(Phi[i] @ theta)
+        g = -float(y[i]) / (1 + math.exp(float(y[i]) * zi))
+        theta -= 0.05 * g * Phi[i]
+    assert np.allclose(z, (Phi @ theta).numpy())
+    K = (Phi @ Phi.T).numpy()
+    # f = K gamma, and the weight change's squared norm is gamma^T K gamma
+    assert np.isclose(gamma @ K @ gamma, float(theta @ theta))

@@ -17,6 +17,12 @@
   ``out_scale^2 Kbar_m r`` (``Kbar_m`` the mean of ``K_m(x_n, x_n)``), i.e. with
   the normalized kernel ``K_m / Kbar_m`` and the ridge ``r``; its limit is the
   same regression with ``K / Kbar``, free of the width and of ``out_scale``.
+* :func:`limit_convergence`: the trained RNN itself against the infinite-width
+  learner, prediction by prediction: networks of the doubled initialization
+  (``ElmanRNN(..., doubled=True)``, zero initial output) trained by chapter 5's SGD,
+  beside :func:`rnnlib.ntk.kernel_sgd` with the normalized limit kernel on the same
+  samples in the same order, its exact m -> inf limit; the paper's i.i.d.
+  initialization (``doubled=False``) for comparison.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import torch
 from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
+    Bool,
     Int,
     check_int,
     check_ints,
@@ -45,6 +52,7 @@ from ..ntk import (
     cross_time_fraction,
     kernel_reference,
     kernel_ridge,
+    kernel_sgd,
     limit_tangent_kernel,
     tangent_kernel,
     tangent_kernel_diag,
@@ -53,6 +61,7 @@ from ..train import (
     DivergenceError,
     objective,
     predict,
+    sgd_order,
     train_pair,
     train_rnn,
 )
@@ -69,6 +78,8 @@ __all__ = [
     "limit_kernel_reference",
     "LimitReference",
     "limit_reference_sweep",
+    "LimitConvergence",
+    "limit_convergence",
 ]
 
 
@@ -607,4 +618,139 @@ def limit_reference_sweep(
         offset,
         finite,
         gap,
+    )
+
+
+@dataclass(frozen=True)
+class LimitConvergence:
+    """:func:`limit_convergence` results (chapter 5); arrays (seeds, widths) unless noted.
+
+    ``distance``: the relative RMS difference ``||f_m - f_inf|| / ||f_inf||`` of the
+    trained network's and the limit learner's predictions on the held-out inputs;
+    ``initial``: the same norm ratio for the network's initial output,
+    ``||out_scale F_rnn(x; W_0, A_0)|| / ||f_inf||`` (0 up to rounding when doubled);
+    ``eval_loss``: the network's held-out squared loss; ``limit_eval_loss`` (seeds,):
+    the limit learner's.
+    """
+
+    widths: np.ndarray
+    seeds: np.ndarray
+    doubled: bool
+    distance: np.ndarray
+    initial: np.ndarray
+    eval_loss: np.ndarray
+    limit_eval_loss: np.ndarray
+
+
+@validate_params(
+    "L",
+    "d",
+    "eps_x",
+    "n_eval",
+    "out_scale",
+    "steps",
+    "lr_scale",
+    "progress",
+    n_train=Int(2),
+    doubled=Bool(),
+)
+def limit_convergence(
+    widths: Sequence[int],
+    seeds: Sequence[int],
+    *,
+    L: int,
+    d: int,
+    eps_x: float,
+    n_train: int,
+    n_eval: int,
+    out_scale: float,
+    steps: int,
+    lr_scale: float = 0.3,
+    doubled: bool = True,
+    progress: bool = False,
+) -> LimitConvergence:
+    """Trained RNNs of growing width against the limit-kernel learner, prediction by prediction (chapter 5).
+
+    Seed ``s``: the task :func:`regression_task` with generator ``s`` (float32, as
+    :func:`lazy_grid`), one sample order ``sgd_order(n_train, steps, 1,
+    derive(s, "order"))`` shared by every width and by the limit, the network
+    ``ElmanRNN(d, m, generator=derive(s, "weights", m), doubled=doubled)`` trained by
+    :func:`rnnlib.train.train_rnn` with ``lr = lr_scale / (out_scale^2 Kbar_m)``, and
+    the limit learner :func:`rnnlib.ntk.kernel_sgd` with ``K / Kbar``
+    (:func:`rnnlib.ntk.limit_tangent_kernel`, float64), ``lr = lr_scale`` and a zero
+    initial output. With ``doubled=True`` the network's initial output is zero, and the
+    limit learner is the network's limit as m -> inf (the kernel ``K_m / Kbar_m``
+    converges, and the RNN approaches its linearization); with the i.i.d.
+    initialization it starts from a random function of order ``out_scale`` that
+    training does not remove. Returns a :class:`LimitConvergence`.
+    """
+    widths = check_ints(widths, "widths", minimum=2)
+    seeds = check_ints(seeds, "seeds", minimum=0)
+    if doubled and any(m % 2 for m in widths):
+        raise ValueError(
+            f"widths must be even with doubled=True, got {list(widths)}"
+        )
+    shape = (len(seeds), len(widths))
+    distance, initial, loss = (np.zeros(shape) for _ in range(3))
+    limit_loss = np.zeros(len(seeds))
+    for i, seed in enumerate(
+        progress_bar(
+            seeds, enabled=progress, desc="RNN against its limit"
+        )
+    ):
+        x, y, xe, ye = regression_task(
+            L, d, eps_x, n_train, n_eval, generator=seed
+        )
+        order = sgd_order(n_train, steps, 1, derive(seed, "order"))
+        xd = x.double()
+        K = limit_tangent_kernel(xd)
+        kbar = float(K.diagonal().mean())
+        f_inf = kernel_sgd(
+            K / kbar,
+            y,
+            order,
+            lr=lr_scale,
+            K_eval=limit_tangent_kernel(xe.double(), xd) / kbar,
+        ).f_eval
+        scale = float(f_inf.square().mean().sqrt())
+        limit_loss[i] = float(
+            objective(f_inf, ye.double(), "squared").mean()
+        )
+        for j, m in enumerate(widths):
+            model = ElmanRNN(
+                d,
+                m,
+                generator=derive(seed, "weights", m),
+                doubled=doubled,
+            )
+            kbar_m = float(tangent_kernel_diag(model, x).mean())
+            run = train_rnn(
+                model,
+                x,
+                y,
+                out_scale=out_scale,
+                lr=lr_scale / (out_scale**2 * kbar_m),
+                steps=steps,
+                generator=derive(seed, "order"),
+                log_every=steps,
+            )
+            f_m = run.predict(xe).double()
+            f_0 = predict(model, xe, out_scale).double()
+            distance[i, j] = (
+                float((f_m - f_inf).square().mean().sqrt()) / scale
+            )
+            initial[i, j] = (
+                float(f_0.square().mean().sqrt()) / scale
+            )
+            loss[i, j] = float(
+                objective(f_m, ye.double(), "squared").mean()
+            )
+    return LimitConvergence(
+        np.array(widths),
+        np.array(seeds),
+        doubled,
+        distance,
+        initial,
+        loss,
+        limit_loss,
     )

@@ -20,7 +20,7 @@ weight change is ``theta = lr out_scale sum_n gamma_n grad F(x_n)``, so
     out_scale ||theta|| sqrt(Kbar_m) = lr_scale sqrt(gamma^T Kn gamma) =: B_n,
     R = B_n sqrt(sum_n Kn(x_n, x_n)) / N,   max |z| over the class = B_n max sqrt(Kn(x, x)),
 
-all of them limits that need no network. :func:`kernel_sgd` runs that SGD on a
+all of them limits that need no network. :func:`rnnlib.ntk.kernel_sgd` runs that SGD on a
 given kernel matrix; :func:`limit_generalization_curve` evaluates the bound of
 chapter 6 for the limit learner at sample sizes up to 10^4 and beyond. The
 learner starts from the zero function: the random initial output
@@ -40,7 +40,6 @@ import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -53,7 +52,6 @@ from .._validation import (
     check_int,
     check_ints,
     check_real,
-    check_tensor,
     validate_params,
 )
 from ..concepts import ConceptTarget, get_function
@@ -69,7 +67,11 @@ from ..generalization import (
     uniform_bound,
 )
 from ..inversion import construct_existence
-from ..ntk import limit_tangent_kernel, tangent_kernel_diag
+from ..ntk import (
+    kernel_sgd,
+    limit_tangent_kernel,
+    tangent_kernel_diag,
+)
 from ..pseudo import pseudo_network
 from ..train import (
     convexity_gap,
@@ -81,8 +83,6 @@ from ..train import (
 __all__ = [
     "GeneralizationRun",
     "generalization_run",
-    "KernelSGD",
-    "kernel_sgd",
     "LimitRun",
     "limit_generalization_curve",
     "TheoremTerms",
@@ -224,74 +224,6 @@ def generalization_run(
     )
 
 
-class KernelSGD(NamedTuple):
-    """:func:`kernel_sgd` results: the outputs and the accumulated loss derivatives."""
-
-    #: the outputs after the last step (N,)
-    z: np.ndarray
-    #: minus the sum of ``G'`` over the steps that drew each sample (N,)
-    gamma: np.ndarray
-
-
-def kernel_sgd(
-    K: torch.Tensor,
-    y: torch.Tensor,
-    order: torch.Tensor,
-    *,
-    lr_scale: float,
-) -> KernelSGD:
-    """SGD with the logistic loss in function space with the kernel ``K``; returns ``(z, gamma)`` (chapter 6).
-
-    From ``z = 0``, step t draws ``i = order[t]`` and sets
-    ``z <- z - lr_scale G'(z_i, y_i) K[:, i]`` with
-    ``G'(z, y) = -y / (1 + exp(y z))`` (the derivative of ``log(1 + exp(-y z))``):
-    gradient descent on one sample of the linear model ``z = <phi, theta>`` with
-    ``K = Phi Phi^T``, written for the outputs (module docstring). ``gamma_n`` is
-    minus the sum of ``G'`` over the steps that drew ``n``, so that
-    ``z = lr_scale K gamma`` and the weight change has squared norm
-    ``lr_scale^2 gamma^T K gamma``. ``K`` is (N, N) symmetric (rows are read),
-    ``y`` (N,) with labels in {-1, +1}, ``order`` (T,) integer indices in [0, N).
-    """
-    K = check_tensor(K, "K", ndim=2)
-    n = K.shape[0]
-    if K.shape[1] != n:
-        raise ValueError(
-            f"K must be square (N, N), got shape {tuple(K.shape)}"
-        )
-    y = check_tensor(y, "y", shape=(n,))
-    if not bool(((y == 1) | (y == -1)).all()):
-        raise ValueError("y must hold labels in {-1, +1}")
-    if not isinstance(order, torch.Tensor) or order.dtype not in (
-        torch.int32,
-        torch.int64,
-    ):
-        raise TypeError(
-            f"order must be an integer torch.Tensor, got {type(order).__name__}"
-        )
-    if order.dim() != 1 or (
-        order.numel()
-        and (int(order.min()) < 0 or int(order.max()) >= n)
-    ):
-        raise ValueError(
-            f"order must be a 1-d tensor of indices in [0, {n})"
-        )
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
-    Kn = K.detach().to(torch.float64).numpy()
-    yn = y.detach().to(torch.float64).numpy()
-    z = np.zeros(n)
-    gamma = np.zeros(n)
-    for i in order.tolist():
-        yi = yn[i]
-        g = -yi / (1.0 + math.exp(min(yi * z[i], 700.0)))
-        gamma[i] -= g
-        z -= (lr_scale * g) * Kn[
-            i
-        ]  # K symmetric: row i = column i
-    return KernelSGD(z, gamma)
-
-
 def _gram(x: torch.Tensor, block: int) -> torch.Tensor:
     """``limit_tangent_kernel(x)`` by blocks of ``block`` rows: the symmetric half computed once, little extra memory.
 
@@ -383,7 +315,7 @@ def limit_generalization_curve(
     float64; the training set of size N is its first N sequences. For each N:
     ``epochs * N`` SGD steps (or ``steps``, the same for every N, Theorem 3.1's
     fixed T), drawn uniformly with replacement (``derive(seed, "order", N)``), of
-    :func:`kernel_sgd` with the normalized limit kernel ``K / Kbar``, ``Kbar`` the
+    :func:`rnnlib.ntk.kernel_sgd` with the normalized limit kernel ``K / Kbar``, ``Kbar`` the
     mean of ``K(x_n, x_n)`` over the N training sequences. The bound is chapter 6's,
     with ``M = B_n max sqrt(Kn(x, x))`` over the training set and 200 test
     sequences and ``R`` from :func:`rnnlib.generalization.rademacher_bound` on the
@@ -459,9 +391,16 @@ def limit_generalization_curve(
             K = _gram(x[idx], block)
         y_fit = y[:n] if full else y[idx]
         # K / kbar without a copy of K: the step scale absorbs 1 / kbar
-        z, gamma = kernel_sgd(
-            K, y_fit, pos, lr_scale=lr_scale / kbar
+        sgd = kernel_sgd(
+            K,
+            y_fit[:, None],
+            pos,
+            lr=lr_scale / kbar,
+            loss="logistic",
         )
+        # in this module's units: z = lr_scale (K / kbar) gamma
+        z = sgd.f[:, 0].numpy()
+        gamma = sgd.gamma[:, 0].numpy() * kbar / lr_scale
         if full:
             z_train, y_train, n_points = z, y[:n].numpy(), n
             Kt = Gt[:, :n]
