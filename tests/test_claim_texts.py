@@ -6,16 +6,20 @@ because of one class of defect: a registered text that states a rate while the c
 asserts a weaker slope and calls it "reproduced", a quantifier ("at both lengths") while
 the check looks at one value, a comparator ("above the best additive predictor") while the
 check compares with another baseline. Three rules, each on the text of one claim and the
-source of its check cell with comments removed (a comment tests nothing):
+part of its check cell that the check depends on (:func:`check_slice`: the call and the
+statements that compute what it reads; comments removed, a comment tests nothing; the loop
+that glues a cell's numbers, or another claim's check, is no evidence for this one):
 
 * **rate** (:func:`rate_findings`): a rate the text states ("like m^(-3/4)", "falls like
   1/sqrt(m)", "at a rate below lambda", "N^(-1/2)") needs either a verdict other than
   plain "reproduced" (the keyword, or a name the cell binds to a string; the default is
   "reproduced", or "checked (closed form)" for a closed-form claim), or each of its numbers
-  among the cell's numeric literals (3/4 = 0.75, sqrt = 1/2 = 0.5, 1/m = 1, signs
-  ignored), and each symbol of a symbolic rate (lambda in lambda^t) among its names;
-* **quantifier** (:func:`quantifier_findings`): "both", "every", "each" or "all" before a
-  swept quantity (:data:`SWEPT`: lengths, widths, seeds, splits, ...) needs a reduction
+  compared with in the cell: among its numeric literals (3/4 = 0.75, sqrt = 1/2 = 0.5,
+  1/m = 1, signs ignored) or inside an interval it asserts with both ends within a factor
+  2 of the number (``-0.6 < slope < -0.4`` tests m^(-1/2); ``slope < -0.35`` tests no
+  rate), and each symbol of a symbolic rate (lambda in lambda^t) among its names;
+* **quantifier** (:func:`quantifier_findings`): "both", "every", "each" or "all" (not
+  "almost every") before a swept quantity (:data:`SWEPT`: lengths, widths, seeds, splits, ...) needs a reduction
   over values in the cell: a ``for`` loop or comprehension, ``all(...)``, ``np.all``,
   ``.all()``, or a ``min``/``max`` (a bound on every value is a bound on the extreme one);
 * **comparator** (:func:`comparator_findings`): a sentence that compares ("than", "above",
@@ -31,9 +35,7 @@ where the rule cannot judge the wording, exempted in :data:`EXEMPT` with its rea
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from fractions import Fraction
 
 import nbformat
@@ -55,7 +57,7 @@ SWEPT = frozenset(
 #: Words skipped between the quantifier and its noun ("every recorded seed").
 _ADJECTIVES = ("recorded", "tested", "trained", "music", "single")
 _QUANTIFIER = re.compile(
-    r"\b(?P<q>both|every|each|all)\s+"
+    r"(?<!almost )(?<!nearly )\b(?P<q>both|every|each|all)\s+"
     rf"(?:(?:{'|'.join(_ADJECTIVES)})\s+){{0,2}}"
     r"(?P<noun>[\w]+)",
     re.I,
@@ -135,19 +137,93 @@ def _tree(source: str) -> ast.Module:
     )
 
 
-def _code(source: str) -> str:
-    """The cell's source without comments (strings kept), lower-cased."""
-    kept = []
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+_MUTATORS = frozenset(
+    {"append", "extend", "update", "add", "insert", "setdefault"}
+)
+
+
+def _stores(statement: ast.stmt) -> set[str]:
+    """The names a statement binds or changes: assigned (``x = ``, ``x[i] = ``, ``for x``),
+    defined (``def f``), or mutated by a method (``x.append(...)``)."""
+    out: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(
+            node.ctx, ast.Store
+        ):
+            out.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Subscript | ast.Attribute) and (
+            isinstance(node.ctx, ast.Store)
+        ):
+            base = node.value
+            while isinstance(base, ast.Subscript | ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            out.add(node.func.value.id)
+    return out
+
+
+def _is_check(node: ast.AST, claim_id: str) -> bool:
+    """Whether ``node`` is the call ``claims.check("<claim_id>", ...)``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "check"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "claims"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == claim_id
+    )
+
+
+def check_slice(source: str, claim_id: str) -> str:
+    """The part of the cell that the check of ``claim_id`` depends on, as code (comments gone).
+
+    The top-level statement that calls ``claims.check("<claim_id>", ...)`` (a loop around
+    it included), and, going back through the cell, every earlier statement that binds or
+    changes a name a kept statement reads. What the cell does besides (the loop that glues
+    its numbers, another claim's check) is left out. The whole cell when it does not parse
+    or has no such call.
+    """
     try:
-        kept = [
-            t.string
-            for t in tokens
-            if t.type not in (tokenize.COMMENT, tokenize.NL)
-        ]
-    except (tokenize.TokenError, IndentationError):
-        return source.lower()
-    return " ".join(kept).lower()
+        body = _tree(source).body
+    except SyntaxError:
+        return source
+    at = [
+        i
+        for i, statement in enumerate(body)
+        if any(_is_check(n, claim_id) for n in ast.walk(statement))
+    ]
+    if not at:
+        return source
+    kept = [body[i] for i in at]
+    needed = {
+        n.id
+        for statement in kept
+        for n in ast.walk(statement)
+        if isinstance(n, ast.Name)
+    }
+    for statement in reversed(body[: at[0]]):
+        if _stores(statement) & needed:
+            kept.append(statement)
+            needed |= {
+                n.id
+                for n in ast.walk(statement)
+                if isinstance(n, ast.Name)
+            }
+    return "\n".join(
+        ast.unparse(statement)
+        for statement in sorted(kept, key=lambda st: st.lineno)
+    )
 
 
 def _strings(
@@ -220,16 +296,7 @@ def verdicts(source: str, claim: claims.Claim) -> set[str] | None:
             for target in node.targets:
                 _bind(target, node.value, bound)
             continue
-        func = node.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and func.attr == "check"
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "claims"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value == claim.id
-        ):
+        if not _is_check(node, claim.id):
             continue
         given = [k for k in node.keywords if k.arg == "verdict"]
         if not given:
@@ -328,7 +395,7 @@ def rate_terms(phrase: str) -> tuple[set[Fraction], set[str]]:
     numbers: set[Fraction] = set()
     symbols: set[str] = set()
     for match in re.finditer(
-        r"(?P<base>[A-Za-z_]\w*|\))\^(?:\((?P<group>(?:[^()]|\([^()]*\))*)\)|(?P<tok>[\w.]+))",
+        r"(?P<base>[A-Za-z_]\w*|\))\^(?:\((?P<group>(?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)|(?P<tok>[\w.]+))",
         phrase,
     ):
         exponent = (match["group"] or match["tok"]).strip()
@@ -355,34 +422,73 @@ def rate_terms(phrase: str) -> tuple[set[Fraction], set[str]]:
     return numbers, symbols
 
 
+def _literal(node: ast.AST) -> Fraction | None:
+    """The value of a numeric literal (``0.75``, ``-0.75``, ``3 / 4``), or None."""
+    if isinstance(node, ast.Constant) and type(node.value) in (
+        int,
+        float,
+    ):
+        return Fraction(node.value).limit_denominator(10**6)
+    if isinstance(node, ast.UnaryOp) and isinstance(
+        node.op, ast.USub | ast.UAdd
+    ):
+        value = _literal(node.operand)
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        return None if value is None else sign * value
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, ast.Div
+    ):
+        a, b = _literal(node.left), _literal(node.right)
+        if a is not None and b:
+            return (a / b).limit_denominator(10**6)
+    return None
+
+
 def source_numbers(source: str) -> set[Fraction]:
     """The absolute values of the cell's numeric literals and of their quotients (``3 / 4``)."""
     found: set[Fraction] = set()
     for node in ast.walk(_tree(source)):
-        if isinstance(node, ast.Constant) and type(node.value) in (
-            int,
-            float,
-        ):
-            found.add(
-                abs(Fraction(node.value).limit_denominator(10**6))
-            )
-        elif (
-            isinstance(node, ast.BinOp)
-            and isinstance(node.op, ast.Div)
-            and all(
-                isinstance(side, ast.Constant)
-                and type(side.value) in (int, float)
-                and side.value
-                for side in (node.left, node.right)
-            )
-        ):
-            found.add(
-                abs(
-                    Fraction(node.left.value)
-                    / Fraction(node.right.value)
-                ).limit_denominator(10**6)
-            )
+        value = _literal(node)
+        if value is not None:
+            found.add(abs(value))
     return found
+
+
+def source_intervals(
+    source: str,
+) -> set[tuple[Fraction, Fraction]]:
+    """The intervals the cell's chained comparisons assert, ``-0.6 < slope < -0.4`` ->
+    (2/5, 3/5): both ends numeric literals of one sign, as absolute values, low first."""
+    found: set[tuple[Fraction, Fraction]] = set()
+    for node in ast.walk(_tree(source)):
+        if not (
+            isinstance(node, ast.Compare) and len(node.ops) == 2
+        ):
+            continue
+        ops = {type(op) for op in node.ops}
+        if not (
+            ops <= {ast.Lt, ast.LtE} or ops <= {ast.Gt, ast.GtE}
+        ):
+            continue
+        a, b = _literal(node.left), _literal(node.comparators[1])
+        if a is None or b is None or a * b < 0:
+            continue
+        found.add((min(abs(a), abs(b)), max(abs(a), abs(b))))
+    return found
+
+
+def _compared(
+    number: Fraction,
+    numbers: set[Fraction],
+    intervals: set[tuple[Fraction, Fraction]],
+) -> bool:
+    """Whether the cell compares with ``number``: it is one of its literals, or inside an
+    asserted interval whose ends are within a factor 2 of it (a tolerance around the
+    rate; ``slope < -0.35`` or ``-2 < slope < -0.35`` is no test of -3/4)."""
+    return number in numbers or any(
+        number / 2 <= lo < number < hi <= 2 * number
+        for lo, hi in intervals
+    )
 
 
 def _names(source: str) -> set[str]:
@@ -407,19 +513,24 @@ def _has_symbol(symbol: str, names: set[str]) -> bool:
 
 def rate_findings(claim: claims.Claim, source: str) -> list[str]:
     """Rule 1: each rate of ``claim.text`` is either not called "reproduced" by the check, or
-    compared with: its numbers among the cell's literals, its symbols among its names."""
+    compared with: its numbers among the cell's literals or inside a tight interval it
+    asserts (:func:`_compared`), its symbols among its names."""
     phrases = rate_phrases(claim.text)
     if not phrases:
         return []
     given = verdicts(source, claim)
     if given is not None and _VERDICT_REPRODUCED not in given:
         return []
-    numbers, names = source_numbers(source), _names(source)
+    code = check_slice(source, claim.id)
+    numbers, names = source_numbers(code), _names(code)
+    intervals = source_intervals(code)
     found = []
     for phrase in phrases:
         wanted, symbols = rate_terms(phrase)
         missing = sorted(
-            str(n) for n in wanted - numbers
+            str(n)
+            for n in wanted
+            if not _compared(n, numbers, intervals)
         ) + sorted(s for s in symbols if not _has_symbol(s, names))
         if missing or not (wanted or symbols):
             found.append(
@@ -472,7 +583,7 @@ def quantifier_findings(
 ) -> list[str]:
     """Rule 2: a text that quantifies over a swept quantity has a check that reduces over values."""
     said = quantifiers(claim.text)
-    if not said or _reduces(source):
+    if not said or _reduces(check_slice(source, claim.id)):
         return []
     return [
         f"{claim.id}: quantifier: the text says {', '.join(map(repr, said))}, but the "
@@ -502,7 +613,7 @@ def comparator_findings(
     claim: claims.Claim, source: str
 ) -> list[str]:
     """Rule 3: each baseline the text compares with is named in the check cell's code or strings."""
-    code = _code(source)
+    code = check_slice(source, claim.id).lower()
     return [
         f"{claim.id}: comparator: the text compares with the {noun} baseline, but the check "
         f"cell never names it (no {BASELINES[noun]!r})"
@@ -560,6 +671,7 @@ def _claim(text: str, closed_form: bool = False) -> claims.Claim:
         ("T^2 w^(2T)", {Fraction(2)}, {"w"}),
         ("lambda^t", set(), {"lambda"}),
         ("lambda", set(), {"lambda"}),
+        ("e^(R(1 + o(1)))", set(), {"e"}),
     ],
 )
 def test_rate_exponents_are_normalised(phrase, numbers, symbols):
@@ -641,6 +753,21 @@ WEAK_CHECK = (
             RATE_TEXT,
             False,
         ),
+        (
+            'claims.check("pg-planted", -0.6 < slope < -0.4, "s")\n',
+            "The error falls like m^(-1/2).",
+            False,
+        ),
+        (
+            'claims.check("pg-planted", all(-1.3 < s < -0.7 for s in sl), "s")\n',
+            "The movement falls like 1/m.",
+            False,
+        ),
+        (
+            'claims.check("pg-planted", -2 < slope < -0.35, "s")\n',
+            "The error falls like m^(-3/4).",
+            True,
+        ),
         (WEAK_CHECK, "The gap falls as m grows.", False),
         (
             'claims.check("pg-planted", rate < 0.9, "rate")\n',
@@ -657,8 +784,9 @@ WEAK_CHECK = (
 def test_a_planted_rate_is_flagged_and_its_correction_passes(
     source, text, flagged
 ):
-    """A weaker slope called "reproduced" fails; a cautious verdict, or the rate's own
-    numbers in the assert, pass (a number in a comment does not)."""
+    """A weaker slope called "reproduced" fails; a cautious verdict, the rate's own
+    numbers in the assert, or a tight interval around it, pass (a number in a comment, or
+    a loose interval, does not)."""
     assert bool(rate_findings(_claim(text), source)) is flagged
 
 
@@ -714,13 +842,37 @@ QUANTIFIED = "The fast SGD run learns pattern matching at both lengths tested."
             "The two trajectories approach each other.",
             False,
         ),
+        (
+            "acc = accs[-1]\n"
+            "for key, value in [('acc', acc)]:\n"
+            "    glue(key, value)\n"
+            'claims.check("pg-planted", acc > 0.75, f"{acc:.2f}")\n'
+            'claims.check("pg-other", all(a > 0 for a in accs), "a")\n',
+            QUANTIFIED,
+            True,
+        ),
+        (
+            "margins = []\n"
+            "for n in lengths:\n"
+            "    margins.append(acc[n] - const[n])\n"
+            "low = min(margins)\n"
+            'claims.check("pg-planted", low > 0.25, f"{low:.2f}")\n',
+            QUANTIFIED,
+            False,
+        ),
+        (
+            'claims.check("pg-planted", np.mean(j < 1) > 0.9, "f")\n',
+            "The step contracts on almost every step of random inputs.",
+            False,
+        ),
     ],
 )
 def test_a_planted_quantifier_is_flagged_and_its_correction_passes(
     source, text, flagged
 ):
-    """ "At both lengths" over one indexed value fails; a loop or a reduction passes (a
-    "for" in a comment or a string does not count)."""
+    """ "At both lengths" over one value fails; a loop or a reduction that computes what
+    the check reads passes (a "for" in a comment or a string, the cell's glue loop or
+    another claim's reduction does not count)."""
     assert (
         bool(quantifier_findings(_claim(text), source)) is flagged
     )
