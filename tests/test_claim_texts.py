@@ -20,13 +20,14 @@ that glues a cell's numbers, or another claim's check, is no evidence for this o
   ``slope < -0.35`` do not), and each symbol of a symbolic rate (lambda in lambda^t)
   among its names; or the text itself says the rate holds "in trend only";
 * **quantifier** (:func:`quantifier_findings`): "both", "every", "each" or "all" (not
-  "almost every") before a swept quantity (:data:`SWEPT`: lengths, widths, seeds, splits, ...) needs a reduction
-  over values in the cell: a ``for`` loop or comprehension, ``all(...)``, ``np.all``,
-  ``.all()``, or a ``min``/``max`` (a bound on every value is a bound on the extreme one);
+  "almost every") before a swept quantity (:data:`SWEPT`: lengths, widths, seeds,
+  splits, ...) needs a reduction over values in what the check reads: a ``for`` loop or
+  comprehension, ``all(...)``, ``np.all``, ``.all()``, or a ``min``/``max`` (a bound on
+  every value is a bound on the extreme one);
 * **comparator** (:func:`comparator_findings`): a sentence that compares ("than", "above",
-  "below", "beats", "against", "nor") with a named baseline (:data:`BASELINES`: the best
-  constant, the additive rule, chance, 1-NN, ...) needs the baseline's key noun in the
-  cell's code or strings (the figure string included).
+  "below", "beats", "against", "nor") with a named baseline after the comparing word
+  (:data:`BASELINES`: the best constant, the additive rule, chance, 1-NN, ...) needs the
+  baseline's key noun in that code or its strings (the figure string included).
 
 Each rule fails on a planted claim and passes its corrected version (the tests below). A
 real finding is fixed in the registry (the text reworded to what the check measures), or,
@@ -168,6 +169,7 @@ def _tree(source: str) -> ast.Module:
     )
 
 
+#: Methods that change the object they are called on (``margins.append(x)``).
 _MUTATORS = frozenset(
     {"append", "extend", "update", "add", "insert", "setdefault"}
 )
@@ -221,9 +223,9 @@ def check_slice(source: str, claim_id: str) -> str:
 
     The top-level statement that calls ``claims.check("<claim_id>", ...)`` (a loop around
     it included), and, going back through the cell, every earlier statement that binds or
-    changes a name a kept statement reads (back to the assignment that last replaced it). What the cell does besides (the loop that glues
-    its numbers, another claim's check) is left out. The whole cell when it does not parse
-    or has no such call.
+    changes a name a kept statement reads (back to the assignment that last replaced it).
+    What the cell does besides (the loop that glues its numbers, another claim's check) is
+    left out. The whole cell when it does not parse or has no such call.
     """
     try:
         body = _tree(source).body
@@ -338,6 +340,8 @@ def verdicts(source: str, claim: claims.Claim) -> set[str] | None:
         if not _is_check(node, claim.id):
             continue
         given = [k for k in node.keywords if k.arg == "verdict"]
+        if not given and any(k.arg is None for k in node.keywords):
+            return None  # **kwargs: the verdict may be in them
         if not given:
             found.add(default)
             continue
@@ -714,7 +718,9 @@ def _claim(text: str, closed_form: bool = False) -> claims.Claim:
         ("e^(R(1 + o(1)))", set(), {"e"}),
     ],
 )
-def test_rate_exponents_are_normalised(phrase, numbers, symbols):
+def test_rate_exponents_are_normalised(
+    phrase: str, numbers: set[Fraction], symbols: set[str]
+) -> None:
     """3/4 = 0.75, sqrt = 1/2, 1/m = 1; a symbolic exponent makes the base the rate."""
     assert rate_terms(phrase) == (numbers, symbols)
 
@@ -741,7 +747,9 @@ def test_rate_exponents_are_normalised(phrase, numbers, symbols):
         ("The error falls as m grows.", []),
     ],
 )
-def test_rate_phrases_are_found(text, phrases):
+def test_rate_phrases_are_found(
+    text: str, phrases: list[str]
+) -> None:
     """A rate is the math after "like" or "at a rate", or a negative power; prose is not."""
     assert rate_phrases(text) == phrases
 
@@ -832,15 +840,46 @@ WEAK_CHECK = (
     ],
 )
 def test_a_planted_rate_is_flagged_and_its_correction_passes(
-    source, text, flagged
-):
+    source: str, text: str, flagged: bool
+) -> None:
     """A weaker slope called "reproduced" fails; a cautious verdict, the rate's own
     numbers in the assert, or a tight interval around it, pass (a number in a comment, or
     a loose interval, does not)."""
     assert bool(rate_findings(_claim(text), source)) is flagged
 
 
-def test_a_closed_form_claim_is_not_reproduced_by_default():
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ('claims.check("pg-planted", ok, "f")', {"reproduced"}),
+        (
+            'yes, no = "reproduced", "not reproduced"\n'
+            'claims.check("pg-planted", ok, "f", verdict=no)',
+            {"not reproduced"},
+        ),
+        (
+            'v = "not reproduced"\nv = "reproduced"\n'
+            'claims.check("pg-planted", ok, "f", verdict=v)',
+            {"reproduced"},
+        ),
+        (
+            'claims.check("pg-planted", ok, "f", verdict=pick(x))',
+            None,
+        ),
+        ('claims.check("pg-planted", ok, "f", **kw)', None),
+    ],
+)
+def test_verdicts_are_read_from_the_cell(
+    source: str, expected: set[str] | None
+) -> None:
+    """A keyword, a name the cell binds before the call (tuples unpacked), or the default;
+    a verdict the cell computes, or passes in ``**kwargs``, is unknown."""
+    assert verdicts(source, _claim("t")) == expected
+
+
+def test_a_closed_form_claim_is_not_reproduced_by_default() -> (
+    None
+):
     """A closed-form claim's default verdict is not "reproduced": its rate is not promised."""
     text = "C_s(phi, R) grows like e^(R(1 + o(1))) as R grows."
     source = 'claims.check("pg-planted", ok, "C_s")\n'
@@ -918,8 +957,8 @@ QUANTIFIED = "The fast SGD run learns pattern matching at both lengths tested."
     ],
 )
 def test_a_planted_quantifier_is_flagged_and_its_correction_passes(
-    source, text, flagged
-):
+    source: str, text: str, flagged: bool
+) -> None:
     """ "At both lengths" over one value fails; a loop or a reduction that computes what
     the check reads passes (a "for" in a comment or a string, the cell's glue loop or
     another claim's reduction does not count)."""
@@ -970,8 +1009,8 @@ COMPARED = "Its accuracy is above the best additive predictor on every split."
     ],
 )
 def test_a_planted_comparator_is_flagged_and_its_correction_passes(
-    source, text, flagged
-):
+    source: str, text: str, flagged: bool
+) -> None:
     """A comparison with the best constant registered as one with the best additive
     predictor fails; the baseline named in the code or the figure passes (a comment does not)."""
     assert (
@@ -999,7 +1038,9 @@ def _book_findings() -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def test_each_checked_claim_promises_only_what_its_check_tests():
+def test_each_checked_claim_promises_only_what_its_check_tests() -> (
+    None
+):
     """The three rules on every registered claim that a chapter checks, less :data:`EXEMPT`."""
     found = _book_findings()
     assert check_cells(), "no check cell found in the chapters"
@@ -1012,7 +1053,7 @@ def test_each_checked_claim_promises_only_what_its_check_tests():
     assert not problems, "\n".join(problems)
 
 
-def test_each_exemption_is_needed_and_gives_its_reason():
+def test_each_exemption_is_needed_and_gives_its_reason() -> None:
     """An exemption names a registered claim and a rule, gives a reason, and still matches
     a finding (a stale exemption would hide the next defect of that claim)."""
     registered = claims.registry()
