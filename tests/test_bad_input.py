@@ -1169,6 +1169,7 @@ int_rows(T, "n_test", lambda v: exp06.limit_generalization_curve([10], 0, **{**_
 real_rows(T, "epochs", lambda v: exp06.limit_generalization_curve([10], 0, epochs=v, **_LC), bad=(0.0,))
 row(T, "malformed", "ns", lambda: exp06.limit_generalization_curve([10], 0, gram_size=5, **_LC))
 row("rnnlib.plotting.plot_kernel_convergence", "type", "conv", lambda: plotting.plot_kernel_convergence(None))
+row("rnnlib.plotting.plot_limit_convergence", "type", "doubled", lambda: plotting.plot_limit_convergence(None, None))
 row("rnnlib.plotting.plot_limit_bound", "empty", "passes", lambda: plotting.plot_limit_bound([], []))
 row("rnnlib.plotting.plot_limit_bound", "type", "fixed", lambda: plotting.plot_limit_bound([exp06.LimitRun(2, 1, 0, 0, 0, 0, 0, 0, 0, 1.0, 2, 2)], ["run"]))
 

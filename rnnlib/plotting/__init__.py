@@ -42,6 +42,7 @@ from .chapter04 import (
 from .chapter05 import (
     plot_kernel_convergence,
     plot_laziness,
+    plot_limit_convergence,
     plot_out_scale,
     plot_pair,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "plot_out_scale",
     "plot_pair",
     "plot_kernel_convergence",
+    "plot_limit_convergence",
     "plot_gap_vs_n",
     "plot_limit_bound",
     "plot_complexity_vs_width",

@@ -19,6 +19,7 @@ __all__ = [
     "plot_out_scale",
     "plot_pair",
     "plot_kernel_convergence",
+    "plot_limit_convergence",
 ]
 
 _GRID = (
@@ -306,5 +307,51 @@ def plot_kernel_convergence(conv) -> Figure:
     width_ticks(ax, widths)
     ax.set_xlabel("width $m$")
     ax.set_ylabel("relative size")
+    legend_outside(ax, fontsize=8)
+    return fig
+
+
+def plot_limit_convergence(doubled, iid) -> Figure:
+    """Chapter 5: trained RNNs against the limit-kernel learner, for the two initializations.
+
+    ``doubled`` and ``iid`` are :class:`rnnlib.experiments.ch05.LimitConvergence`
+    records (``doubled=True`` and ``False``). Log-log axes: the relative RMS distance
+    of each seed's held-out predictions from the limit learner's (points) and their
+    mean (line) against the width, and for the i.i.d. networks the size of their
+    initial output on the same scale (dashed). Legend below the axes.
+    """
+    fields = ("widths", "seeds", "distance", "initial")
+    what = "an rnnlib.experiments.ch05.LimitConvergence"
+    _record(doubled, "doubled", fields, what)
+    _record(iid, "iid", fields, what)
+    fig, (ax,) = new_figure(1, height=3.6)
+    for rec, name, label, marker in (
+        (doubled, "doubled", "doubled initialization", "o"),
+        (iid, "iid", "i.i.d. initialization (the paper's)", "s"),
+    ):
+        widths = _values(rec.widths, f"{name}.widths", ndim=1)
+        dist = _values(rec.distance, f"{name}.distance", ndim=2)
+        slope = loglog_slope(widths, dist.mean(axis=0))
+        _seeds_and_mean(
+            ax,
+            widths,
+            dist,
+            f"{label} (slope {slope:.2f})",
+            marker,
+        )
+    widths = _values(iid.widths, "iid.widths", ndim=1)
+    initial = _values(iid.initial, "iid.initial", ndim=2)
+    ax.plot(
+        widths,
+        initial.mean(axis=0),
+        "k--",
+        lw=1,
+        label="i.i.d. initial output (relative RMS)",
+    )
+    width_ticks(ax, widths)
+    ax.set_xlabel("width $m$")
+    ax.set_ylabel(
+        r"$\|f_m-f_\infty\|\,/\,\|f_\infty\|$ (held out)"
+    )
     legend_outside(ax, fontsize=8)
     return fig
