@@ -23,6 +23,7 @@ many orders of magnitude more).
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import math
@@ -30,7 +31,8 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,10 @@ __all__ = [
     "read_record",
     "fingerprint_difference",
     "check_fingerprint",
+    "check_live_fingerprint",
+    "output_path",
     "provenance_line",
+    "record_cli",
 ]
 
 #: Where the records live: ``chapters/records/`` of the book's repository.
@@ -84,9 +89,9 @@ def record_path(chapter: int) -> Path:
 
 
 def stale_message(chapter: int) -> str:
-    """The message a stale record fails with: "the recorded runs of chapter N are stale: run `make record CH=N`"."""
+    """The message a stale record fails with: "the recorded runs of chapter N are stale: run `make record CH=NN`"."""
     n = _check_chapter(chapter)
-    return f"the recorded runs of chapter {n} are stale: run `make record CH={n}`"
+    return f"the recorded runs of chapter {n} are stale: run `make record CH={n:02d}`"
 
 
 def git_commit() -> str:
@@ -386,5 +391,122 @@ def provenance_line(
         f"recorded{scale} {p['date']} at commit {short} on {p['device']} "
         f"({p['cpu']}, torch {p['torch']}), "
         f"{p['cpu_seconds'] / 60:.0f} CPU-minutes ({p['wall_seconds'] / 60:.0f} min wall); "
-        f"`make record CH={n}` re-runs it"
+        f"`make record CH={n:02d}` re-runs it"
     )
+
+
+def check_live_fingerprint(
+    record: Mapping[str, Any],
+    chapter: int,
+    live: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+) -> float:
+    """What a chapter checks on its record: the config is the fingerprint's, and a live fingerprint agrees.
+
+    ``live(config)`` re-runs the chapter's fingerprint at the record's config. A
+    config edited after the record was made, a config the code no longer accepts
+    (``ValueError``, ``KeyError``, ``TypeError``) or other numbers
+    (:func:`check_fingerprint`) raise :class:`StaleRecordError` with
+    :func:`stale_message`. Returns the largest relative difference.
+    """
+    if not isinstance(record, Mapping) or "config" not in record:
+        raise ValueError("record must be a record (read_record)")
+    stored = record.get("fingerprint")
+    if isinstance(stored, Mapping) and "config" in stored:
+        if json.dumps(
+            stored["config"], sort_keys=True
+        ) != json.dumps(record["config"], sort_keys=True):
+            raise StaleRecordError(
+                stale_message(chapter)
+                + " (its config is not the one its fingerprint was made at)"
+            )
+    try:
+        fresh = live(record["config"])
+    except (ValueError, KeyError, TypeError) as err:
+        raise StaleRecordError(
+            stale_message(chapter) + f" ({err})"
+        ) from err
+    return check_fingerprint(record, fresh, chapter)
+
+
+def output_path(
+    path: str | Path | None, chapter: int, *, smoke: bool
+) -> Path:
+    """Where a record command writes: the committed record by default; a smoke record only elsewhere."""
+    committed = record_path(chapter)
+    if smoke and (
+        path is None or Path(path).resolve() == committed.resolve()
+    ):
+        raise ValueError(
+            "path must be given for a smoke record, and it must not be the committed record"
+            f" {committed}"
+        )
+    return committed if path is None else Path(path)
+
+
+def record_cli(
+    argv: Sequence[str] | None,
+    *,
+    chapter: int,
+    make: Callable[..., Path],
+    cost: str,
+    device: bool = False,
+) -> Path:
+    """The command line of a chapter's record command: ``--record | --smoke [--out PATH] [--jobs J] [--device D]``.
+
+    Calls ``make(out, smoke=..., command=..., jobs=..., [device=...])`` (the chapter's
+    ``make_*record``), prints :func:`provenance_line` and returns the path written.
+    ``cost`` describes the full record's size in the help ("about 5 CPU-minutes");
+    ``device`` adds ``--device`` (default ``$DEVICE`` or cpu).
+    """
+    n = _check_chapter(chapter)
+    parser = argparse.ArgumentParser(
+        description=f"Chapter {n}'s recorded runs (make record CH={n:02d})."
+    )
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument(
+        "--record",
+        action="store_true",
+        help=f"the full record ({cost}), written to {record_path(n)}",
+    )
+    mode.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the record at a size of seconds, to --out (default: a temporary file)",
+    )
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes, one thread each (the result does not depend on it)",
+    )
+    if device:
+        parser.add_argument(
+            "--device", default=os.environ.get("DEVICE") or "cpu"
+        )
+    args = parser.parse_args(argv)
+    out = args.out
+    if args.smoke and out is None:
+        out = (
+            Path(tempfile.mkdtemp(prefix=f"ch{n:02d}-smoke-"))
+            / f"ch{n:02d}.json"
+        )
+    dev = getattr(args, "device", "cpu")
+    command = (
+        f"python -m rnnlib.experiments.ch{n:02d} --smoke"
+        if args.smoke
+        else f"make record CH={n:02d}"
+        + (f" DEVICE={dev}" if dev != "cpu" else "")
+    )
+    kw = {"device": dev} if device else {}
+    path = make(
+        out,
+        smoke=args.smoke,
+        command=command,
+        jobs=args.jobs,
+        **kw,
+    )
+    rec = read_record(path)
+    print(provenance_line(rec, n))
+    print(f"wrote {path} ({path.stat().st_size} bytes)")
+    return path

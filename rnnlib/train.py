@@ -180,7 +180,11 @@ class TrainHistory:
     * ``coupling_gap``: ``mean |out_scale (F_rnn(W_t) - F_rnn(W_0) - F(W_t - W_0))|``
       on the same inputs: how far the RNN is from its own pseudo-network at
       its current weights (0 for the pseudo-network);
-    * ``coupling_relative``: that gap divided by ``mean |out_scale F(W_t - W_0)|``.
+    * ``coupling_relative``: that gap divided by ``mean |out_scale F(W_t - W_0)|``;
+    * ``convexity_mean``, ``convexity_max``: with a ``comparator`` ``theta*``
+      (:func:`train_rnn`, :func:`train_pair`), the mean and the largest over the
+      *training* inputs of the approximate-convexity gap ``delta_t`` of the RNN's
+      iterate towards it (:func:`convexity_gap`); empty without one.
 
     ``W0_fro`` and ``A0_fro`` are ``||W_0||_F`` and ``||A_0||_F``, for relative movements.
     """
@@ -198,6 +202,12 @@ class TrainHistory:
     coupling_relative: np.ndarray
     W0_fro: float = 0.0
     A0_fro: float = 0.0
+    convexity_mean: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )
+    convexity_max: np.ndarray = field(
+        default_factory=lambda: np.zeros(0)
+    )
 
 
 @dataclass
@@ -264,6 +274,60 @@ def _convexity_gap(
         lin = tangent(W, B, h_prev, D, x, W_star - W, A_star - A)
         f_star = _output(W_star, A_star, B, x)
         return out_scale * (f_star - f - lin).abs().sum(dim=1)
+
+
+class _ConvexityLog:
+    """The ``on_log`` hook of :func:`_sgd` that logs ``delta_t`` of the RNN's iterate towards a comparator.
+
+    ``comparator`` is a weight change ``theta* = (W*, A*)`` ((m, m), (m, d)) from
+    the initialization, checked here once; ``None`` logs nothing.
+    """
+
+    def __init__(self, cfg: _Settings, comparator):
+        init = cfg.model
+        self.cfg, self.star = cfg, None
+        self.mean: list[float] = []
+        self.max: list[float] = []
+        if comparator is None:
+            return
+        if (
+            not isinstance(comparator, (tuple, list))
+            or len(comparator) != 2
+        ):
+            raise TypeError(
+                f"comparator must be a pair (W*, A*) of tensors, got {type(comparator).__name__}"
+            )
+        m, dd = init.W.shape[0], init.A.shape[1]
+        self.star = (
+            init.W.detach()
+            + check_tensor(
+                comparator[0], "comparator[0]", shape=(m, m)
+            ).to(init.W.dtype),
+            init.A.detach()
+            + check_tensor(
+                comparator[1], "comparator[1]", shape=(m, dd)
+            ).to(init.A.dtype),
+        )
+
+    def __call__(self, runs) -> None:
+        if self.star is None:
+            return
+        rnn = runs[0]
+        delta = _convexity_gap(
+            self.cfg.model,
+            rnn.W.detach(),
+            rnn.A.detach(),
+            *self.star,
+            self.cfg.x,
+            self.cfg.out_scale,
+        )
+        self.mean.append(float(delta.mean()))
+        self.max.append(float(delta.max()))
+
+    def attach(self, history: TrainHistory) -> None:
+        """Store the logged gaps in the RNN's history."""
+        history.convexity_mean = np.asarray(self.mean)
+        history.convexity_max = np.asarray(self.max)
 
 
 # --- validation shared by the loops ---------------------------------------------------------------
@@ -668,6 +732,7 @@ def train_rnn(
     y_eval: torch.Tensor | None = None,
     log_every: int | None = None,
     progress: bool = False,
+    comparator: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> TrainResult:
     """SGD on ``Obj(W', A') = mean G(out_scale * F_rnn(x; W + W', A + A'), y)`` (P&G Sec. 3; chapters 5-7).
 
@@ -683,7 +748,10 @@ def train_rnn(
     ``log_every`` steps (default ``steps // 10``) on the training set and on
     ``(x_eval, y_eval)`` if given. Raises :class:`DivergenceError` (naming the
     step and ``lr``) when the loss stops being finite. ``progress`` shows a
-    ``tqdm.auto`` bar.
+    ``tqdm.auto`` bar. ``comparator``: a weight change ``theta* = (W*, A*)``
+    ((m, m), (m, d)); if given, the approximate-convexity gap ``delta_t`` of the
+    iterates towards it is logged on the training inputs
+    (``TrainHistory.convexity_mean``, ``convexity_max``; :func:`convexity_gap`).
     """
     cfg = _check_common(
         model,
@@ -700,7 +768,10 @@ def train_rnn(
         log_every=log_every,
         progress=progress,
     )
-    return _sgd(["rnn"], cfg)[0]
+    convexity = _ConvexityLog(cfg, comparator)
+    run = _sgd(["rnn"], cfg, convexity)[0]
+    convexity.attach(run.history)
+    return run
 
 
 @_sgd_params
@@ -832,43 +903,14 @@ def train_pair(
         progress=progress,
     )
     init, xp = cfg.model, cfg.x_probe
-    star = None
-    if comparator is not None:
-        if (
-            not isinstance(comparator, (tuple, list))
-            or len(comparator) != 2
-        ):
-            raise TypeError(
-                f"comparator must be a pair (W*, A*) of tensors, got {type(comparator).__name__}"
-            )
-        m, dd = init.W.shape[0], init.A.shape[1]
-        star = (
-            init.W.detach()
-            + check_tensor(
-                comparator[0], "comparator[0]", shape=(m, m)
-            ).to(init.W.dtype),
-            init.A.detach()
-            + check_tensor(
-                comparator[1], "comparator[1]", shape=(m, dd)
-            ).to(init.A.dtype),
-        )
+    convexity = _ConvexityLog(cfg, comparator)
     with torch.no_grad():
         z0 = out_scale * _output(init.W, init.A, init.B, xp)
-    gaps, changes, conv_mean, conv_max = [], [], [], []
+    gaps, changes = [], []
 
     def on_log(runs):
         rnn, pseudo = runs
-        if star is not None:
-            delta = _convexity_gap(
-                init,
-                rnn.W.detach(),
-                rnn.A.detach(),
-                *star,
-                cfg.x,
-                out_scale,
-            )
-            conv_mean.append(float(delta.mean()))
-            conv_max.append(float(delta.max()))
+        convexity(runs)
         with torch.no_grad():
             zr = out_scale * _output(rnn.W, rnn.A, init.B, xp)
             zp = out_scale * _linearized(
@@ -878,14 +920,15 @@ def train_pair(
         changes.append(float((zp - z0).abs().mean()))
 
     rnn, pseudo = _sgd(["rnn", "pseudo"], cfg, on_log)
+    convexity.attach(rnn.history)
     return PairResult(
         rnn,
         pseudo,
         rnn.history.steps_logged,
         np.asarray(gaps),
         np.asarray(changes),
-        np.asarray(conv_mean),
-        np.asarray(conv_max),
+        rnn.history.convexity_mean,
+        rnn.history.convexity_max,
     )
 
 

@@ -971,6 +971,8 @@ tensor_rows(T, "x_eval", X, lambda v: ntk.kernel_reference(ELMAN, X, Y1, v, out_
 row(T, "type", "return_weights", lambda: ntk.kernel_reference(ELMAN, X, Y1, X, out_scale=1.0, ridge=0.1, return_weights=1))
 row("rnnlib.train.train_pair", "type", "comparator", lambda: train.train_pair(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=1.0))
 row("rnnlib.train.train_pair", "shape", "comparator[1]", lambda: train.train_pair(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=(torch.zeros(M, M), torch.zeros(M, 2))))
+row("rnnlib.train.train_rnn", "type", "comparator", lambda: train.train_rnn(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=1.0))
+row("rnnlib.train.train_rnn", "shape", "comparator[1]", lambda: train.train_rnn(ELMAN, X, Y1, out_scale=0.5, lr=0.01, steps=2, comparator=(torch.zeros(M, M), torch.zeros(M, 2))))
 T = "rnnlib.train.convexity_gap"
 TH = (torch.zeros(M, M), torch.zeros(M, D))
 row(T, "type", "model", lambda: train.convexity_gap(None, TH, TH, X, out_scale=1.0))
@@ -1143,11 +1145,11 @@ LG = dict(L=5, d=4, eps_x=0.5, n_train=4, n_eval=2, steps=2)
 int_rows(T, "widths[i]", lambda v: exp05.lazy_grid([v], [1.0], [0], **LG), low=1)
 real_rows(T, "out_scales[i]", lambda v: exp05.lazy_grid([8], [v], [0], **LG), bad=(0.0,))
 int_rows(T, "seeds[i]", lambda v: exp05.lazy_grid([8], [1.0], [v], **LG), low=0)
-T = "rnnlib.experiments.ch05.coupling_sweep"
-int_rows(T, "widths[i]", lambda v: exp05.coupling_sweep([v], [0], out_scale=1.0, **LG), low=1)
-int_rows(T, "seeds[i]", lambda v: exp05.coupling_sweep([8], [v], out_scale=1.0, **LG), low=0)
-real_rows(T, "out_scale", lambda v: exp05.coupling_sweep([8], [0], out_scale=v, **LG), bad=(0.0,))
-row(T, "empty", "widths", lambda: exp05.coupling_sweep([], [0], out_scale=1.0, **LG))
+T = "rnnlib.experiments.ch05.rnn_sweep"
+int_rows(T, "widths[i]", lambda v: exp05.rnn_sweep([v], [0], out_scale=1.0, **LG), low=1)
+int_rows(T, "seeds[i]", lambda v: exp05.rnn_sweep([8], [v], out_scale=1.0, **LG), low=0)
+real_rows(T, "out_scale", lambda v: exp05.rnn_sweep([8], [0], out_scale=v, **LG), bad=(0.0,))
+row(T, "empty", "widths", lambda: exp05.rnn_sweep([], [0], out_scale=1.0, **LG))
 T = "rnnlib.experiments.ch05.limit_kernel_reference"
 tensor_rows(T, "x", _X5, lambda v: exp05.limit_kernel_reference(v, _Y5, _X5, ridge=0.1), skip=("dtype",))
 row(T, "shape", "y", lambda: exp05.limit_kernel_reference(_X5, _Y5[:2], _X5, ridge=0.1))
@@ -1198,6 +1200,16 @@ row("rnnlib.experiments.ch11.sweep_values", "malformed", "record", lambda: exp11
 from rnnlib import records as rrec  # noqa: E402
 
 row("rnnlib.records.record_path", "range", "chapter", lambda: rrec.record_path(0))
+row("rnnlib.records.check_live_fingerprint", "malformed", "record", lambda: rrec.check_live_fingerprint({}, 6, lambda c: {}))
+row("rnnlib.records.output_path", "malformed", "path", lambda: rrec.output_path(None, 6, smoke=True))
+row("rnnlib.records.record_cli", "range", "chapter", lambda: rrec.record_cli(["--smoke"], chapter=0, make=lambda out, **kw: out, cost="seconds"))
+row("rnnlib.experiments.ch06.run_width_record", "type", "config", lambda: exp06.run_width_record([1]))
+row("rnnlib.experiments.ch06.run_width_record", "malformed", "config", lambda: exp06.run_width_record({"seeds": [0]}))
+row("rnnlib.experiments.ch06.width_fingerprint", "malformed", "config", lambda: exp06.width_fingerprint({**exp06.RECORD, "initializations": ["zero"]}))
+row("rnnlib.experiments.ch06.make_width_record", "malformed", "path", lambda: exp06.make_width_record(None, smoke=True))
+row("rnnlib.experiments.ch06.check_width_record", "malformed", "record", lambda: exp06.check_width_record({}))
+row("rnnlib.experiments.ch06.width_trends", "malformed", "record", lambda: exp06.width_trends({}))
+row("rnnlib.experiments.ch06.width_trends", "malformed", "field", lambda: exp06.width_trends({"results": {}, "config": {}}, "loss"))
 row("rnnlib.records.stale_message", "range", "chapter", lambda: rrec.stale_message(100))
 row("rnnlib.records.provenance", "empty", "command", lambda: rrec.provenance("", device="cpu", wall_seconds=0, cpu_seconds=0))
 row("rnnlib.records.provenance", "range", "wall_seconds", lambda: rrec.provenance("c", device="cpu", wall_seconds=math.nan, cpu_seconds=0))

@@ -13,7 +13,7 @@ option, a third-party name such as ``torch.nn``, is not checked):
   imported;
 * **a short dotted name** whose first part is a module of ``rnnlib``,
   ``rnnlib.experiments``, ``rnnlib.plotting``, ``rnnlib.homework``,
-  ``booktools`` or ``booktools.sphinx_ext`` (``ch05.coupling_sweep``,
+  ``booktools`` or ``booktools.sphinx_ext`` (``ch05.rnn_sweep``,
   ``claims.check``, ``_style.COLUMN_WIDTH``, ``sphinx_ext.layout``): resolved as
   above under the first of those packages where it resolves;
 * **a path**: no spaces, a ``/`` in it or a file suffix (``rnnlib/ntk.py``,

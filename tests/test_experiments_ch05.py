@@ -29,8 +29,8 @@ def test_regression_task_is_standardized_and_split():
     assert torch.equal(x, x2) and torch.equal(y, y2)
 
 
-def test_coupling_sweep_gives_the_grids_coupling_gap():
-    """The RNN's run alone reproduces lazy_grid's coupling gap exactly (same task, network, lr, order)."""
+def test_rnn_sweep_gives_the_grids_rnn_measurements():
+    """The RNN's run alone reproduces lazy_grid's coupling gap, flips and delta_t exactly (same task, network, lr, order, comparator)."""
     kw = dict(
         L=4,
         d=4,
@@ -41,13 +41,14 @@ def test_coupling_sweep_gives_the_grids_coupling_gap():
         log_every=3,
     )
     grid = ch05.lazy_grid([8, 16], [0.5], [2, 3], **kw)
-    light = ch05.coupling_sweep(
-        [8, 16], [2, 3], out_scale=0.5, **kw
-    )
-    assert light.shape == (2, 2)
-    np.testing.assert_array_equal(
-        light, grid.coupling_relative[:, 0]
-    )
+    light = ch05.rnn_sweep([8, 16], [2, 3], out_scale=0.5, **kw)
+    for name in light._fields:
+        got = getattr(light, name)
+        assert got.shape == (2, 2)
+        assert np.all(np.isfinite(got)) and np.all(got > 0)
+        np.testing.assert_array_equal(
+            got, getattr(grid, name)[:, 0], err_msg=name
+        )
 
 
 def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():

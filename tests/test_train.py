@@ -364,3 +364,29 @@ def test_worst_case_flip_fraction_follows_tau_two_thirds_m_minus_one_third():
     slope = math.log(fr[1] / fr[0]) / math.log(8)
     assert abs(slope + 1 / 3) < 0.05
     assert worst_case_flip_fraction(64, 0.0) == 0.0
+
+
+def test_train_rnn_logs_the_same_convexity_gap_as_train_pair():
+    """train_rnn(comparator=...) logs delta_t in its history; the RNN run and the gaps equal train_pair's."""
+    model, x, y = _data(n=8, L=4, d=3, m=12)
+    gen = torch.Generator().manual_seed(5)
+    star = (
+        0.05 * torch.randn(12, 12, generator=gen, dtype=D),
+        0.05 * torch.randn(12, 3, generator=gen, dtype=D),
+    )
+    kw = dict(
+        out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3
+    )
+    alone = train_rnn(model, x, y, comparator=star, **kw)
+    pair = train_pair(model, x, y, comparator=star, **kw)
+    plain = train_rnn(model, x, y, **kw)
+    assert alone.history.convexity_mean.shape == (3,)
+    assert plain.history.convexity_mean.shape == (0,)
+    assert torch.equal(alone.model.W, plain.model.W)
+    np.testing.assert_array_equal(
+        alone.history.convexity_mean, pair.convexity_mean
+    )
+    np.testing.assert_array_equal(
+        alone.history.convexity_max, pair.convexity_max
+    )
+    assert np.all(alone.history.convexity_max > 0)

@@ -71,7 +71,8 @@ __all__ = [
     "regression_task",
     "LazyGrid",
     "lazy_grid",
-    "coupling_sweep",
+    "RnnSweep",
+    "rnn_sweep",
     "KernelConvergence",
     "kernel_convergence",
     "LimitKernelReference",
@@ -175,6 +176,19 @@ class LazyGrid:
     pairs: list = field(default_factory=list, repr=False)
 
 
+class RnnSweep(NamedTuple):
+    """:func:`rnn_sweep`: the RNN-only measurements of :func:`lazy_grid`, each (seeds, widths) (chapter 5).
+
+    ``coupling_relative``, ``flip_fraction``, ``convexity_mean``: the entries of the
+    same names in :class:`LazyGrid` (at one output scale), equal to them on the same
+    seeds.
+    """
+
+    coupling_relative: np.ndarray
+    flip_fraction: np.ndarray
+    convexity_mean: np.ndarray
+
+
 @validate_params(
     "L",
     "d",
@@ -184,7 +198,7 @@ class LazyGrid:
     "lr_scale",
     n_train=Int(2),
 )
-def coupling_sweep(
+def rnn_sweep(
     widths,
     seeds,
     *,
@@ -197,14 +211,15 @@ def coupling_sweep(
     steps: int,
     lr_scale: float = 0.3,
     log_every: int | None = None,
-) -> np.ndarray:
-    """The coupling gap of :func:`lazy_grid` alone, (seeds, widths), at a third of its cost (chapter 5).
+) -> RnnSweep:
+    """What :func:`lazy_grid` measures on the RNN's own run, at half its cost: for the trends' extra seeds (chapter 5).
 
-    The relative coupling gap at the end of training (``TrainHistory.coupling_relative``:
-    the RNN against its own pseudo-network at its current weights) needs only the
-    RNN's run: the same task, network, learning rate and sample order as
-    :func:`lazy_grid` (so the same numbers), without the separately trained
-    linearization and the kernel reference. For the trend's extra seeds.
+    The coupling gap, the flip fraction and the approximate-convexity gap ``delta_t``
+    towards the kernel ridge solution ``theta*`` need only the RNN's run
+    (:func:`rnnlib.train.train_rnn` with ``comparator=theta*``): the same task,
+    network, learning rate, sample order and comparator as :func:`lazy_grid` (so the
+    same numbers), without the separately trained linearization. Returns a
+    :class:`RnnSweep`.
     """
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
@@ -213,7 +228,10 @@ def coupling_sweep(
     )
     if not widths or not seeds:
         raise ValueError("widths and seeds must be non-empty")
-    out = np.full((len(seeds), len(widths)), np.nan)
+    out = [
+        np.full((len(seeds), len(widths)), np.nan)
+        for _ in range(3)
+    ]
     for i, seed in enumerate(seeds):
         x, y, xe, ye = regression_task(
             L, d, eps_x, n_train, n_eval, generator=seed
@@ -223,7 +241,16 @@ def coupling_sweep(
                 d, m, generator=derive(seed, "weights", m)
             )
             kbar = float(tangent_kernel_diag(model, x).mean())
-            run = train_rnn(
+            *_, star = kernel_reference(
+                model,
+                x,
+                y,
+                xe,
+                out_scale=lam,
+                ridge=lam**2 * kbar / (lr_scale * steps),
+                return_weights=True,
+            )
+            h = train_rnn(
                 model,
                 x,
                 y,
@@ -234,9 +261,12 @@ def coupling_sweep(
                 x_eval=xe,
                 y_eval=ye,
                 log_every=log_every,
-            )
-            out[i, j] = run.history.coupling_relative[-1]
-    return out
+                comparator=star,
+            ).history
+            out[0][i, j] = h.coupling_relative[-1]
+            out[1][i, j] = h.flip_fraction[-1]
+            out[2][i, j] = float(h.convexity_mean.mean())
+    return RnnSweep(*out)
 
 
 def lazy_grid(

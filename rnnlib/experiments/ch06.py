@@ -38,16 +38,21 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from .. import records, trends
+from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
     OPEN_UNIT,
     POSITIVE,
+    Bool,
     Int,
     check_int,
     check_ints,
@@ -87,6 +92,13 @@ __all__ = [
     "limit_generalization_curve",
     "TheoremTerms",
     "theorem_terms",
+    "RECORD",
+    "SMOKE",
+    "run_width_record",
+    "width_fingerprint",
+    "make_width_record",
+    "check_width_record",
+    "width_trends",
 ]
 
 
@@ -105,7 +117,9 @@ class GeneralizationRun:
     ``norm_prior``: the a-priori radius ``eta T Gamma`` with ``Gamma = out_scale max sqrt(K(x, x))``
     (over the inputs of ``b``): ``||theta_T|| <= eta sum_t ||g_t|| <= eta T Gamma`` for every
     run of ``T`` steps, whatever the data (the logistic loss has ``|G'| <= 1``);
-    ``f0_max``: the largest ``|F_rnn(x; W_0, A_0)|`` over those inputs (unscaled).
+    ``f0_max``: the largest ``|F_rnn(x; W_0, A_0)|`` over those inputs (unscaled);
+    ``doubled``: the network's initialization (``ElmanRNN(..., doubled=True)``: zero
+    initial output).
     """
 
     n: int
@@ -125,10 +139,17 @@ class GeneralizationRun:
     kbar: float = 0.0
     norm_prior: float = 0.0
     f0_max: float = 0.0
+    doubled: bool = False
 
 
 @validate_params(
-    "n", "width", "out_scale", "lr_scale", "steps", epochs=POSITIVE
+    "n",
+    "width",
+    "out_scale",
+    "lr_scale",
+    "steps",
+    epochs=POSITIVE,
+    doubled=Bool(),
 )
 def generalization_run(
     n: int,
@@ -145,6 +166,8 @@ def generalization_run(
     epochs: float = 4.0,
     delta: float = 0.05,
     steps: int | None = None,
+    doubled: bool = False,
+    dtype: torch.dtype = torch.float32,
 ) -> GeneralizationRun:
     """Train an RNN by SGD (batch 1, logistic loss) on the first ``n`` of a task's sequences (chapter 6).
 
@@ -157,16 +180,23 @@ def generalization_run(
     ``b`` is the logistic loss at ``M = max |z(x)|`` of the linear class with
     ``B = ||theta_T||``, the max taken over the training set and 200 test sequences
     (``out_scale (|F_rnn(x; W_0)| + B sqrt(K(x, x)))``): an estimate of the sup
-    over the distribution, ours. Returns a :class:`GeneralizationRun`.
+    over the distribution, ours. ``doubled``: the doubled initialization
+    (``ElmanRNN(..., doubled=True)``, the same weight stream; its output at
+    initialization is 0), else the paper's i.i.d. one. ``dtype``: of the task and the
+    network (float64 for the record's fingerprint). Returns a :class:`GeneralizationRun`.
     """
     seed = as_seed(generator)
     n_pool = check_int(n_pool, "n_pool", minimum=n)
     x, y, xt, yt = classification_task(
-        L, d, eps_x, n_pool, n_test, generator=seed
+        L, d, eps_x, n_pool, n_test, generator=seed, dtype=dtype
     )
     x, y = x[:n], y[:n]
     model = ElmanRNN(
-        d, width, generator=derive(seed, "weights", width)
+        d,
+        width,
+        generator=derive(seed, "weights", width),
+        doubled=doubled,
+        dtype=dtype,
     )
     k_train = tangent_kernel_diag(model, x)
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
@@ -221,6 +251,7 @@ def generalization_run(
         float(k_train.mean()),
         lr * steps * out_scale * math.sqrt(float(ks.max())),
         f0_max,
+        doubled,
     )
 
 
@@ -721,3 +752,249 @@ def theorem_terms(
         final,
         float((yt.square().sum(dim=1) / 2).mean()),
     )
+
+
+# --- the recorded run: the gap against the width, both initializations, more seeds ----------------
+
+#: The chapter whose record this module makes.
+CHAPTER = 6
+
+#: The recorded width sweep (``make record CH=06``): chapter 6's width sweep
+#: (``n`` training sequences, ``epochs`` passes) at more seeds and one more width, for
+#: the paper's i.i.d. initialization and the doubled one (zero initial output).
+RECORD: dict = {
+    "widths": [128, 256, 512, 1024, 2048],
+    "seeds": list(range(8)),
+    "initializations": ["iid", "doubled"],
+    "n": 100,
+    "L": 6,
+    "d": 6,
+    "eps_x": 0.5,
+    "n_pool": 400,
+    "n_test": 1000,
+    "out_scale": 0.5,
+    "epochs": 4,
+    "delta": 0.05,
+}
+#: The record at a size that takes seconds (CI runs it; never written over the record).
+SMOKE: dict = {
+    **RECORD,
+    "widths": [8, 16],
+    "seeds": [0, 1],
+    "n": 8,
+    "n_pool": 8,
+    "n_test": 16,
+}
+# the short deterministic run whose outputs fingerprint the code path
+_FP = {"widths": [12, 24], "seeds": [0, 1], "n": 10, "n_test": 20}
+#: What the record keeps of each run (fields of :class:`GeneralizationRun`).
+_KEPT = (
+    "gap",
+    "train_loss",
+    "test_loss",
+    "test_error",
+    "norm",
+    "rademacher",
+    "flip_fraction",
+    "f0_max",
+)
+
+
+def _check_record_config(config: object) -> dict:
+    if not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a mapping like RECORD, got {type(config).__name__}"
+        )
+    missing = sorted(set(RECORD) - set(config))
+    if missing:
+        raise ValueError(
+            f"config must have the keys of RECORD; missing {missing}"
+        )
+    bad = sorted(
+        set(config["initializations"]) - {"iid", "doubled"}
+    )
+    if bad:
+        raise ValueError(
+            f"config['initializations'] must be 'iid' or 'doubled', got {bad}"
+        )
+    return dict(config)
+
+
+def _run(
+    cfg: Mapping, n: int, m: int, generator: int, init: str, **kw
+):
+    return generalization_run(
+        n,
+        m,
+        generator,
+        L=cfg["L"],
+        d=cfg["d"],
+        eps_x=cfg["eps_x"],
+        n_pool=cfg["n_pool"],
+        n_test=cfg["n_test"],
+        out_scale=cfg["out_scale"],
+        epochs=cfg["epochs"],
+        delta=cfg["delta"],
+        doubled=init == "doubled",
+        **kw,
+    )
+
+
+def run_width_record(
+    config: Mapping | None = None, *, progress: bool = False
+) -> dict:
+    """The recorded width sweep of chapter 6 (``make record CH=06``).
+
+    For each initialization of ``config`` (:data:`RECORD` by default), seed and width,
+    :func:`generalization_run` at ``n`` training sequences; returns
+    ``{init: {field: [[value per width] per seed]}}`` for the fields of
+    :data:`_KEPT`. The runs of the i.i.d. initialization at chapter 6's own seeds
+    and widths are the chapter's live runs (the same streams), which it checks.
+    """
+    cfg = _check_record_config(
+        RECORD if config is None else config
+    )
+    cells = [
+        (init, i, j)
+        for init in cfg["initializations"]
+        for i in range(len(cfg["seeds"]))
+        for j in range(len(cfg["widths"]))
+    ]
+    out = {
+        init: {
+            k: [
+                [math.nan] * len(cfg["widths"])
+                for _ in cfg["seeds"]
+            ]
+            for k in _KEPT
+        }
+        for init in cfg["initializations"]
+    }
+    for init, i, j in progress_bar(
+        cells, enabled=progress, desc="record runs"
+    ):
+        r = _run(
+            cfg, cfg["n"], cfg["widths"][j], cfg["seeds"][i], init
+        )
+        for k in _KEPT:
+            out[init][k][i][j] = float(getattr(r, k))
+    return out
+
+
+def width_fingerprint(config: Mapping | None = None) -> dict:
+    """A short deterministic CPU run of the record's code path, in float64 (chapter 6).
+
+    :func:`generalization_run` for both initializations, two seeds and two small
+    widths, ``n = 10`` sequences with ``config``'s other settings; returns the kept
+    numbers of every run and ``config`` itself. Any change to the training code, its
+    constants or the config changes it (:func:`check_width_record`). Takes a second.
+    """
+    cfg = _check_record_config(
+        RECORD if config is None else config
+    )
+    small = {**cfg, "n_pool": _FP["n"], "n_test": _FP["n_test"]}
+    out: dict = {"config": copy.deepcopy(cfg)}
+    for init in cfg["initializations"]:
+        for seed in _FP["seeds"]:
+            for m in _FP["widths"]:
+                r = _run(
+                    small,
+                    _FP["n"],
+                    m,
+                    seed,
+                    init,
+                    dtype=torch.float64,
+                )
+                out[f"{init} seed={seed} m={m}"] = {
+                    k: float(getattr(r, k)) for k in _KEPT
+                }
+    return out
+
+
+def make_width_record(
+    path: str | Path | None = None,
+    *,
+    smoke: bool = False,
+    progress: bool = False,
+    command: str | None = None,
+    jobs: int = 1,
+) -> Path:
+    """Run the record (:data:`RECORD`, or :data:`SMOKE` with ``smoke``) and write it (``rnnlib.records``).
+
+    ``path`` defaults to ``chapters/records/ch06.json`` for the full record; a smoke
+    record must be given a path (it never overwrites the committed one). ``jobs``
+    is accepted for ``make record`` and ignored (one process, about 5 CPU-minutes).
+    Returns the path written.
+    """
+    path = records.output_path(path, CHAPTER, smoke=smoke)
+    cfg = SMOKE if smoke else RECORD
+    commit = records.git_commit()
+    t_wall, t_cpu = time.perf_counter(), time.process_time()
+    results = run_width_record(cfg, progress=progress)
+    fp = width_fingerprint(cfg)
+    prov = records.provenance(
+        command or "make record CH=06",
+        device="cpu",
+        wall_seconds=time.perf_counter() - t_wall,
+        cpu_seconds=time.process_time() - t_cpu,
+        commit=commit,
+    )
+    return records.write_record(
+        path,
+        config=cfg,
+        results=results,
+        fingerprint=fp,
+        provenance=prov,
+        scale="smoke" if smoke else "full",
+    )
+
+
+def check_width_record(record: Mapping) -> float:
+    """Re-run :func:`fingerprint` at the record's config and compare (``rnnlib.records.check_fingerprint``).
+
+    Raises :class:`rnnlib.records.StaleRecordError` ("the recorded runs of chapter 6
+    are stale: run `make record CH=06`") if the code path gives other numbers than
+    when the record was made, or if the config was edited after it. Returns the
+    largest relative difference.
+    """
+    return records.check_live_fingerprint(
+        record, CHAPTER, width_fingerprint
+    )
+
+
+def width_trends(record: Mapping, field: str = "gap") -> dict:
+    """Per initialization of a record, the log-log slope in m of ``field`` fitted per seed (chapter 6).
+
+    Returns ``{init: rnnlib.trends.SeedTrend}`` (:func:`rnnlib.trends.loglog_trend`
+    over the record's seeds and widths); ``field`` is one of the kept fields with
+    positive values (``gap``, ``norm``, ``rademacher``, ...).
+    """
+    if not isinstance(record, Mapping) or "results" not in record:
+        raise ValueError(
+            "record must be a record (rnnlib.records.read_record)"
+        )
+    if field not in _KEPT:
+        raise ValueError(
+            f"field must be one of {_KEPT}, got {field!r}"
+        )
+    widths = record["config"]["widths"]
+    return {
+        init: trends.loglog_trend(widths, np.asarray(res[field]))
+        for init, res in record["results"].items()
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m rnnlib.experiments.ch06 --record | --smoke [--out PATH]``."""
+    records.record_cli(
+        argv,
+        chapter=CHAPTER,
+        make=lambda out, **kw: make_width_record(
+            out, progress=True, **kw
+        ),
+        cost="about 5 CPU-minutes",
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -22,12 +22,8 @@ chapter 9's inference bound at a trained model's constants (:func:`inference_bou
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -849,23 +845,7 @@ def make_record(
     CPU seconds then add the workers' (each model's own) to this process's.
     Returns the path written.
     """
-    if smoke and path is None:
-        raise ValueError(
-            "path must be given for a smoke record (it never replaces the committed record)"
-        )
-    path = (
-        records.record_path(CHAPTER)
-        if path is None
-        else Path(path)
-    )
-    if (
-        smoke
-        and path.resolve()
-        == records.record_path(CHAPTER).resolve()
-    ):
-        raise ValueError(
-            f"path {path}: a smoke record must not overwrite the committed record"
-        )
+    path = records.output_path(path, CHAPTER, smoke=smoke)
     dev = str(_check_device(device))
     cfg = SMOKE if smoke else RECORD
     music, text = _load_data()
@@ -941,23 +921,11 @@ def check_record(
         raise ValueError("record must be a record (load_record)")
     music = _check_music(music)
     text = _check_text(text)
-    stored = record.get("fingerprint")
-    if isinstance(stored, Mapping) and "config" in stored:
-        # a config edited after the record was made: stale without a re-run
-        if json.dumps(
-            stored["config"], sort_keys=True
-        ) != json.dumps(record["config"], sort_keys=True):
-            raise records.StaleRecordError(
-                records.stale_message(CHAPTER)
-                + " (its config is not the one its fingerprint was made at)"
-            )
-    try:
-        live = fingerprint(music, text, record["config"])
-    except (ValueError, KeyError, TypeError) as err:
-        raise records.StaleRecordError(
-            records.stale_message(CHAPTER) + f" ({err})"
-        ) from err
-    return records.check_fingerprint(record, live, CHAPTER)
+    return records.check_live_fingerprint(
+        record,
+        CHAPTER,
+        lambda config: fingerprint(music, text, config),
+    )
 
 
 # --- reading the record -------------------------------------------------------------------------
@@ -1190,59 +1158,16 @@ def inference_bound_at(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m rnnlib.experiments.ch11 --record | --smoke [--out PATH] [--device cuda]``."""
-    parser = argparse.ArgumentParser(
-        description="Chapter 11's recorded runs (make record CH=11)."
+    """``python -m rnnlib.experiments.ch11 --record | --smoke [--out PATH] [--device cuda] [--jobs J]``."""
+    records.record_cli(
+        argv,
+        chapter=CHAPTER,
+        make=lambda out, **kw: make_record(
+            out, log=lambda s: print(s, flush=True), **kw
+        ),
+        cost="about 100 CPU-minutes; --jobs 2 halves the wall time",
+        device=True,
     )
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument(
-        "--record",
-        action="store_true",
-        help="the full record (about 100 CPU-minutes; --jobs 2 halves the wall time), written to chapters/records/ch11.json",
-    )
-    mode.add_argument(
-        "--smoke",
-        action="store_true",
-        help="the record at a size of seconds, to --out (default: a temporary file)",
-    )
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument(
-        "--device", default=os.environ.get("DEVICE") or "cpu"
-    )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="worker processes, one thread each (the result does not depend on it)",
-    )
-    args = parser.parse_args(argv)
-    out = args.out
-    if args.smoke and out is None:
-        out = (
-            Path(tempfile.mkdtemp(prefix="ch11-smoke-"))
-            / "ch11.json"
-        )
-    command = (
-        "python -m rnnlib.experiments.ch11 --smoke"
-        if args.smoke
-        else "make record CH=11"
-        + (
-            f" DEVICE={args.device}"
-            if args.device != "cpu"
-            else ""
-        )
-    )
-    path = make_record(
-        out,
-        smoke=args.smoke,
-        device=args.device,
-        jobs=args.jobs,
-        command=command,
-        log=lambda s: print(s, flush=True),
-    )
-    rec = records.read_record(path)
-    print(records.provenance_line(rec, CHAPTER))
-    print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":
