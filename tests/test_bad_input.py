@@ -992,6 +992,8 @@ row("rnnlib.plotting.plot_pair", "type", "pair", lambda: plotting.plot_pair(None
 row("rnnlib.plotting.plot_gap_vs_n", "empty", "runs", lambda: plotting.plot_gap_vs_n([]))
 row("rnnlib.plotting.plot_gap_vs_n", "type", "runs", lambda: plotting.plot_gap_vs_n(["run"]))
 row("rnnlib.plotting.plot_complexity_vs_width", "empty", "runs", lambda: plotting.plot_complexity_vs_width([]))
+row("rnnlib.plotting.plot_gap_vs_width_record", "type", "gaps", lambda: plotting.plot_gap_vs_width_record([8, 16], [1.0], {}))
+row("rnnlib.plotting.plot_gap_vs_width_record", "malformed", "errors", lambda: plotting.plot_gap_vs_width_record([8, 16], {"a": np.ones((2, 2))}, {"b": np.ones((2, 2))}))
 
 # --- rnnlib.generalization ----------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ from .chapter05 import (
 from .chapter06 import (
     plot_complexity_vs_width,
     plot_gap_vs_n,
+    plot_gap_vs_width_record,
     plot_limit_bound,
     plot_theorem_terms,
 )
@@ -116,6 +117,7 @@ __all__ = [
     "plot_gap_vs_n",
     "plot_limit_bound",
     "plot_complexity_vs_width",
+    "plot_gap_vs_width_record",
     "plot_theorem_terms",
     "plot_accuracy_grid",
     "plot_eps_effect",

@@ -307,6 +307,28 @@ def _record(
         )
 
 
+def seeds_and_mean(
+    ax, x, values, label, marker="o", logx=True, logy=True
+):
+    """One line (the mean over seeds of ``values`` (seeds, len(x))) with each seed's points, in the line's colour (chapters 5, 6); returns the mean."""
+    mean = values.mean(axis=0)
+    line = ax.plot(x, mean, marker + "-", ms=4, label=label)[0]
+    for row in values:
+        ax.plot(
+            x,
+            row,
+            marker,
+            ms=3,
+            alpha=0.35,
+            color=line.get_color(),
+        )
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    return mean
+
+
 def width_ticks(ax, widths: Sequence[float]) -> None:
     """Label a log-scaled width axis at the swept widths ``m`` only (chapters 4, 5): ticks ``128, 256, ...``, no minor labels."""
     ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])

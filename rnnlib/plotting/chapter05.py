@@ -11,6 +11,7 @@ from ._style import (
     legend_outside,
     loglog_slope,
     new_figure,
+    seeds_and_mean,
     width_ticks,
 )
 
@@ -34,28 +35,6 @@ _GRID = (
     "eval_rnn",
     "init_eval",
 )
-
-
-def _seeds_and_mean(
-    ax, x, values, label, marker="o", logx=True, logy=True
-):
-    """One line (the mean over seeds) with each seed's points."""
-    mean = values.mean(axis=0)
-    line = ax.plot(x, mean, marker + "-", ms=4, label=label)[0]
-    for row in values:
-        ax.plot(
-            x,
-            row,
-            marker,
-            ms=3,
-            alpha=0.35,
-            color=line.get_color(),
-        )
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    return mean
 
 
 def plot_laziness(grid) -> Figure:
@@ -83,7 +62,7 @@ def plot_laziness(grid) -> Figure:
     )
     fig, (ax0, ax1, ax2) = new_figure(3, width=12.0)
     m_rel = rel.mean(axis=0)
-    _seeds_and_mean(
+    seeds_and_mean(
         ax0,
         widths,
         rel,
@@ -105,7 +84,7 @@ def plot_laziness(grid) -> Figure:
         r"$\sqrt{m}\,\|W_T-W_0\|_2$ (dashed)", color="C1"
     )
     ax0b.grid(False)
-    m_flip = _seeds_and_mean(ax1, widths, flips, "flip fraction")
+    m_flip = seeds_and_mean(ax1, widths, flips, "flip fraction")
     ax1.plot(
         widths,
         m_flip[0] * (widths / widths[0]) ** -0.5,
@@ -114,13 +93,13 @@ def plot_laziness(grid) -> Figure:
         label=r"$\propto m^{-1/2}$",
     )
     ax1.set_ylabel(r"fraction of flipped $D^{(\ell)}$ entries")
-    m_c = _seeds_and_mean(
+    m_c = seeds_and_mean(
         ax2,
         widths,
         coup,
         f"RNN vs its own linearization: slope {loglog_slope(widths, coup.mean(0)):.2f}",
     )
-    _seeds_and_mean(
+    seeds_and_mean(
         ax2,
         widths,
         pair,
@@ -167,16 +146,16 @@ def plot_out_scale(grid) -> Figure:
         ndim=2,
     )
     fig, (ax0, ax1) = new_figure(2, width=9.5)
-    _seeds_and_mean(ax0, lam, init, "at initialization")
-    _seeds_and_mean(
+    seeds_and_mean(ax0, lam, init, "at initialization")
+    seeds_and_mean(
         ax0, lam, final, "after training (RNN)", marker="s"
     )
     ax0.axhline(
         0.5, color="k", ls=":", lw=1.2, label="predicting 0"
     )
     ax0.set_ylabel("held-out squared loss")
-    _seeds_and_mean(ax1, lam, flips, "flip fraction")
-    _seeds_and_mean(
+    seeds_and_mean(ax1, lam, flips, "flip fraction")
+    seeds_and_mean(
         ax1,
         lam,
         coup,
@@ -332,7 +311,7 @@ def plot_limit_convergence(doubled, iid) -> Figure:
         widths = _values(rec.widths, f"{name}.widths", ndim=1)
         dist = _values(rec.distance, f"{name}.distance", ndim=2)
         slope = loglog_slope(widths, dist.mean(axis=0))
-        _seeds_and_mean(
+        seeds_and_mean(
             ax,
             widths,
             dist,

@@ -8,11 +8,19 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _values, legend_outside, new_figure
+from ._style import (
+    _values,
+    legend_outside,
+    loglog_slope,
+    new_figure,
+    seeds_and_mean,
+    width_ticks,
+)
 
 __all__ = [
     "plot_gap_vs_n",
     "plot_complexity_vs_width",
+    "plot_gap_vs_width_record",
     "plot_limit_bound",
     "plot_theorem_terms",
 ]
@@ -295,4 +303,43 @@ def plot_theorem_terms(runs) -> Figure:
         ncols=2,
         fontsize=8,
     )
+    return fig
+
+
+def plot_gap_vs_width_record(widths, gaps, errors) -> Figure:
+    """Chapter 6: the recorded width sweep, the train/test gap and the test error against m per initialization.
+
+    ``widths`` (W,); ``gaps`` and ``errors``: mappings from an initialization's label to
+    a (seeds, W) array (chapter 6's record, ``rnnlib.experiments.ch06.RECORD``). Left,
+    log-log: the gap of each seed (points) and the mean (line), with the slope of the
+    mean in the legend; right: the 0-1 test error on the same runs.
+    """
+    widths = _values(widths, "widths", ndim=1)
+    if not isinstance(gaps, dict) or not isinstance(errors, dict):
+        raise TypeError(
+            "gaps and errors must be dicts from a label to a (seeds, widths) array, "
+            f"got {type(gaps).__name__} and {type(errors).__name__}"
+        )
+    if set(gaps) != set(errors) or not gaps:
+        raise ValueError(
+            "gaps and errors must have the same non-empty labels, "
+            f"got {sorted(gaps)} and {sorted(errors)}"
+        )
+    fig, (ax0, ax1) = new_figure(2, width=9.5)
+    for (label, gap), marker in zip(gaps.items(), "osD^v"):
+        gap = _values(gap, f"gaps[{label!r}]", ndim=2)
+        err = _values(errors[label], f"errors[{label!r}]", ndim=2)
+        slope = loglog_slope(widths, gap.mean(axis=0))
+        seeds_and_mean(
+            ax0, widths, gap, f"{label} (slope {slope:.2f})", marker
+        )
+        seeds_and_mean(
+            ax1, widths, err, label, marker, logy=False
+        )
+    for ax in (ax0, ax1):
+        width_ticks(ax, widths)
+        ax.set_xlabel("width $m$")
+        legend_outside(ax, fontsize=8, ncols=1)
+    ax0.set_ylabel("train/test gap (logistic loss)")
+    ax1.set_ylabel("0-1 test error")
     return fig
