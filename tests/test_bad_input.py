@@ -534,6 +534,11 @@ row(T, "shape", "y", lambda: trends.loglog_trend([1.0, 2.0], np.ones((3, 3))))
 row(T, "range", "y", lambda: trends.loglog_trend([1.0, 2.0], -np.ones((2, 2))), note="negative")
 row(T, "range", "x", lambda: trends.loglog_trend([0.0, 2.0], np.ones((2, 2))), note="zero")
 real_rows(T, "level", lambda v: trends.loglog_trend([1.0, 2.0], np.ones((2, 2)) + [[0, 1], [1, 0]], v), bad=(0.0, 1.0))
+T = "rnnlib.trends.bootstrap_loglog_trend"
+row(T, "range", "x", lambda: trends.bootstrap_loglog_trend([0.0, 2.0], [[1.0, 2.0], [1.0, 2.0]]), note="zero")
+row(T, "shape", "samples", lambda: trends.bootstrap_loglog_trend([1.0, 2.0], [[1.0, 2.0]]), note="one size short")
+row(T, "range", "samples[1]", lambda: trends.bootstrap_loglog_trend([1.0, 2.0], [[1.0, 2.0], [1.0]]), note="one draw")
+row(T, "range", "n_boot", lambda: trends.bootstrap_loglog_trend([1.0, 2.0], [[1.0, 2.0], [1.0, 2.0]], n_boot=10))
 
 # --- rnnlib.experiments.ch10 (chapter 10) ----------------------------------------------------------
 

@@ -497,13 +497,51 @@ def source_numbers(source: str) -> set[Fraction]:
     return found
 
 
+def _end_bound(node: ast.AST) -> tuple[str, str, Fraction] | None:
+    """``t.low > -0.65`` (or ``-0.65 < t.low``) -> ("t", "low", -0.65); else None."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    left, right, op = node.left, node.comparators[0], node.ops[0]
+    if isinstance(right, ast.Attribute):  # a < t.low: flip it
+        left, right = right, left
+        op = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt()}.get(type(op), op)
+    value = _literal(right)
+    if not isinstance(left, ast.Attribute) or value is None:
+        return None
+    end = left.attr.lower()
+    if (end == "low" and isinstance(op, ast.Gt)) or (
+        end == "high" and isinstance(op, ast.Lt)
+    ):
+        return ast.dump(left.value), end, value
+    return None
+
+
 def source_intervals(
     source: str,
 ) -> set[tuple[Fraction, Fraction]]:
-    """The intervals the cell's chained comparisons assert, ``-0.6 < slope < -0.4`` ->
-    (2/5, 3/5): both ends numeric literals of one sign, as absolute values, low first."""
+    """The intervals the cell's comparisons assert, ``-0.6 < slope < -0.4`` -> (2/5, 3/5):
+    both ends numeric literals of one sign, as absolute values, low first. An interval's
+    containment, ``t.low > -0.65 and t.high < -0.35`` on one object ``t`` (a
+    confidence interval inside the tolerance), asserts (-0.65, -0.35) too."""
     found: set[tuple[Fraction, Fraction]] = set()
     for node in ast.walk(_tree(source)):
+        if isinstance(node, ast.BoolOp) and isinstance(
+            node.op, ast.And
+        ):
+            ends = [e for e in map(_end_bound, node.values) if e]
+            for base, end, a in ends:
+                for base2, end2, b in ends:
+                    if (
+                        base == base2
+                        and (end, end2) == ("low", "high")
+                        and a * b > 0
+                    ):
+                        found.add(
+                            (
+                                min(abs(a), abs(b)),
+                                max(abs(a), abs(b)),
+                            )
+                        )
         if not (
             isinstance(node, ast.Compare) and len(node.ops) == 2
         ):
@@ -810,6 +848,24 @@ WEAK_CHECK = (
             'claims.check("pg-planted", all(-1.3 < s < -0.7 for s in sl), "s")\n',
             "The movement falls like 1/m.",
             False,
+        ),
+        (
+            "holds = t.low > -0.65 and t.high < -0.35\n"
+            'claims.check("pg-planted", holds, "s")\n',
+            "The error falls like m^(-1/2).",
+            False,
+        ),
+        (
+            "holds = t.low > -0.8 and t.high < -0.25\n"
+            'claims.check("pg-planted", holds, "s")\n',
+            "The error falls like m^(-1/2).",
+            True,
+        ),
+        (
+            "holds = t.low > -0.65 and u.high < -0.35\n"
+            'claims.check("pg-planted", holds, "s")\n',
+            "The error falls like m^(-1/2).",
+            True,
         ),
         (
             'claims.check("pg-planted", -2 < slope < -0.35, "s")\n',

@@ -78,3 +78,32 @@ def test_loglog_trend_recovers_a_power_law():
 def test_chapter_10_uses_the_shared_helpers():
     assert ch10.seed_slopes is trends.seed_slopes
     assert ch10.mean_interval is trends.mean_interval
+
+
+def test_bootstrap_loglog_trend_brackets_the_rate_of_noisy_draws():
+    """Draws |N(0, 1)| / sqrt(m): the slope of the means is -1/2 up to noise, inside the interval."""
+    rng = np.random.default_rng(3)
+    m = [64.0, 256.0, 1024.0, 4096.0]
+    draws = [np.abs(rng.normal(size=60)) / np.sqrt(x) for x in m]
+    t = trends.bootstrap_loglog_trend(m, draws, generator=5)
+    # the point estimate is the least-squares slope of the logged means
+    want = np.polyfit(
+        np.log(m), np.log([d.mean() for d in draws]), 1
+    )[0]
+    assert t.slope == pytest.approx(want, rel=1e-12)
+    assert t.low < -0.5 < t.high
+    assert t.low < t.slope < t.high
+    assert 0.05 < t.high - t.low < 0.5
+    assert t.draws == (60, 60, 60, 60)
+    assert str(t).endswith("(95 % bootstrap, 60 draws each)")
+    # seeded: the same interval again; more draws, a narrower one
+    assert (
+        trends.bootstrap_loglog_trend(m, draws, generator=5) == t
+    )
+    more = [np.abs(rng.normal(size=960)) / np.sqrt(x) for x in m]
+    wide = trends.bootstrap_loglog_trend(m, more, generator=5)
+    assert wide.high - wide.low < (t.high - t.low) / 2
+    # a flat series: the interval holds 0
+    flat = [np.abs(rng.normal(size=60)) for _ in m]
+    f = trends.bootstrap_loglog_trend(m, flat, generator=5)
+    assert f.low < 0 < f.high

@@ -69,7 +69,9 @@ class Lemma44Sweep:
     with ``p = (2/m) T v`` and ``p = 2 T v``; ``predicted``: the mean of
     ``sqrt(2/pi)`` times :func:`rnnlib.inversion.relu_identity_std` (the mean absolute value of
     a centred Gaussian); ``bound``: the mean of ``|v| |x| / sqrt(m)``;
-    ``exceed``: the fraction of trials whose corrected error exceeds it.
+    ``exceed``: the fraction of trials whose corrected error exceeds it;
+    ``corrected_trials`` (widths, n_trials): each trial's corrected error, the
+    draws a bootstrap interval of the rate resamples.
     """
 
     widths: np.ndarray
@@ -78,6 +80,7 @@ class Lemma44Sweep:
     predicted: np.ndarray
     bound: np.ndarray
     exceed: np.ndarray
+    corrected_trials: np.ndarray
 
 
 @validate_params("n_trials", d=Int(1))
@@ -95,6 +98,7 @@ def lemma44_sweep(
     """
     widths = check_ints(widths, "widths", minimum=1)
     out = np.zeros((5, len(widths)))
+    trials = np.zeros((len(widths), n_trials))
     for j, m in enumerate(widths):
         gen = derive(generator, "lemma44", m)
         v = torch.randn(
@@ -126,7 +130,8 @@ def lemma44_sweep(
             bound,
             (corrected > bound).double().mean(),
         ]
-    return Lemma44Sweep(np.asarray(widths), *out)
+        trials[j] = corrected.numpy()
+    return Lemma44Sweep(np.asarray(widths), *out, trials)
 
 
 @dataclass(frozen=True)
@@ -349,7 +354,8 @@ class StepFeatureSweep:
     ``errors[f, j]``: mean over draws of ``max_u |average - phi(u)|`` for
     function ``names[f]`` and width ``widths[j]``; ``norms[f]``:
     ``sqrt(E[H^2])`` of its fitted ``H``; ``fit_errors[f]``: the bias of the
-    fit (the error as m -> infinity).
+    fit (the error as m -> infinity); ``draw_errors[f, j]``: the ``n_draws`` errors
+    behind ``errors[f, j]``, the draws a bootstrap interval of the rate resamples.
     """
 
     widths: np.ndarray
@@ -357,6 +363,7 @@ class StepFeatureSweep:
     errors: np.ndarray
     norms: np.ndarray
     fit_errors: np.ndarray
+    draw_errors: np.ndarray
 
 
 @validate_params("n_draws", n_points=Int(2))
@@ -384,6 +391,7 @@ def step_feature_sweep(
     u = torch.linspace(-1.0, 1.0, n_points, dtype=torch.float64)
     names = list(functions)
     errors = np.zeros((len(names), len(widths)))
+    draw_errors = np.zeros((len(names), len(widths), n_draws))
     norms, fit_errors = np.zeros(len(names)), np.zeros(len(names))
     for f, name in enumerate(names):
         phi = functions[name]
@@ -414,8 +422,14 @@ def step_feature_sweep(
                 for k in range(n_draws)
             ]
             errors[f, j] = np.mean(errs)
+            draw_errors[f, j] = errs
     return StepFeatureSweep(
-        np.asarray(widths), names, errors, norms, fit_errors
+        np.asarray(widths),
+        names,
+        errors,
+        norms,
+        fit_errors,
+        draw_errors,
     )
 
 
@@ -493,9 +507,9 @@ class ConstructionSweep:
     :class:`rnnlib.inversion.Construction` (``start``/``end``: the mean ``|term|`` of steps 1 and L);
     ``target_std``: of ``F*`` on the test sequences; ``sample``: the
     :class:`rnnlib.inversion.ConstructionErrors` of the first network at the largest width;
-    ``error_nets``, ``centred_nets`` (networks, widths): ``error`` and ``centred`` of each
-    network k, the series whose slope in ``m`` is fitted once per network
-    (:func:`rnnlib.trends.loglog_trend`).
+    ``error_nets``, ``centred_nets``, ``start_nets`` (networks, widths): ``error``,
+    ``centred`` and ``start`` of each network k, the series whose slope in ``m`` is
+    fitted once per network (:func:`rnnlib.trends.loglog_trend`).
     """
 
     widths: np.ndarray
@@ -512,6 +526,7 @@ class ConstructionSweep:
     sample: ConstructionErrors
     error_nets: np.ndarray
     centred_nets: np.ndarray
+    start_nets: np.ndarray
 
 
 @validate_params("eps_x", "n_networks", "n_test")
@@ -582,9 +597,9 @@ def construction_sweep(
             if k == 0:
                 sample = e
         rows.append(np.mean(per_net, axis=0))
-        nets.append(np.asarray(per_net)[:, :2])
+        nets.append(np.asarray(per_net)[:, :3])
     cols = np.asarray(rows).T
-    per = np.asarray(nets)  # (widths, networks, 2)
+    per = np.asarray(nets)  # (widths, networks, 3)
     return ConstructionSweep(
         np.asarray(widths),
         eps_x,
@@ -593,4 +608,5 @@ def construction_sweep(
         sample,
         per[:, :, 0].T.copy(),
         per[:, :, 1].T.copy(),
+        per[:, :, 2].T.copy(),
     )

@@ -179,14 +179,16 @@ class LazyGrid:
 class RnnSweep(NamedTuple):
     """:func:`rnn_sweep`: the RNN-only measurements of :func:`lazy_grid`, each (seeds, widths) (chapter 5).
 
-    ``coupling_relative``, ``flip_fraction``, ``convexity_mean``: the entries of the
-    same names in :class:`LazyGrid` (at one output scale), equal to them on the same
-    seeds.
+    ``coupling_relative``, ``flip_fraction``, ``convexity_mean``, ``rel_move``,
+    ``spec_move``: the entries of the same names in :class:`LazyGrid` (at one output
+    scale), equal to them on the same seeds.
     """
 
     coupling_relative: np.ndarray
     flip_fraction: np.ndarray
     convexity_mean: np.ndarray
+    rel_move: np.ndarray
+    spec_move: np.ndarray
 
 
 @validate_params(
@@ -214,8 +216,9 @@ def rnn_sweep(
 ) -> RnnSweep:
     """What :func:`lazy_grid` measures on the RNN's own run, at half its cost: for the trends' extra seeds (chapter 5).
 
-    The coupling gap, the flip fraction and the approximate-convexity gap ``delta_t``
-    towards the kernel ridge solution ``theta*`` need only the RNN's run
+    The coupling gap, the flip fraction, the weight movement and the
+    approximate-convexity gap ``delta_t`` towards the kernel ridge solution
+    ``theta*`` need only the RNN's run
     (:func:`rnnlib.train.train_rnn` with ``comparator=theta*``): the same task,
     network, learning rate, sample order and comparator as :func:`lazy_grid` (so the
     same numbers), without the separately trained linearization. Returns a
@@ -230,7 +233,7 @@ def rnn_sweep(
         raise ValueError("widths and seeds must be non-empty")
     out = [
         np.full((len(seeds), len(widths)), np.nan)
-        for _ in range(3)
+        for _ in RnnSweep._fields
     ]
     for i, seed in enumerate(seeds):
         x, y, xe, ye = regression_task(
@@ -266,6 +269,8 @@ def rnn_sweep(
             out[0][i, j] = h.coupling_relative[-1]
             out[1][i, j] = h.flip_fraction[-1]
             out[2][i, j] = float(h.convexity_mean.mean())
+            out[3][i, j] = h.dist_W_fro[-1] / h.W0_fro
+            out[4][i, j] = math.sqrt(m) * h.dist_W_spec[-1]
     return RnnSweep(*out)
 
 

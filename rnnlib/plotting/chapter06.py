@@ -331,11 +331,13 @@ def plot_gap_vs_width_record(widths, gaps, errors) -> Figure:
         err = _values(errors[label], f"errors[{label!r}]", ndim=2)
         slope = loglog_slope(widths, gap.mean(axis=0))
         seeds_and_mean(
-            ax0, widths, gap, f"{label} (slope {slope:.2f})", marker
+            ax0,
+            widths,
+            gap,
+            f"{label} (slope {slope:.2f})",
+            marker,
         )
-        seeds_and_mean(
-            ax1, widths, err, label, marker, logy=False
-        )
+        seeds_and_mean(ax1, widths, err, label, marker, logy=False)
     for ax in (ax0, ax1):
         width_ticks(ax, widths)
         ax.set_xlabel("width $m$")
