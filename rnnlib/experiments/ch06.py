@@ -989,8 +989,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     records.record_cli(
         argv,
         chapter=CHAPTER,
-        make=lambda out, **kw: make_width_record(
-            out, progress=True, **kw
+        make=lambda out, smoke, **kw: make_width_record(
+            out, smoke=smoke, progress=not smoke, **kw
         ),
         cost="about 5 CPU-minutes",
     )
