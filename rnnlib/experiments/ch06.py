@@ -847,8 +847,9 @@ def run_width_record(
 
     For each initialization of ``config`` (:data:`RECORD` by default), seed and width,
     :func:`generalization_run` at ``n`` training sequences; returns
-    ``{init: {field: [[value per width] per seed]}}`` for the fields of
-    :data:`_KEPT`. The runs of the i.i.d. initialization at chapter 6's own seeds
+    ``{init: {field: [[value per width] per seed]}}`` for the fields ``gap``,
+    ``train_loss``, ``test_loss``, ``test_error``, ``norm``, ``rademacher``,
+    ``flip_fraction`` and ``f0_max`` of :class:`GeneralizationRun`. The runs of the i.i.d. initialization at chapter 6's own seeds
     and widths are the chapter's live runs (the same streams), which it checks.
     """
     cfg = _check_record_config(
@@ -950,7 +951,7 @@ def make_width_record(
 
 
 def check_width_record(record: Mapping) -> float:
-    """Re-run :func:`fingerprint` at the record's config and compare (``rnnlib.records.check_fingerprint``).
+    """Re-run :func:`width_fingerprint` at the record's config and compare (``rnnlib.records.check_fingerprint``).
 
     Raises :class:`rnnlib.records.StaleRecordError` ("the recorded runs of chapter 6
     are stale: run `make record CH=06`") if the code path gives other numbers than
