@@ -105,6 +105,7 @@ __all__ = [
     "limit_hidden_covariance",
     "limit_tangent_kernel",
     "cross_time_fraction",
+    "sample_constant",
 ]
 
 
@@ -598,3 +599,47 @@ def cross_time_fraction(
     total = terms.sum(dim=(1, 2))
     diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)
     return (total - diag).abs() / total
+
+
+def sample_constant(
+    K: torch.Tensor, f: torch.Tensor
+) -> float | np.ndarray:
+    """The sample-size constant of the Rademacher route for a target on a finite domain: ``||f||_K^2 sup K / E f^2`` (chapter 7, ours).
+
+    ``K`` (N, N) is a positive definite kernel matrix on all N points of a domain,
+    ``f`` (N,) the target's values there, or (N, k) for k targets at once (one
+    factorization). ``||f||_K^2 = f^T K^{-1} f`` is the squared norm of the smallest
+    function of the kernel's RKHS that equals ``f`` on the domain (a Cholesky solve).
+    Kernel regression in the ball ``||g||_K <= ||f||_K`` has Rademacher complexity at
+    most ``||f||_K sqrt(sup_x K(x, x) / n)`` on ``n`` samples, so the route that
+    Theorem 3.1's proof takes needs ``n ~ C / eps^2`` samples for an error ``eps``, with
+    ``C = ||f||_K^2 sup_x K(x, x) / E f^2``; the mean of ``f^2`` is over the domain (1 for
+    a +-1 indicator). Returns a float, or an array (k,) for (N, k). Raises
+    ``ValueError`` when ``K`` is not positive definite (its Cholesky factorization fails).
+    """
+    K = check_tensor(K, "K", ndim=2)
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"K must be square, got shape {tuple(K.shape)}"
+        )
+    one = isinstance(f, torch.Tensor) and f.ndim == 1
+    f = check_tensor(f, "f")
+    if f.ndim == 1:
+        f = f[:, None]
+    if f.ndim != 2 or f.shape[0] != K.shape[0]:
+        raise ValueError(
+            f"f must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(f.shape)}"
+        )
+    f = f.to(K.dtype)
+    scale = (f * f).mean(dim=0)
+    if not bool(torch.all(scale > 0)):
+        raise ValueError("f must not be zero everywhere")
+    chol, info = torch.linalg.cholesky_ex(K)
+    if int(info) != 0:
+        raise ValueError(
+            "K must be positive definite (its Cholesky factorization failed "
+            f"at column {int(info)})"
+        )
+    alpha = torch.cholesky_solve(f, chol)
+    c = (f * alpha).sum(dim=0) * K.diagonal().max() / scale
+    return float(c[0]) if one else c.numpy()

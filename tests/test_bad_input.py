@@ -997,8 +997,13 @@ row("rnnlib.plotting.plot_pair", "type", "pair", lambda: plotting.plot_pair(None
 row("rnnlib.plotting.plot_gap_vs_n", "empty", "runs", lambda: plotting.plot_gap_vs_n([]))
 row("rnnlib.plotting.plot_gap_vs_n", "type", "runs", lambda: plotting.plot_gap_vs_n(["run"]))
 row("rnnlib.plotting.plot_complexity_vs_width", "empty", "runs", lambda: plotting.plot_complexity_vs_width([]))
+row("rnnlib.plotting.plot_learnability_atlas", "type", "atlas", lambda: plotting.plot_learnability_atlas(None, 0.5))
+row("rnnlib.ntk.sample_constant", "shape", "K", lambda: ntk.sample_constant(torch.eye(3, 2, dtype=torch.float64), torch.ones(3, dtype=torch.float64)))
+row("rnnlib.ntk.sample_constant", "shape", "f", lambda: ntk.sample_constant(torch.eye(3, dtype=torch.float64), torch.ones(2, dtype=torch.float64)))
+row("rnnlib.ntk.sample_constant", "malformed", "K", lambda: ntk.sample_constant(-torch.eye(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)), note="not positive definite")
 row("rnnlib.plotting.plot_gap_vs_width_record", "type", "gaps", lambda: plotting.plot_gap_vs_width_record([8, 16], [1.0], {}))
 row("rnnlib.plotting.plot_gap_vs_width_record", "malformed", "errors", lambda: plotting.plot_gap_vs_width_record([8, 16], {"a": np.ones((2, 2))}, {"b": np.ones((2, 2))}))
+row("rnnlib.plotting.plot_gap_vs_width_record", "range", "limit_gap", lambda: plotting.plot_gap_vs_width_record([8, 16], {"a": np.ones((2, 2))}, {"a": np.ones((2, 2))}, limit_gap=-1.0))
 
 # --- rnnlib.generalization ----------------------------------------------------------------------
 
@@ -1039,6 +1044,12 @@ row("rnnlib.recognizers.Recognition", "malformed", "z", lambda: recognizers.addi
 T = "rnnlib.experiments.ch07.run_learners"
 row(T, "malformed", "name", lambda: exp07.run_learners("dyck", 4, widths=[]))
 row(T, "type", "widths", lambda: exp07.run_learners("dl1", 4, widths=8, hidden=None))
+T = "rnnlib.experiments.ch07.learnability_atlas"
+row(T, "malformed", "languages[i]", lambda: exp07.learnability_atlas(["dyck"], [4, 6], [0.5]))
+row(T, "type", "languages[i]", lambda: exp07.learnability_atlas([3], [4, 6], [0.5]))
+row(T, "range", "lengths", lambda: exp07.learnability_atlas(["dl1"], [4, 13], [0.5]), note="a 2^13 kernel")
+row(T, "range", "eps_values[i]", lambda: exp07.learnability_atlas(["dl1"], [4, 6], [0.0]))
+row(T, "empty", "lengths", lambda: exp07.learnability_atlas(["dl1"], [4], [0.5]), note="one length: no slope")
 row(T, "range", "widths", lambda: exp07.run_learners("dl1", 4, widths=[0], hidden=None))
 row(T, "range", "hidden", lambda: exp07.run_learners("dl1", 4, widths=[], hidden=0))
 row(T, "type", "wide_kwargs", lambda: exp07.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))

@@ -385,3 +385,50 @@ def test_compare_learners_runs_the_baselines():
     assert "|S| =" in by["S rule"].what
     for s in scores:
         assert 0.0 <= s.fresh_unseen <= 1.0
+
+
+def test_learnability_atlas_against_a_direct_computation():
+    """One cell of the atlas recomputed by hand; complementary and symmetric languages agree; PARITY is hard."""
+    from rnnlib._rng import derive
+    from rnnlib.languages import all_strings, get_language
+    from rnnlib.ntk import sample_constant
+
+    atlas = ch07.learnability_atlas(
+        ["parity", "dl1", "tomita5", "tomita1", "tomita2"],
+        [4, 6],
+        [0.5],
+        n_shuffles=4,
+        generator=2,
+    )
+    assert atlas.constant.shape == (5, 2, 1)
+    z = all_strings(6)
+    K = limit_tangent_kernel(
+        encode_strings(z, 0.5, dtype=torch.float64)
+    )
+    f = 2 * get_language("dl1").membership(z).double() - 1
+    assert np.isclose(
+        atlas.constant[1, 1, 0], sample_constant(K, f)
+    )
+    perms = [
+        torch.randperm(64, generator=derive(2, "shuffle", 6, k))
+        for k in range(4)
+    ]
+    shuffled = np.mean([sample_constant(K, f[p]) for p in perms])
+    assert np.isclose(atlas.shuffled[1, 1, 0], shuffled)
+    assert np.isclose(atlas.positives[1, 1], 6 / 64)
+    # at even n, Tomita 5 (even 0s and even 1s) is the complement of PARITY:
+    # f -> -f leaves f^T K^-1 f unchanged
+    np.testing.assert_allclose(
+        atlas.constant[0], atlas.constant[2], rtol=1e-10
+    )
+    # 1* and (10)* each accept one string of length n: the same constant
+    np.testing.assert_allclose(
+        atlas.constant[3], atlas.constant[4], rtol=1e-8
+    )
+    # PARITY needs more than random labels with its balance; ratio and slope are consistent
+    assert np.all(atlas.ratio[0] > 1.5)
+    b = atlas.bits_per_symbol()
+    want_b = np.polyfit(
+        [4, 6], np.log2(atlas.constant[:, :, 0]).T, 1
+    )[0]
+    np.testing.assert_allclose(b[:, 0], want_b, rtol=1e-10)

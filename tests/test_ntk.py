@@ -459,3 +459,41 @@ def test_kernel_sgd_is_logistic_sgd_on_the_features():
     K = (Phi @ Phi.T).numpy()
     # f = K gamma, and the weight change's squared norm is gamma^T K gamma
     assert np.isclose(gamma @ K @ gamma, float(theta @ theta))
+
+
+def test_sample_constant_is_the_min_norm_interpolant_times_sup_k():
+    """f^T K^-1 f sup K / mean f^2 against an explicit inverse; several targets in one call; bad K refused."""
+    from rnnlib.ntk import sample_constant
+
+    gen = torch.Generator().manual_seed(3)
+    G = torch.randn(12, 12, generator=gen, dtype=F64)
+    K = G @ G.T + 0.5 * torch.eye(12, dtype=F64)
+    f = torch.sign(torch.randn(12, generator=gen, dtype=F64))
+    want = float(f @ torch.linalg.inv(K) @ f) * float(
+        K.diagonal().max()
+    )
+    assert math.isclose(sample_constant(K, f), want, rel_tol=1e-10)
+    # the identity kernel: ||f||^2 = N for a +-1 target, sup K = 1
+    assert math.isclose(
+        sample_constant(torch.eye(12, dtype=F64), f),
+        12.0,
+        rel_tol=1e-12,
+    )
+    # the smallest RKHS interpolant: K alpha = f, and its norm is alpha^T K alpha
+    alpha = torch.linalg.solve(K, f)
+    assert math.isclose(
+        float(alpha @ K @ alpha) * float(K.diagonal().max()),
+        want,
+        rel_tol=1e-10,
+    )
+    # a batch of targets, scaled: the constant does not depend on the scale of f
+    F = torch.stack([f, 3 * f, torch.ones(12, dtype=F64)], dim=1)
+    got = sample_constant(K, F)
+    np.testing.assert_allclose(got[:2], [want, want], rtol=1e-10)
+    # relabelling the domain (a permutation of K's rows and columns and of f) changes nothing
+    p = torch.randperm(12, generator=gen)
+    assert math.isclose(
+        sample_constant(K[p][:, p], f[p]), want, rel_tol=1e-10
+    )
+    with pytest.raises(ValueError, match="positive definite"):
+        sample_constant(-K, f)

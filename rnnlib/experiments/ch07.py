@@ -51,6 +51,7 @@ from ..languages import (
     ConceptRepresentation,
     HeldOutSplit,
     LabelledStrings,
+    all_strings,
     check_split,
     check_strings,
     encode_strings,
@@ -61,7 +62,11 @@ from ..languages import (
     sample_language,
     string_ones,
 )
-from ..ntk import limit_tangent_kernel, tangent_kernel_diag
+from ..ntk import (
+    limit_tangent_kernel,
+    sample_constant,
+    tangent_kernel_diag,
+)
 from ..recognizers import (
     Recognition,
     additive_baseline,
@@ -103,6 +108,8 @@ __all__ = [
     "run_learners",
     "accuracy_table",
     "length_generalization",
+    "LearnabilityAtlas",
+    "learnability_atlas",
 ]
 
 
@@ -1238,3 +1245,151 @@ def length_generalization(
         for label, r in runs.learners().items()
         if label != "additive"
     }
+
+
+# --- the learnability atlas of the limit kernel (ours) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class LearnabilityAtlas:
+    """:func:`learnability_atlas` results (chapter 7). Arrays (languages, lengths, eps_values).
+
+    ``constant``: :func:`rnnlib.ntk.sample_constant` of the language's +-1 indicator on
+    all 2^n strings under the limit tangent kernel; ``shuffled``: the same for a random
+    relabelling with the language's number of positives (the indicator at a random
+    permutation of the strings), the mean over ``n_shuffles`` draws; ``positives``:
+    the language's share of the 2^n strings, (languages, lengths).
+    """
+
+    languages: list
+    lengths: np.ndarray
+    eps_values: np.ndarray
+    constant: np.ndarray
+    shuffled: np.ndarray
+    positives: np.ndarray
+    n_shuffles: int
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """``constant / shuffled``: below 1, the kernel's route finds structure beyond the class balance."""
+        return self.constant / self.shuffled
+
+    def bits_per_symbol(
+        self, which: str = "constant"
+    ) -> np.ndarray:
+        """The least-squares slope of ``log2`` of ``which`` ("constant" or "shuffled") against n, (languages, eps_values).
+
+        ``C ~ 2^(b n)``: ``b`` near 1 is the growth of random labels (the route needs about as many
+        samples as there are strings), near 0 a polynomial growth at these lengths.
+        """
+        if which not in ("constant", "shuffled"):
+            raise ValueError(
+                f"which must be 'constant' or 'shuffled', got {which!r}"
+            )
+        values = np.log2(getattr(self, which))
+        n = self.lengths.astype(float)
+        nc = n - n.mean()
+        return np.einsum(
+            "j,ije->ie",
+            nc,
+            values - values.mean(axis=1, keepdims=True),
+        ) / float(nc @ nc)
+
+
+@validate_params(n_shuffles=Int(1))
+def learnability_atlas(
+    languages: Sequence[str],
+    lengths: Sequence[int],
+    eps_values: Sequence[float],
+    *,
+    n_shuffles: int = 20,
+    generator=0,
+) -> LearnabilityAtlas:
+    """The sample-size constant of the lazy learner's Rademacher route, per language, length and eps_x (chapter 7, ours).
+
+    For each length n: all 2^n strings (:func:`rnnlib.languages.all_strings`), encoded at
+    each ``eps_x`` (:func:`rnnlib.languages.encode_strings`, float64), their limit tangent
+    kernel (:func:`rnnlib.ntk.limit_tangent_kernel`), and for each language
+    :func:`rnnlib.ntk.sample_constant` of its +-1 indicator, beside the mean over
+    ``n_shuffles`` random permutations of that indicator (the same number of positives,
+    no structure; permutations from ``derive(generator, "shuffle", n, k)``). Lengths up to
+    12 (a 4096 x 4096 kernel). Returns a :class:`LearnabilityAtlas`.
+    """
+    languages = list(
+        check_sequence(languages, "languages", "language names")
+    )
+    for name in languages:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"languages[i] must be a language name (str), got {type(name).__name__}"
+            )
+        try:
+            get_language(name)
+        except ValueError as err:
+            raise ValueError(
+                f"languages[i] {str(err).removeprefix('name: ')}"
+            ) from None
+    lengths = check_ints(lengths, "lengths", minimum=2)
+    if max(lengths) > 12:
+        raise ValueError(
+            f"lengths must be at most 12 (a 2^n x 2^n kernel), got {max(lengths)}"
+        )
+    if len(lengths) < 2:
+        raise ValueError(
+            "lengths must hold at least 2 lengths (a slope in n)"
+        )
+    eps_values = [
+        check_real(
+            e, "eps_values[i]", low=0.0, high=1.0, low_open=True
+        )
+        for e in check_sequence(
+            eps_values, "eps_values", "reals in (0, 1]"
+        )
+    ]
+    shape = (len(languages), len(lengths), len(eps_values))
+    constant, shuffled = np.zeros(shape), np.zeros(shape)
+    positives = np.zeros(shape[:2])
+    f64 = torch.float64
+    for j, n in enumerate(lengths):
+        z = all_strings(n)
+        labels = [
+            get_language(name).membership(z).to(f64)
+            for name in languages
+        ]
+        perms = [
+            torch.randperm(
+                len(z),
+                generator=derive(generator, "shuffle", n, k),
+            )
+            for k in range(n_shuffles)
+        ]
+        for i, y in enumerate(labels):
+            positives[i, j] = float(y.mean())
+        for e, eps in enumerate(eps_values):
+            K = limit_tangent_kernel(
+                encode_strings(z, eps, dtype=f64)
+            )
+            # every indicator and every shuffle in one solve
+            F = torch.stack(
+                [
+                    g
+                    for y in labels
+                    for g in (
+                        2 * y - 1,
+                        *((2 * y - 1)[p] for p in perms),
+                    )
+                ],
+                dim=1,
+            )
+            c = sample_constant(K, F).reshape(len(labels), -1)
+            constant[:, j, e] = c[:, 0]
+            shuffled[:, j, e] = c[:, 1:].mean(axis=1)
+    return LearnabilityAtlas(
+        languages,
+        np.asarray(lengths),
+        np.asarray(eps_values, dtype=float),
+        constant,
+        shuffled,
+        positives,
+        n_shuffles,
+    )

@@ -11,7 +11,6 @@ from matplotlib.figure import Figure
 from ._style import (
     _values,
     legend_outside,
-    loglog_slope,
     new_figure,
     seeds_and_mean,
     width_ticks,
@@ -306,13 +305,17 @@ def plot_theorem_terms(runs) -> Figure:
     return fig
 
 
-def plot_gap_vs_width_record(widths, gaps, errors) -> Figure:
+def plot_gap_vs_width_record(
+    widths, gaps, errors, limit_gap: float | None = None
+) -> Figure:
     """Chapter 6: the recorded width sweep, the train/test gap and the test error against m per initialization.
 
     ``widths`` (W,); ``gaps`` and ``errors``: mappings from an initialization's label to
     a (seeds, W) array (chapter 6's record, ``rnnlib.experiments.ch06.RECORD``). Left,
-    log-log: the gap of each seed (points) and the mean (line), with the slope of the
-    mean in the legend; right: the 0-1 test error on the same runs.
+    log-log: the gap of each seed (points) and the mean (line), and ``limit_gap`` (the
+    infinite-width lazy learner's gap on the same tasks) as a dashed line if given;
+    right: the 0-1 test error on the same runs. The per-seed slopes are in the
+    chapter's table, not in the legend.
     """
     widths = _values(widths, "widths", ndim=1)
     if not isinstance(gaps, dict) or not isinstance(errors, dict):
@@ -325,19 +328,28 @@ def plot_gap_vs_width_record(widths, gaps, errors) -> Figure:
             "gaps and errors must have the same non-empty labels, "
             f"got {sorted(gaps)} and {sorted(errors)}"
         )
+    if limit_gap is not None and not (
+        isinstance(limit_gap, (int, float))
+        and math.isfinite(limit_gap)
+        and limit_gap > 0
+    ):
+        raise ValueError(
+            f"limit_gap must be a positive number, got {limit_gap!r}"
+        )
     fig, (ax0, ax1) = new_figure(2, width=9.5)
     for (label, gap), marker in zip(gaps.items(), "osD^v"):
         gap = _values(gap, f"gaps[{label!r}]", ndim=2)
         err = _values(errors[label], f"errors[{label!r}]", ndim=2)
-        slope = loglog_slope(widths, gap.mean(axis=0))
-        seeds_and_mean(
-            ax0,
-            widths,
-            gap,
-            f"{label} (slope {slope:.2f})",
-            marker,
-        )
+        seeds_and_mean(ax0, widths, gap, label, marker)
         seeds_and_mean(ax1, widths, err, label, marker, logy=False)
+    if limit_gap is not None:
+        ax0.axhline(
+            float(limit_gap),
+            color="k",
+            ls="--",
+            lw=1,
+            label="infinite-width limit learner",
+        )
     for ax in (ax0, ax1):
         width_ticks(ax, widths)
         ax.set_xlabel("width $m$")

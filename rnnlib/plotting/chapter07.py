@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._style import _same_length, _table, _values, new_figure
+from ._style import (
+    _record,
+    _same_length,
+    _table,
+    _values,
+    new_figure,
+)
 
 __all__ = [
     "plot_learner_accuracy",
@@ -13,6 +19,7 @@ __all__ = [
     "plot_length_sweep",
     "plot_representation_complexity",
     "plot_accuracy_grid",
+    "plot_learnability_atlas",
 ]
 
 
@@ -224,4 +231,69 @@ def plot_kernel_curves(curves: dict) -> Figure:
         ax.set_title(str(title))
     axes[0].set_ylabel("accuracy")
     axes[0].legend(fontsize=7, loc="lower left")
+    return fig
+
+
+def plot_learnability_atlas(atlas, eps_x: float) -> Figure:
+    """Chapter 7: the lazy learner's sample-size constant per language against n, and its ratio to shuffled labels.
+
+    ``atlas`` is an :class:`rnnlib.experiments.ch07.LearnabilityAtlas`; ``eps_x`` one of
+    its ``eps_values``. Left, log scale: ``C`` per language and, dotted, ``2^n``
+    (the number of strings); right, log scale: ``C`` over that of the language's
+    indicator at random permutations of the strings (1: no structure beyond the
+    class balance). Legend below.
+    """
+    _record(
+        atlas,
+        "atlas",
+        (
+            "languages",
+            "lengths",
+            "eps_values",
+            "constant",
+            "shuffled",
+        ),
+        "an rnnlib.experiments.ch07.LearnabilityAtlas",
+    )
+    eps = _values(atlas.eps_values, "atlas.eps_values", ndim=1)
+    hits = np.flatnonzero(np.isclose(eps, float(eps_x)))
+    if hits.size == 0:
+        raise ValueError(
+            f"eps_x must be one of atlas.eps_values {eps.tolist()}, got {eps_x!r}"
+        )
+    e = int(hits[0])
+    n = _values(atlas.lengths, "atlas.lengths", ndim=1)
+    C = _values(atlas.constant, "atlas.constant", ndim=3)[:, :, e]
+    ratio = (
+        C
+        / _values(atlas.shuffled, "atlas.shuffled", ndim=3)[
+            :, :, e
+        ]
+    )
+    fig, (ax0, ax1) = new_figure(2, width=9.5, height=4.2)
+    markers = "os^vD<>ph*"
+    for k, name in enumerate(atlas.languages):
+        kw = dict(
+            marker=markers[k % len(markers)],
+            ms=4,
+            ls="-" if k < len(markers) else "--",
+        )
+        line = ax0.plot(n, C[k], label=name, **kw)[0]
+        ax1.plot(n, ratio[k], color=line.get_color(), **kw)
+    ax0.plot(n, 2.0**n, "k:", lw=1, label="$2^n$ strings")
+    ax1.axhline(1.0, color="k", ls=":", lw=1)
+    for ax in (ax0, ax1):
+        ax.set_yscale("log")
+        ax.set_xticks(n, labels=[f"{int(v)}" for v in n])
+        ax.set_xlabel("string length $n$")
+    ax0.set_ylabel(r"$C=\|f\|_K^2\,\sup K$")
+    ax1.set_ylabel("$C$ / $C$ of shuffled labels")
+    handles, labels = ax0.get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=4,
+        fontsize=8,
+    )
     return fig
