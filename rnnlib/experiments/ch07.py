@@ -202,6 +202,20 @@ class KernelCurve:
         return int(self.sizes[hit[0]]) if len(hit) else None
 
 
+def _check_language(name: object, what: str) -> None:
+    """Refuse a ``name`` that is not a language name, saying which argument (``what``) it was."""
+    if not isinstance(name, str):
+        raise TypeError(
+            f"{what} must be a language name (str), got {type(name).__name__}"
+        )
+    try:
+        get_language(name)
+    except ValueError as err:
+        raise ValueError(
+            f"{what} {str(err).removeprefix('name: ')}"
+        ) from None
+
+
 def limit_kernel_curve(
     language: str,
     n: int,
@@ -224,16 +238,7 @@ def limit_kernel_curve(
     ridge of least leave-one-out error among ``ridges``, and classify by the sign.
     Scores: see :class:`KernelCurve` and the module docstring.
     """
-    if not isinstance(language, str):
-        raise TypeError(
-            f"language must be a language name (str), got {type(language).__name__}"
-        )
-    try:
-        get_language(language)
-    except ValueError as err:
-        raise ValueError(
-            f"language {str(err).removeprefix('name: ')}"
-        ) from None
+    _check_language(language, "language")
     n = check_int(n, "n", minimum=2)
     sizes = check_ints(sizes, "sizes", minimum=4)
     seeds = check_int(seeds, "seeds", minimum=1)
@@ -1319,16 +1324,7 @@ def learnability_atlas(
         check_sequence(languages, "languages", "language names")
     )
     for name in languages:
-        if not isinstance(name, str):
-            raise TypeError(
-                f"languages[i] must be a language name (str), got {type(name).__name__}"
-            )
-        try:
-            get_language(name)
-        except ValueError as err:
-            raise ValueError(
-                f"languages[i] {str(err).removeprefix('name: ')}"
-            ) from None
+        _check_language(name, "languages[i]")
     lengths = check_ints(lengths, "lengths", minimum=2)
     if max(lengths) > 12:
         raise ValueError(

@@ -917,8 +917,6 @@ def check_record(
     :data:`rnnlib.records.FINGERPRINT_RTOL`, for float64 rounding across
     machines). Returns the largest relative difference.
     """
-    if not isinstance(record, Mapping) or "config" not in record:
-        raise ValueError("record must be a record (load_record)")
     music = _check_music(music)
     text = _check_text(text)
     return records.check_live_fingerprint(
