@@ -32,6 +32,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ __all__ = [
     "output_path",
     "provenance_line",
     "record_cli",
+    "build_record",
 ]
 
 #: Where the records live: ``chapters/records/`` of the book's repository.
@@ -510,3 +512,70 @@ def record_cli(
     print(provenance_line(rec, n))
     print(f"wrote {path} ({path.stat().st_size} bytes)")
     return path
+
+
+def build_record(
+    chapter: int,
+    path: str | Path | None,
+    *,
+    config: Mapping[str, Any],
+    run: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    fingerprint: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    smoke: bool,
+    command: str | None = None,
+    device: str = "cpu",
+    worker_cpu: Callable[[Mapping[str, Any]], float] | None = None,
+) -> Path:
+    """Make one chapter's record: where it goes, the commit, the timed run, the fingerprint, the provenance, the file.
+
+    ``run(config)`` returns the results and ``fingerprint(config)`` the live
+    fingerprint (on the CPU); ``path`` is as in :func:`output_path`, ``command``
+    defaults to ``make record CH=NN`` (plus ``DEVICE=`` off the CPU).
+    ``worker_cpu(results)``, when given, is the CPU seconds spent in worker
+    processes, which the provenance adds to this process's. Each chapter's
+    ``make_*record`` is this call with its own ``run`` and ``fingerprint``.
+    Returns the path written.
+    """
+    n = _check_chapter(chapter)
+    if not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a mapping, got {type(config).__name__}"
+        )
+    for name, fn in (("run", run), ("fingerprint", fingerprint)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable, got {fn!r}")
+    if worker_cpu is not None and not callable(worker_cpu):
+        raise TypeError(
+            f"worker_cpu must be callable or None, got {worker_cpu!r}"
+        )
+    if not isinstance(device, str) or not device:
+        raise ValueError(
+            f"device must be a non-empty string, got {device!r}"
+        )
+    out = output_path(path, n, smoke=bool(smoke))
+    commit = git_commit()
+    t_wall, t_cpu = time.perf_counter(), time.process_time()
+    results = run(config)
+    extra = (
+        0.0 if worker_cpu is None else float(worker_cpu(results))
+    )
+    fp = fingerprint(config)
+    prov = provenance(
+        command
+        or (
+            f"make record CH={n:02d}"
+            + (f" DEVICE={device}" if device != "cpu" else "")
+        ),
+        device=device,
+        wall_seconds=time.perf_counter() - t_wall,
+        cpu_seconds=time.process_time() - t_cpu + extra,
+        commit=commit,
+    )
+    return write_record(
+        out,
+        config=config,
+        results=results,
+        fingerprint=fp,
+        provenance=prov,
+        scale="smoke" if smoke else "full",
+    )

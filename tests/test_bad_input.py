@@ -1237,6 +1237,8 @@ row("rnnlib.records.read_record", "type", "path", lambda: rrec.read_record(3))
 row("rnnlib.records.fingerprint_difference", "type", "live", lambda: rrec.fingerprint_difference({}, [1.0]))
 row("rnnlib.records.fingerprint_difference", "range", "rtol", lambda: rrec.fingerprint_difference({}, {}, rtol=-1.0))
 row("rnnlib.records.check_fingerprint", "malformed", "record", lambda: rrec.check_fingerprint({}, {}, 11))
+row("rnnlib.records.build_record", "range", "chapter", lambda: rrec.build_record(0, None, config={}, run=dict, fingerprint=dict, smoke=False))
+row("rnnlib.records.build_record", "type", "run", lambda: rrec.build_record(6, "/tmp/x.json", config={}, run=3, fingerprint=dict, smoke=True))
 row("rnnlib.records.provenance_line", "malformed", "record", lambda: rrec.provenance_line({}, 11))
 row("rnnlib.experiments.ch11.inference_bound_at", "type", "model", lambda: exp11.inference_bound_at("rnn", [], 3))
 

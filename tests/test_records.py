@@ -129,6 +129,51 @@ def test_write_read_and_check(tmp_path):
         )
 
 
+def test_build_record_times_the_run_and_writes_the_fingerprint(
+    tmp_path,
+):
+    seen = []
+
+    def run(cfg):
+        seen.append("run")
+        return {"rows": [cfg["a"] * 2]}
+
+    def fingerprint(cfg):
+        seen.append("fp")
+        return {"f": [cfg["a"] + 0.5]}
+
+    path = records.build_record(
+        6,
+        tmp_path / "r.json",
+        config={"a": 3},
+        run=run,
+        fingerprint=fingerprint,
+        smoke=True,
+        worker_cpu=lambda results: 100.0 * len(results["rows"]),
+    )
+    rec = records.read_record(path)
+    assert seen == ["run", "fp"]
+    assert rec["results"] == {"rows": [6]}
+    assert rec["fingerprint"] == {"f": [3.5]}
+    assert rec["config"] == {"a": 3} and rec["scale"] == "smoke"
+    prov = rec["provenance"]
+    assert prov["command"] == "make record CH=06"
+    assert prov["device"] == "cpu"
+    # the workers' CPU seconds are added to this process's
+    assert 100.0 <= prov["cpu_seconds"] < 110.0
+    # a smoke record never goes to the committed path
+    with pytest.raises(ValueError, match="path"):
+        records.build_record(
+            6,
+            None,
+            config={"a": 3},
+            run=run,
+            fingerprint=fingerprint,
+            smoke=True,
+        )
+    assert seen == ["run", "fp"]
+
+
 def test_changing_adam_beta_makes_the_record_stale(
     jsb, abc, smoke_fp, monkeypatch
 ):

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import copy
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -927,26 +926,14 @@ def make_width_record(
     is accepted for ``make record`` and ignored (one process, about 5 CPU-minutes).
     Returns the path written.
     """
-    path = records.output_path(path, CHAPTER, smoke=smoke)
-    cfg = SMOKE if smoke else RECORD
-    commit = records.git_commit()
-    t_wall, t_cpu = time.perf_counter(), time.process_time()
-    results = run_width_record(cfg, progress=progress)
-    fp = width_fingerprint(cfg)
-    prov = records.provenance(
-        command or "make record CH=06",
-        device="cpu",
-        wall_seconds=time.perf_counter() - t_wall,
-        cpu_seconds=time.process_time() - t_cpu,
-        commit=commit,
-    )
-    return records.write_record(
+    return records.build_record(
+        CHAPTER,
         path,
-        config=cfg,
-        results=results,
-        fingerprint=fp,
-        provenance=prov,
-        scale="smoke" if smoke else "full",
+        config=SMOKE if smoke else RECORD,
+        run=lambda cfg: run_width_record(cfg, progress=progress),
+        fingerprint=width_fingerprint,
+        smoke=smoke,
+        command=command,
     )
 
 

@@ -845,55 +845,43 @@ def make_record(
     CPU seconds then add the workers' (each model's own) to this process's.
     Returns the path written.
     """
-    path = records.output_path(path, CHAPTER, smoke=smoke)
+    records.output_path(path, CHAPTER, smoke=smoke)
     dev = str(_check_device(device))
-    cfg = SMOKE if smoke else RECORD
     music, text = _load_data()
-    commit = records.git_commit()
-    t_wall, t_cpu = time.perf_counter(), time.process_time()
-    results = run_record(
-        music,
-        text,
-        cfg,
-        device=dev,
-        progress=progress,
-        jobs=jobs,
-        log=log,
-    )
-    worker_cpu = (
-        sum(
-            row["cpu_seconds"]
+
+    def worker_cpu(results: Mapping) -> float:
+        if jobs <= 1:
+            return 0.0
+        rows = [
+            row
             for task in ("music", "text")
-            for rows in results[task].values()
-            for row in rows.values()
-        )
-        + sum(
-            row["cpu_seconds"]
-            for rows in results["sweep"].values()
-            for row in rows.values()
-        )
-        if jobs > 1
-        else 0.0
-    )
-    fp = fingerprint(music, text, cfg)
-    prov = records.provenance(
-        command
-        or (
-            "make record CH=11"
-            + (f" DEVICE={dev}" if dev != "cpu" else "")
-        ),
-        device=dev,
-        wall_seconds=time.perf_counter() - t_wall,
-        cpu_seconds=time.process_time() - t_cpu + worker_cpu,
-        commit=commit,
-    )
-    return records.write_record(
+            for by_model in results[task].values()
+            for row in by_model.values()
+        ] + [
+            row
+            for by_model in results["sweep"].values()
+            for row in by_model.values()
+        ]
+        return sum(row["cpu_seconds"] for row in rows)
+
+    return records.build_record(
+        CHAPTER,
         path,
-        config=cfg,
-        results=results,
-        fingerprint=fp,
-        provenance=prov,
-        scale="smoke" if smoke else "full",
+        config=SMOKE if smoke else RECORD,
+        run=lambda cfg: run_record(
+            music,
+            text,
+            cfg,
+            device=dev,
+            progress=progress,
+            jobs=jobs,
+            log=log,
+        ),
+        fingerprint=lambda cfg: fingerprint(music, text, cfg),
+        smoke=smoke,
+        command=command,
+        device=dev,
+        worker_cpu=worker_cpu,
     )
 
 
