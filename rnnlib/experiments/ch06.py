@@ -774,6 +774,15 @@ RECORD: dict = {
     "out_scale": 0.5,
     "epochs": 4,
     "delta": 0.05,
+    # the sweep over N at one width (the i.i.d. initialization)
+    "n_sweep_ns": [25, 50, 100, 200, 400],
+    "n_sweep_m": 256,
+    "n_sweep_seeds": list(range(8)),
+    # the limit learner at a fixed number of SGD steps, any N
+    "fixed_ns": [400, 1000, 3000, 10000, 30000, 70000, 100000],
+    "fixed_steps": 1600,
+    "fixed_train_points": 1000,
+    "fixed_seeds": list(range(8)),
 }
 #: The record at a size that takes seconds (CI runs it; never written over the record).
 SMOKE: dict = {
@@ -783,6 +792,13 @@ SMOKE: dict = {
     "n": 8,
     "n_pool": 8,
     "n_test": 16,
+    "n_sweep_ns": [4, 8],
+    "n_sweep_m": 8,
+    "n_sweep_seeds": [0, 1],
+    "fixed_ns": [8, 16],
+    "fixed_steps": 20,
+    "fixed_train_points": 8,
+    "fixed_seeds": [0, 1],
 }
 # the short deterministic run whose outputs fingerprint the code path
 _FP = {"widths": [12, 24], "seeds": [0, 1], "n": 10, "n_test": 20}
@@ -796,6 +812,19 @@ _KEPT = (
     "rademacher",
     "flip_fraction",
     "f0_max",
+)
+#: What the record keeps of each run of the sweep over N (adds the bound).
+_KEPT_N = (*_KEPT, "loss_bound", "bound")
+#: What the record keeps of the fixed-T limit learner (fields of :class:`LimitRun`).
+_KEPT_FIXED = (
+    "gap",
+    "train_loss",
+    "test_loss",
+    "test_error",
+    "norm",
+    "rademacher",
+    "loss_bound",
+    "bound",
 )
 
 
@@ -815,6 +844,18 @@ def _check_record_config(config: object) -> dict:
     if bad:
         raise ValueError(
             f"config['initializations'] must be 'iid' or 'doubled', got {bad}"
+        )
+    for key in (
+        "n_sweep_ns",
+        "n_sweep_seeds",
+        "fixed_ns",
+        "fixed_seeds",
+    ):
+        check_ints(config[key], f"config[{key!r}]", minimum=0)
+    if max(config["n_sweep_ns"]) > config["n_pool"]:
+        raise ValueError(
+            "config['n_sweep_ns'] must not exceed config['n_pool'] ="
+            f" {config['n_pool']}, got {max(config['n_sweep_ns'])}"
         )
     return dict(config)
 
@@ -839,17 +880,55 @@ def _run(
     )
 
 
+def _fixed_curve(
+    cfg: Mapping,
+    generator: int,
+    *,
+    ns: Sequence[int] | None = None,
+    n_test: int | None = None,
+    steps: int | None = None,
+    train_points: int | None = None,
+) -> list:
+    """The record's fixed-T limit learner at one seed (:func:`limit_generalization_curve`, pool of ``max(ns)``)."""
+    ns = cfg["fixed_ns"] if ns is None else ns
+    return limit_generalization_curve(
+        ns,
+        generator,
+        L=cfg["L"],
+        d=cfg["d"],
+        eps_x=cfg["eps_x"],
+        n_test=cfg["n_test"] if n_test is None else n_test,
+        steps=cfg["fixed_steps"] if steps is None else steps,
+        delta=cfg["delta"],
+        gram_size=0,
+        train_points=(
+            cfg["fixed_train_points"]
+            if train_points is None
+            else train_points
+        ),
+        n_pool=max(ns),
+    )
+
+
 def run_width_record(
     config: Mapping | None = None, *, progress: bool = False
 ) -> dict:
-    """The recorded width sweep of chapter 6 (``make record CH=06``).
+    """The recorded runs of chapter 6 (``make record CH=06``): the width sweep, the sweep over N, the fixed-T learner.
 
     For each initialization of ``config`` (:data:`RECORD` by default), seed and width,
-    :func:`generalization_run` at ``n`` training sequences; returns
-    ``{init: {field: [[value per width] per seed]}}`` for the fields ``gap``,
-    ``train_loss``, ``test_loss``, ``test_error``, ``norm``, ``rademacher``,
-    ``flip_fraction`` and ``f0_max`` of :class:`GeneralizationRun`. The runs of the i.i.d. initialization at chapter 6's own seeds
-    and widths are the chapter's live runs (the same streams), which it checks.
+    :func:`generalization_run` at ``n`` training sequences, under the
+    initialization's name: ``{field: [[value per width] per seed]}`` for the fields
+    ``gap``, ``train_loss``, ``test_loss``, ``test_error``, ``norm``,
+    ``rademacher``, ``flip_fraction`` and ``f0_max`` of
+    :class:`GeneralizationRun`. Under ``"n_sweep"``: the i.i.d. runs at width
+    ``n_sweep_m`` for each N of ``n_sweep_ns`` and seed of ``n_sweep_seeds``
+    (``[[value per N] per seed]``, the same fields plus ``loss_bound`` and
+    ``bound``). Under ``"fixed_t"``: :func:`limit_generalization_curve` at
+    ``fixed_steps`` steps for each seed of ``fixed_seeds`` over ``fixed_ns``
+    (``[[value per N] per seed]`` of ``gap``, ``train_loss``, ``test_loss``,
+    ``test_error``, ``norm``, ``rademacher``, ``loss_bound``, ``bound``). Every
+    run uses the chapter's streams, so the chapter's live runs at its own seeds
+    are rows of the record, which it checks.
     """
     cfg = _check_record_config(
         RECORD if config is None else config
@@ -860,24 +939,63 @@ def run_width_record(
         for i in range(len(cfg["seeds"]))
         for j in range(len(cfg["widths"]))
     ]
-    out = {
-        init: {
-            k: [
-                [math.nan] * len(cfg["widths"])
-                for _ in cfg["seeds"]
-            ]
-            for k in _KEPT
+    ns_cells = [
+        (i, j)
+        for i in range(len(cfg["n_sweep_seeds"]))
+        for j in range(len(cfg["n_sweep_ns"]))
+    ]
+
+    def empty(keys, rows, cols):
+        return {
+            k: [[math.nan] * len(cols) for _ in rows] for k in keys
         }
+
+    out = {
+        init: empty(_KEPT, cfg["seeds"], cfg["widths"])
         for init in cfg["initializations"]
     }
-    for init, i, j in progress_bar(
-        cells, enabled=progress, desc="record runs"
+    out["n_sweep"] = empty(
+        _KEPT_N, cfg["n_sweep_seeds"], cfg["n_sweep_ns"]
+    )
+    out["fixed_t"] = empty(
+        _KEPT_FIXED, cfg["fixed_seeds"], cfg["fixed_ns"]
+    )
+    tasks = (
+        [("width", c) for c in cells]
+        + [("n", c) for c in ns_cells]
+        + [("fixed", i) for i in range(len(cfg["fixed_seeds"]))]
+    )
+    for kind, c in progress_bar(
+        tasks, enabled=progress, desc="record runs"
     ):
-        r = _run(
-            cfg, cfg["n"], cfg["widths"][j], cfg["seeds"][i], init
-        )
-        for k in _KEPT:
-            out[init][k][i][j] = float(getattr(r, k))
+        if kind == "width":
+            init, i, j = c
+            r = _run(
+                cfg,
+                cfg["n"],
+                cfg["widths"][j],
+                cfg["seeds"][i],
+                init,
+            )
+            for k in _KEPT:
+                out[init][k][i][j] = float(getattr(r, k))
+        elif kind == "n":
+            i, j = c
+            r = _run(
+                cfg,
+                cfg["n_sweep_ns"][j],
+                cfg["n_sweep_m"],
+                cfg["n_sweep_seeds"][i],
+                "iid",
+            )
+            for k in _KEPT_N:
+                out["n_sweep"][k][i][j] = float(getattr(r, k))
+        else:
+            runs = _fixed_curve(cfg, cfg["fixed_seeds"][c])
+            for k in _KEPT_FIXED:
+                out["fixed_t"][k][c] = [
+                    float(getattr(r, k)) for r in runs
+                ]
     return out
 
 
@@ -885,7 +1003,8 @@ def width_fingerprint(config: Mapping | None = None) -> dict:
     """A short deterministic CPU run of the record's code path, in float64 (chapter 6).
 
     :func:`generalization_run` for both initializations, two seeds and two small
-    widths, ``n = 10`` sequences with ``config``'s other settings; returns the kept
+    widths, ``n = 10`` sequences with ``config``'s other settings, and the
+    fixed-T limit learner at two seeds, N = 10 and 20, 30 steps; returns the kept
     numbers of every run and ``config`` itself. Any change to the training code, its
     constants or the config changes it (:func:`check_width_record`). Takes a second.
     """
@@ -908,6 +1027,19 @@ def width_fingerprint(config: Mapping | None = None) -> dict:
                 out[f"{init} seed={seed} m={m}"] = {
                     k: float(getattr(r, k)) for k in _KEPT
                 }
+    for seed in _FP["seeds"]:
+        runs = _fixed_curve(
+            cfg,
+            seed,
+            ns=[_FP["n"], 2 * _FP["n"]],
+            n_test=_FP["n_test"],
+            steps=30,
+            train_points=_FP["n"],
+        )
+        out[f"fixed_t seed={seed}"] = [
+            {k: float(getattr(r, k)) for k in _KEPT_FIXED}
+            for r in runs
+        ]
     return out
 
 
@@ -965,10 +1097,12 @@ def width_trends(record: Mapping, field: str = "gap") -> dict:
         raise ValueError(
             f"field must be one of {_KEPT}, got {field!r}"
         )
-    widths = record["config"]["widths"]
+    cfg, res = record["config"], record["results"]
     return {
-        init: trends.loglog_trend(widths, np.asarray(res[field]))
-        for init, res in record["results"].items()
+        init: trends.loglog_trend(
+            cfg["widths"], np.asarray(res[init][field])
+        )
+        for init in cfg["initializations"]
     }
 
 
