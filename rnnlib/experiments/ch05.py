@@ -23,18 +23,25 @@
   beside :func:`rnnlib.ntk.kernel_sgd` with the normalized limit kernel on the same
   samples in the same order, its exact m -> inf limit; the paper's i.i.d.
   initialization (``doubled=False``) for comparison.
+* The record (``make record CH=05``, :data:`RECORD`): :func:`rnn_sweep` and both
+  initializations of :func:`limit_convergence` over ten seeds, from which the
+  chapter reads the trends in m (:func:`run_lazy_record`, :func:`lazy_fingerprint`,
+  :func:`make_lazy_record`, :func:`check_lazy_record`).
 """
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
+from .. import records
 from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
@@ -81,6 +88,13 @@ __all__ = [
     "limit_reference_sweep",
     "LimitConvergence",
     "limit_convergence",
+    "CHAPTER",
+    "RECORD",
+    "SMOKE",
+    "run_lazy_record",
+    "lazy_fingerprint",
+    "make_lazy_record",
+    "check_lazy_record",
 ]
 
 
@@ -198,6 +212,7 @@ class RnnSweep(NamedTuple):
     "n_eval",
     "steps",
     "lr_scale",
+    "dtype",
     n_train=Int(2),
 )
 def rnn_sweep(
@@ -213,6 +228,7 @@ def rnn_sweep(
     steps: int,
     lr_scale: float = 0.3,
     log_every: int | None = None,
+    dtype: torch.dtype = torch.float32,
 ) -> RnnSweep:
     """What :func:`lazy_grid` measures on the RNN's own run, at half its cost: for the trends' extra seeds (chapter 5).
 
@@ -221,7 +237,8 @@ def rnn_sweep(
     ``theta*`` need only the RNN's run
     (:func:`rnnlib.train.train_rnn` with ``comparator=theta*``): the same task,
     network, learning rate, sample order and comparator as :func:`lazy_grid` (so the
-    same numbers), without the separately trained linearization. Returns a
+    same numbers), without the separately trained linearization. ``dtype``: of the
+    task and the networks (float64 for chapter 5's record fingerprint). Returns a
     :class:`RnnSweep`.
     """
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
@@ -237,11 +254,20 @@ def rnn_sweep(
     ]
     for i, seed in enumerate(seeds):
         x, y, xe, ye = regression_task(
-            L, d, eps_x, n_train, n_eval, generator=seed
+            L,
+            d,
+            eps_x,
+            n_train,
+            n_eval,
+            generator=seed,
+            dtype=dtype,
         )
         for j, m in enumerate(widths):
             model = ElmanRNN(
-                d, m, generator=derive(seed, "weights", m)
+                d,
+                m,
+                generator=derive(seed, "weights", m),
+                dtype=dtype,
             )
             kbar = float(tangent_kernel_diag(model, x).mean())
             *_, star = kernel_reference(
@@ -686,6 +712,7 @@ class LimitConvergence:
     "steps",
     "lr_scale",
     "progress",
+    "dtype",
     n_train=Int(2),
     doubled=Bool(),
 )
@@ -703,6 +730,7 @@ def limit_convergence(
     lr_scale: float = 0.3,
     doubled: bool = True,
     progress: bool = False,
+    dtype: torch.dtype = torch.float32,
 ) -> LimitConvergence:
     """Trained RNNs of growing width against the limit-kernel learner, prediction by prediction (chapter 5).
 
@@ -717,7 +745,8 @@ def limit_convergence(
     limit learner is the network's limit as m -> inf (the kernel ``K_m / Kbar_m``
     converges, and the RNN approaches its linearization); with the i.i.d.
     initialization it starts from a random function of order ``out_scale`` that
-    training does not remove. Returns a :class:`LimitConvergence`.
+    training does not remove. ``dtype``: of the task and the networks (float64 for
+    chapter 5's record fingerprint). Returns a :class:`LimitConvergence`.
     """
     widths = check_ints(widths, "widths", minimum=2)
     seeds = check_ints(seeds, "seeds", minimum=0)
@@ -734,7 +763,13 @@ def limit_convergence(
         )
     ):
         x, y, xe, ye = regression_task(
-            L, d, eps_x, n_train, n_eval, generator=seed
+            L,
+            d,
+            eps_x,
+            n_train,
+            n_eval,
+            generator=seed,
+            dtype=dtype,
         )
         order = sgd_order(n_train, steps, 1, derive(seed, "order"))
         xd = x.double()
@@ -757,6 +792,7 @@ def limit_convergence(
                 m,
                 generator=derive(seed, "weights", m),
                 doubled=doubled,
+                dtype=dtype,
             )
             kbar_m = float(tangent_kernel_diag(model, x).mean())
             run = train_rnn(
@@ -789,3 +825,224 @@ def limit_convergence(
         loss,
         limit_loss,
     )
+
+
+# ---------------------------------------------------------------------------
+# The recorded runs of chapter 5 (make record CH=05)
+
+CHAPTER = 5
+#: The recorded runs: the chapter's settings, ten seeds for the trends in m.
+RECORD: dict = {
+    "widths": [128, 256, 512, 1024],
+    "seeds": list(range(10)),
+    "out_scale": 0.5,
+    "L": 6,
+    "d": 6,
+    "eps_x": 0.5,
+    "n_train": 128,
+    "n_eval": 128,
+    "steps": 300,
+    "lr_scale": 0.3,
+    "log_every": 150,
+    "limit_widths": [128, 256, 512],
+    "limit_seeds": list(range(10)),
+}
+#: The record at a size that takes seconds (CI runs it; never written over the record).
+SMOKE: dict = {
+    **RECORD,
+    "widths": [8, 16],
+    "seeds": [0, 1],
+    "n_train": 12,
+    "n_eval": 12,
+    "steps": 20,
+    "log_every": 10,
+    "limit_widths": [8, 16],
+    "limit_seeds": [0, 1],
+}
+# the short float64 run whose outputs fingerprint the code path
+_FP = {
+    "widths": [8, 16],
+    "seeds": [0, 1],
+    "n_train": 12,
+    "n_eval": 12,
+    "steps": 20,
+    "log_every": 10,
+}
+_LIMIT_FIELDS = ("distance", "initial", "eval_loss")
+
+
+def _check_lazy_config(config: object) -> dict:
+    if not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a mapping like RECORD, got {type(config).__name__}"
+        )
+    missing = sorted(set(RECORD) - set(config))
+    if missing:
+        raise ValueError(
+            f"config must have the keys of RECORD; missing {missing}"
+        )
+    for key in ("widths", "seeds", "limit_widths", "limit_seeds"):
+        check_ints(config[key], f"config[{key!r}]", minimum=0)
+    return dict(config)
+
+
+def _sweep_kw(cfg: Mapping) -> dict:
+    return {
+        k: cfg[k]
+        for k in (
+            "out_scale",
+            "L",
+            "d",
+            "eps_x",
+            "n_train",
+            "n_eval",
+            "steps",
+            "lr_scale",
+        )
+    }
+
+
+def _record_runs(
+    cfg: Mapping,
+    *,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+) -> dict:
+    kw = _sweep_kw(cfg)
+    tasks = [("sweep", s) for s in cfg["seeds"]] + [
+        (init, s)
+        for init in ("doubled", "iid")
+        for s in cfg["limit_seeds"]
+    ]
+    sweep: dict = {k: [] for k in RnnSweep._fields}
+    limit: dict = {
+        init: {k: [] for k in (*_LIMIT_FIELDS, "limit_eval_loss")}
+        for init in ("doubled", "iid")
+    }
+    for kind, seed in progress_bar(
+        tasks, enabled=progress, desc="record runs"
+    ):
+        if kind == "sweep":
+            r = rnn_sweep(
+                cfg["widths"],
+                [seed],
+                log_every=cfg["log_every"],
+                dtype=dtype,
+                **kw,
+            )
+            for k in RnnSweep._fields:
+                sweep[k].append(
+                    [float(v) for v in getattr(r, k)[0]]
+                )
+        else:
+            c = limit_convergence(
+                cfg["limit_widths"],
+                [seed],
+                doubled=kind == "doubled",
+                dtype=dtype,
+                **kw,
+            )
+            for k in _LIMIT_FIELDS:
+                limit[kind][k].append(
+                    [float(v) for v in getattr(c, k)[0]]
+                )
+            limit[kind]["limit_eval_loss"].append(
+                float(c.limit_eval_loss[0])
+            )
+    return {"sweep": sweep, "limit": limit}
+
+
+def run_lazy_record(
+    config: Mapping | None = None, *, progress: bool = False
+) -> dict:
+    """The recorded runs of chapter 5 (``make record CH=05``): the laziness sweep and the RNN against its limit.
+
+    For each seed of ``config["seeds"]`` (:data:`RECORD` by default),
+    :func:`rnn_sweep` at ``widths``: under ``"sweep"``, ``{field: [[value per
+    width] per seed]}`` for the fields of :class:`RnnSweep`. For each seed of
+    ``limit_seeds``, :func:`limit_convergence` at ``limit_widths`` from both
+    initializations: under ``"limit"``, ``{"doubled" | "iid": {field: [[value per
+    width] per seed]}}`` for ``distance``, ``initial`` and ``eval_loss``, and
+    ``limit_eval_loss`` (one value per seed). Each seed is its own task and
+    networks with the chapter's streams, so the chapter's live runs at its own
+    seeds are rows of the record, which it checks.
+    """
+    cfg = _check_lazy_config(RECORD if config is None else config)
+    return _record_runs(cfg, progress=progress)
+
+
+def lazy_fingerprint(config: Mapping | None = None) -> dict:
+    """A short deterministic CPU run of the record's code path, in float64 (chapter 5).
+
+    :func:`rnn_sweep` and :func:`limit_convergence` (both initializations) at two
+    seeds, widths 8 and 16, 12 sequences and 20 steps, with ``config``'s other
+    settings; returns their numbers and ``config`` itself. Any change to the
+    training code, its constants or the config changes it
+    (:func:`check_lazy_record`). Takes a second.
+    """
+    cfg = _check_lazy_config(RECORD if config is None else config)
+    small = {
+        **cfg,
+        **_FP,
+        "limit_widths": _FP["widths"],
+        "limit_seeds": _FP["seeds"],
+    }
+    return {
+        "config": copy.deepcopy(cfg),
+        **_record_runs(small, dtype=torch.float64),
+    }
+
+
+def make_lazy_record(
+    path: str | Path | None = None,
+    *,
+    smoke: bool = False,
+    progress: bool = False,
+    command: str | None = None,
+    jobs: int = 1,
+) -> Path:
+    """Run the record (:data:`RECORD`, or :data:`SMOKE` with ``smoke``) and write it (``rnnlib.records.build_record``).
+
+    ``path`` defaults to ``chapters/records/ch05.json`` for the full record; a smoke
+    record must be given a path (it never overwrites the committed one). ``jobs``
+    is accepted for ``make record`` and ignored (one process, about 3 CPU-minutes).
+    Returns the path written.
+    """
+    return records.build_record(
+        CHAPTER,
+        path,
+        config=SMOKE if smoke else RECORD,
+        run=lambda cfg: run_lazy_record(cfg, progress=progress),
+        fingerprint=lazy_fingerprint,
+        smoke=smoke,
+        command=command,
+    )
+
+
+def check_lazy_record(record: Mapping) -> float:
+    """Re-run :func:`lazy_fingerprint` at the record's config and compare (``rnnlib.records.check_live_fingerprint``).
+
+    Raises :class:`rnnlib.records.StaleRecordError` ("the recorded runs of chapter 5
+    are stale: run `make record CH=05`") if the code path gives other numbers than
+    when the record was made, or if the config was edited after it. Returns the
+    largest relative difference.
+    """
+    return records.check_live_fingerprint(
+        record, CHAPTER, lazy_fingerprint
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m rnnlib.experiments.ch05 --record | --smoke [--out PATH]``."""
+    records.record_cli(
+        argv,
+        chapter=CHAPTER,
+        make=lambda out, smoke, **kw: make_lazy_record(
+            out, smoke=smoke, progress=not smoke, **kw
+        ),
+        cost="about 3 CPU-minutes",
+    )
+
+
+if __name__ == "__main__":
+    main()
