@@ -259,3 +259,75 @@ def test_limit_convergence_refuses_odd_widths_when_doubled():
             out_scale=0.5,
             steps=2,
         )
+
+
+def test_the_record_holds_rnn_sweep_and_limit_convergence(
+    tmp_path,
+):
+    """The smoke record's rows are the sweeps' own numbers, seed by seed, and it reads back as them."""
+    from rnnlib import records
+
+    path = ch05.make_lazy_record(
+        tmp_path / "ch05.json", smoke=True
+    )
+    rec = records.read_record(path)
+    cfg = ch05.SMOKE
+    assert rec["scale"] == "smoke" and rec["config"] == cfg
+    kw = {
+        k: cfg[k]
+        for k in (
+            "out_scale",
+            "L",
+            "d",
+            "eps_x",
+            "n_train",
+            "n_eval",
+            "steps",
+            "lr_scale",
+        )
+    }
+    # one call over all seeds gives the record's per-seed rows
+    direct = ch05.rnn_sweep(
+        cfg["widths"],
+        cfg["seeds"],
+        log_every=cfg["log_every"],
+        **kw,
+    )
+    got = ch05.recorded_sweep(rec)
+    for name in ch05.RnnSweep._fields:
+        assert np.array_equal(
+            getattr(got, name), getattr(direct, name)
+        )
+    for init in ("doubled", "iid"):
+        live = ch05.limit_convergence(
+            cfg["limit_widths"],
+            cfg["limit_seeds"],
+            doubled=init == "doubled",
+            **kw,
+        )
+        back = ch05.recorded_limit(rec, init)
+        assert back.doubled == live.doubled
+        for name in ("distance", "initial", "eval_loss"):
+            assert np.array_equal(
+                getattr(back, name), getattr(live, name)
+            )
+        assert np.array_equal(
+            back.limit_eval_loss, live.limit_eval_loss
+        )
+    # the fingerprint is re-run and agrees; an edited config is stale
+    assert ch05.check_lazy_record(rec) == 0.0
+    edited = {**rec, "config": {**cfg, "steps": cfg["steps"] + 1}}
+    with pytest.raises(records.StaleRecordError):
+        ch05.check_lazy_record(edited)
+
+
+def test_the_committed_record_is_full_and_fresh():
+    from rnnlib import records
+
+    rec = records.read_record(records.record_path(5))
+    assert rec["scale"] == "full" and rec["config"] == ch05.RECORD
+    assert ch05.check_lazy_record(rec) < records.FINGERPRINT_RTOL
+    sweep = ch05.recorded_sweep(rec)
+    shape = (len(ch05.RECORD["seeds"]), len(ch05.RECORD["widths"]))
+    assert sweep.coupling_relative.shape == shape
+    assert np.isfinite(np.asarray(sweep)).all()

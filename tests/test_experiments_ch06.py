@@ -184,3 +184,66 @@ def test_theorem_terms_against_their_pieces():
         r.error_product
         < r.delta_mean * float(residual.max()) + 1e-12
     )
+
+
+def test_the_committed_record_is_full_and_fresh():
+    from rnnlib import records
+
+    rec = records.read_record(records.record_path(6))
+    assert rec["scale"] == "full" and rec["config"] == ch06.RECORD
+    assert ch06.check_width_record(rec) < records.FINGERPRINT_RTOL
+    res = rec["results"]
+    n_seeds = len(ch06.RECORD["fixed_seeds"])
+    n_ns = len(ch06.RECORD["fixed_ns"])
+    assert np.shape(res["fixed_t"]["bound"]) == (n_seeds, n_ns)
+    assert np.shape(res["n_sweep"]["gap"]) == (
+        len(ch06.RECORD["n_sweep_seeds"]),
+        len(ch06.RECORD["n_sweep_ns"]),
+    )
+    assert set(ch06.width_trends(rec)) == set(
+        ch06.RECORD["initializations"]
+    )
+
+
+def test_the_smoke_record_rows_are_the_runs_themselves(tmp_path):
+    from rnnlib import records
+
+    path = ch06.make_width_record(
+        tmp_path / "ch06.json", smoke=True
+    )
+    rec = records.read_record(path)
+    cfg = ch06.SMOKE
+    res = rec["results"]
+    kw = dict(
+        L=cfg["L"],
+        d=cfg["d"],
+        eps_x=cfg["eps_x"],
+        n_pool=cfg["n_pool"],
+        n_test=cfg["n_test"],
+        out_scale=cfg["out_scale"],
+        epochs=cfg["epochs"],
+        delta=cfg["delta"],
+    )
+    r = ch06.generalization_run(
+        cfg["n_sweep_ns"][1],
+        cfg["n_sweep_m"],
+        cfg["n_sweep_seeds"][1],
+        **kw,
+    )
+    assert res["n_sweep"]["bound"][1][1] == r.bound
+    assert res["n_sweep"]["gap"][1][1] == r.gap
+    fixed = ch06.limit_generalization_curve(
+        cfg["fixed_ns"],
+        cfg["fixed_seeds"][1],
+        L=cfg["L"],
+        d=cfg["d"],
+        eps_x=cfg["eps_x"],
+        n_test=cfg["n_test"],
+        steps=cfg["fixed_steps"],
+        delta=cfg["delta"],
+        gram_size=0,
+        train_points=cfg["fixed_train_points"],
+        n_pool=max(cfg["fixed_ns"]),
+    )
+    assert res["fixed_t"]["bound"][1] == [f.bound for f in fixed]
+    assert ch06.check_width_record(rec) == 0.0

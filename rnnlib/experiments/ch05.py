@@ -95,6 +95,8 @@ __all__ = [
     "lazy_fingerprint",
     "make_lazy_record",
     "check_lazy_record",
+    "recorded_sweep",
+    "recorded_limit",
 ]
 
 
@@ -1029,6 +1031,46 @@ def check_lazy_record(record: Mapping) -> float:
     """
     return records.check_live_fingerprint(
         record, CHAPTER, lazy_fingerprint
+    )
+
+
+def _record_results(record: object, part: str) -> dict:
+    if (
+        not isinstance(record, Mapping)
+        or "config" not in record
+        or part not in record.get("results", {})
+    ):
+        raise ValueError(
+            f"record must be chapter 5's record (rnnlib.records.read_record) with results[{part!r}]"
+        )
+    return record["results"][part]
+
+
+def recorded_sweep(record: Mapping) -> RnnSweep:
+    """The record's laziness sweep as an :class:`RnnSweep` (arrays (seeds, widths) of ``record["config"]``), chapter 5."""
+    sweep = _record_results(record, "sweep")
+    return RnnSweep(
+        *(
+            np.asarray(sweep[k], dtype=float)
+            for k in RnnSweep._fields
+        )
+    )
+
+
+def recorded_limit(record: Mapping, init: str) -> LimitConvergence:
+    """The record's :func:`limit_convergence` from one initialization, ``"doubled"`` or ``"iid"`` (chapter 5)."""
+    limit = _record_results(record, "limit")
+    if init not in ("doubled", "iid"):
+        raise ValueError(
+            f"init must be 'doubled' or 'iid', got {init!r}"
+        )
+    cfg, res = record["config"], limit[init]
+    return LimitConvergence(
+        np.array(cfg["limit_widths"]),
+        np.array(cfg["limit_seeds"]),
+        init == "doubled",
+        *(np.asarray(res[k], dtype=float) for k in _LIMIT_FIELDS),
+        np.asarray(res["limit_eval_loss"], dtype=float),
     )
 
 
