@@ -331,3 +331,28 @@ def test_the_committed_record_is_full_and_fresh():
     shape = (len(ch05.RECORD["seeds"]), len(ch05.RECORD["widths"]))
     assert sweep.coupling_relative.shape == shape
     assert np.isfinite(np.asarray(sweep)).all()
+
+
+def test_against_limit_is_limit_convergence_on_one_task():
+    kw = dict(out_scale=0.5, steps=15, lr_scale=0.3)
+    task = regression_task(4, 3, 0.5, 10, 8, generator=2)
+    one = ch05.against_limit(task, [8, 16], 2, **kw)
+    many = ch05.limit_convergence(
+        [8, 16],
+        [2],
+        L=4,
+        d=3,
+        eps_x=0.5,
+        n_train=10,
+        n_eval=8,
+        **kw,
+    )
+    assert np.array_equal(one.distance, many.distance[0])
+    assert np.array_equal(one.eval_loss, many.eval_loss[0])
+    assert one.limit_eval_loss == many.limit_eval_loss[0]
+    # the distance is that of the returned predictions
+    f, g = one.predictions, one.limit_predictions
+    rms = np.sqrt(((f - g) ** 2).mean(axis=1)) / np.sqrt(
+        (g**2).mean()
+    )
+    assert np.allclose(rms, one.distance, rtol=1e-6)

@@ -1,5 +1,7 @@
 """Tests of rnnlib.experiments.ch07: the learners on held-out splits and the limit-kernel learner's sample-complexity sweep."""
 
+import math
+
 import numpy as np
 import torch
 
@@ -432,3 +434,36 @@ def test_learnability_atlas_against_a_direct_computation():
         [4, 6], np.log2(atlas.constant[:, :, 0]).T, 1
     )[0]
     np.testing.assert_allclose(b[:, 0], want_b, rtol=1e-10)
+
+
+def test_walsh_spectrum_agrees_with_the_atlas_and_the_group_structure():
+    """The Walsh-basis constant equals the atlas's linear solve; the kernel is a function of z xor z'."""
+    from rnnlib.languages import all_strings
+
+    langs = ["parity", "dl1", "pattern:101", "tomita4"]
+    w = ch07.walsh_spectrum(langs, [4, 6], [0.1, 0.5])
+    a = ch07.learnability_atlas(
+        langs, [4, 6], [0.1, 0.5], n_shuffles=1
+    )
+    assert np.allclose(w.constant, a.constant, rtol=1e-8, atol=0)
+    assert w.off_diagonal.max() < 1e-10
+    for j, n in enumerate(w.lengths):
+        assert np.allclose(w.degree_mass[j].sum(axis=1), 1.0)
+        counts = [math.comb(int(n), k) for k in range(int(n) + 1)]
+        assert np.allclose(
+            w.degree_mean[j] * counts, w.degree_mass[j]
+        )
+    # PARITY's character carries the smallest eigenvalue
+    assert np.allclose(w.parity_share, w.min_share, rtol=1e-12)
+    # brute force, independent of the transform: K(z, z') = k(z xor z')
+    z = all_strings(5)
+    K = limit_tangent_kernel(
+        encode_strings(z, 0.3, dtype=torch.float64)
+    )
+    key = lambda u, v: tuple((z[u] ^ z[v]).tolist())  # noqa: E731
+    seen: dict = {}
+    for u in range(len(z)):
+        for v in range(len(z)):
+            seen.setdefault(key(u, v), []).append(float(K[u, v]))
+    assert len(seen) == 2**5
+    assert max(np.ptp(vals) for vals in seen.values()) < 1e-12

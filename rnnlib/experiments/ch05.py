@@ -88,6 +88,8 @@ __all__ = [
     "limit_reference_sweep",
     "LimitConvergence",
     "limit_convergence",
+    "AgainstLimit",
+    "against_limit",
     "CHAPTER",
     "RECORD",
     "SMOKE",
@@ -684,6 +686,154 @@ def limit_reference_sweep(
     )
 
 
+class AgainstLimit(NamedTuple):
+    """:func:`against_limit`: trained RNNs of several widths beside the limit learner, on one task (chapter 5).
+
+    ``distance``, ``initial``, ``eval_loss`` (widths,): as in
+    :class:`LimitConvergence`; ``limit_eval_loss``: the limit learner's held-out
+    squared loss; ``predictions`` (widths, n_eval) and ``limit_predictions``
+    (n_eval,): the held-out predictions themselves (float64).
+    """
+
+    distance: np.ndarray
+    initial: np.ndarray
+    eval_loss: np.ndarray
+    limit_eval_loss: float
+    predictions: np.ndarray
+    limit_predictions: np.ndarray
+
+
+def _against_limit(
+    task: RegressionTask,
+    widths: Sequence[int],
+    seed: int,
+    *,
+    out_scale: float,
+    steps: int,
+    lr_scale: float,
+    doubled: bool,
+    dtype: torch.dtype,
+) -> AgainstLimit:
+    x, y, xe, ye = task
+    d = x.shape[-1]
+    n_train = x.shape[0]
+    order = sgd_order(n_train, steps, 1, derive(seed, "order"))
+    xd = x.double()
+    K = limit_tangent_kernel(xd)
+    kbar = float(K.diagonal().mean())
+    f_inf = kernel_sgd(
+        K / kbar,
+        y,
+        order,
+        lr=lr_scale,
+        K_eval=limit_tangent_kernel(xe.double(), xd) / kbar,
+    ).f_eval
+    scale = float(f_inf.square().mean().sqrt())
+    limit_loss = float(
+        objective(f_inf, ye.double(), "squared").mean()
+    )
+    distance, initial, loss = (
+        np.zeros(len(widths)) for _ in range(3)
+    )
+    preds = np.zeros((len(widths), xe.shape[0]))
+    for j, m in enumerate(widths):
+        model = ElmanRNN(
+            d,
+            m,
+            generator=derive(seed, "weights", m),
+            doubled=doubled,
+            dtype=dtype,
+        )
+        kbar_m = float(tangent_kernel_diag(model, x).mean())
+        run = train_rnn(
+            model,
+            x,
+            y,
+            out_scale=out_scale,
+            lr=lr_scale / (out_scale**2 * kbar_m),
+            steps=steps,
+            generator=derive(seed, "order"),
+            log_every=steps,
+        )
+        f_m = run.predict(xe).double()
+        f_0 = predict(model, xe, out_scale).double()
+        distance[j] = (
+            float((f_m - f_inf).square().mean().sqrt()) / scale
+        )
+        initial[j] = float(f_0.square().mean().sqrt()) / scale
+        loss[j] = float(
+            objective(f_m, ye.double(), "squared").mean()
+        )
+        preds[j] = f_m[:, 0].numpy()
+    return AgainstLimit(
+        distance,
+        initial,
+        loss,
+        limit_loss,
+        preds,
+        f_inf[:, 0].numpy(),
+    )
+
+
+@validate_params("out_scale", "steps", "lr_scale", doubled=Bool())
+def against_limit(
+    task: RegressionTask,
+    widths: Sequence[int],
+    generator: int,
+    *,
+    out_scale: float,
+    steps: int,
+    lr_scale: float = 0.3,
+    doubled: bool = True,
+) -> AgainstLimit:
+    """Trained RNNs of each width in ``widths`` against the limit-kernel learner on one given task (chapters 5 and 7).
+
+    :func:`limit_convergence`'s comparison for one seed, on any task ``(x, y,
+    x_eval, y_eval)`` (a :class:`RegressionTask`; labels (n, 1)): the sample order
+    ``sgd_order(n, steps, 1, derive(generator, "order"))``, the networks
+    ``ElmanRNN(d, m, generator=derive(generator, "weights", m), doubled=doubled)``
+    trained by :func:`rnnlib.train.train_rnn` with chapter 5's lazy step, and
+    :func:`rnnlib.ntk.kernel_sgd` with the normalized limit kernel on the same order
+    from a zero output. Returns an :class:`AgainstLimit`.
+    """
+    if not isinstance(task, tuple) or len(task) != 4:
+        raise TypeError(
+            "task must be a RegressionTask (x, y, x_eval, y_eval), got "
+            f"{type(task).__name__}"
+        )
+    x, y, xe, ye = (
+        check_tensor(t, name, ndim=n)
+        for t, name, n in (
+            (task[0], "task.x", 3),
+            (task[1], "task.y", 2),
+            (task[2], "task.x_eval", 3),
+            (task[3], "task.y_eval", 2),
+        )
+    )
+    if y.shape[0] != x.shape[0] or ye.shape[0] != xe.shape[0]:
+        raise ValueError(
+            "task.y and task.y_eval must have as many rows as sequences in"
+            f" task.x and task.x_eval, got {tuple(y.shape)} for"
+            f" {tuple(x.shape)} and {tuple(ye.shape)} for {tuple(xe.shape)}"
+        )
+    widths = check_ints(widths, "widths", minimum=2)
+    if doubled and any(m % 2 for m in widths):
+        raise ValueError(
+            f"widths must be even with doubled=True, got {list(widths)}"
+        )
+    seed = check_int(generator, "generator", minimum=0)
+    return _against_limit(
+        RegressionTask(x, y, xe, ye),
+        widths,
+        seed,
+        out_scale=out_scale,
+        steps=steps,
+        lr_scale=lr_scale,
+        doubled=doubled,
+        dtype=x.dtype,
+    )
+
+
 @dataclass(frozen=True)
 class LimitConvergence:
     """:func:`limit_convergence` results (chapter 5); arrays (seeds, widths) unless noted.
@@ -764,7 +914,7 @@ def limit_convergence(
             seeds, enabled=progress, desc="RNN against its limit"
         )
     ):
-        x, y, xe, ye = regression_task(
+        task = regression_task(
             L,
             d,
             eps_x,
@@ -773,51 +923,22 @@ def limit_convergence(
             generator=seed,
             dtype=dtype,
         )
-        order = sgd_order(n_train, steps, 1, derive(seed, "order"))
-        xd = x.double()
-        K = limit_tangent_kernel(xd)
-        kbar = float(K.diagonal().mean())
-        f_inf = kernel_sgd(
-            K / kbar,
-            y,
-            order,
-            lr=lr_scale,
-            K_eval=limit_tangent_kernel(xe.double(), xd) / kbar,
-        ).f_eval
-        scale = float(f_inf.square().mean().sqrt())
-        limit_loss[i] = float(
-            objective(f_inf, ye.double(), "squared").mean()
+        r = _against_limit(
+            task,
+            widths,
+            seed,
+            out_scale=out_scale,
+            steps=steps,
+            lr_scale=lr_scale,
+            doubled=doubled,
+            dtype=dtype,
         )
-        for j, m in enumerate(widths):
-            model = ElmanRNN(
-                d,
-                m,
-                generator=derive(seed, "weights", m),
-                doubled=doubled,
-                dtype=dtype,
-            )
-            kbar_m = float(tangent_kernel_diag(model, x).mean())
-            run = train_rnn(
-                model,
-                x,
-                y,
-                out_scale=out_scale,
-                lr=lr_scale / (out_scale**2 * kbar_m),
-                steps=steps,
-                generator=derive(seed, "order"),
-                log_every=steps,
-            )
-            f_m = run.predict(xe).double()
-            f_0 = predict(model, xe, out_scale).double()
-            distance[i, j] = (
-                float((f_m - f_inf).square().mean().sqrt()) / scale
-            )
-            initial[i, j] = (
-                float(f_0.square().mean().sqrt()) / scale
-            )
-            loss[i, j] = float(
-                objective(f_m, ye.double(), "squared").mean()
-            )
+        distance[i], initial[i], loss[i] = (
+            r.distance,
+            r.initial,
+            r.eval_loss,
+        )
+        limit_loss[i] = r.limit_eval_loss
     return LimitConvergence(
         np.array(widths),
         np.array(seeds),

@@ -110,6 +110,8 @@ __all__ = [
     "length_generalization",
     "LearnabilityAtlas",
     "learnability_atlas",
+    "WalshSpectrum",
+    "walsh_spectrum",
 ]
 
 
@@ -1301,25 +1303,9 @@ class LearnabilityAtlas:
         ) / float(nc @ nc)
 
 
-@validate_params(n_shuffles=Int(1))
-def learnability_atlas(
-    languages: Sequence[str],
-    lengths: Sequence[int],
-    eps_values: Sequence[float],
-    *,
-    n_shuffles: int = 20,
-    generator=0,
-) -> LearnabilityAtlas:
-    """The sample-size constant of the lazy learner's Rademacher route, per language, length and eps_x (chapter 7, ours).
-
-    For each length n: all 2^n strings (:func:`rnnlib.languages.all_strings`), encoded at
-    each ``eps_x`` (:func:`rnnlib.languages.encode_strings`, float64), their limit tangent
-    kernel (:func:`rnnlib.ntk.limit_tangent_kernel`), and for each language
-    :func:`rnnlib.ntk.sample_constant` of its +-1 indicator, beside the mean over
-    ``n_shuffles`` random permutations of that indicator (the same number of positives,
-    no structure; permutations from ``derive(generator, "shuffle", n, k)``). Lengths up to
-    12 (a 4096 x 4096 kernel). Returns a :class:`LearnabilityAtlas`.
-    """
+def _atlas_args(
+    languages: object, lengths: object, eps_values: object
+) -> tuple:
     languages = list(
         check_sequence(languages, "languages", "language names")
     )
@@ -1342,6 +1328,31 @@ def learnability_atlas(
             eps_values, "eps_values", "reals in (0, 1]"
         )
     ]
+    return languages, lengths, eps_values
+
+
+@validate_params(n_shuffles=Int(1))
+def learnability_atlas(
+    languages: Sequence[str],
+    lengths: Sequence[int],
+    eps_values: Sequence[float],
+    *,
+    n_shuffles: int = 20,
+    generator=0,
+) -> LearnabilityAtlas:
+    """The sample-size constant of the lazy learner's Rademacher route, per language, length and eps_x (chapter 7, ours).
+
+    For each length n: all 2^n strings (:func:`rnnlib.languages.all_strings`), encoded at
+    each ``eps_x`` (:func:`rnnlib.languages.encode_strings`, float64), their limit tangent
+    kernel (:func:`rnnlib.ntk.limit_tangent_kernel`), and for each language
+    :func:`rnnlib.ntk.sample_constant` of its +-1 indicator, beside the mean over
+    ``n_shuffles`` random permutations of that indicator (the same number of positives,
+    no structure; permutations from ``derive(generator, "shuffle", n, k)``). Lengths up to
+    12 (a 4096 x 4096 kernel). Returns a :class:`LearnabilityAtlas`.
+    """
+    languages, lengths, eps_values = _atlas_args(
+        languages, lengths, eps_values
+    )
     shape = (len(languages), len(lengths), len(eps_values))
     constant, shuffled = np.zeros(shape), np.zeros(shape)
     positives = np.zeros(shape[:2])
@@ -1388,4 +1399,114 @@ def learnability_atlas(
         shuffled,
         positives,
         n_shuffles,
+    )
+
+
+class WalshSpectrum(NamedTuple):
+    """:func:`walsh_spectrum` results (chapter 7): the limit kernel on all 2^n strings in the Walsh basis.
+
+    ``degree_mass[j]``: (eps_values, n + 1) for the j-th length n, the share of the
+    kernel's trace on the characters of each degree ``|S| = 0..n``;
+    ``off_diagonal``: (lengths, eps_values), ``||H K H - diag||_F / ||H K H||_F`` with
+    ``H`` the characters (0 when the kernel is a function of ``z xor z'``);
+    ``constant``: (languages, lengths, eps_values), the atlas's sample-size constant
+    from the Walsh coefficients, ``sup K sum_S fhat(S)^2 / lambda_S / E f^2``;
+    ``degree_mean[j]``: (eps_values, n + 1), the mean eigenvalue's share of the trace
+    per degree (``degree_mass`` over the number of characters of that degree);
+    ``parity_share``: (lengths, eps_values), the top character's share of the trace
+    (PARITY's indicator is minus that character); ``min_share``: the smallest
+    eigenvalue's share. ``parity_share == min_share``: no function with the same
+    ``E f^2`` has a larger constant than PARITY's.
+    """
+
+    languages: list
+    lengths: np.ndarray
+    eps_values: np.ndarray
+    degree_mass: list
+    degree_mean: list
+    off_diagonal: np.ndarray
+    constant: np.ndarray
+    parity_share: np.ndarray
+    min_share: np.ndarray
+
+
+def walsh_spectrum(
+    languages: Sequence[str],
+    lengths: Sequence[int],
+    eps_values: Sequence[float],
+) -> WalshSpectrum:
+    """The limit tangent kernel on all 2^n strings of length n, in the Walsh basis (chapter 7, ours).
+
+    The characters ``chi_S(z) = (-1)^(sum_(i in S) z_i)`` of the hypercube are an
+    orthogonal basis of the functions on the 2^n strings. Every string of length n
+    has the same token norms, and the inner product of two encoded strings at step
+    l depends only on whether their l-th symbols agree, so the limit kernel
+    (:func:`rnnlib.ntk.limit_tangent_kernel`, whose recursion reads only these inner
+    products) is a function of ``z xor z'``: a convolution on the group, diagonal in
+    the characters with eigenvalue ``2^n lambda_S``, ``lambda_S = chi_S^T K chi_S /
+    4^n``. Then ``||f||_K^2 = sum_S fhat(S)^2 / lambda_S`` with ``fhat(S) = chi_S^T f
+    / 2^n``, and the atlas's constant (:func:`rnnlib.ntk.sample_constant`) is
+    ``sup K sum_S fhat(S)^2 / lambda_S / E f^2``. Measured here, not assumed: the
+    off-diagonal share of the transformed kernel and the constant from the
+    coefficients, to compare with :func:`learnability_atlas`. Returns a
+    :class:`WalshSpectrum`.
+    """
+    languages, lengths, eps_values = _atlas_args(
+        languages, lengths, eps_values
+    )
+    f64 = torch.float64
+    shape = (len(lengths), len(eps_values))
+    off, top, low = (np.zeros(shape) for _ in range(3))
+    constant = np.zeros((len(languages), *shape))
+    masses, means = [], []
+    for j, n in enumerate(lengths):
+        z = all_strings(n)
+        size = len(z)
+        # chi[S, x]: the subsets S are the strings themselves
+        chi = 1.0 - 2.0 * ((z @ z.T) % 2).to(f64)
+        degree = z.sum(dim=1)
+        F = torch.stack(
+            [
+                2 * get_language(name).membership(z).to(f64) - 1
+                for name in languages
+            ],
+            dim=1,
+        )
+        fhat = chi @ F / size
+        mass = np.zeros((len(eps_values), n + 1))
+        counts = np.array([math.comb(n, k) for k in range(n + 1)])
+        for e, eps in enumerate(eps_values):
+            K = limit_tangent_kernel(
+                encode_strings(z, eps, dtype=f64)
+            )
+            Kw = chi @ K @ chi.T / size**2
+            lam = Kw.diagonal()
+            off[j, e] = float(
+                (Kw - torch.diag(lam)).norm() / Kw.norm()
+            )
+            total = float(lam.sum())
+            mass[e] = [
+                float(lam[degree == k].sum()) / total
+                for k in range(n + 1)
+            ]
+            top[j, e] = float(lam[degree == n].sum()) / total
+            low[j, e] = float(lam.min()) / total
+            norm2 = (fhat.square() / lam[:, None]).sum(dim=0)
+            constant[:, j, e] = (
+                float(K.diagonal().max())
+                * norm2
+                / F.square().mean(dim=0)
+            ).numpy()
+        masses.append(mass)
+        means.append(mass / counts)
+    return WalshSpectrum(
+        languages,
+        np.asarray(lengths),
+        np.asarray(eps_values, dtype=float),
+        masses,
+        means,
+        off,
+        constant,
+        top,
+        low,
     )

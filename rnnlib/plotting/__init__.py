@@ -61,6 +61,7 @@ from .chapter07 import (
     plot_learner_accuracy,
     plot_length_sweep,
     plot_representation_complexity,
+    plot_walsh_spectrum,
 )
 from .chapter08 import (
     plot_init_norms,
@@ -124,6 +125,7 @@ __all__ = [
     "plot_eps_effect",
     "plot_kernel_curves",
     "plot_learnability_atlas",
+    "plot_walsh_spectrum",
     "plot_learner_accuracy",
     "plot_length_sweep",
     "plot_representation_complexity",

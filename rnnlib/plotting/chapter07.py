@@ -20,6 +20,7 @@ __all__ = [
     "plot_representation_complexity",
     "plot_accuracy_grid",
     "plot_learnability_atlas",
+    "plot_walsh_spectrum",
 ]
 
 
@@ -296,4 +297,62 @@ def plot_learnability_atlas(atlas, eps_x: float) -> Figure:
         ncols=4,
         fontsize=8,
     )
+    return fig
+
+
+def plot_walsh_spectrum(spectrum) -> Figure:
+    """Chapter 7: the limit kernel's eigenvalues by Walsh degree, at the largest length, one line per eps_x.
+
+    ``spectrum`` is an :class:`rnnlib.experiments.ch07.WalshSpectrum`. Left, log
+    scale: the mean eigenvalue ``lambda_S`` over the characters of each degree
+    ``|S|``, as a share of the trace (degree n is PARITY's character alone); right:
+    the share of the trace on degree ``|S|`` (mean times the number of characters).
+    """
+    _record(
+        spectrum,
+        "spectrum",
+        ("lengths", "eps_values", "degree_mass", "degree_mean"),
+        "an rnnlib.experiments.ch07.WalshSpectrum",
+    )
+    n = int(
+        _values(spectrum.lengths, "spectrum.lengths", ndim=1)[-1]
+    )
+    eps = _values(
+        spectrum.eps_values, "spectrum.eps_values", ndim=1
+    )
+    mean = _values(
+        spectrum.degree_mean[-1],
+        "spectrum.degree_mean[-1]",
+        ndim=2,
+    )
+    mass = _values(
+        spectrum.degree_mass[-1],
+        "spectrum.degree_mass[-1]",
+        ndim=2,
+    )
+    if mean.shape != (len(eps), n + 1) or mass.shape != mean.shape:
+        raise ValueError(
+            "spectrum.degree_mean[-1] and degree_mass[-1] must have shape"
+            f" (eps_values, n + 1) = {(len(eps), n + 1)}, got"
+            f" {mean.shape} and {mass.shape}"
+        )
+    k = np.arange(n + 1)
+    fig, (ax0, ax1) = new_figure(2, width=9.5, height=3.8)
+    for e, value in enumerate(eps):
+        kw = dict(
+            marker="os^vD"[e % 5],
+            ms=4,
+            label=f"$\\epsilon_x={value:g}$",
+        )
+        ax0.plot(k, mean[e], **kw)
+        ax1.plot(k, mass[e], **kw)
+    ax0.set_yscale("log")
+    ax0.set_ylabel(r"mean $\lambda_S$ / trace")
+    ax1.set_ylabel("share of the trace")
+    for ax in (ax0, ax1):
+        ax.set_xticks(k)
+        ax.set_xlabel(
+            f"Walsh degree $|S|$ (strings of length {n})"
+        )
+    ax0.legend(fontsize=8)
     return fig
