@@ -95,7 +95,7 @@ STUDENT_DEP = student
 # which the chapter reads and checks; DEVICE=cuda trains on a GPU (the fingerprint stays on
 # the CPU). records-smoke, a step of `make test`, runs every record command at a size of
 # seconds into a temporary folder, never over a committed record.
-RECORD_CHAPTERS := 05 06 11
+RECORD_CHAPTERS := 05 06 07 11
 .PHONY: record records-smoke
 record: env
 	@test -n "$(CH)" || { echo "usage: make record CH=NN [DEVICE=cuda] (chapters with a record: $(RECORD_CHAPTERS))"; exit 2; }

@@ -27,14 +27,17 @@ form for kernel ridge regression: ``residual_i / (1 - H_ii)`` with the hat matri
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
+from .. import records
 from .._progress import progress_bar
 from .._rng import derive
 from .._validation import (
@@ -74,6 +77,7 @@ from ..recognizers import (
     train_practical_rnn,
     train_wide_rnn,
 )
+from .ch05 import RegressionTask, against_limit
 
 __all__ = [
     "KernelCurve",
@@ -112,6 +116,14 @@ __all__ = [
     "learnability_atlas",
     "WalshSpectrum",
     "walsh_spectrum",
+    "language_task",
+    "CHAPTER",
+    "RECORD",
+    "SMOKE",
+    "run_limit_record",
+    "limit_fingerprint",
+    "make_limit_record",
+    "check_limit_record",
 ]
 
 
@@ -1510,3 +1522,244 @@ def walsh_spectrum(
         top,
         low,
     )
+
+
+def language_task(
+    language: str,
+    n: int,
+    n_train: int,
+    n_eval: int,
+    *,
+    eps_x: float,
+    generator: int,
+    dtype: torch.dtype = torch.float32,
+) -> RegressionTask:
+    """A language as a regression task on distinct strings of one length (chapter 7).
+
+    The 2^n strings of length ``n`` in the order of ``torch.randperm`` from
+    ``derive(generator, "strings")``: the first ``n_train`` train, the next
+    ``n_eval`` evaluate (no string in both); labels ``+-1`` (the indicator,
+    ``2 y - 1``, shape (n, 1)); inputs :func:`rnnlib.languages.encode_strings` at
+    ``eps_x``. The task of :func:`rnnlib.experiments.ch05.against_limit` on a language.
+    """
+    _check_language(language, "language")
+    n = check_int(n, "n", minimum=2)
+    n_train = check_int(n_train, "n_train", minimum=2)
+    n_eval = check_int(n_eval, "n_eval", minimum=1)
+    if n_train + n_eval > 2**n:
+        raise ValueError(
+            f"n_train + n_eval must be at most 2^n = {2**n} (distinct strings), got"
+            f" {n_train + n_eval}"
+        )
+    eps_x = check_real(
+        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
+    )
+    z = all_strings(n)
+    z = z[
+        torch.randperm(
+            len(z), generator=derive(generator, "strings")
+        )
+    ]
+    z = z[: n_train + n_eval]
+    y = 2 * get_language(language).membership(z).to(dtype) - 1
+    x = encode_strings(z, eps_x, dtype=dtype)
+    return RegressionTask(
+        x[:n_train],
+        y[:n_train, None],
+        x[n_train:],
+        y[n_train:, None],
+    )
+
+
+# ---------------------------------------------------------------------------
+# The recorded run of chapter 7 (make record CH=07): the lazy learner at finite
+# width against its limit on a language
+
+CHAPTER = 7
+#: The recorded run: doubled networks on contains-101 against the limit learner.
+RECORD: dict = {
+    "language": "pattern:101",
+    "n": 10,
+    "n_train": 256,
+    "n_eval": 256,
+    "eps_x": 0.5,
+    "widths": [128, 256, 512, 1024],
+    "seeds": list(range(8)),
+    "steps": 1000,
+    "out_scale": 0.5,
+    "lr_scale": 0.3,
+}
+#: The record at a size that takes seconds (CI runs it; never written over the record).
+SMOKE: dict = {
+    **RECORD,
+    "n": 6,
+    "n_train": 16,
+    "n_eval": 16,
+    "widths": [8, 16],
+    "seeds": [0, 1],
+    "steps": 20,
+}
+# the short float64 run whose outputs fingerprint the code path
+_FP = {
+    "n": 6,
+    "n_train": 16,
+    "n_eval": 16,
+    "widths": [8, 16],
+    "seeds": [0, 1],
+    "steps": 20,
+}
+_LIMIT_ROWS = ("distance", "accuracy", "agreement", "eval_loss")
+
+
+def _check_limit_config(config: object) -> dict:
+    if not isinstance(config, Mapping):
+        raise TypeError(
+            f"config must be a mapping like RECORD, got {type(config).__name__}"
+        )
+    missing = sorted(set(RECORD) - set(config))
+    if missing:
+        raise ValueError(
+            f"config must have the keys of RECORD; missing {missing}"
+        )
+    _check_language(config["language"], "config['language']")
+    for key in ("widths", "seeds"):
+        check_ints(config[key], f"config[{key!r}]", minimum=0)
+    return dict(config)
+
+
+def _limit_runs(
+    cfg: Mapping,
+    *,
+    dtype: torch.dtype = torch.float32,
+    progress: bool = False,
+) -> dict:
+    out: dict = {
+        k: []
+        for k in (
+            *_LIMIT_ROWS,
+            "limit_accuracy",
+            "limit_eval_loss",
+            "constant",
+        )
+    }
+    for seed in progress_bar(
+        cfg["seeds"], enabled=progress, desc="record runs"
+    ):
+        task = language_task(
+            cfg["language"],
+            cfg["n"],
+            cfg["n_train"],
+            cfg["n_eval"],
+            eps_x=cfg["eps_x"],
+            generator=seed,
+            dtype=dtype,
+        )
+        r = against_limit(
+            task,
+            cfg["widths"],
+            seed,
+            out_scale=cfg["out_scale"],
+            steps=cfg["steps"],
+            lr_scale=cfg["lr_scale"],
+        )
+        ye = task.y_eval[:, 0].double().numpy() > 0
+        net, lim = r.predictions > 0, r.limit_predictions > 0
+        rows = {
+            "distance": r.distance,
+            "accuracy": (net == ye).mean(axis=1),
+            "agreement": (net == lim).mean(axis=1),
+            "eval_loss": r.eval_loss,
+        }
+        for k in _LIMIT_ROWS:
+            out[k].append([float(v) for v in rows[k]])
+        out["limit_accuracy"].append(float((lim == ye).mean()))
+        out["limit_eval_loss"].append(float(r.limit_eval_loss))
+        out["constant"].append(
+            float(max(ye.mean(), 1 - ye.mean()))
+        )
+    return out
+
+
+def run_limit_record(
+    config: Mapping | None = None, *, progress: bool = False
+) -> dict:
+    """The recorded run of chapter 7 (``make record CH=07``): lazy SGD at finite width against its limit on a language.
+
+    For each seed of ``config["seeds"]`` (:data:`RECORD` by default), the task
+    :func:`language_task` and :func:`rnnlib.experiments.ch05.against_limit` at
+    ``widths`` (doubled networks, zero initial output). Returns ``{field: [[value
+    per width] per seed]}`` for ``distance`` (relative RMS distance of the held-out
+    predictions from the limit learner's), ``accuracy`` (the sign's held-out
+    accuracy), ``agreement`` (the share of held-out strings where the network's
+    sign is the limit learner's) and ``eval_loss``; and one value per seed of
+    ``limit_accuracy``, ``limit_eval_loss`` and ``constant`` (the best constant's
+    held-out accuracy).
+    """
+    cfg = _check_limit_config(RECORD if config is None else config)
+    return _limit_runs(cfg, progress=progress)
+
+
+def limit_fingerprint(config: Mapping | None = None) -> dict:
+    """A short deterministic CPU run of the record's code path, in float64 (chapter 7).
+
+    :func:`run_limit_record`'s runs at two seeds, strings of length 6 (16 to train,
+    16 to evaluate), widths 8 and 16 and 20 steps, with ``config``'s other settings;
+    returns their numbers and ``config`` itself (:func:`check_limit_record`).
+    """
+    cfg = _check_limit_config(RECORD if config is None else config)
+    return {
+        "config": copy.deepcopy(cfg),
+        **_limit_runs({**cfg, **_FP}, dtype=torch.float64),
+    }
+
+
+def make_limit_record(
+    path: str | Path | None = None,
+    *,
+    smoke: bool = False,
+    progress: bool = False,
+    command: str | None = None,
+    jobs: int = 1,
+) -> Path:
+    """Run the record (:data:`RECORD`, or :data:`SMOKE` with ``smoke``) and write it (``rnnlib.records.build_record``).
+
+    ``path`` defaults to ``chapters/records/ch07.json`` for the full record; a smoke
+    record must be given a path. ``jobs`` is accepted for ``make record`` and
+    ignored (one process, about 5 CPU-minutes). Returns the path written.
+    """
+    return records.build_record(
+        CHAPTER,
+        path,
+        config=SMOKE if smoke else RECORD,
+        run=lambda cfg: run_limit_record(cfg, progress=progress),
+        fingerprint=limit_fingerprint,
+        smoke=smoke,
+        command=command,
+    )
+
+
+def check_limit_record(record: Mapping) -> float:
+    """Re-run :func:`limit_fingerprint` at the record's config and compare (``rnnlib.records.check_live_fingerprint``).
+
+    Raises :class:`rnnlib.records.StaleRecordError` when the code path or the config
+    changed since the record was made. Returns the largest relative difference.
+    """
+    return records.check_live_fingerprint(
+        record, CHAPTER, limit_fingerprint
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m rnnlib.experiments.ch07 --record | --smoke [--out PATH]``."""
+    records.record_cli(
+        argv,
+        chapter=CHAPTER,
+        make=lambda out, smoke, **kw: make_limit_record(
+            out, smoke=smoke, progress=not smoke, **kw
+        ),
+        cost="about 5 CPU-minutes",
+    )
+
+
+if __name__ == "__main__":
+    main()
