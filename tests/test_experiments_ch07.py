@@ -467,3 +467,60 @@ def test_walsh_spectrum_agrees_with_the_atlas_and_the_group_structure():
             seen.setdefault(key(u, v), []).append(float(K[u, v]))
     assert len(seen) == 2**5
     assert max(np.ptp(vals) for vals in seen.values()) < 1e-12
+
+
+def test_language_task_splits_distinct_strings():
+    t = ch07.language_task(
+        "pattern:101", 5, 10, 8, eps_x=0.5, generator=3
+    )
+    assert t.x.shape == (10, 7, 4) and t.y_eval.shape == (8, 1)
+    assert set(t.y[:, 0].tolist()) <= {-1.0, 1.0}
+    both = torch.cat([t.x, t.x_eval]).flatten(1)
+    assert len(torch.unique(both, dim=0)) == 18  # no string twice
+    again = ch07.language_task(
+        "pattern:101", 5, 10, 8, eps_x=0.5, generator=3
+    )
+    assert torch.equal(t.x, again.x)
+
+
+def test_the_limit_record_rows_are_against_limit_itself(tmp_path):
+    from rnnlib import records
+    from rnnlib.experiments import ch05
+
+    path = ch07.make_limit_record(
+        tmp_path / "ch07.json", smoke=True
+    )
+    rec = records.read_record(path)
+    cfg = ch07.SMOKE
+    res = rec["results"]
+    task = ch07.language_task(
+        cfg["language"],
+        cfg["n"],
+        cfg["n_train"],
+        cfg["n_eval"],
+        eps_x=cfg["eps_x"],
+        generator=cfg["seeds"][1],
+    )
+    r = ch05.against_limit(
+        task,
+        cfg["widths"],
+        cfg["seeds"][1],
+        out_scale=cfg["out_scale"],
+        steps=cfg["steps"],
+        lr_scale=cfg["lr_scale"],
+    )
+    assert res["distance"][1] == [float(v) for v in r.distance]
+    ye = task.y_eval[:, 0].numpy() > 0
+    acc = ((r.predictions > 0) == ye).mean(axis=1)
+    assert np.allclose(res["accuracy"][1], acc)
+    assert ch07.check_limit_record(rec) == 0.0
+
+
+def test_the_committed_limit_record_is_full_and_fresh():
+    from rnnlib import records
+
+    rec = records.read_record(records.record_path(7))
+    assert rec["scale"] == "full" and rec["config"] == ch07.RECORD
+    assert ch07.check_limit_record(rec) < records.FINGERPRINT_RTOL
+    shape = (len(ch07.RECORD["seeds"]), len(ch07.RECORD["widths"]))
+    assert np.shape(rec["results"]["distance"]) == shape
