@@ -706,7 +706,7 @@ class AgainstLimit(NamedTuple):
 def _against_limit(
     task: RegressionTask,
     widths: Sequence[int],
-    seed: int,
+    generator: int,
     *,
     out_scale: float,
     steps: int,
@@ -717,7 +717,7 @@ def _against_limit(
     x, y, xe, ye = task
     d = x.shape[-1]
     n_train = x.shape[0]
-    order = sgd_order(n_train, steps, 1, derive(seed, "order"))
+    order = sgd_order(n_train, steps, 1, derive(generator, "order"))
     xd = x.double()
     K = limit_tangent_kernel(xd)
     kbar = float(K.diagonal().mean())
@@ -740,7 +740,7 @@ def _against_limit(
         model = ElmanRNN(
             d,
             m,
-            generator=derive(seed, "weights", m),
+            generator=derive(generator, "weights", m),
             doubled=doubled,
             dtype=dtype,
         )
@@ -752,7 +752,7 @@ def _against_limit(
             out_scale=out_scale,
             lr=lr_scale / (out_scale**2 * kbar_m),
             steps=steps,
-            generator=derive(seed, "order"),
+            generator=derive(generator, "order"),
             log_every=steps,
         )
         f_m = run.predict(xe).double()
