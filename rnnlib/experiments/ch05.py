@@ -717,7 +717,9 @@ def _against_limit(
     x, y, xe, ye = task
     d = x.shape[-1]
     n_train = x.shape[0]
-    order = sgd_order(n_train, steps, 1, derive(generator, "order"))
+    order = sgd_order(
+        n_train, steps, 1, derive(generator, "order")
+    )
     xd = x.double()
     K = limit_tangent_kernel(xd)
     kbar = float(K.diagonal().mean())
