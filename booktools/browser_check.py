@@ -21,7 +21,7 @@ reported from the browser's network log as a failure. For each page it checks:
   cell's input or output) and no display formula (``mjx-container[display]``) has a
   horizontal scroll bar or overflow (``scrollWidth > clientWidth + 1``) or reaches out
   of the article's column (folded solutions are unfolded first, so they are measured
-  too); and ruff's ``line-length`` (``pyproject.toml``) fits the narrowest code cell of
+  too); and the chapters' ruff ``line-length`` (``chapters/ruff.toml``) fits the narrowest code cell of
   the page (how many characters of the code font it holds);
 * no text output wraps (a line wider than its box once wrapping is off: show it as a
   table); no rendered matplotlib figure has text smaller than ``MIN_FIGURE_TEXT_PX``
@@ -246,9 +246,7 @@ RAW_MATH = re.compile(
 
 #: a Python object's default repr (``<torch._C.Generator object at 0x7f...>``): a cell's
 #: stray last expression, not something written for the reader
-OBJECT_REPR = re.compile(
-    r"<[A-Za-z_][\w.]*(?: object)? at 0x[0-9a-fA-F]+>"
-)
+OBJECT_REPR = re.compile(r"<[A-Za-z_][\w.]*(?: object)? at 0x[0-9a-fA-F]+>")
 #: a tqdm bar's text frame (``0%|          | 0/5 [00:00<?, ?it/s]``): a live bar frozen on
 #: the static page (rnnlib's bars are off in the build: rnnlib._progress)
 FROZEN_BAR = re.compile(r"\d{1,3}%\|[^|\n]{0,60}\| *\d+/\d+ \[")
@@ -265,13 +263,9 @@ def text_problems(text: str) -> list[str]:
         problems.append(
             f"a Python object's repr in the page (a cell's stray last expression): {reprs[:3]}"
         )
-    bars = sorted(
-        set(m.group(0) for m in FROZEN_BAR.finditer(text))
-    )
+    bars = sorted(set(m.group(0) for m in FROZEN_BAR.finditer(text)))
     if bars:
-        problems.append(
-            f"a progress bar frozen on the static page: {bars[:3]}"
-        )
+        problems.append(f"a progress bar frozen on the static page: {bars[:3]}")
     return problems
 
 
@@ -288,9 +282,7 @@ def ascii_formula_problems(literals: list[str]) -> list[str]:
     left = sorted({t for t in literals if is_formula(t)})
     if not left:
         return []
-    return [
-        f"{len(left)} formula(s) in ASCII in a code span, not typeset: {left[:3]}"
-    ]
+    return [f"{len(left)} formula(s) in ASCII in a code span, not typeset: {left[:3]}"]
 
 
 def _words(text: str) -> list[str]:
@@ -300,9 +292,7 @@ def _words(text: str) -> list[str]:
 def source_headings(source: Path) -> list[str]:
     """The ``#`` headings of a chapter notebook's markdown cells or of a markdown page, math removed."""
     if source.suffix == ".ipynb":
-        cells = json.loads(source.read_text(encoding="utf-8"))[
-            "cells"
-        ]
+        cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
         blocks = [
             "".join(c["source"]).splitlines()
             for c in cells
@@ -327,12 +317,7 @@ def _headings_of(lines: list[str]) -> list[str]:
                 len(marker.group(1)),
                 marker.group(2).strip(),
             )
-            if (
-                fences
-                and fences[-1][0] == char
-                and count >= fences[-1][1]
-                and not rest
-            ):
+            if fences and fences[-1][0] == char and count >= fences[-1][1] and not rest:
                 fences.pop()
             else:
                 fences.append((char, count))
@@ -341,17 +326,13 @@ def _headings_of(lines: list[str]) -> list[str]:
             # math is rendered, not compared; roles and links: their text
             text = re.sub(r"^#{1,6}\s+", "", line)
             text = re.sub(r"\$[^$]*\$", " ", text)
-            text = re.sub(
-                r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text
-            )
+            text = re.sub(r"\{[a-z:-]+\}`([^`<]*)(<[^>]*>)?`", r"\1", text)
             text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
             headings.append(text)
     return headings
 
 
-def _contains_in_order(
-    haystack: list[str], needle: list[str]
-) -> bool:
+def _contains_in_order(haystack: list[str], needle: list[str]) -> bool:
     it = iter(haystack)
     return all(word in it for word in needle)
 
@@ -362,38 +343,25 @@ def pages_and_sources(
     """Every built page (except the search page) with its source in the book's ``_toc.yml``, if any."""
     sources = {}
     if (Path(root) / "_toc.yml").is_file():
-        sources = {
-            p.relative_to(root).with_suffix(".html"): p
-            for p in toc.pages(root)
-        }
+        sources = {p.relative_to(root).with_suffix(".html"): p for p in toc.pages(root)}
     pages = []
     for page in sorted(html_dir.rglob("*.html")):
         rel = page.relative_to(html_dir)
-        if (
-            rel.parts[0].startswith("_")
-            or rel.name == "search.html"
-        ):
+        if rel.parts[0].startswith("_") or rel.name == "search.html":
             continue
         pages.append((rel, sources.get(rel)))
     return pages
 
 
 def ruff_line_length(root: Path = ROOT) -> int | None:
-    """``tool.ruff.line-length`` of the book's ``pyproject.toml`` (None if unset)."""
-    path = Path(root) / "pyproject.toml"
+    """The chapters' ruff ``line-length`` (``chapters/ruff.toml``; None if unset)."""
+    path = Path(root) / "chapters" / "ruff.toml"
     if not path.is_file():
         return None
-    return (
-        tomllib.loads(path.read_text(encoding="utf-8"))
-        .get("tool", {})
-        .get("ruff", {})
-        .get("line-length")
-    )
+    return tomllib.loads(path.read_text(encoding="utf-8")).get("line-length")
 
 
-def overflow_problems(
-    probe: dict, line_length: int | None
-) -> list[str]:
+def overflow_problems(probe: dict, line_length: int | None) -> list[str]:
     """The problems of a page's horizontal-overflow probe (see the module docstring)."""
     problems = []
     for o in probe.get("overflows", []):
@@ -404,7 +372,7 @@ def overflow_problems(
     chars = probe.get("codeColumnChars")
     if chars and line_length and line_length > chars:
         problems.append(
-            f"ruff's line-length {line_length} (pyproject.toml) is wider than the code column: "
+            f"the chapters' ruff line-length {line_length} (chapters/ruff.toml) is wider than the code column: "
             f"{chars} characters at 1280 px"
         )
     return problems
@@ -434,27 +402,21 @@ def png_text_and_dpi(
         return {}, None
 
 
-def _image_bytes(
-    html_dir: Path, page: Path, src: str
-) -> bytes | None:
+def _image_bytes(html_dir: Path, page: Path, src: str) -> bytes | None:
     if src.startswith("data:image/png;base64,"):
         import base64
 
         return base64.b64decode(src.split(",", 1)[1])
     if re.match(r"^[a-z]+:", src) or src.startswith("//"):
         return None
-    path = (html_dir / page).parent / src.split("#")[0].split("?")[
-        0
-    ]
+    path = (html_dir / page).parent / src.split("#")[0].split("?")[0]
     try:
         return path.resolve().read_bytes()
     except OSError:
         return None
 
 
-def figure_text_px(
-    data: bytes, natural: float, shown: float
-) -> float | None:
+def figure_text_px(data: bytes, natural: float, shown: float) -> float | None:
     """Size on the page (pixels) of a matplotlib figure's smallest text: points x dpi / 72 x scale.
 
     None for an image that is not a matplotlib figure.
@@ -516,15 +478,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def serve(
     html_dir: Path,
 ) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(
-        _QuietHandler, directory=str(html_dir)
-    )
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), handler
-    )
-    threading.Thread(
-        target=server.serve_forever, daemon=True
-    ).start()
+    handler = functools.partial(_QuietHandler, directory=str(html_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
@@ -565,9 +521,7 @@ def external_requests(driver, base: str) -> list[str]:
         message = json.loads(entry["message"])["message"]
         if message.get("method") == "Network.requestWillBeSent":
             url = message["params"]["request"]["url"]
-            if not url.startswith(
-                (base, "data:", "blob:", "about:", "chrome")
-            ):
+            if not url.startswith((base, "data:", "blob:", "about:", "chrome")):
                 urls.append(url)
     return urls
 
@@ -599,13 +553,9 @@ def check_page(
     shots: Path,
 ) -> tuple[list[str], dict]:
     problems: list[str] = []
-    page_html = (html_dir / rel).read_text(
-        encoding="utf-8", errors="replace"
-    )
+    page_html = (html_dir / rel).read_text(encoding="utf-8", errors="replace")
     for tag in EXTERNAL_ASSET.findall(page_html):
-        problems.append(
-            f"the page loads an asset from the network: {tag[:200]}"
-        )
+        problems.append(f"the page loads an asset from the network: {tag[:200]}")
     # drop what earlier pages left in the logs
     driver.get_log("browser"), driver.get_log("performance")
     driver.get(f"{base}/{rel.as_posix()}")
@@ -613,11 +563,8 @@ def check_page(
     if probe["widgetState"]:
         # the embed manager renders the widget views after load
         deadline = time.monotonic() + WAITS.page_load
-        while (
-            time.monotonic() < deadline
-            and not driver.execute_script(
-                "return document.querySelectorAll('.jupyter-widgets, .widget-inline-hbox, .lm-Widget').length"
-            )
+        while time.monotonic() < deadline and not driver.execute_script(
+            "return document.querySelectorAll('.jupyter-widgets, .widget-inline-hbox, .lm-Widget').length"
         ):
             time.sleep(0.2)
         if probe["widgetViews"] and not driver.execute_script(
@@ -629,21 +576,15 @@ def check_page(
     if not probe["title"].strip():
         problems.append("the page has no <title>")
     if probe["mathjax"] not in ("done", "absent"):
-        problems.append(
-            f"MathJax did not finish: {probe['mathjax']}"
-        )
+        problems.append(f"MathJax did not finish: {probe['mathjax']}")
     problems += overflow_problems(probe, ruff_line_length())
     problems += layout_problems(probe, html_dir, rel)
     for err in probe["merrors"]:
         problems.append(f"MathJax error in a formula: {err}")
-    problems += text_problems(
-        probe["text"] + "\n" + probe.get("outputText", "")
-    )
+    problems += text_problems(probe["text"] + "\n" + probe.get("outputText", ""))
     if rel.parts[:2] == ("chapters", "api"):
         # the API pages: rnnlib's docstrings, whose formulas the docstring hook typesets
-        problems += ascii_formula_problems(
-            probe.get("literals", [])
-        )
+        problems += ascii_formula_problems(probe.get("literals", []))
     boxes = len(SEARCH_FIELD.findall(page_html))
     if boxes > 1:
         problems.append(
@@ -651,9 +592,7 @@ def check_page(
         )
     raw = sorted(set(RAW_MATH.findall(probe["text"])))
     if raw:
-        problems.append(
-            f"raw (untypeset) math left in the text: {raw[:5]}"
-        )
+        problems.append(f"raw (untypeset) math left in the text: {raw[:5]}")
     for img in probe["images"]:
         if not img["ok"]:
             problems.append(f"image did not load: {img['src']}")
@@ -661,31 +600,20 @@ def check_page(
     if source is not None:
         for heading in source_headings(source):
             words = _words(heading)
-            if words and not any(
-                _contains_in_order(r, words) for r in rendered
-            ):
-                problems.append(
-                    f"heading missing from the page: {heading!r}"
-                )
+            if words and not any(_contains_in_order(r, words) for r in rendered):
+                problems.append(f"heading missing from the page: {heading!r}")
         if not rendered:
             problems.append("the page shows no heading")
     for entry in driver.get_log("browser"):
         # the browser asks every host for /favicon.ico; the book has none (not a page's error)
-        if (
-            entry["level"] == "SEVERE"
-            and "/favicon.ico " not in entry["message"]
-        ):
-            problems.append(
-                f"console error: {entry['message'][:300]}"
-            )
+        if entry["level"] == "SEVERE" and "/favicon.ico " not in entry["message"]:
+            problems.append(f"console error: {entry['message'][:300]}")
     for url in external_requests(driver, base):
         problems.append(f"request to the network: {url}")
     # full-page screenshot
     height = min(int(probe["height"]), MAX_SCREENSHOT_HEIGHT)
     driver.set_window_size(1280, max(height, 600))
-    shot = shots / (
-        rel.with_suffix("").as_posix().replace("/", "__") + ".png"
-    )
+    shot = shots / (rel.with_suffix("").as_posix().replace("/", "__") + ".png")
     _screenshot(driver, shot)
     driver.set_window_size(1280, 1000)
     info = {
@@ -721,14 +649,10 @@ def check_pages(
             with lock:
                 drivers.append(local.driver)
         rel, source = page
-        return rel, check_page(
-            local.driver, base, html_dir, rel, source, shots
-        )
+        return rel, check_page(local.driver, base, html_dir, rel, source, shots)
 
     try:
-        with ThreadPoolExecutor(
-            max_workers=max(1, min(workers, len(pages)))
-        ) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(pages)))) as pool:
             yield from pool.map(check, pages)
     finally:
         for driver in drivers:
@@ -736,9 +660,7 @@ def check_pages(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "html_dir",
         nargs="?",
@@ -752,9 +674,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.workers < 1:
-        parser.error(
-            f"--workers: expected an integer >= 1, got {args.workers}"
-        )
+        parser.error(f"--workers: expected an integer >= 1, got {args.workers}")
     html_dir = Path(args.html_dir).resolve()
     if not (html_dir / "index.html").exists():
         print(
@@ -776,11 +696,7 @@ def main(argv: list[str] | None = None) -> int:
             args.workers,
         ):
             rows.append(info)
-            status = (
-                "ok"
-                if not problems
-                else f"{len(problems)} problem(s)"
-            )
+            status = "ok" if not problems else f"{len(problems)} problem(s)"
             print(
                 f"{rel.as_posix():45s} {info['math']:5d} formulas {info['images']:3d} images "
                 f"{info['widgets']:3d} widgets  {status}"
@@ -799,12 +715,8 @@ def main(argv: list[str] | None = None) -> int:
             f"<h2>{html.escape(info['page'])} ({flag})</h2><p>{html.escape(info['title'])}</p>"
             f"<img src='{info['screenshot']}' style='max-width:100%;border:1px solid #ccc'>"
         )
-    (shots / "index.html").write_text(
-        "\n".join(index), encoding="utf-8"
-    )
-    columns = sorted(
-        {r["code_chars"] for r in rows if r.get("code_chars")}
-    )
+    (shots / "index.html").write_text("\n".join(index), encoding="utf-8")
+    columns = sorted({r["code_chars"] for r in rows if r.get("code_chars")})
     if columns:
         print(
             f"code column at 1280 px: {', '.join(map(str, columns))} characters (ruff line-length: {ruff_line_length()})"

@@ -11,9 +11,7 @@ from booktools import browser_check as browser
 from booktools import vendor_assets as vendor
 from booktools.toc import ROOT
 
-CHROMIUM = shutil.which("chromium") and shutil.which(
-    "chromedriver"
-)
+CHROMIUM = shutil.which("chromium") and shutil.which("chromedriver")
 
 
 def test_source_headings_skip_code_and_directives(tmp_path):
@@ -42,16 +40,12 @@ def test_raw_math_pattern():
 
 def test_config_loads_only_vendored_scripts():
     """mathjax_path and nb_ipywidgets_js name files that booktools.vendor_assets writes (served as _vendor/)."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())[
-        "sphinx"
-    ]["config"]
-    produced = {
-        f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS
-    } | {f"_vendor/{dst}" for _, dst in vendor.LOCAL}
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    produced = {f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS} | {
+        f"_vendor/{dst}" for _, dst in vendor.LOCAL
+    }
     dirs = {
-        f"_vendor/{dst}"
-        for src, dst, *_ in vendor.ASSETS
-        if not src.endswith(".js")
+        f"_vendor/{dst}" for src, dst, *_ in vendor.ASSETS if not src.endswith(".js")
     }
     assert vendor.VENDOR.relative_to(ROOT).parts == (
         "_extra",
@@ -59,16 +53,13 @@ def test_config_loads_only_vendored_scripts():
     ) and config["html_extra_path"] == ["_extra"]
     urls = [config["mathjax_path"], *config["nb_ipywidgets_js"]]
     for url in urls:
-        assert "://" not in url, (
-            f"{url} is loaded from the network"
-        )
+        assert "://" not in url, f"{url} is loaded from the network"
         path = url.removeprefix("../")
-        assert path in produced or any(
-            path.startswith(d + "/") for d in dirs
-        ), f"{url} is not vendored"
+        assert path in produced or any(path.startswith(d + "/") for d in dirs), (
+            f"{url} is not vendored"
+        )
     assert (
-        "html_static_path" not in config
-        or "_extra" not in config["html_static_path"]
+        "html_static_path" not in config or "_extra" not in config["html_static_path"]
     )
 
 
@@ -87,16 +78,12 @@ def test_external_asset_pattern():
     )
 
 
-@pytest.mark.skipif(
-    not CHROMIUM, reason="needs chromium and chromedriver"
-)
+@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
 def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     """A page with raw math, a missing image, a script error and a CDN script fails, with each reason named."""
     html = tmp_path / "html"
     html.mkdir()
-    (html / "index.html").write_text(
-        "<!doctype html><title>ok</title><h1>Fine</h1>"
-    )
+    (html / "index.html").write_text("<!doctype html><title>ok</title><h1>Fine</h1>")
     (html / "broken.html").write_text(
         "<!doctype html><title>broken</title><h1>Broken</h1><p>raw $x^2$ here</p>"
         "<img src='missing.png'><script>undefined_function()</script>"
@@ -110,10 +97,7 @@ def test_browser_check_fails_a_broken_page(tmp_path, capsys):
     assert "image did not load: missing.png" in err
     assert "undefined_function" in err
     assert "loads an asset from the network" in err
-    assert (
-        "request to the network" in err
-        or "ERR_NAME_NOT_RESOLVED" in err
-    )
+    assert "request to the network" in err or "ERR_NAME_NOT_RESOLVED" in err
     assert "broken.html" in err and "index.html:" not in err
     assert (html / "_screenshots" / "broken.png").exists()
 
@@ -139,19 +123,16 @@ def test_overflow_problems_name_the_kind_the_widths_and_the_line():
     )
     assert "longest line (180 characters)" in problems[0]
     assert problems[1] == (
-        "ruff's line-length 88 (pyproject.toml) is wider than the code column: "
+        "the chapters' ruff line-length 88 (chapters/ruff.toml) is wider than the code column: "
         "80 characters at 1280 px"
     )
-    assert (
-        browser.overflow_problems({**probe, "overflows": []}, 80)
-        == []
-    )
+    assert browser.overflow_problems({**probe, "overflows": []}, 80) == []
 
 
 def test_ruff_line_length_fits_the_measured_code_column():
     """The number measured by the browser check on the built book (see ARCHITECTURE.md, "Line length")."""
     assert browser.ruff_line_length() is not None, (
-        "pyproject.toml sets no [tool.ruff] line-length"
+        "chapters/ruff.toml sets no line-length"
     )
 
 
@@ -159,16 +140,10 @@ WIDE = "w = " + " + ".join(f"value_{i}" for i in range(40))
 MATHJAX = ROOT / "_extra" / "_vendor" / "mathjax"
 
 
-@pytest.mark.skipif(
-    not CHROMIUM, reason="needs chromium and chromedriver"
-)
-def test_browser_check_fails_a_planted_wide_page(
-    tmp_path, capsys, monkeypatch
-):
+@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
+def test_browser_check_fails_a_planted_wide_page(tmp_path, capsys, monkeypatch):
     """A code cell, an output and a display formula wider than the column each fail, named; a narrow page passes."""
-    monkeypatch.setattr(
-        browser, "ruff_line_length", lambda root=None: None
-    )
+    monkeypatch.setattr(browser, "ruff_line_length", lambda root=None: None)
     html = tmp_path / "html"
     html.mkdir()
     style = (
@@ -181,9 +156,7 @@ def test_browser_check_fails_a_planted_wide_page(
         f"<h1>Narrow</h1>{code.format('x = 1')}</article>"
     )
     mathjax = ""
-    if (
-        MATHJAX.is_dir()
-    ):  # a real formula typeset by the vendored MathJax
+    if MATHJAX.is_dir():  # a real formula typeset by the vendored MathJax
         (html / "_vendor").mkdir()
         (html / "_vendor" / "mathjax").symlink_to(MATHJAX)
         mathjax = (
@@ -205,7 +178,6 @@ def test_browser_check_fails_a_planted_wide_page(
         and f"longest line ({len(WIDE)} characters)" in err
     )
     assert (
-        "output wider than its place" in err
-        and "longest line (200 characters)" in err
+        "output wider than its place" in err and "longest line (200 characters)" in err
     )
     assert "display formula wider than its place" in err
