@@ -24,9 +24,7 @@ def median_time(fn, repeats: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
-def interleaved_times(
-    fns, repeats: int, warmup: int = 2
-) -> list[list[float]]:
+def interleaved_times(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
     """Times of each function, run in turn in every round (load on a shared machine hits them alike)."""
     for _ in range(warmup):
         for fn in fns:

@@ -29,22 +29,13 @@ from _timing import (
 from rnnlib.elman import ElmanRNN
 
 
-def bench(
-    width: int, batch: int, L: int, d: int, repeats: int
-) -> dict[str, float]:
+def bench(width: int, batch: int, L: int, d: int, repeats: int) -> dict[str, float]:
     net = ElmanRNN(d, width, generator=0)
-    ref = torch.nn.RNN(
-        d, width, nonlinearity="relu", bias=False, batch_first=True
-    )
+    ref = torch.nn.RNN(d, width, nonlinearity="relu", bias=False, batch_first=True)
     with torch.no_grad():
         ref.weight_ih_l0.copy_(net.A)
         ref.weight_hh_l0.copy_(net.W)
-    x = (
-        torch.randn(
-            batch, L, d, generator=torch.Generator().manual_seed(1)
-        )
-        * 0.1
-    )
+    x = torch.randn(batch, L, d, generator=torch.Generator().manual_seed(1)) * 0.1
     B = net.B
 
     def ours():
@@ -57,16 +48,12 @@ def bench(
 
     h = torch.randn(batch, width)
     W = torch.randn(width, width)
-    ours_times, ref_times = interleaved_times(
-        [ours, theirs], repeats
-    )
+    ours_times, ref_times = interleaved_times([ours, theirs], repeats)
     t_ours, t_ref = (
         statistics.median(ours_times),
         statistics.median(ref_times),
     )
-    ratio = statistics.median(
-        a / b for a, b in zip(ours_times, ref_times)
-    )
+    ratio = statistics.median(a / b for a, b in zip(ours_times, ref_times))
     t_mm = median_time(lambda: h @ W, repeats * 10)
     flops = 3 * 2 * L * batch * (width * width + width * d)
     mm_flops_per_s = 2 * batch * width * width / t_mm
@@ -82,12 +69,8 @@ def bench(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "--widths", type=int, nargs="+", default=[256, 512, 1024]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--widths", type=int, nargs="+", default=[256, 512, 1024])
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--length", type=int, default=50)
     parser.add_argument("--input-dim", type=int, default=16)

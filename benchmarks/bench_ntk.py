@@ -33,9 +33,7 @@ from rnnlib.ntk import limit_tangent_kernel, tangent_kernel
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--n-small", type=int, default=200)
     parser.add_argument("--L", type=int, default=16)
@@ -46,13 +44,9 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     f64 = torch.float64
-    x = sample_normalized_sequence(
-        args.n, args.L, args.d, 0.5, generator=0, dtype=f64
-    )
+    x = sample_normalized_sequence(args.n, args.L, args.d, 0.5, generator=0, dtype=f64)
     cpu = time.process_time()
-    t = median_time(
-        lambda: limit_tangent_kernel(x), args.repeats, warmup=1
-    )
+    t = median_time(lambda: limit_tangent_kernel(x), args.repeats, warmup=1)
     cpu = (time.process_time() - cpu) / (args.repeats + 1)
     status = "meets" if t < 5.0 else "MISSES"
     print(

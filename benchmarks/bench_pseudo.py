@@ -43,12 +43,8 @@ from rnnlib.pseudo import (
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "--widths", type=int, nargs="+", default=[256, 1024, 2048]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--widths", type=int, nargs="+", default=[256, 1024, 2048])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--L", type=int, default=16)
     parser.add_argument("--d", type=int, default=8)
@@ -63,9 +59,7 @@ def main() -> None:
     )
     for m in args.widths:
         model = ElmanRNN(args.d, m, generator=0)
-        x = sample_normalized_sequence(
-            args.batch, args.L, args.d, 0.1, generator=1
-        )
+        x = sample_normalized_sequence(args.batch, args.L, args.d, 0.1, generator=1)
         dW, dA = random_perturbation(args.d, m, 1.0, generator=2)
         W, A, B = model.W.detach(), model.A.detach(), model.B
 
@@ -77,9 +71,7 @@ def main() -> None:
                 return pseudo_network(model, dW, dA, x)
 
         with torch.no_grad():
-            t_fwd = median_time(
-                lambda: elman_hidden_states(W, A, x), args.repeats
-            )
+            t_fwd = median_time(lambda: elman_hidden_states(W, A, x), args.repeats)
             t_sum = median_time(
                 lambda: pseudo_network_sum(model, dW, dA, x),
                 max(1, args.repeats // 3),
@@ -87,9 +79,7 @@ def main() -> None:
         pseudo_times, jvp_times = interleaved_times(
             [
                 pseudo,
-                lambda: torch.func.jvp(
-                    rnn_output, (W, A), (dW, dA)
-                ),
+                lambda: torch.func.jvp(rnn_output, (W, A), (dW, dA)),
             ],
             args.repeats,
         )
@@ -97,9 +87,7 @@ def main() -> None:
             statistics.median(pseudo_times),
             statistics.median(jvp_times),
         )
-        ratio = statistics.median(
-            a / b for a, b in zip(pseudo_times, jvp_times)
-        )
+        ratio = statistics.median(a / b for a, b in zip(pseudo_times, jvp_times))
         print(
             f"{m:>6} {t_fwd:9.4f} {t_pseudo:9.4f} {t_sum:9.4f} {t_jvp:9.4f} {t_pseudo / t_fwd:11.2f} {ratio:11.2f}"
         )

@@ -51,10 +51,7 @@ def hand_loop(
         h = torch.relu(xb[:, 0] @ A.T)
         for step in range(1, x.shape[1]):
             h = torch.relu(h @ W.T + xb[:, step] @ A.T)
-        loss = (
-            0.5
-            * (out_scale * h @ B.T - y[order[t]]).square().mean()
-        )
+        loss = 0.5 * (out_scale * h @ B.T - y[order[t]]).square().mean()
         loss.backward()
         with torch.no_grad():
             W -= lr * W.grad
@@ -66,15 +63,9 @@ def hand_loop(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "--widths", type=int, nargs="+", default=[128, 512, 1024]
-    )
-    parser.add_argument(
-        "--n", type=int, default=64, help="training sequences"
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--widths", type=int, nargs="+", default=[128, 512, 1024])
+    parser.add_argument("--n", type=int, default=64, help="training sequences")
     parser.add_argument("--L", type=int, default=6)
     parser.add_argument("--d", type=int, default=6)
     parser.add_argument("--steps", type=int, default=200)
@@ -88,16 +79,10 @@ def main() -> None:
     print(f"{'m':>6} {'hand':>9} {'train_rnn':>10} {'ratio':>7}")
     for m in args.widths:
         model = ElmanRNN(args.d, m, generator=0)
-        x = sample_normalized_sequence(
-            args.n, args.L, args.d, 0.5, generator=1
-        )
-        y = torch.randn(
-            args.n, 1, generator=torch.Generator().manual_seed(2)
-        )
+        x = sample_normalized_sequence(args.n, args.L, args.d, 0.5, generator=1)
+        y = torch.randn(args.n, 1, generator=torch.Generator().manual_seed(2))
         lr = 0.1 / m
-        W_ref, _, _ = hand_loop(
-            model, x, y, 1.0, lr, args.steps, 3
-        )
+        W_ref, _, _ = hand_loop(model, x, y, 1.0, lr, args.steps, 3)
         res = train_rnn(
             model,
             x,
@@ -108,14 +93,12 @@ def main() -> None:
             generator=3,
             log_every=args.steps,
         )
-        assert torch.allclose(
-            res.model.W.detach(), W_ref, atol=1e-5
-        ), "the two loops must compute the same SGD"
+        assert torch.allclose(res.model.W.detach(), W_ref, atol=1e-5), (
+            "the two loops must compute the same SGD"
+        )
         hand_times, lib_times = interleaved_times(
             [
-                lambda: hand_loop(
-                    model, x, y, 1.0, lr, args.steps, 3
-                ),
+                lambda: hand_loop(model, x, y, 1.0, lr, args.steps, 3),
                 lambda: train_rnn(
                     model,
                     x,
@@ -132,9 +115,7 @@ def main() -> None:
             args.repeats,
             warmup=1,
         )
-        ratio = statistics.median(
-            b / a for a, b in zip(hand_times, lib_times)
-        )
+        ratio = statistics.median(b / a for a, b in zip(hand_times, lib_times))
         print(
             f"{m:>6} {statistics.median(hand_times):9.4f} {statistics.median(lib_times):10.4f} {ratio:7.2f}"
         )

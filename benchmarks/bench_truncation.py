@@ -20,9 +20,7 @@ from rnnlib.dynamical import SimpleRNN
 from rnnlib.truncation import truncated_states
 
 
-def naive_truncated(
-    model: SimpleRNN, x: torch.Tensor, k: int
-) -> torch.Tensor:
+def naive_truncated(model: SimpleRNN, x: torch.Tensor, k: int) -> torch.Tensor:
     out = []
     for t in range(x.shape[1]):
         s = model.initial_state(x.shape[0])
@@ -33,44 +31,28 @@ def naive_truncated(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--T", type=int, default=200)
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--width", type=int, default=32)
-    parser.add_argument(
-        "--ks", type=int, nargs="+", default=[4, 16, 64]
-    )
+    parser.add_argument("--ks", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    model = SimpleRNN(
-        4, args.width, spectral_norm=0.9, generator=0
-    )
+    model = SimpleRNN(4, args.width, spectral_norm=0.9, generator=0)
     x = torch.randn(
         args.batch,
         args.T,
         4,
         generator=torch.Generator().manual_seed(1),
     )
-    print(
-        f"T = {args.T}, batch = {args.batch}, width = {args.width}"
-    )
-    print(
-        f"{'k':>5} {'batched (s)':>12} {'naive (s)':>10} {'naive / batched':>16}"
-    )
+    print(f"T = {args.T}, batch = {args.batch}, width = {args.width}")
+    print(f"{'k':>5} {'batched (s)':>12} {'naive (s)':>10} {'naive / batched':>16}")
     with torch.no_grad():
         for k in args.ks:
-            fast = median_time(
-                lambda: truncated_states(model, x, k), args.repeats
-            )
-            slow = median_time(
-                lambda: naive_truncated(model, x, k), args.repeats
-            )
-            print(
-                f"{k:>5} {fast:>12.4f} {slow:>10.4f} {slow / fast:>16.1f}"
-            )
+            fast = median_time(lambda: truncated_states(model, x, k), args.repeats)
+            slow = median_time(lambda: naive_truncated(model, x, k), args.repeats)
+            print(f"{k:>5} {fast:>12.4f} {slow:>10.4f} {slow / fast:>16.1f}")
 
 
 if __name__ == "__main__":

@@ -65,16 +65,12 @@ def setup(args) -> tuple[SimpleRNN, torch.Tensor, torch.Tensor]:
     torch.set_num_threads(2)
     gen = torch.Generator().manual_seed(0)
     model = SimpleRNN(args.input_dim, args.hidden, generator=0)
-    x = torch.randn(
-        args.batch, args.T, args.input_dim, generator=gen
-    )
+    x = torch.randn(args.batch, args.T, args.input_dim, generator=gen)
     y = torch.randn(args.batch, args.T, 1, generator=gen)
     return model, x, y
 
 
-def tbptt_chunks(
-    model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: int
-):
+def tbptt_chunks(model: SimpleRNN, x: torch.Tensor, y: torch.Tensor, k: int):
     """Yield one loss per chunk of k steps; the state entering a chunk is detached (truncated BPTT)."""
     T = x.shape[1]
     s = model.initial_state(x.shape[0])
@@ -87,13 +83,7 @@ def tbptt_chunks(
         h = torch.stack(states, dim=1)
         yield (
             0.5
-            * (
-                (
-                    model.output(h)
-                    - y[:, start : start + len(states)]
-                )
-                ** 2
-            )
+            * ((model.output(h) - y[:, start : start + len(states)]) ** 2)
             .sum(dim=2)
             .sum()
             / (x.shape[0] * T)
@@ -109,9 +99,7 @@ def losses(
 ):
     """The loss(es) of one training step; each is backpropagated before the next is built."""
     if variant == "last_full":
-        yield lambda: sequence_loss(
-            model, x, y, None, last_only=True
-        )
+        yield lambda: sequence_loss(model, x, y, None, last_only=True)
     elif variant == "last_truncated":
         yield lambda: sequence_loss(model, x, y, k, last_only=True)
     elif variant == "all_full":
@@ -123,9 +111,7 @@ def losses(
         for _ in range(0, x.shape[1], k):
             yield lambda: next(chunks)
     else:
-        raise ValueError(
-            f"variant must be one of {VARIANTS}, got {variant!r}"
-        )
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
 
 
 def saved_bytes(variant: str, model, x, y, k) -> int:
@@ -139,9 +125,7 @@ def saved_bytes(variant: str, model, x, y, k) -> int:
             storages[storage.data_ptr()] = storage.nbytes()
             return t
 
-        with torch.autograd.graph.saved_tensors_hooks(
-            pack, lambda t: t
-        ):
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             loss = make_loss()
         peak = max(peak, sum(storages.values()))
         loss.backward()
@@ -151,9 +135,7 @@ def saved_bytes(variant: str, model, x, y, k) -> int:
 
 def _rss() -> int:
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf(
-            "SC_PAGE_SIZE"
-        )
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def rss_growth_child(args) -> None:
@@ -197,16 +179,12 @@ def rss_growth(variant: str, args) -> int:
         "--input-dim",
         str(args.input_dim),
     ]
-    out = subprocess.run(
-        cmd, check=True, capture_output=True, text=True
-    ).stdout
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["rss"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--T", type=int, default=2000)
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--hidden", type=int, default=256)
@@ -217,9 +195,7 @@ def main() -> None:
         action="store_true",
         help="also measure the batched k-step model (slow, 2 GB)",
     )
-    parser.add_argument(
-        "--child", choices=VARIANTS, help=argparse.SUPPRESS
-    )
+    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         rss_growth_child(args)
@@ -238,21 +214,15 @@ def main() -> None:
         "all_tbptt": f"every-step loss, truncated BPTT in chunks of k={args.k}",
         "all_windows": f"(reference) every-step loss, batched k-step model, k={args.k}",
     }
-    for variant in (
-        VARIANTS if args.with_windows else VARIANTS[:-1]
-    ):
+    for variant in VARIANTS if args.with_windows else VARIANTS[:-1]:
         results[variant] = (
             saved_bytes(variant, model, x, y, args.k),
             rss_growth(variant, args),
         )
         saved, rss = results[variant]
-        print(
-            f"{labels[variant]:<62} {saved / 2**20:9.2f} {rss / 2**20:8.1f}"
-        )
+        print(f"{labels[variant]:<62} {saved / 2**20:9.2f} {rss / 2**20:8.1f}")
     print()
-    print(
-        f"{'ratio (truncated / full; target <= 0.1)':<62} {'saved':>9} {'RSS':>8}"
-    )
+    print(f"{'ratio (truncated / full; target <= 0.1)':<62} {'saved':>9} {'RSS':>8}")
     for num, den, label in (
         (
             "last_truncated",

@@ -90,9 +90,7 @@ PLANTS: dict[str, tuple[dict, dict]] = {
             "8.1": "def my_project_spectral(W, radius):\n"
             "    return W * min(1.0, radius / float(torch.linalg.matrix_norm(W, ord=2)))\n",
             "8.2": "def my_project_rows(W, radius):\n    return W\n",
-            "9.1": RIGHT["9.1"].replace(
-                "torch.tanh(", "torch.relu("
-            ),
+            "9.1": RIGHT["9.1"].replace("torch.tanh(", "torch.relu("),
         },
         {"8.1": "0", "8.2": "0", "9.1": "0"},
     ),
@@ -114,8 +112,7 @@ PLANTS: dict[str, tuple[dict, dict]] = {
     ),
     "torch_patch": (
         {
-            "8.1": PATCH
-            + "def my_project_spectral(W, radius):\n    return W\n",
+            "8.1": PATCH + "def my_project_spectral(W, radius):\n    return W\n",
             "8.2": RIGHT["8.2"],
             "9.1": RIGHT["9.1"],
         },
@@ -147,9 +144,7 @@ PLANTS: dict[str, tuple[dict, dict]] = {
 
 def plant_of(index: int) -> str:
     """The plant of student ``index``: three endless loops in the class, one of each other kind, the rest right."""
-    special = [
-        p for p in PLANTS if p not in ("right", "endless_loop")
-    ]
+    special = [p for p in PLANTS if p not in ("right", "endless_loop")]
     if index in (7, 27, 47):
         return "endless_loop"
     if index < len(special):
@@ -157,12 +152,8 @@ def plant_of(index: int) -> str:
     return "right"
 
 
-def submission(
-    chapter: str, answers: dict
-) -> nbformat.NotebookNode:
-    nb = se.student_notebook(
-        ROOT / "chapters" / f"{chapter}.ipynb"
-    )
+def submission(chapter: str, answers: dict) -> nbformat.NotebookNode:
+    nb = se.student_notebook(ROOT / "chapters" / f"{chapter}.ipynb")
     for cell in nb.cells:
         number = cell.metadata.get(se.EXERCISE_KEY)
         if number in answers:
@@ -171,9 +162,7 @@ def submission(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
@@ -181,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         help="where to leave the submissions and grades (default: a temporary folder)",
     )
     args = parser.parse_args(argv)
-    base = Path(
-        args.out or tempfile.mkdtemp(prefix="grade-class-")
-    )
+    base = Path(args.out or tempfile.mkdtemp(prefix="grade-class-"))
     folder, out = base / "submissions", base / "grades"
     deadline = datetime(2027, 1, 15, 23, 59, tzinfo=UTC)
     expected: dict[tuple[str, str], dict] = {}
@@ -199,33 +186,23 @@ def main(argv: list[str] | None = None) -> int:
                 folder / name / f"{chapter}.ipynb",
             )
             when = deadline + (
-                timedelta(days=1, hours=2)
-                if late
-                else -timedelta(hours=1)
+                timedelta(days=1, hours=2) if late else -timedelta(hours=1)
             )
-            times.append(
-                (name, f"{chapter}.ipynb", when.isoformat())
-            )
+            times.append((name, f"{chapter}.ipynb", when.isoformat()))
             keys = [
-                n
-                for n in points
-                if n.startswith(chapter.split("_")[0].lstrip("0"))
+                n for n in points if n.startswith(chapter.split("_")[0].lstrip("0"))
             ]
             expected[name, f"{chapter}.ipynb"] = {
                 **{n: points[n] for n in keys},
                 "late_factor": "0.8" if late else "1",
             }
     with open(folder / "submitted.csv", "w", newline="") as f:
-        csv.writer(f).writerows(
-            [("student", "notebook", "submitted"), *times]
-        )
+        csv.writer(f).writerows([("student", "notebook", "submitted"), *times])
     config = base / "grading.yml"
     config.write_text(
         (ROOT / "booktools" / "grading.yml")
         .read_text()
-        .replace(
-            "deadline: null", f"deadline: '{deadline.isoformat()}'"
-        )
+        .replace("deadline: null", f"deadline: '{deadline.isoformat()}'")
     )
     started = time.monotonic()
     cpu = os.times()
@@ -255,10 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({wall / 60:.1f} min; target 10 min), {used:.0f} s CPU, {wall * args.jobs / n:.1f} s per submission"
     )
     with open(out / "gradebook.csv", newline="") as f:
-        rows = {
-            (r["student"], r["notebook"]): r
-            for r in csv.DictReader(f)
-        }
+        rows = {(r["student"], r["notebook"]): r for r in csv.DictReader(f)}
     wrong = {
         key: {
             c: (rows.get(key, {}).get(c), v)

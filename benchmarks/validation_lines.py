@@ -63,19 +63,14 @@ def _docstring_lines(tree: ast.AST) -> set[int]:
 def code_lines(source: str, tree: ast.AST) -> set[int]:
     """The numbers of the lines that hold code (no comment-only, blank or docstring lines)."""
     lines: set[int] = set()
-    for tok in tokenize.generate_tokens(
-        io.StringIO(source).readline
-    ):
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type not in _SKIP:
             lines.update(range(tok.start[0], tok.end[0] + 1))
     return lines - _docstring_lines(tree)
 
 
 def _span(node: ast.AST) -> set[int]:
-    first = min(
-        [node.lineno]
-        + [d.lineno for d in getattr(node, "decorator_list", [])]
-    )
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     return set(range(first, node.end_lineno + 1))
 
 
@@ -99,42 +94,30 @@ def _only_raises(body: list[ast.stmt]) -> bool:
     return bool(body) and all(is_raise(s) for s in body)
 
 
-def validation_lines(
-    tree: ast.AST, *, whole: bool, exercise: bool
-) -> set[int]:
+def validation_lines(tree: ast.AST, *, whole: bool, exercise: bool) -> set[int]:
     """The lines of the validation constructs of one module (before intersecting with code lines)."""
     if whole:
         return set(range(1, 10**7))
     out: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef)
-        ):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if _CHECK_NAME.match(node.name) and not exercise:
                 out |= _span(node)
             for dec in node.decorator_list:
-                target = (
-                    dec.func if isinstance(dec, ast.Call) else dec
-                )
+                target = dec.func if isinstance(dec, ast.Call) else dec
                 name = (
                     target.attr
                     if isinstance(target, ast.Attribute)
                     else getattr(target, "id", "")
                 )
                 if name == "validate_params":
-                    out |= set(
-                        range(dec.lineno, dec.end_lineno + 1)
-                    )
+                    out |= set(range(dec.lineno, dec.end_lineno + 1))
         elif isinstance(node, ast.If):
             if _only_raises(node.body) and not node.orelse:
                 out |= _span(node)
-        elif isinstance(
-            node, (ast.Expr, ast.Assign, ast.AnnAssign)
-        ):
+        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)):
             value = node.value
-            if isinstance(value, ast.Call) and _CHECK_NAME.match(
-                _callee(value)
-            ):
+            if isinstance(value, ast.Call) and _CHECK_NAME.match(_callee(value)):
                 out |= _span(node)
     return out
 
@@ -157,23 +140,17 @@ def measure(root: Path = ROOT) -> dict[str, tuple[int, int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--by-module", action="store_true")
     args = parser.parse_args()
     table = measure()
     if args.by_module:
-        for rel, (v, c) in sorted(
-            table.items(), key=lambda kv: -kv[1][0]
-        ):
+        for rel, (v, c) in sorted(table.items(), key=lambda kv: -kv[1][0]):
             if v:
                 print(f"{v:5d} / {c:5d} = {v / c:6.1%}  {rel}")
     v = sum(v for v, _ in table.values())
     c = sum(c for _, c in table.values())
-    print(
-        f"validation lines / rnnlib code lines: {v:,} / {c:,} = {v / c:.1%}"
-    )
+    print(f"validation lines / rnnlib code lines: {v:,} / {c:,} = {v / c:.1%}")
 
 
 if __name__ == "__main__":

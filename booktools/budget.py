@@ -56,9 +56,7 @@ def reference_workload(steps: int = REFERENCE_STEPS) -> float:
     torch.set_num_threads(1)
     try:
         gen = torch.Generator().manual_seed(0)
-        rnn = torch.nn.RNN(
-            16, 128, nonlinearity="relu", batch_first=True
-        )
+        rnn = torch.nn.RNN(16, 128, nonlinearity="relu", batch_first=True)
         head = torch.nn.Linear(128, 1)
         with torch.no_grad():
             for p in [*rnn.parameters(), *head.parameters()]:
@@ -97,14 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="the reference workload of the chapters' budget, measured here"
     )
-    parser.add_argument(
-        "--runs", type=int, default=5, help="runs (default 5)"
-    )
+    parser.add_argument("--runs", type=int, default=5, help="runs (default 5)")
     args = parser.parse_args(argv)
     if args.runs < 1:
-        parser.error(
-            f"--runs: expected an integer >= 1, got {args.runs}"
-        )
+        parser.error(f"--runs: expected an integer >= 1, got {args.runs}")
     runs = sorted(reference_workload() for _ in range(args.runs))
     median = runs[len(runs) // 2]
     print(

@@ -32,11 +32,7 @@ def source_hash(root: Path = ROOT) -> str:
     digest = hashlib.sha256()
     files = (
         sorted((root / "rnnlib").rglob("*.py"))
-        + sorted(
-            p
-            for p in (root / "rnnlib" / "_data").rglob("*")
-            if p.is_file()
-        )
+        + sorted(p for p in (root / "rnnlib" / "_data").rglob("*") if p.is_file())
         + sorted((root / "chapters" / "records").glob("*.json"))
     ) + [
         root / name
@@ -59,9 +55,7 @@ def check(build_dir: str, root: Path = ROOT) -> None:
     stamp = build / ".rnnlib-cache-key"
     key = source_hash(root)
     if stamp.exists() and stamp.read_text().strip() == key:
-        print(
-            f"{build_dir}: execution cache is up to date with rnnlib/"
-        )
+        print(f"{build_dir}: execution cache is up to date with rnnlib/")
         return
     if build.exists():
         print(
@@ -80,9 +74,7 @@ def check(build_dir: str, root: Path = ROOT) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "build_dirs",
         nargs="*",

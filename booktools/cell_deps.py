@@ -48,7 +48,9 @@ def _bound_and_used(tree: ast.Module) -> tuple[set[str], set[str]]:
     bound: set[str] = set()
     for stmt in tree.body:
         stack = [stmt]
-        while stack:  # top-level statements and their blocks, not function or class bodies
+        while (
+            stack
+        ):  # top-level statements and their blocks, not function or class bodies
             node = stack.pop()
             if isinstance(
                 node,
@@ -65,11 +67,7 @@ def _bound_and_used(tree: ast.Module) -> tuple[set[str], set[str]]:
                     if alias.name == "*":
                         bound.add("*")
                     else:
-                        bound.add(
-                            (alias.asname or alias.name).split(
-                                "."
-                            )[0]
-                        )
+                        bound.add((alias.asname or alias.name).split(".")[0])
                 continue
             if isinstance(node, ast.Name) and isinstance(
                 node.ctx, (ast.Store, ast.Del)
@@ -92,18 +90,15 @@ def _bound_and_used(tree: ast.Module) -> tuple[set[str], set[str]]:
                 # x[0] = ..., x.attr = ...
                 for target in targets:
                     for part in ast.walk(target):
-                        if isinstance(
-                            part, (ast.Subscript, ast.Attribute)
-                        ) and (root := _root(part)):
+                        if isinstance(part, (ast.Subscript, ast.Attribute)) and (
+                            root := _root(part)
+                        ):
                             bound.add(root)
             # x.append(...), w.mul_(2), torch.manual_seed(0)
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and (
-                    node.func.attr in _MUTATORS
-                    or node.func.attr.endswith("_")
-                )
+                and (node.func.attr in _MUTATORS or node.func.attr.endswith("_"))
                 and (root := _root(node.func.value))
             ):
                 bound.add(root)
@@ -126,12 +121,8 @@ def _read_names(tree: ast.Module) -> set[str]:
         return names
 
     try:
-        table = symtable.symtable(
-            ast.unparse(tree), "<cell>", "exec"
-        )
-    except (
-        SyntaxError
-    ):  # parses, but does not compile: it binds and reads nothing
+        table = symtable.symtable(ast.unparse(tree), "<cell>", "exec")
+    except SyntaxError:  # parses, but does not compile: it binds and reads nothing
         return set()
     return reads(table)
 
@@ -139,10 +130,9 @@ def _read_names(tree: ast.Module) -> set[str]:
 def _calls_checker(stmt: ast.stmt) -> bool:
     return any(
         isinstance(n, ast.Call)
-        and (
-            getattr(n.func, "attr", None)
-            or getattr(n.func, "id", "")
-        ).startswith("check_exercise_")
+        and (getattr(n.func, "attr", None) or getattr(n.func, "id", "")).startswith(
+            "check_exercise_"
+        )
         for n in ast.walk(stmt)
     )
 
@@ -183,9 +173,7 @@ def drop_checker_calls(source: str) -> str:
     return "\n".join(keep)
 
 
-def cells_to_run(
-    nb: nbformat.NotebookNode, needed: set[int]
-) -> set[int]:
+def cells_to_run(nb: nbformat.NotebookNode, needed: set[int]) -> set[int]:
     """The code cells to execute so that the cells ``needed`` run as in the whole notebook.
 
     From each needed cell back: for every name it reads (in its function bodies
@@ -199,12 +187,8 @@ def cells_to_run(
         if cell.cell_type != "code":
             continue
         tree = parse_cell(cell.source)
-        info[index] = (
-            _bound_and_used(tree) if tree else (set(), set())
-        )
-    run = set(needed) | {
-        i for i, (b, _) in info.items() if "*" in b
-    }
+        info[index] = _bound_and_used(tree) if tree else (set(), set())
+    run = set(needed) | {i for i, (b, _) in info.items() if "*" in b}
     todo = sorted(run)
     while todo:
         index = todo.pop()

@@ -49,9 +49,7 @@ _CANDIDATES = (
         rf"\$?\s*[-−]?\s*(?P<num>{_NUMBER}(?:\s*\^\s*\{{?\s*[-−]?\d+\s*\}}?)?)(?!\w|\.\d|\s*[+*/])"
     ),
     # a percentage: 15%, 15 %, 15\%, 15 percent
-    re.compile(
-        r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*(?:\\?%|percent\b)"
-    ),
+    re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s*(?:\\?%|percent\b)"),
 )
 _NOT_PROSE = (
     re.compile(r"\{[\w:.-]+\}`[^`]*`"),  # roles, glue included
@@ -72,9 +70,7 @@ class Finding(NamedTuple):
     cell: int
     line: int
     code: str  # "TN" (typed number) or "AS" (unmarked assert)
-    what: (
-        str  # the number, the comment, or the assert's first line
-    )
+    what: str  # the number, the comment, or the assert's first line
     message: str
 
     def __str__(self) -> str:
@@ -94,9 +90,7 @@ def _mask(text: str) -> str:
     fences: list[tuple[str, bool]] = []
     options = False
     for line in text.split("\n"):
-        fence = re.match(
-            r"\s*(`{3,}|~{3,}|:{3,})\s*(.*?)\s*$", line
-        )
+        fence = re.match(r"\s*(`{3,}|~{3,}|:{3,})\s*(.*?)\s*$", line)
         top = fences[-1] if fences else ("", False)
         if (
             fence
@@ -109,22 +103,16 @@ def _mask(text: str) -> str:
             blank, options = True, False
         elif top[1] or fence:  # in code, or an opening fence
             if fence and not top[1]:
-                fences.append(
-                    (fence[1], not fence[2].startswith("{"))
-                )
+                fences.append((fence[1], not fence[2].startswith("{")))
                 options = not fences[-1][1]
             blank = True
         else:
-            options = options and bool(
-                re.match(r"\s*:[\w-]+:", line)
-            )
+            options = options and bool(re.match(r"\s*:[\w-]+:", line))
             blank = options or line.lstrip().startswith("%")
         out.append(" " * len(line) if blank else line)
     masked = "\n".join(out)
     for pattern in _NOT_PROSE:
-        masked = pattern.sub(
-            lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked
-        )
+        masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
     return masked
 
 
@@ -133,9 +121,7 @@ def _value(text: str) -> float | None:
     text = re.sub(r"[\s{}]", "", text.replace("−", "-"))
     base, _, exponent = text.partition("^")
     try:
-        return abs(float(base)) ** (
-            int(exponent) if exponent else 1
-        )
+        return abs(float(base)) ** (int(exponent) if exponent else 1)
     except (ValueError, OverflowError):
         return None
 
@@ -149,11 +135,7 @@ def _declared(nb: Mapping) -> tuple[list[float], list[Finding]]:
         text = _source(cell)
         for match in _DECLARED.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
-            items = [
-                item
-                for item in re.split(r"[,;\s]+", match["nums"])
-                if item
-            ]
+            items = [item for item in re.split(r"[,;\s]+", match["nums"]) if item]
             bad = [item for item in items if _value(item) is None]
             if not match["reason"].strip() or bad:
                 problems.append(
@@ -166,9 +148,7 @@ def _declared(nb: Mapping) -> tuple[list[float], list[Finding]]:
                         "only: % typed numbers (reason): 1.155, 2.83",
                     )
                 )
-            values += [
-                v for v in map(_value, items) if v is not None
-            ]
+            values += [v for v in map(_value, items) if v is not None]
     return values, problems
 
 
@@ -188,27 +168,17 @@ def typed_numbers(nb: Mapping) -> list[Finding]:
                 if (
                     start in hits
                     or value is None
-                    or any(
-                        abs(value - d) <= 1e-9 * d
-                        for d in declared
-                    )
-                    or (
-                        value in (0.0, 1.0)
-                        and "%" not in masked[end : end + 3]
-                    )
+                    or any(abs(value - d) <= 1e-9 * d for d in declared)
+                    or (value in (0.0, 1.0) and "%" not in masked[end : end + 3])
                 ):
                     continue
                 hits[start] = (match["num"], end)
         for start, (number, end) in sorted(hits.items()):
             line_start = text.rfind("\n", 0, start) + 1
             line_end = text.find("\n", end)
-            line_text = text[
-                line_start : None if line_end == -1 else line_end
-            ]
+            line_text = text[line_start : None if line_end == -1 else line_end]
             col = start - line_start
-            context = line_text[
-                max(0, col - 40) : end - line_start + 40
-            ]
+            context = line_text[max(0, col - 40) : end - line_start + 40]
             found.append(
                 Finding(
                     i,
@@ -232,10 +202,7 @@ def unmarked_asserts(nb: Mapping) -> list[Finding]:
         lines = _source(cell).split("\n")
         try:  # IPython magics and shell escapes are not Python: blanked
             tree = ast.parse(
-                "\n".join(
-                    "" if re.match(r"\s*[%!]", line) else line
-                    for line in lines
-                )
+                "\n".join("" if re.match(r"\s*[%!]", line) else line for line in lines)
             )
             spans = sorted(
                 (n.lineno, n.end_lineno or n.lineno)
@@ -258,10 +225,7 @@ def unmarked_asserts(nb: Mapping) -> list[Finding]:
                 f"nor marked '{IMPLEMENTATION_MARK}'",
             )
             for first, last in spans
-            if not any(
-                IMPLEMENTATION_MARK in line
-                for line in lines[first - 1 : last]
-            )
+            if not any(IMPLEMENTATION_MARK in line for line in lines[first - 1 : last])
         ]
     return found
 
@@ -272,9 +236,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from booktools.toc import chapter_notebooks
 
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "notebooks",
         nargs="*",
@@ -282,9 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         help="default: the chapters of _toc.yml",
     )
     findings = 0
-    for path in (
-        parser.parse_args(argv).notebooks or chapter_notebooks()
-    ):
+    for path in parser.parse_args(argv).notebooks or chapter_notebooks():
         nb = json.loads(path.read_text(encoding="utf8"))
         for finding in typed_numbers(nb) + unmarked_asserts(nb):
             print(f"{path}:{finding}")

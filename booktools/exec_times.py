@@ -35,9 +35,7 @@ from booktools.budget import is_stall
 from booktools.toc import ROOT, chapter_notebooks
 
 
-def execution_records(
-    build: Path, root: Path = ROOT
-) -> dict[str, dict | None]:
+def execution_records(build: Path, root: Path = ROOT) -> dict[str, dict | None]:
     """The timing data of the build's execution of each chapter (None: no matching cache record).
 
     Each dict has ``execution_seconds`` (wall time), and, for executions made by
@@ -48,9 +46,7 @@ def execution_records(
     for path in chapter_notebooks(root):
         rel = str(path.relative_to(root))
         try:
-            record = cache.match_cache_notebook(
-                nbformat.read(path, as_version=4)
-            )
+            record = cache.match_cache_notebook(nbformat.read(path, as_version=4))
         except KeyError:
             records[rel] = None
             continue
@@ -148,16 +144,12 @@ def check(
             f"the whole book: {units_total:.1f} x the reference >= {book_unit:.1f}"
         )
     elif not all_units and total >= total_limit:
-        warnings.append(
-            f"the whole book: {total:.1f} s >= {total_limit:g} s"
-        )
+        warnings.append(f"the whole book: {total:.1f} s >= {total_limit:g} s")
     return lines, missing, warnings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", nargs="?", default="_build")
     parser.add_argument(
         "--enforce",
@@ -183,14 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: {line}", file=sys.stderr)
     if missing:
         print(
-            "execution records missing:\n  "
-            + "\n  ".join(missing),
+            "execution records missing:\n  " + "\n  ".join(missing),
             file=sys.stderr,
         )
         return 1
-    if args.enforce and any(
-        "x the reference" in w or " s >= " in w for w in warnings
-    ):
+    if args.enforce and any("x the reference" in w or " s >= " in w for w in warnings):
         print(
             "execution time budget exceeded (see the warnings above)",
             file=sys.stderr,
@@ -212,13 +201,9 @@ def table_rows(records: dict[str, dict | None]) -> list[list[str]]:
     unit = budget.limit_units(budget.CHAPTER_LIMIT_S)
     rows = []
     for rel, data in records.items():
-        name = Path(
-            rel
-        ).stem  # the chapter's name: the column stays narrow
+        name = Path(rel).stem  # the chapter's name: the column stays narrow
         if data is None or data.get("execution_seconds") is None:
-            rows.append(
-                [name, "-", "-", "-", f"{unit:.0f}", "no record"]
-            )
+            rows.append([name, "-", "-", "-", f"{unit:.0f}", "no record"])
             continue
         cpu = data.get("cpu_seconds")
         units = reference_units(data)
@@ -250,9 +235,7 @@ def setup(app):
 
         def run(self):
             src = Path(app.srcdir)
-            rows = table_rows(
-                execution_records(src / "_build", root=src)
-            )
+            rows = table_rows(execution_records(src / "_build", root=src))
             header = [
                 "chapter",
                 "wall s",
@@ -268,9 +251,7 @@ def setup(app):
             for width in (5, 1, 1, 1, 1, 2):
                 group += nodes.colspec(colwidth=width)
             head, body = nodes.thead(), nodes.tbody()
-            for cells, parent in [(header, head)] + [
-                (r, body) for r in rows
-            ]:
+            for cells, parent in [(header, head)] + [(r, body) for r in rows]:
                 row = nodes.row()
                 for text in cells:
                     entry = nodes.entry()

@@ -76,9 +76,7 @@ class Job:
     jobs: int  #: how many notebooks run at once (recorded with the timing)
     #: the chapter whose execution supplies the unchanged cells' outputs (student target), or None
     reuse: Path | None = None
-    build: Path | None = (
-        None  #: the book build whose cache holds that execution
-    )
+    build: Path | None = None  #: the book build whose cache holds that execution
 
 
 @dataclass
@@ -109,12 +107,7 @@ def _phase_line(phases: dict[str, float]) -> str:
 def default_timeout(root: Path = ROOT) -> int:
     """Seconds per cell: ``execute.timeout`` of ``_config.yml`` (as the build uses), else 300."""
     config = (
-        yaml.safe_load(
-            (Path(root) / "_config.yml").read_text(
-                encoding="utf-8"
-            )
-        )
-        or {}
+        yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8")) or {}
     )
     return int((config.get("execute") or {}).get("timeout", 300))
 
@@ -124,15 +117,8 @@ def _kernel_cpu_seconds(client) -> float | None:
     try:
         import psutil
 
-        times = psutil.Process(
-            client.km.provisioner.process.pid
-        ).cpu_times()
-        return (
-            times.user
-            + times.system
-            + times.children_user
-            + times.children_system
-        )
+        times = psutil.Process(client.km.provisioner.process.pid).cpu_times()
+        return times.user + times.system + times.children_user + times.children_system
     except Exception:  # noqa: BLE001 - a missing psutil or an exotic provisioner: no CPU time
         return None
 
@@ -151,17 +137,11 @@ def reusable_prefix(
     code = [c for c in student.cells if c.cell_type == "code"]
     while code and code[0].metadata.get(INSTALL_KEY):
         code = code[1:]
-    stubs = [
-        i
-        for i, c in enumerate(code)
-        if c.metadata.get(EXERCISE_KEY)
-    ]
+    stubs = [i for i, c in enumerate(code) if c.metadata.get(EXERCISE_KEY)]
     k = stubs[0] if stubs else len(code)
     if stubs != list(range(k, len(code))):
         return None
-    ours = [
-        c.source for c in chapter.cells if c.cell_type == "code"
-    ]
+    ours = [c.source for c in chapter.cells if c.cell_type == "code"]
     if len(ours) < k or [c.source for c in code[:k]] != ours[:k]:
         return None
     return k
@@ -183,32 +163,21 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
     executed = executed_in_build(job.reuse, job.build)
     k = reusable_prefix(nb, executed)
     if k is None:
-        raise ValueError(
-            f"{job.path}: not its chapter's cells followed by stubs"
-        )
+        raise ValueError(f"{job.path}: not its chapter's cells followed by stubs")
     own = [
         i
         for i, c in enumerate(nb.cells)
         if c.cell_type == "code"
-        and (
-            c.metadata.get(INSTALL_KEY)
-            or c.metadata.get(EXERCISE_KEY)
-        )
+        and (c.metadata.get(INSTALL_KEY) or c.metadata.get(EXERCISE_KEY))
     ]
-    stubs = [
-        i for i in own if nb.cells[i].metadata.get(EXERCISE_KEY)
-    ]
+    stubs = [i for i in own if nb.cells[i].metadata.get(EXERCISE_KEY)]
     cut = copy.deepcopy(nb)
     for i in stubs:  # a stub stops at its checker call: what comes after never runs
-        cut.cells[i].source = cut_after_checker(
-            cut.cells[i].source
-        )
+        cut.cells[i].source = cut_after_checker(cut.cells[i].source)
     run = sorted(cells_to_run(cut, set(stubs)) | set(own))
     small = copy.deepcopy(nb)
     small.cells = [copy.deepcopy(nb.cells[i]) for i in run]
-    theirs = [c for c in executed.cells if c.cell_type == "code"][
-        :k
-    ]
+    theirs = [c for c in executed.cells if c.cell_type == "code"][:k]
 
     def fill(done: nbformat.NotebookNode) -> nbformat.NotebookNode:
         outputs = dict(zip(run, (c.outputs for c in done.cells)))
@@ -220,9 +189,7 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
             if i in own:
                 cell.outputs = outputs[i]
             else:
-                cell.outputs = copy.deepcopy(
-                    next(unchanged).outputs
-                )
+                cell.outputs = copy.deepcopy(next(unchanged).outputs)
             count += 1
             cell.execution_count = count
             for out in cell.outputs:
@@ -230,9 +197,7 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
                     out["execution_count"] = count
         # what the kernel said of itself (highlighting)
         if "language_info" in done.metadata:
-            nb.metadata["language_info"] = done.metadata[
-                "language_info"
-            ]
+            nb.metadata["language_info"] = done.metadata["language_info"]
         widgets = executed.metadata.get("widgets")
         if widgets:
             nb.metadata["widgets"] = copy.deepcopy(widgets)
@@ -289,9 +254,7 @@ def run_job(job: Job) -> Result:
     # after each cell, the kernel's CPU time so far (the last one stays; the kernel is gone after the last cell)
     def executed(**_) -> None:
         cpu[0] = _kernel_cpu_seconds(client)
-        marks["cells"] = (
-            time.perf_counter() - start
-        )  # the last cell's end
+        marks["cells"] = time.perf_counter() - start  # the last cell's end
 
     client.on_cell_executed = executed
     error = None
@@ -354,9 +317,7 @@ def _store(
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    cache_dir = (
-        build if job.target == "book" else student_build
-    ) / ".jupyter_cache"
+    cache_dir = (build if job.target == "book" else student_build) / ".jupyter_cache"
     get_cache(str(cache_dir)).cache_notebook_bundle(
         CacheBundleIn(result.nb, str(job.path), data=data),
         check_validity=False,
@@ -365,9 +326,7 @@ def _store(
     return str(cache_dir)
 
 
-def executed_in_build(
-    notebook: str | Path, build: str | Path
-) -> nbformat.NotebookNode:
+def executed_in_build(notebook: str | Path, build: str | Path) -> nbformat.NotebookNode:
     """The execution of ``notebook`` that the book build in ``build`` shows (its jupyter-cache record).
 
     This is what the build rendered. (The copy myst-nb writes to
@@ -384,9 +343,7 @@ def executed_in_build(
         )
     nb = nbformat.read(notebook, as_version=4)
     try:
-        _, merged = get_cache(
-            str(cache_dir)
-        ).merge_match_into_notebook(nb)
+        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
     except KeyError:
         raise LookupError(
             f"{notebook}: no execution in {cache_dir} matches its code (build the book first)"
@@ -423,11 +380,7 @@ SLOW_FIRST = (
 def expected_cost(path: Path) -> int:
     """A rank for longest-first scheduling: the hint of :data:`SLOW_FIRST`, else 0."""
     name = Path(path).name
-    return (
-        len(SLOW_FIRST) - SLOW_FIRST.index(name)
-        if name in SLOW_FIRST
-        else 0
-    )
+    return len(SLOW_FIRST) - SLOW_FIRST.index(name) if name in SLOW_FIRST else 0
 
 
 def plan(
@@ -466,9 +419,7 @@ def plan(
             paths = [p for p in paths if p.name in names]
         for path in paths:
             if _is_cached(path, cache_dir):
-                skipped.append(
-                    f"{target:8s} {path.relative_to(root)}: up to date"
-                )
+                skipped.append(f"{target:8s} {path.relative_to(root)}: up to date")
             else:
                 todo.append(
                     Job(
@@ -481,13 +432,9 @@ def plan(
                     )
                 )
     # longest first, so that no long chapter starts last while the other worker idles
-    todo.sort(
-        key=lambda j: (j.target != "book", -expected_cost(j.path))
-    )
+    todo.sort(key=lambda j: (j.target != "book", -expected_cost(j.path)))
     # a student notebook reuses its chapter's execution when that is cached or made in this run
-    chapters = {
-        p.relative_to(root): p for p in chapter_notebooks(root)
-    }
+    chapters = {p.relative_to(root): p for p in chapter_notebooks(root)}
     pending = {j.path for j in todo if j.target == "book"}
     for job in todo:
         if job.target != "student":
@@ -502,9 +449,7 @@ def plan(
             is None
         ):
             continue
-        if chapter in pending or _is_cached(
-            chapter, build / ".jupyter_cache"
-        ):
+        if chapter in pending or _is_cached(chapter, build / ".jupyter_cache"):
             job.reuse, job.build = chapter, build
     return todo, skipped
 
@@ -524,13 +469,9 @@ def execute(
     """
     unknown = [t for t in targets if t not in TARGETS]
     if unknown or not targets:
-        raise ValueError(
-            f"targets: expected some of {list(TARGETS)}, got {targets}"
-        )
+        raise ValueError(f"targets: expected some of {list(TARGETS)}, got {targets}")
     if jobs < 1:
-        raise ValueError(
-            f"jobs: expected an integer >= 1, got {jobs}"
-        )
+        raise ValueError(f"jobs: expected an integer >= 1, got {jobs}")
     root = Path(root)
     build, student_root = root / "_build", root / "student"
     threads = threads or 1
@@ -560,24 +501,16 @@ def execute(
         j.reuse: j
         for j in todo
         if j.reuse is not None
-        and any(
-            b.target == "book" and b.path == j.reuse for b in todo
-        )
+        and any(b.target == "book" and b.path == j.reuse for b in todo)
     }
-    with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context
-    ) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         # the budget's unit, measured in this run beside the chapters (booktools.budget)
         reference = pool.submit(reference_workload)
         futures = {
-            pool.submit(run_job, job)
-            for job in todo
-            if job not in waiting.values()
+            pool.submit(run_job, job) for job in todo if job not in waiting.values()
         }
         while futures:
-            done, futures = wait(
-                futures, return_when=FIRST_COMPLETED
-            )
+            done, futures = wait(futures, return_when=FIRST_COMPLETED)
             for future in done:
                 result = future.result()
                 results.append(result)
@@ -605,9 +538,7 @@ def execute(
                         f"{job.target:8s} {str(rel):45s} {result.seconds:6.1f} s{cpu} -> {Path(where).relative_to(root)}{reused}"
                     )
                     print(f"{'':9s}{_phase_line(result.phases)}")
-                    if is_stall(
-                        result.seconds, result.cpu_seconds
-                    ):
+                    if is_stall(result.seconds, result.cpu_seconds):
                         print(
                             f"WARNING: {rel} waited: {result.seconds:.1f} s of wall time for "
                             f"{result.cpu_seconds:.1f} s of CPU (more than 3 x CPU + 10 s; phases above)"
@@ -617,27 +548,17 @@ def execute(
                         f"{job.target:8s} {str(rel):45s} FAILED after {result.seconds:.1f} s:\n{result.error}",
                         file=sys.stderr,
                     )
-                follower = (
-                    waiting.pop(job.path, None)
-                    if job.target == "book"
-                    else None
-                )
+                follower = waiting.pop(job.path, None) if job.target == "book" else None
                 if follower is not None:
-                    if (
-                        result.nb is None
-                    ):  # nothing to reuse: executed in full
+                    if result.nb is None:  # nothing to reuse: executed in full
                         follower.reuse = follower.build = None
                     futures.add(pool.submit(run_job, follower))
-    print(
-        f"{len(todo)} executions in {time.perf_counter() - start:.1f} s wall time"
-    )
+    print(f"{len(todo)} executions in {time.perf_counter() - start:.1f} s wall time")
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="+", choices=TARGETS)
     parser.add_argument(
         "--jobs",
@@ -680,9 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(
             f"execution FAILED for {len(failed)} notebook(s): "
-            + ", ".join(
-                f"{r.job.target} {r.job.path.name}" for r in failed
-            ),
+            + ", ".join(f"{r.job.target} {r.job.path.name}" for r in failed),
             file=sys.stderr,
         )
         return 1

@@ -114,11 +114,7 @@ class ExerciseGrade:
         """The share of its points it earns: 1 for a pass, the share of checks passed otherwise."""
         if self.status == PASS:
             return 1.0
-        return (
-            self.cases_passed / self.cases_total
-            if self.cases_total
-            else 0.0
-        )
+        return self.cases_passed / self.cases_total if self.cases_total else 0.0
 
     @property
     def auto(self) -> bool:
@@ -133,9 +129,7 @@ class GradeReport:
     notebook: str
     exercises: list[ExerciseGrade]
     #: (cell, exception, message)
-    other_errors: list[tuple[int, str, str]] = field(
-        default_factory=list
-    )
+    other_errors: list[tuple[int, str, str]] = field(default_factory=list)
     #: the student's answer to each prose exercise ("" when not answered)
     answers: dict[str, str] = field(default_factory=dict)
     skipped: int = 0  #: code cells not executed (fast mode: no exercise needs them)
@@ -159,9 +153,7 @@ class GradeReport:
         ]
         for e in self.exercises:
             detail = e.detail.splitlines()
-            lines.append(
-                f"{e.number:<9} {e.status:<9} {detail[0] if detail else ''}"
-            )
+            lines.append(f"{e.number:<9} {e.status:<9} {detail[0] if detail else ''}")
             lines += [f"{'':<19} {more}" for more in detail[1:3]]
         lines.append("-" * 72)
         manual = len(self.exercises) - self.graded
@@ -192,36 +184,24 @@ def _checker_arguments(source: str) -> list[tuple[str, str]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args:
-            name = getattr(node.func, "attr", None) or getattr(
-                node.func, "id", ""
-            )
+            name = getattr(node.func, "attr", None) or getattr(node.func, "id", "")
             numbers = checker_calls(name + "(")
             if numbers and name.startswith("check_exercise_"):
-                found.append(
-                    (numbers[0], ast.unparse(node.args[0]))
-                )
+                found.append((numbers[0], ast.unparse(node.args[0])))
     return found
 
 
-def _exercise_cells(
-    nb: nbformat.NotebookNode, where: str
-) -> dict[str, list[int]]:
+def _exercise_cells(nb: nbformat.NotebookNode, where: str) -> dict[str, list[int]]:
     """Map each exercise number to the indices of its code cells (see the module docstring)."""
     cells: dict[str, list[int]] = {}
     current, gate = None, None
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            _, gate, events = scan_markdown(
-                cell.source, gate, f"{where}: cell {index}"
-            )
+            _, gate, events = scan_markdown(cell.source, gate, f"{where}: cell {index}")
             for kind, label, _title in events:
                 if kind in ("exercise", "solution-start"):
-                    current = exercise_number(
-                        label, f"{where}: cell {index}"
-                    )
-        if cell.cell_type != "code" or cell.metadata.get(
-            GRADER_KEY
-        ):
+                    current = exercise_number(label, f"{where}: cell {index}")
+        if cell.cell_type != "code" or cell.metadata.get(GRADER_KEY):
             continue
         numbers = set(checker_calls(cell.source))
         if cell.metadata.get(EXERCISE_KEY):
@@ -238,9 +218,7 @@ def _error_of(
 ) -> tuple[str, str] | None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            return output.get("ename", "Error"), output.get(
-                "evalue", ""
-            )
+            return output.get("ename", "Error"), output.get("evalue", "")
     return None
 
 
@@ -266,20 +244,14 @@ def widget_errors(
     state = widget_state(nb)
     errors = []
     for index, cell in enumerate(nb.cells):
-        for output in (
-            cell.get("outputs", [])
-            if cell.cell_type == "code"
-            else []
-        ):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             view = output.get("data", {}).get(
                 "application/vnd.jupyter.widget-view+json"
             )
             if not view:
                 continue
             inner = outputs_below(state, view.get("model_id", ""))
-            failed = [
-                o for o in inner if o.get("output_type") == "error"
-            ]
+            failed = [o for o in inner if o.get("output_type") == "error"]
             for o in failed:
                 errors.append(
                     (
@@ -288,15 +260,13 @@ def widget_errors(
                         o.get("evalue", ""),
                     )
                 )
-            interact = "widget-interact" in state.get(
-                view.get("model_id", ""), {}
-            ).get("state", {}).get("_dom_classes", [])
+            interact = "widget-interact" in state.get(view.get("model_id", ""), {}).get(
+                "state", {}
+            ).get("_dom_classes", [])
             if (
                 interact
                 and not failed
-                and not any(
-                    "image/png" in o.get("data", {}) for o in inner
-                )
+                and not any("image/png" in o.get("data", {}) for o in inner)
             ):
                 errors.append(
                     (
@@ -375,24 +345,16 @@ def _execute(
             "evalue": "the cell ran past its time limit and was interrupted",
             "traceback": [],
         },
-        resources={
-            "metadata": {"path": str(path.resolve().parent)}
-        },
+        resources={"metadata": {"path": str(path.resolve().parent)}},
     )
     failed: set[str] = set()
     index = -1
     try:
         client.reset_execution_trackers()
         with client.setup_kernel():
-            for index in (
-                order
-                if order is not None
-                else range(len(nb.cells))
-            ):
+            for index in order if order is not None else range(len(nb.cells)):
                 cell = nb.cells[index]
-                if cell.cell_type != "code" or (
-                    run is not None and index not in run
-                ):
+                if cell.cell_type != "code" or (run is not None and index not in run):
                     continue
                 if cell.metadata.get(GRADER_KEY) in failed:
                     continue
@@ -409,9 +371,7 @@ def _execute(
                     TIMEOUT_ENAME,
                 ):
                     cell.outputs = [
-                        o
-                        for o in cell.outputs
-                        if o.get("output_type") != "error"
+                        o for o in cell.outputs if o.get("output_type") != "error"
                     ] + [
                         nbformat.v4.new_output(
                             "error",
@@ -421,9 +381,7 @@ def _execute(
                         )
                     ]
             client.set_widgets_metadata()
-    except (
-        DeadKernelError
-    ) as exc:  # the rest of the cells did not run
+    except DeadKernelError as exc:  # the rest of the cells did not run
         exercise = nb.cells[index].metadata.get(GRADER_KEY)
         where = (
             f"while exercise {exercise} ran on fresh inputs"
@@ -498,9 +456,7 @@ def _fresh_cases(
     folder = workdir / number
     folder.mkdir(parents=True)
     inputs = folder / "inputs.pt"
-    torch.save(
-        [(c.description, c.args, c.kwargs) for c in cases], inputs
-    )
+    torch.save([(c.description, c.args, c.kwargs) for c in cases], inputs)
     return FreshCases(
         number,
         seed,
@@ -528,9 +484,7 @@ def _scored(fresh: FreshCases) -> tuple[int, int, list[str]]:
 
     passed, not_done, failures = 0, 0, []
     results = read_results(fresh.results, len(fresh.descriptions))
-    for index, (description, result) in enumerate(
-        zip(fresh.descriptions, results)
-    ):
+    for index, (description, result) in enumerate(zip(fresh.descriptions, results)):
         if result.status == "ok":
             message = mismatch(
                 fresh.number,
@@ -573,29 +527,19 @@ def _run_submission(
     cell it died in (their setup cells run again; the cell it died in does not),
     at most :data:`MAX_RESTARTS` times.
     """
-    exercise_of = {
-        i: number for number, idx in cells.items() for i in idx
-    }
+    exercise_of = {i: number for number, idx in cells.items() for i in idx}
     for index in exercise_of:
-        nb.cells[index].source = drop_checker_calls(
-            nb.cells[index].source
-        )
+        nb.cells[index].source = drop_checker_calls(nb.cells[index].source)
     graders = list(range(first_grader_cell, len(nb.cells)))
-    limits = {
-        g: fresh[nb.cells[g].metadata[GRADER_KEY]].limit
-        for g in graders
-    } | {
-        i: fresh[number].limit
-        for i, number in exercise_of.items()
-        if number in fresh
+    limits = {g: fresh[nb.cells[g].metadata[GRADER_KEY]].limit for g in graders} | {
+        i: fresh[number].limit for i, number in exercise_of.items() if number in fresh
     }
     run = None
     skipped = 0
     if fast:
         run = cells_to_run(nb, set(exercise_of) | set(graders))
         skipped = sum(
-            c.cell_type == "code" and i not in run
-            for i, c in enumerate(nb.cells)
+            c.cell_type == "code" and i not in run for i, c in enumerate(nb.cells)
         )
     order = []
     for index in range(first_grader_cell):
@@ -603,10 +547,7 @@ def _run_submission(
         order += [
             g
             for g in graders
-            if max(
-                cells.get(nb.cells[g].metadata[GRADER_KEY], [-1])
-            )
-            == index
+            if max(cells.get(nb.cells[g].metadata[GRADER_KEY], [-1])) == index
         ]
     order += [g for g in graders if g not in order]
     deaths: list[tuple[int, str]] = []
@@ -627,9 +568,7 @@ def _run_submission(
         message, at = died
         deaths.append((at, message))
         rest = todo[todo.index(at) + 1 :] if at in todo else []
-        later = [
-            i for i in rest if i in exercise_of or i in graders
-        ]
+        later = [i for i in rest if i in exercise_of or i in graders]
         if not later or len(deaths) > MAX_RESTARTS:
             break
         # a fresh kernel: the setup cells the later exercises need, then those exercises
@@ -639,14 +578,7 @@ def _run_submission(
             i
             for i in order
             if i in needed
-            and (
-                i in rest
-                or (
-                    i in done
-                    and i not in exercise_of
-                    and i not in graders
-                )
-            )
+            and (i in rest or (i in done and i not in exercise_of and i not in graders))
         ]
         run = set(todo)
     return skipped, deaths
@@ -699,11 +631,7 @@ def _grades(
                 )
             )
             continue
-        total = (
-            len(fresh[number].descriptions)
-            if number in fresh
-            else 0
-        )
+        total = len(fresh[number].descriptions) if number in fresh else 0
         grade = ExerciseGrade(number, PASS, "", own, 0, total)
         if number in fresh:
             grade.seed = fresh[number].seed
@@ -787,16 +715,10 @@ def grade_notebook(
     """
     path = Path(notebook)
     if not path.is_file():
-        raise FileNotFoundError(
-            f"notebook: no such file {str(path)!r}"
-        )
-    reference = _reference_of(
-        path, None if reference is None else Path(reference)
-    )
+        raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
+    reference = _reference_of(path, None if reference is None else Path(reference))
     if reference is not None and not Path(reference).is_file():
-        raise FileNotFoundError(
-            f"reference: no such file {str(reference)!r}"
-        )
+        raise FileNotFoundError(f"reference: no such file {str(reference)!r}")
     nb = nbformat.read(path, as_version=4)
     where = str(path)
     statements = find_exercises(nb)  # also validates the markup
@@ -807,30 +729,16 @@ def grade_notebook(
         ref_nb = nbformat.read(reference, as_version=4)
         ref_cells = _exercise_cells(ref_nb, str(reference))
         code_numbers = set(ref_cells)
-        sources = [
-            ref_nb.cells[i].source
-            for idx in ref_cells.values()
-            for i in idx
-        ]
+        sources = [ref_nb.cells[i].source for idx in ref_cells.values() for i in idx]
         statements = statements or find_exercises(ref_nb)
     else:
         code_numbers = set(cells)
-        sources = [
-            nb.cells[i].source
-            for idx in cells.values()
-            for i in idx
-        ]
+        sources = [nb.cells[i].source for idx in cells.values() for i in idx]
     recheck = list(
-        dict.fromkeys(
-            call
-            for source in sources
-            for call in _checker_arguments(source)
-        )
+        dict.fromkeys(call for source in sources for call in _checker_arguments(source))
     )
     if executed is not None:
-        if [c.source for c in executed.cells] != [
-            c.source for c in nb.cells
-        ]:
+        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
             raise ValueError(
                 f"executed: its cells are not those of {where} (an execution of an older version?)"
             )
@@ -840,9 +748,7 @@ def grade_notebook(
     workdir = Path(tempfile.mkdtemp(prefix="rnnlib-grade-"))
     try:
         fresh = {
-            number: _fresh_cases(
-                number, workdir, timeout, seed_key
-            )
+            number: _fresh_cases(number, workdir, timeout, seed_key)
             for number, _argument in recheck
         }
         for number, argument in recheck:
@@ -889,27 +795,16 @@ def grade_notebook(
             if error:
                 others.append((index, *error))
     others = sorted(
-        others
-        + [
-            e
-            for e in widget_errors(nb)
-            if e[0] < first_grader_cell
-        ],
+        others + [e for e in widget_errors(nb) if e[0] < first_grader_cell],
         key=lambda e: e[0],
     )
-    others += [
-        (-1, "DeadKernelError", message) for _, message in deaths
-    ]
+    others += [(-1, "DeadKernelError", message) for _, message in deaths]
     answers = collect_answers(nb)
     return GradeReport(
         str(path),
         grades,
         others,
-        {
-            g.number: answers.get(g.number, "")
-            for g in grades
-            if not g.auto
-        },
+        {g.number: answers.get(g.number, "") for g in grades if not g.auto},
         skipped,
         round(time.monotonic() - started, 2),
     )
@@ -927,24 +822,15 @@ def collect_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
             continue
         number = cell.metadata.get(ANSWER_KEY)
         text = cell.source.strip()
-        if number is None and text.startswith(
-            "**Your answer to exercise "
-        ):
-            number = text.split("exercise ", 1)[1].split(".**", 1)[
-                0
-            ]
+        if number is None and text.startswith("**Your answer to exercise "):
+            number = text.split("exercise ", 1)[1].split(".**", 1)[0]
         if number is None:
             continue
-        text = text.removeprefix(
-            f"**Your answer to exercise {number}.**"
-        ).strip()
+        text = text.removeprefix(f"**Your answer to exercise {number}.**").strip()
         if text == ANSWER_PLACEHOLDER:
             text = ""
         answers.setdefault(str(number), []).append(text)
-    return {
-        n: "\n\n".join(t for t in texts if t)
-        for n, texts in answers.items()
-    }
+    return {n: "\n\n".join(t for t in texts if t) for n, texts in answers.items()}
 
 
 def student_edition_problems(report: GradeReport) -> list[str]:
@@ -955,10 +841,7 @@ def student_edition_problems(report: GradeReport) -> list[str]:
     """
     problems = []
     for e in report.exercises:
-        if e.auto and (
-            e.status != NOT_DONE
-            or f"Exercise {e.number}" not in e.detail
-        ):
+        if e.auto and (e.status != NOT_DONE or f"Exercise {e.number}" not in e.detail):
             problems.append(
                 f"exercise {e.number}: expected the stub's NotImplementedError, got {e.status}: {e.detail}"
             )
@@ -975,16 +858,10 @@ def student_edition_problems(report: GradeReport) -> list[str]:
 def _student_of(path: Path, folder: Path) -> str:
     """``folder/alice/05_sgd.ipynb`` -> ``alice``; ``folder/alice.ipynb`` -> ``alice``."""
     rel = path.relative_to(folder)
-    return (
-        "/".join(rel.parts[:-1])
-        if len(rel.parts) > 1
-        else rel.stem
-    )
+    return "/".join(rel.parts[:-1]) if len(rel.parts) > 1 else rel.stem
 
 
-def _reference_of(
-    path: Path, reference: Path | None
-) -> Path | None:
+def _reference_of(path: Path, reference: Path | None) -> Path | None:
     if reference is not None:
         return reference
     candidate = ROOT / "chapters" / path.name
@@ -1017,9 +894,7 @@ def _grade_in_a_process(
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "PYTHONPATH": os.pathsep.join(
-            p
-            for p in (str(ROOT), os.environ.get("PYTHONPATH"))
-            if p
+            p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p
         ),
     }
     started = time.monotonic()
@@ -1064,9 +939,7 @@ def _answers_file(
     points: dict[str, float],
 ) -> str:
     statements, models = (
-        statements_and_model_answers(
-            nbformat.read(reference, as_version=4)
-        )
+        statements_and_model_answers(nbformat.read(reference, as_version=4))
         if reference
         else ({}, {})
     )
@@ -1158,9 +1031,7 @@ def grade_class(
     """
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
-        raise FileNotFoundError(
-            f"submissions: no such folder {str(folder)!r}"
-        )
+        raise FileNotFoundError(f"submissions: no such folder {str(folder)!r}")
     submissions = sorted(
         p
         for p in folder.rglob("*")
@@ -1169,9 +1040,7 @@ def grade_class(
         and not p.resolve().is_relative_to(out.resolve())
     )
     if not submissions:
-        raise FileNotFoundError(
-            f"submissions: no .ipynb under {str(folder)!r}"
-        )
+        raise FileNotFoundError(f"submissions: no .ipynb under {str(folder)!r}")
     owner = {p: _student_of(p, folder) for p in submissions}
     earlier: list[dict] = []
     if student is not None:
@@ -1187,25 +1056,20 @@ def grade_class(
             )
         earlier = [
             r
-            for r in json.loads(
-                (out / "grades.json").read_text(encoding="utf-8")
-            )["grades"]
+            for r in json.loads((out / "grades.json").read_text(encoding="utf-8"))[
+                "grades"
+            ]
             if r["student"] != student
         ]
         submissions = mine
-    points, _policy = read_config(
-        Path(config)
-    )  # validated before any grading
+    points, _policy = read_config(Path(config))  # validated before any grading
     secret = class_secret(out)
-    handed_in = submission_times(
-        folder, {p: owner[p] for p in submissions}
-    )
+    handed_in = submission_times(folder, {p: owner[p] for p in submissions})
     jobs = jobs or len(os.sched_getaffinity(0))
     started = time.monotonic()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     references = {
-        p: _reference_of(p, Path(reference) if reference else None)
-        for p in submissions
+        p: _reference_of(p, Path(reference) if reference else None) for p in submissions
     }
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         reports = list(
@@ -1233,9 +1097,7 @@ def grade_class(
                     asdict(
                         ExerciseGrade(e.number, BY_HAND)
                         if e.kind == "prose"
-                        else ExerciseGrade(
-                            e.number, ERROR, report["failure"]
-                        )
+                        else ExerciseGrade(e.number, ERROR, report["failure"])
                     )
                     for e in (find_exercises(ref) if ref else [])
                 ],
@@ -1250,21 +1112,15 @@ def grade_class(
     out.mkdir(parents=True, exist_ok=True)
     (out / "answers").mkdir(exist_ok=True)
     for path, record in zip(submissions, records):
-        (
-            out / "answers" / answers_name(record["student"], path)
-        ).write_text(
-            _answers_file(
-                record["student"], record, references[path], points
-            ),
+        (out / "answers" / answers_name(record["student"], path)).write_text(
+            _answers_file(record["student"], record, references[path], points),
             encoding="utf-8",
         )
     seconds = round(time.monotonic() - started, 1)
     # the CPU of the graders and their kernels (each reaps its kernel)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = round(
-        after.ru_utime
-        + after.ru_stime
-        - (cpu_before.ru_utime + cpu_before.ru_stime),
+        after.ru_utime + after.ru_stime - (cpu_before.ru_utime + cpu_before.ru_stime),
         1,
     )
     every = sorted(
@@ -1296,12 +1152,8 @@ def grade_class(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument(
-        "notebooks", nargs="+", help="the student's notebook(s)"
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="+", help="the student's notebook(s)")
     parser.add_argument(
         "--reference",
         help="the instructor notebook of the chapter (default: chapters/<same name>)",
@@ -1379,8 +1231,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             grade_class(
                 folder,
-                args.out
-                or folder.parent / f"{folder.name}_grades",
+                args.out or folder.parent / f"{folder.name}_grades",
                 reference=args.reference,
                 jobs=args.jobs,
                 timeout=args.timeout,
@@ -1403,9 +1254,7 @@ def main(argv: list[str] | None = None) -> int:
     for notebook in args.notebooks:
         try:
             executed = (
-                executed_in_build(notebook, args.executed)
-                if args.executed
-                else None
+                executed_in_build(notebook, args.executed) if args.executed else None
             )
             report = grade_notebook(
                 notebook,
@@ -1428,9 +1277,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.expect_stubs:
             problems = student_edition_problems(report)
-            stubs = sum(
-                e.status == NOT_DONE for e in report.exercises
-            )
+            stubs = sum(e.status == NOT_DONE for e in report.exercises)
             print(
                 f"{notebook}: {'OK' if not problems else 'PROBLEMS'} ({stubs} stub{'s' if stubs != 1 else ''} raising NotImplementedError)"
             )

@@ -86,11 +86,7 @@ class LatePolicy:
 
 
 def _aware(value: str | datetime, what: str) -> datetime:
-    stamp = (
-        value
-        if isinstance(value, datetime)
-        else datetime.fromisoformat(str(value))
-    )
+    stamp = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     if stamp.tzinfo is None:
         raise ValueError(
             f"{what}: {value!r} has no time zone (write e.g. 2027-01-15T23:59:00+01:00)"
@@ -104,14 +100,9 @@ def read_config(
     """The points per exercise and the late policy of a grading file."""
     path = Path(config)
     if not path.is_file():
-        raise FileNotFoundError(
-            f"config: no such file {str(path)!r}"
-        )
+        raise FileNotFoundError(f"config: no such file {str(path)!r}")
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    points = {
-        str(k): float(v)
-        for k, v in (data.get("points") or {}).items()
-    }
+    points = {str(k): float(v) for k, v in (data.get("points") or {}).items()}
     late = data.get("late") or {}
     unknown = set(late) - {
         "deadline",
@@ -178,9 +169,7 @@ def read_roster(
         return {}
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(
-            f"roster: no such file {str(path)!r}"
-        )
+        raise FileNotFoundError(f"roster: no such file {str(path)!r}")
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     if rows and "student" not in rows[0]:
@@ -305,11 +294,7 @@ def _rows(
                 cells,
                 round(auto, 2),
                 auto_max,
-                [
-                    e["number"]
-                    for e in record["exercises"]
-                    if e["status"] == BY_HAND
-                ],
+                [e["number"] for e in record["exercises"] if e["status"] == BY_HAND],
                 prose,
                 prose_max,
                 submitted,
@@ -343,25 +328,17 @@ def _typed_prose(
         return {}
     with open(path, newline="", encoding="utf-8") as f:
         return {
-            (r["student"], r["notebook"]): {
-                n: r.get(n, "") for n in numbers
-            }
+            (r["student"], r["notebook"]): {n: r.get(n, "") for n in numbers}
             for r in csv.DictReader(f)
         }
 
 
-def _feedback(
-    row: Row, record: dict, points: dict[str, float]
-) -> str:
+def _feedback(row: Row, record: dict, points: dict[str, float]) -> str:
     lines = [
         f"# Feedback: {row.notebook}",
         "",
         f"Student: {row.student}. Submitted: "
-        + (
-            row.submitted.isoformat(timespec="minutes")
-            if row.submitted
-            else "unknown"
-        )
+        + (row.submitted.isoformat(timespec="minutes") if row.submitted else "unknown")
         + (
             f", {row.days_late} day{'s' if row.days_late != 1 else ''} late "
             f"(the points are multiplied by {row.factor:g})"
@@ -381,16 +358,10 @@ def _feedback(
         worth = _number(points.get(e["number"], 1.0))
         got = row.cells.get(e["number"], "")
         if e["status"] == BY_HAND:
-            shown = (
-                f"{got} / {worth}"
-                if got
-                else f"graded by hand (out of {worth})"
-            )
+            shown = f"{got} / {worth}" if got else f"graded by hand (out of {worth})"
         else:
             shown = f"{got} / {worth}"
-        lines.append(
-            f"| {e['number']} | {e['status']} | {shown} |"
-        )
+        lines.append(f"| {e['number']} | {e['status']} | {shown} |")
         if e["status"] not in (PASS, BY_HAND) and e.get("detail"):
             details += [
                 "",
@@ -442,13 +413,9 @@ def write_gradebook(
         _typed_prose(out, numbers),
     )
     out.mkdir(parents=True, exist_ok=True)
-    with open(
-        out / "gradebook.csv", "w", newline="", encoding="utf-8"
-    ) as f:
+    with open(out / "gradebook.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(
-            ["student", "notebook", *numbers, *GRADEBOOK_COLUMNS]
-        )
+        writer.writerow(["student", "notebook", *numbers, *GRADEBOOK_COLUMNS])
         for row in rows:
             writer.writerow(
                 [row.student, row.notebook, *row.cells.values()]
@@ -468,12 +435,8 @@ def write_gradebook(
             )
     assignments = sorted({Path(r.notebook).stem for r in rows})
     students = sorted({r.student for r in rows})
-    total = {
-        (r.student, Path(r.notebook).stem): r.total for r in rows
-    }
-    with open(
-        out / "canvas.csv", "w", newline="", encoding="utf-8"
-    ) as f:
+    total = {(r.student, Path(r.notebook).stem): r.total for r in rows}
+    with open(out / "canvas.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(
             [
@@ -495,14 +458,9 @@ def write_gradebook(
                     p.get("login") or p.get("email") or s,
                     p.get("section", ""),
                 ]
-                + [
-                    _number(total[s, a]) if (s, a) in total else ""
-                    for a in assignments
-                ]
+                + [_number(total[s, a]) if (s, a) in total else "" for a in assignments]
             )
-    with open(
-        out / "gradescope.csv", "w", newline="", encoding="utf-8"
-    ) as f:
+    with open(out / "gradescope.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["Name", "SID", "Email", *assignments])
         for s in students:
@@ -513,27 +471,18 @@ def write_gradebook(
                     p.get("sis_id") or s,
                     p.get("email", ""),
                 ]
-                + [
-                    _number(total[s, a]) if (s, a) in total else ""
-                    for a in assignments
-                ]
+                + [_number(total[s, a]) if (s, a) in total else "" for a in assignments]
             )
     (out / "feedback").mkdir(exist_ok=True)
     for row, record in zip(rows, records):
-        (
-            out
-            / "feedback"
-            / feedback_name(row.student, row.notebook)
-        ).write_text(
+        (out / "feedback" / feedback_name(row.student, row.notebook)).write_text(
             _feedback(row, record, points), encoding="utf-8"
         )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "grades",
         help="the folder of a class's grades (with grades.json)",
@@ -550,12 +499,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.grades)
     try:
-        records = json.loads(
-            (folder / "grades.json").read_text(encoding="utf-8")
-        )["grades"]
-        rows = write_gradebook(
-            records, folder, config=args.config, roster=args.roster
-        )
+        records = json.loads((folder / "grades.json").read_text(encoding="utf-8"))[
+            "grades"
+        ]
+        rows = write_gradebook(records, folder, config=args.config, roster=args.roster)
     except (OSError, ValueError, KeyError) as exc:
         print(f"gradebook: {exc}", file=sys.stderr)
         return 2

@@ -93,10 +93,7 @@ WAITS = Waits()
 
 def _connection_file() -> str:
     """A new connection-file path in this user's private folder of kernel sockets."""
-    folder = (
-        Path(tempfile.gettempdir())
-        / f"booktools-kernels-{os.getuid()}"
-    )
+    folder = Path(tempfile.gettempdir()) / f"booktools-kernels-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
     # the sockets are "<stem>-ipc-<n>" beside it; a socket's path must stay under 107 bytes
     return str(folder / f"k-{uuid.uuid4().hex[:16]}.json")
@@ -184,9 +181,7 @@ class Client(NotebookClient):
         task_poll_kernel_alive,
     ):
         assert self.kc is not None
-        deadline = (
-            None if timeout is None else time.monotonic() + timeout
-        )
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             remaining = (
                 POLL_SLICE_S
@@ -198,9 +193,7 @@ class Client(NotebookClient):
             )
             try:
                 msg = await ensure_async(
-                    self.kc.shell_channel.get_msg(
-                        timeout=remaining
-                    )
+                    self.kc.shell_channel.get_msg(timeout=remaining)
                 )
             except Empty:
                 if deadline is None or time.monotonic() < deadline:
@@ -209,9 +202,7 @@ class Client(NotebookClient):
                 # the whole time-out passed: nbclient's handling (interrupt, or CellTimeoutError)
                 task_poll_kernel_alive.cancel()
                 await self._async_check_alive()
-                reply = await self._async_handle_timeout(
-                    timeout, cell
-                )
+                reply = await self._async_handle_timeout(timeout, cell)
                 if reply is None:
                     # interrupted without a stand-in reply: wait for the kernel's own
                     deadline = time.monotonic() + timeout
@@ -221,9 +212,7 @@ class Client(NotebookClient):
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             try:
-                await asyncio.wait_for(
-                    task_poll_output_msg, self.iopub_timeout
-                )
+                await asyncio.wait_for(task_poll_output_msg, self.iopub_timeout)
             except (TimeoutError, Empty):
                 if self.raise_on_iopub_timeout:
                     task_poll_kernel_alive.cancel()
@@ -232,32 +221,22 @@ class Client(NotebookClient):
                         self.iopub_timeout,
                         cell,
                     ) from None
-                self.log.warning(
-                    "Timeout waiting for IOPub output"
-                )
+                self.log.warning("Timeout waiting for IOPub output")
             task_poll_kernel_alive.cancel()
             return msg
 
 
-def start_error(
-    exc: BaseException, stderr: str | Path | None = None
-) -> str:
+def start_error(exc: BaseException, stderr: str | Path | None = None) -> str:
     """The reason a kernel did not run: the error, and the last lines the kernel wrote to ``stderr`` (a file)."""
     message = f"{type(exc).__name__}: {exc}"
     tail: list[str] = []
     if stderr is not None:
         try:
-            tail = (
-                Path(stderr)
-                .read_text(errors="replace")
-                .strip()
-                .splitlines()[-5:]
-            )
+            tail = Path(stderr).read_text(errors="replace").strip().splitlines()[-5:]
         except OSError:
             pass
     if tail:
-        message += (
-            "\nthe kernel's last lines of standard error:\n  "
-            + "\n  ".join(tail)
+        message += "\nthe kernel's last lines of standard error:\n  " + "\n  ".join(
+            tail
         )
     return message

@@ -77,9 +77,7 @@ def prepare(source: Path, target: Path) -> list[Path]:
     # the book's chapters (booktools.toc), as they are in ``source`` (the chapters or
     # the student edition's copies of them)
     notebooks = [
-        source / nb.name
-        for nb in chapter_notebooks()
-        if (source / nb.name).exists()
+        source / nb.name for nb in chapter_notebooks() if (source / nb.name).exists()
     ]
     if not notebooks:
         raise FileNotFoundError(f"no notebooks in {source}")
@@ -87,10 +85,7 @@ def prepare(source: Path, target: Path) -> list[Path]:
     written = []
     for path in notebooks:
         copy = target / path.name
-        if (
-            not copy.exists()
-            or copy.stat().st_mtime < path.stat().st_mtime
-        ):
+        if not copy.exists() or copy.stat().st_mtime < path.stat().st_mtime:
             nb = nbformat.read(path, as_version=4)
             nbformat.write(reader_notebook(nb), copy)
         written.append(copy)
@@ -98,9 +93,7 @@ def prepare(source: Path, target: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--student",
         action="store_true",
@@ -122,14 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         help="passed on to jupyter lab",
     )
     args = parser.parse_args(argv)
-    source = (
-        ROOT / "student" / "chapters"
-        if args.student
-        else ROOT / "chapters"
-    )
-    target = (
-        ROOT / "lab" / ("student" if args.student else "chapters")
-    )
+    source = ROOT / "student" / "chapters" if args.student else ROOT / "chapters"
+    target = ROOT / "lab" / ("student" if args.student else "chapters")
     try:
         if args.portable:
             from booktools.portable import (
@@ -140,19 +127,12 @@ def main(argv: list[str] | None = None) -> int:
             edition = "student" if args.student else "book"
             target = DEFAULT_OUT / edition
             copies = [
-                c.target
-                for c in convert_edition(
-                    edition, DEFAULT_OUT, keep_newer=True
-                )
+                c.target for c in convert_edition(edition, DEFAULT_OUT, keep_newer=True)
             ]
         else:
             copies = prepare(source, target)
     except FileNotFoundError as exc:
-        hint = (
-            " (run make student-notebooks first)"
-            if args.student
-            else ""
-        )
+        hint = " (run make student-notebooks first)" if args.student else ""
         print(f"lab: {exc}{hint}", file=sys.stderr)
         return 2
     print(f"lab: {len(copies)} reader copies in {target}")

@@ -84,35 +84,21 @@ class LabReport:
 
     notebook: str
     cells: int = 0
-    raw: list = field(
-        default_factory=list
-    )  #: (cell, excerpt) of MyST left as source
-    math: list = field(
-        default_factory=list
-    )  #: (cell, message) of math errors
+    raw: list = field(default_factory=list)  #: (cell, excerpt) of MyST left as source
+    math: list = field(default_factory=list)  #: (cell, message) of math errors
     errors: list = field(
         default_factory=list
     )  #: (cell, "Name: message") of cell errors
     unresolved: list = field(
         default_factory=list
     )  #: (cell, message): citations, other chapters
-    seconds: float = (
-        0.0  #: wall time from opening to the kernel's last idle
-    )
+    seconds: float = 0.0  #: wall time from opening to the kernel's last idle
     screenshot: Path | None = None
 
-    def problems(
-        self, allow_errors: tuple[str, ...] = ()
-    ) -> list[str]:
+    def problems(self, allow_errors: tuple[str, ...] = ()) -> list[str]:
         """Every finding as a line; errors whose text contains one of ``allow_errors`` are excused."""
-        lines = [
-            f"{self.notebook}: cell {i}: raw MyST: {t!r}"
-            for i, t in self.raw
-        ]
-        lines += [
-            f"{self.notebook}: cell {i}: math error: {t}"
-            for i, t in self.math
-        ]
+        lines = [f"{self.notebook}: cell {i}: raw MyST: {t!r}" for i, t in self.raw]
+        lines += [f"{self.notebook}: cell {i}: math error: {t}" for i, t in self.math]
         lines += [
             f"{self.notebook}: cell {i}: {t}"
             for i, t in self.errors
@@ -139,9 +125,7 @@ def lab_server(
     jupyter = Path(sys.executable).with_name("jupyter")
     log = open(folder / "lab.log", "w")
     env = dict(os.environ)
-    env.setdefault(
-        "MPLBACKEND", "module://matplotlib_inline.backend_inline"
-    )
+    env.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     # one thread per kernel, as booktools.lab gives them
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(name, "1")
@@ -179,10 +163,7 @@ def lab_server(
                 ).read()
                 break
             except OSError:
-                if (
-                    proc.poll() is not None
-                    or time.monotonic() > deadline
-                ):
+                if proc.poll() is not None or time.monotonic() > deadline:
                     log.flush()
                     raise RuntimeError(
                         "jupyter lab did not start:\n"
@@ -207,9 +188,7 @@ def _wait(driver, script: str, timeout_s: float, what: str):
         if value:
             return value
         time.sleep(0.5)
-    raise TimeoutError(
-        f"JupyterLab: {what} after {timeout_s:.0f} s"
-    )
+    raise TimeoutError(f"JupyterLab: {what} after {timeout_s:.0f} s")
 
 
 def open_and_run(

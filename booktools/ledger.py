@@ -123,17 +123,12 @@ class Row:
     claim: Claim
     verdict: str
     figures: list[str] = field(default_factory=list)
-    docname: str | None = (
-        None  # the chapter that tests it, when it is in the book
-    )
+    docname: str | None = None  # the chapter that tests it, when it is in the book
     problems: list[str] = field(default_factory=list)
 
 
 def _statement_key(text: str) -> tuple:
-    return tuple(
-        int(x) if x.isdigit() else x
-        for x in re.findall(r"\d+|\D+", text)
-    )
+    return tuple(int(x) if x.isdigit() else x for x in re.findall(r"\d+|\D+", text))
 
 
 def _sorted(claims: Iterable[Claim]) -> list[Claim]:
@@ -141,9 +136,7 @@ def _sorted(claims: Iterable[Claim]) -> list[Claim]:
 
     def key(item: tuple[int, Claim]) -> tuple:
         index, c = item
-        statement = (
-            _statement_key(c.statement) if c.chapter else ()
-        )
+        statement = _statement_key(c.statement) if c.chapter else ()
         return (
             PAPERS.index(c.paper),
             not c.chapter,
@@ -152,9 +145,7 @@ def _sorted(claims: Iterable[Claim]) -> list[Claim]:
             index,
         )
 
-    return [
-        claim for _, claim in sorted(enumerate(claims), key=key)
-    ]
+    return [claim for _, claim in sorted(enumerate(claims), key=key)]
 
 
 def ledger_rows(
@@ -174,15 +165,11 @@ def ledger_rows(
     by_claim: dict[str, list[tuple[str, dict]]] = {}
     for docname, recs in records.items():
         for record in recs:
-            by_claim.setdefault(record["id"], []).append(
-                (docname, record)
-            )
+            by_claim.setdefault(record["id"], []).append((docname, record))
     rows = []
     for claim in _sorted(claims.values()):
         found = by_claim.get(claim.id, [])
-        docname = (
-            chapters.get(claim.chapter) if claim.chapter else None
-        )
+        docname = chapters.get(claim.chapter) if claim.chapter else None
         if claim.untestable:
             row = Row(claim, CANNOT_TEST, [claim.untestable], None)
             if found:
@@ -228,9 +215,7 @@ def verdict_counts(
     rows: Iterable[Row],
 ) -> dict[str, dict[str, int]]:
     """verdict -> {paper: count, ..., "all": count}, for every verdict of :data:`ORDER`."""
-    counts = {
-        v: {**{p: 0 for p in PAPERS}, "all": 0} for v in ORDER
-    }
+    counts = {v: {**{p: 0 for p in PAPERS}, "all": 0} for v in ORDER}
     for row in rows:
         counts[row.verdict][row.claim.paper] += 1
         counts[row.verdict]["all"] += 1
@@ -242,12 +227,8 @@ def kind_counts(
 ) -> dict[str, dict[str, int]]:
     """kind -> {paper: count, ..., "all": count} of the rows with ``verdict``, for every kind of :data:`KINDS`."""
     if verdict not in ORDER:
-        raise ValueError(
-            f"verdict must be one of {ORDER}, got {verdict!r}"
-        )
-    counts = {
-        k: {**{p: 0 for p in PAPERS}, "all": 0} for k in KINDS
-    }
+        raise ValueError(f"verdict must be one of {ORDER}, got {verdict!r}")
+    counts = {k: {**{p: 0 for p in PAPERS}, "all": 0} for k in KINDS}
     for row in rows:
         if row.verdict == verdict:
             counts[row.claim.kind][row.claim.paper] += 1
@@ -380,20 +361,10 @@ class ClaimsLedger(SphinxDirective):
         if part == "summary":
             return out
         # one folded table per chapter (0: the claims no chapter tests)
-        for chapter in sorted(
-            {c.chapter for c in claims.values()}
-        ):
-            mine = _sorted(
-                c for c in claims.values() if c.chapter == chapter
-            )
-            title = (
-                f"Chapter {chapter}"
-                if chapter
-                else "Claims the book cannot test"
-            )
-            papers = ", ".join(
-                dict.fromkeys(c.paper for c in mine)
-            )
+        for chapter in sorted({c.chapter for c in claims.values()}):
+            mine = _sorted(c for c in claims.values() if c.chapter == chapter)
+            title = f"Chapter {chapter}" if chapter else "Claims the book cannot test"
+            papers = ", ".join(dict.fromkeys(c.paper for c in mine))
             out.append(
                 nodes.raw(
                     "",
@@ -407,10 +378,7 @@ class ClaimsLedger(SphinxDirective):
             table = _table(
                 ["claims-ledger"],
                 (50, 33, 17),
-                [
-                    nodes.paragraph("", h)
-                    for h in ("Claim", "Measured", "Verdict")
-                ],
+                [nodes.paragraph("", h) for h in ("Claim", "Measured", "Verdict")],
                 rows,
             )
             for claim, row in zip(mine, table[0][-1].children):
@@ -430,14 +398,10 @@ class ClaimsLedger(SphinxDirective):
 
     def _row(self, claim: Claim) -> list:
         statement = nodes.paragraph()
-        statement += nodes.strong(
-            "", f"{claim.paper.split()[0]} {claim.statement}"
-        )
+        statement += nodes.strong("", f"{claim.paper.split()[0]} {claim.statement}")
         statement += [nodes.Text(": "), *_with_math(claim.text)]
         about = nodes.paragraph(classes=["claims-ledger-about"])
-        about += nodes.emphasis(
-            "", f"{KIND_WORDS[claim.kind]} \u00b7 "
-        )
+        about += nodes.emphasis("", f"{KIND_WORDS[claim.kind]} \u00b7 ")
         if claim.untestable:
             about += nodes.emphasis("", "no chapter tests it")
             return [
@@ -445,9 +409,7 @@ class ClaimsLedger(SphinxDirective):
                 nodes.paragraph("", claim.untestable),
                 nodes.paragraph("", "", _badge(CANNOT_TEST)),
             ]
-        doc = chapter_docnames(self.env.found_docs).get(
-            claim.chapter
-        )
+        doc = chapter_docnames(self.env.found_docs).get(claim.chapter)
         if doc:
             about += nodes.emphasis("", "tested in ")
             about += _xref(
@@ -457,9 +419,7 @@ class ClaimsLedger(SphinxDirective):
                 f"chapter {claim.chapter}",
             )
         else:
-            about += nodes.emphasis(
-                "", f"chapter {claim.chapter} (not in this build)"
-            )
+            about += nodes.emphasis("", f"chapter {claim.chapter} (not in this build)")
         about += nodes.emphasis(
             "",
             " \u00b7 evidence: "
@@ -485,11 +445,7 @@ class _Role(SphinxRole):
             f"{{{self.name}}} role: {self.text.strip()!r} {what}",
             line=self.lineno,
         )
-        return [
-            self.inliner.problematic(
-                self.rawtext, self.rawtext, msg
-            )
-        ], [msg]
+        return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
 
 
 class ClaimRole(_Role):
@@ -503,9 +459,7 @@ class ClaimRole(_Role):
         _state(self.env)["pages"].add(self.env.docname)
         short = f"{claim.paper.split()[0]} {claim.statement}"
         return [
-            _xref(
-                self.env, "ref", f"claim-{claim.id}".lower(), short
-            ),
+            _xref(self.env, "ref", f"claim-{claim.id}".lower(), short),
             ledger_cell("", kind="inline-verdict", claim=claim.id),
         ], []
 
@@ -560,10 +514,7 @@ def _summary_table(rows: list[Row]) -> nodes.table:
     body.append(
         [
             cell("all claims", True),
-            *(
-                cell(sum(counts[v][p] for v in ORDER), True)
-                for p in cols
-            ),
+            *(cell(sum(counts[v][p] for v in ORDER), True) for p in cols),
         ]
     )
     header = ("Verdict", *(p.split()[0] for p in PAPERS), "All")
@@ -587,14 +538,9 @@ def _results_box(app, doctree, docname: str) -> None:
     checks: N claims (k reproduced, ...)", a dropdown whose list gives one line per
     registered claim the chapter tests, in the ledger's order.
     """
-    if (
-        docname
-        not in chapter_docnames(app.env.found_docs).values()
-    ):
+    if docname not in chapter_docnames(app.env.found_docs).values():
         return
-    rows = [
-        row for row in _rows(app.env) if row.docname == docname
-    ]
+    rows = [row for row in _rows(app.env) if row.docname == docname]
     if not rows:
         return
     ledger = next(
@@ -608,9 +554,7 @@ def _results_box(app, doctree, docname: str) -> None:
         f"{n} {verdict}"
         for verdict, n in sorted(
             counts.items(),
-            key=lambda item: (
-                ORDER.index(item[0]) if item[0] in ORDER else 99
-            ),
+            key=lambda item: ORDER.index(item[0]) if item[0] in ORDER else 99,
         )
     )
     # a dropdown (sphinx-togglebutton): the title line is the summary, the list opens on a click
@@ -628,10 +572,7 @@ def _results_box(app, doctree, docname: str) -> None:
         classes=["admonition-title"],
     )
     items = nodes.bullet_list()
-    records = {
-        r["id"]: r
-        for r in _state(app.env)["records"].get(docname, [])
-    }
+    records = {r["id"]: r for r in _state(app.env)["records"].get(docname, [])}
     for row in rows:
         claim = row.claim
         para = nodes.paragraph()
@@ -639,9 +580,7 @@ def _results_box(app, doctree, docname: str) -> None:
         para += nodes.Text(" ")
         para += _with_math(claim.text)
         if claim.kind != "paper":
-            para += nodes.Text(
-                f" ({KIND_WORDS.get(claim.kind, claim.kind)})"
-            )
+            para += nodes.Text(f" ({KIND_WORDS.get(claim.kind, claim.kind)})")
         if claim.id in records:
             para += nodes.Text(" ")
             para += nodes.reference(
@@ -650,15 +589,11 @@ def _results_box(app, doctree, docname: str) -> None:
                 refuri="#" + CHECK_ANCHOR.format(id=claim.id),
             )
         if ledger and app.builder.format == "html":
-            para += nodes.Text(
-                ", " if claim.id in records else " "
-            )
+            para += nodes.Text(", " if claim.id in records else " ")
             para += nodes.reference(
                 "",
                 "ledger",
-                refuri=app.builder.get_relative_uri(
-                    docname, ledger
-                )
+                refuri=app.builder.get_relative_uri(docname, ledger)
                 + f"#claim-{claim.id}".lower(),
             )
         items += nodes.list_item("", para)
@@ -695,9 +630,9 @@ def _fill(app, doctree, docname: str) -> None:
         elif kind == "verdict":
             new = [nodes.paragraph("", "", _badge(row.verdict))]
         else:
-            new = [
-                nodes.paragraph("", f) for f in row.figures
-            ] or [nodes.paragraph("", "\u2014")]
+            new = [nodes.paragraph("", f) for f in row.figures] or [
+                nodes.paragraph("", "\u2014")
+            ]
         cell.replace_self(new)
 
 
@@ -713,18 +648,14 @@ def records_from_doctree(doctree) -> list[dict]:
     records = []
     for node in doctree.findall(nodes.container):
         if node.get("mime_type") != "text/plain" or (
-            node.parent is None
-            or node.parent.get("nb_element") != "mime_bundle"
+            node.parent is None or node.parent.get("nb_element") != "mime_bundle"
         ):
             continue
         match = _RECORD_LINE.match(node.astext().strip())
         if not match:
             continue
         cell = node
-        while (
-            cell is not None
-            and cell.get("nb_element") != "cell_code"
-        ):
+        while cell is not None and cell.get("nb_element") != "cell_code":
             cell = cell.parent
         records.append(
             {
@@ -744,13 +675,8 @@ def _read_chapter(app, doctree) -> None:
         return
     state = _state(env)
     state["records"][env.docname] = records_from_doctree(doctree)
-    for node in doctree.findall(
-        nodes.container
-    ):  # the results box links to each check
-        if (
-            node.get("nb_element") == "cell_code"
-            and node.get("cell_index") is not None
-        ):
+    for node in doctree.findall(nodes.container):  # the results box links to each check
+        if node.get("nb_element") == "cell_code" and node.get("cell_index") is not None:
             for record in state["records"][env.docname]:
                 anchor = CHECK_ANCHOR.format(id=record["id"])
                 if (
@@ -758,17 +684,11 @@ def _read_chapter(app, doctree) -> None:
                     and anchor not in node["ids"]
                 ):
                     node["ids"].append(anchor)
-    executed = NbMetadataCollector.get_exec_data(
-        env, env.docname
-    ) is not None or any(
+    executed = NbMetadataCollector.get_exec_data(env, env.docname) is not None or any(
         node.get("nb_element") == "cell_code_output"
         for node in doctree.findall(nodes.container)
     )
-    (
-        state["executed"].add
-        if executed
-        else state["executed"].discard
-    )(env.docname)
+    (state["executed"].add if executed else state["executed"].discard)(env.docname)
 
 
 def _check_consistency(app, env) -> None:
@@ -776,8 +696,7 @@ def _check_consistency(app, env) -> None:
         for problem in row.problems:
             logging.getLogger(__name__).warning(
                 problem,
-                location=row.docname
-                or next(iter(sorted(_state(env)["pages"])), None),
+                location=row.docname or next(iter(sorted(_state(env)["pages"])), None),
                 type="rnnlib",
                 subtype="ledger",
             )
@@ -802,11 +721,7 @@ def _merge(app, env, docnames, other) -> None:
 
 def _always_reread(app, env, added, changed, removed) -> list[str]:
     # the ledger reads the registry and every chapter: re-read it at every build
-    return sorted(
-        doc
-        for doc in _state(env)["pages"]
-        if doc in env.found_docs
-    )
+    return sorted(doc for doc in _state(env)["pages"] if doc in env.found_docs)
 
 
 def setup(app) -> dict[str, Any]:

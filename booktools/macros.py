@@ -36,13 +36,9 @@ MACRO_TAGS = ("remove-cell",)
 
 def book_macros(root: Path = ROOT) -> dict[str, str | list]:
     """The macros of ``_config.yml`` (``name -> body`` or ``name -> [body, n_args]``)."""
-    config = yaml.safe_load(
-        (Path(root) / "_config.yml").read_text(encoding="utf-8")
-    )
+    config = yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8"))
     try:
-        macros = config["sphinx"]["config"]["mathjax3_config"][
-            "tex"
-        ]["macros"]
+        macros = config["sphinx"]["config"]["mathjax3_config"]["tex"]["macros"]
     except (KeyError, TypeError) as exc:
         raise ValueError(
             "_config.yml: no sphinx.config.mathjax3_config.tex.macros"
@@ -99,9 +95,7 @@ def macro_source(macros: dict[str, str | list]) -> str:
 
 
 def is_macro_cell(cell) -> bool:
-    return cell.cell_type == "markdown" and bool(
-        cell.metadata.get(MACRO_KEY)
-    )
+    return cell.cell_type == "markdown" and bool(cell.metadata.get(MACRO_KEY))
 
 
 def sync(nb: nbformat.NotebookNode, macros: dict) -> bool:
@@ -114,13 +108,9 @@ def sync(nb: nbformat.NotebookNode, macros: dict) -> bool:
     if found:
         cell = nb.cells[found[0]]
         tags = list(cell.metadata.get("tags", []))
-        if cell.source != source or any(
-            t not in tags for t in MACRO_TAGS
-        ):
+        if cell.source != source or any(t not in tags for t in MACRO_TAGS):
             cell.source = source
-            cell.metadata["tags"] = tags + [
-                t for t in MACRO_TAGS if t not in tags
-            ]
+            cell.metadata["tags"] = tags + [t for t in MACRO_TAGS if t not in tags]
             changed = True
         return changed
     cell = nbformat.v4.new_markdown_cell(source)
@@ -132,9 +122,7 @@ def sync(nb: nbformat.NotebookNode, macros: dict) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "notebooks",
         nargs="*",
@@ -156,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.check:
                 nbformat.write(nb, path)
     for path in stale:
-        print(
-            f"{path}: macro cell {'stale' if args.check else 'written'}"
-        )
+        print(f"{path}: macro cell {'stale' if args.check else 'written'}")
     return 1 if args.check and stale else 0
 
 

@@ -81,9 +81,7 @@ def export(
     written = []
     for chapter in chapters:
         nb = lift_widget_outputs(executed_in_build(chapter, build))
-        target = out / Path(chapter).resolve().relative_to(
-            root.resolve()
-        )
+        target = out / Path(chapter).resolve().relative_to(root.resolve())
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         written.append(target)
@@ -114,9 +112,7 @@ def outputs_below(
         else []
     )
     for child in model.get("children", []):
-        found += outputs_below(
-            state, str(child).removeprefix("IPY_MODEL_"), seen
-        )
+        found += outputs_below(state, str(child).removeprefix("IPY_MODEL_"), seen)
     return found
 
 
@@ -134,9 +130,7 @@ def lift_widget_outputs(
             if view:
                 outputs += [
                     nbformat.from_dict(o)
-                    for o in outputs_below(
-                        state, view.get("model_id", "")
-                    )
+                    for o in outputs_below(state, view.get("model_id", ""))
                 ]
             outputs.append(output)
         cell.outputs = outputs
@@ -196,17 +190,11 @@ def pytest_collection_modifyitems(items: list) -> None:
             item.output_timeout = OUTPUT_TIMEOUT
     # the longest chapters first (pytest-xdist's --dist loadfile hands out files in this
     # order), as booktools.execute does; a stable sort keeps each file's cells in order
-    items.sort(
-        key=lambda item: (
-            -expected_cost(Path(str(getattr(item, "path", ""))))
-        )
-    )
+    items.sort(key=lambda item: -expected_cost(Path(str(getattr(item, "path", "")))))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "notebooks",
         nargs="*",

@@ -179,15 +179,11 @@ def _parse(text: str):
     return _PARSER.parse(text)
 
 
-_DIRECTIVE_INFO = re.compile(
-    r"^\{(?P<name>[\w:.-]+)\}\s*(?P<arg>.*)$"
-)
+_DIRECTIVE_INFO = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 
 
-def split_directive(
-    info: str, content: str
-) -> tuple[str, str, dict, str] | None:
+def split_directive(info: str, content: str) -> tuple[str, str, dict, str] | None:
     """``(name, argument, options, body)`` of a MyST directive fence, or None for a code fence.
 
     ``info`` is the fence's info string (``{prf:theorem} Title``), ``content`` its
@@ -204,18 +200,12 @@ def split_directive(
     i = 0
     if lines and lines[0].strip() == "---":
         end = next(
-            (
-                j
-                for j in range(1, len(lines))
-                if lines[j].strip() == "---"
-            ),
+            (j for j in range(1, len(lines)) if lines[j].strip() == "---"),
             None,
         )
         if end is not None:
             loaded = yaml.safe_load("\n".join(lines[1:end])) or {}
-            options = (
-                dict(loaded) if isinstance(loaded, dict) else {}
-            )
+            options = dict(loaded) if isinstance(loaded, dict) else {}
             i = end + 1
     else:
         while i < len(lines):
@@ -270,13 +260,9 @@ def expand_macros(tex: str, macros: dict[str, str | list]) -> str:
     body are expanded too (up to ten levels).
     """
     if not isinstance(tex, str):
-        raise TypeError(
-            f"tex: expected a string, got {type(tex).__name__}"
-        )
+        raise TypeError(f"tex: expected a string, got {type(tex).__name__}")
     if not isinstance(macros, dict):
-        raise TypeError(
-            f"macros: expected a dict, got {type(macros).__name__}"
-        )
+        raise TypeError(f"macros: expected a dict, got {type(macros).__name__}")
     for _ in range(10):
         out, i, changed = [], 0, False
         while i < len(tex):
@@ -291,11 +277,7 @@ def expand_macros(tex: str, macros: dict[str, str | list]) -> str:
                 i = j
                 continue
             spec = macros[name]
-            body, n_args = (
-                (spec[0], spec[1])
-                if isinstance(spec, list)
-                else (spec, 0)
-            )
+            body, n_args = (spec[0], spec[1]) if isinstance(spec, list) else (spec, 0)
             args = []
             for _k in range(n_args):
                 arg, j = _tex_argument(tex, j)
@@ -303,11 +285,7 @@ def expand_macros(tex: str, macros: dict[str, str | list]) -> str:
             for k in range(n_args, 0, -1):
                 body = body.replace(f"#{k}", args[k - 1])
             # a body that ends in a control word must not run into a letter after it
-            if (
-                re.search(r"\\[A-Za-z]+$", body)
-                and j < len(tex)
-                and tex[j].isalpha()
-            ):
+            if re.search(r"\\[A-Za-z]+$", body) and j < len(tex) and tex[j].isalpha():
                 body += " "
             # where the macro is the argument of what precedes it (\bar\vw, x^\vx), TeX
             # takes the unexpanded macro as one token: its body must stay one group
@@ -324,24 +302,15 @@ def expand_macros(tex: str, macros: dict[str, str | list]) -> str:
 def macros_of_front_matter(text: str) -> dict[str, str]:
     """The ``math:`` macros of a MyST front matter (a cell's leading ``---`` YAML block), by name without backslash."""
     if not isinstance(text, str):
-        raise TypeError(
-            f"text: expected a string, got {type(text).__name__}"
-        )
+        raise TypeError(f"text: expected a string, got {type(text).__name__}")
     for token in _parse(text):
         if token.type == "front_matter":
             try:
                 data = yaml.safe_load(token.content) or {}
             except yaml.YAMLError:
                 return {}
-            math = (
-                data.get("math", {})
-                if isinstance(data, dict)
-                else {}
-            )
-            return {
-                str(k).lstrip("\\"): str(v)
-                for k, v in (math or {}).items()
-            }
+            math = data.get("math", {}) if isinstance(data, dict) else {}
+            return {str(k).lstrip("\\"): str(v) for k, v in (math or {}).items()}
     return {}
 
 
@@ -377,13 +346,9 @@ class BookIndex:
     targets: dict[str, Target] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)
     #: ``(docname, cell index) -> figure number`` of the figure cells (MyST-NB captions)
-    figure_cells: dict[tuple[str, int], str] = field(
-        default_factory=dict
-    )
+    figure_cells: dict[tuple[str, int], str] = field(default_factory=dict)
     #: ``(docname, occurrence) -> number`` of each proof-kind directive, in page order
-    statements: dict[tuple[str, int], str] = field(
-        default_factory=dict
-    )
+    statements: dict[tuple[str, int], str] = field(default_factory=dict)
     #: ``docname -> [number, ...]`` of the figure directives of a page, in order
     figures: dict[str, list[str]] = field(default_factory=dict)
 
@@ -392,33 +357,22 @@ def _markdown_texts(path: Path) -> list[tuple[int, str]]:
     if path.suffix == ".ipynb":
         nb = nbformat.read(path, as_version=4)
         return [
-            (i, c.source)
-            for i, c in enumerate(nb.cells)
-            if c.cell_type == "markdown"
+            (i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
         ]
     return [(-1, path.read_text(encoding="utf-8"))]
 
 
 def _figure_caption(cell) -> str | None:
-    fig = (
-        cell.get("metadata", {})
-        .get("mystnb", {})
-        .get("figure", {})
-    )
+    fig = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
     caption = fig.get("caption") if isinstance(fig, dict) else None
-    return (
-        caption
-        if isinstance(caption, str) and caption.strip()
-        else None
-    )
+    return caption if isinstance(caption, str) and caption.strip() else None
 
 
 def _image_outputs(cell) -> int:
     return sum(
         any(k.startswith("image/") for k in o.get("data", {}))
         for o in cell.get("outputs", [])
-        if o.get("output_type")
-        in ("display_data", "execute_result")
+        if o.get("output_type") in ("display_data", "execute_result")
     )
 
 
@@ -437,15 +391,11 @@ def book_index(
     counts as one figure.
     """
     if executions is not None and not isinstance(executions, dict):
-        raise TypeError(
-            f"executions: expected a dict, got {type(executions).__name__}"
-        )
+        raise TypeError(f"executions: expected a dict, got {type(executions).__name__}")
     executions = executions or {}
     edition_root = Path(edition_root)
     if not (edition_root / "_toc.yml").is_file():
-        raise FileNotFoundError(
-            f"edition_root: no _toc.yml in {str(edition_root)!r}"
-        )
+        raise FileNotFoundError(f"edition_root: no _toc.yml in {str(edition_root)!r}")
     index = BookIndex()
     counters: dict[str, int] = {}
 
@@ -454,17 +404,11 @@ def book_index(
         return str(counters[kind])
 
     for path in pages(edition_root):
-        docname = (
-            path.relative_to(edition_root)
-            .with_suffix("")
-            .as_posix()
-        )
+        docname = path.relative_to(edition_root).with_suffix("").as_posix()
         occurrence = 0
         index.figures[docname] = []
         cells = (
-            nbformat.read(path, as_version=4).cells
-            if path.suffix == ".ipynb"
-            else None
+            nbformat.read(path, as_version=4).cells if path.suffix == ".ipynb" else None
         )
         texts = _markdown_texts(path)
         items: list[tuple[int, str | None]] = []
@@ -479,31 +423,19 @@ def book_index(
                 ran = executions.get(docname)
                 images = (
                     _image_outputs(ran.cells[cell_index])
-                    if ran is not None
-                    and len(ran.cells) == len(cells)
+                    if ran is not None and len(ran.cells) == len(cells)
                     else 1
                 )
-                if (
-                    _figure_caption(cells[cell_index]) is not None
-                    and images
-                ):
+                if _figure_caption(cells[cell_index]) is not None and images:
                     number = count("figure")
                     for _extra in range(images - 1):
                         count("figure")
-                    index.figure_cells[(docname, cell_index)] = (
-                        number
-                    )
-                    name = cells[cell_index].metadata.get(
-                        "figure_name"
-                    )
+                    index.figure_cells[(docname, cell_index)] = number
+                    name = cells[cell_index].metadata.get("figure_name")
                     if isinstance(name, str):
-                        index.targets[name] = Target(
-                            docname, "Figure", number
-                        )
+                        index.targets[name] = Target(docname, "Figure", number)
                 continue
-            occurrence = _index_text(
-                text, docname, index, count, occurrence
-            )
+            occurrence = _index_text(text, docname, index, count, occurrence)
         # the page's title: its first level-1 heading
         for _i, text in texts:
             m = re.search(r"^# +(.+?)\s*$", text, re.M)
@@ -539,41 +471,25 @@ def _index_text(
         if parts is None:
             continue
         name, arg, options, body = parts
-        kind = (
-            name.split(":", 1)[1]
-            if name.startswith("prf:")
-            else None
-        )
+        kind = name.split(":", 1)[1] if name.startswith("prf:") else None
         label = options.get("label") or options.get("name")
         if kind in PROOF_KINDS:
             number = None if "nonumber" in options else count(kind)
             index.statements[(docname, occurrence)] = number or ""
             occurrence += 1
             if label:
-                index.targets[label] = Target(
-                    docname, PROOF_KINDS[kind], number, arg
-                )
+                index.targets[label] = Target(docname, PROOF_KINDS[kind], number, arg)
         elif name == "exercise":
-            number = (
-                None
-                if "nonumber" in options
-                else count("exercise")
-            )
+            number = None if "nonumber" in options else count("exercise")
             if label:
-                index.targets[label] = Target(
-                    docname, "Exercise", number, arg
-                )
+                index.targets[label] = Target(docname, "Exercise", number, arg)
         elif name == "figure":
             number = count("figure")
             index.figures[docname].append(number)
             if label:
-                index.targets[label] = Target(
-                    docname, "Figure", number, ""
-                )
+                index.targets[label] = Target(docname, "Figure", number, "")
         if body:
-            occurrence = _index_text(
-                body, docname, index, count, occurrence
-            )
+            occurrence = _index_text(body, docname, index, count, occurrence)
     return occurrence
 
 
@@ -596,9 +512,7 @@ class Bibliography:
 
         self.path = Path(self.path)
         if not self.path.is_file():
-            raise FileNotFoundError(
-                f"path: no bibliography at {str(self.path)!r}"
-            )
+            raise FileNotFoundError(f"path: no bibliography at {str(self.path)!r}")
         self.data = parse_file(str(self.path))
 
     def authors(self, key: str) -> str:
@@ -606,17 +520,9 @@ class Bibliography:
         from pybtex.richtext import Text
 
         entry = self.data.entries[key]
-        persons = (
-            entry.persons.get("author")
-            or entry.persons.get("editor")
-            or []
-        )
+        persons = entry.persons.get("author") or entry.persons.get("editor") or []
         names = [
-            str(
-                Text.from_latex(
-                    " ".join(p.prelast_names + p.last_names)
-                )
-            )
+            str(Text.from_latex(" ".join(p.prelast_names + p.last_names)))
             for p in persons
         ]
         if not names:
@@ -635,11 +541,7 @@ class Bibliography:
         """The References cell: the entries of ``keys`` formatted by pybtex's plain style, as Markdown."""
         from pybtex.plugin import find_plugin
 
-        known = [
-            k
-            for k in dict.fromkeys(keys)
-            if k in self.data.entries
-        ]
+        known = [k for k in dict.fromkeys(keys) if k in self.data.entries]
         style = find_plugin("pybtex.style.formatting", "plain")()
         backend = find_plugin("pybtex.backends", "markdown")()
         entries = sorted(
@@ -667,9 +569,7 @@ def glued_values(
 ) -> dict[str, str]:
     """The ``text/plain`` of every value glued (``myst_nb.glue``) in an executed notebook, by key."""
     if not isinstance(executed, dict) or "cells" not in executed:
-        raise TypeError(
-            "executed: expected a notebook (nbformat.NotebookNode)"
-        )
+        raise TypeError("executed: expected a notebook (nbformat.NotebookNode)")
     values: dict[str, str] = {}
     for cell in executed.cells:
         if cell.cell_type != "code":
@@ -679,15 +579,9 @@ def glued_values(
             if not meta:
                 continue
             prefix = meta.get("mime_prefix", "")
-            text = output.get("data", {}).get(
-                prefix + "text/plain"
-            )
+            text = output.get("data", {}).get(prefix + "text/plain")
             if text is not None:
-                values[meta["name"]] = (
-                    "".join(text)
-                    if isinstance(text, list)
-                    else text
-                )
+                values[meta["name"]] = "".join(text) if isinstance(text, list) else text
     return values
 
 
@@ -708,16 +602,10 @@ def _eval_glue_key(expression: str) -> tuple[str, str] | None:
     if not isinstance(node, ast.Call):
         return None
     func = node.func
-    name = (
-        func.attr
-        if isinstance(func, ast.Attribute)
-        else getattr(func, "id", "")
-    )
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if not _GLUED_CALL.search(name) or not node.args:
         return None
-    values = [
-        a.value for a in node.args if isinstance(a, ast.Constant)
-    ]
+    values = [a.value for a in node.args if isinstance(a, ast.Constant)]
     if not values or not all(isinstance(v, str) for v in values):
         return None
     return values[0], (values[1] if len(values) > 1 else "")
@@ -755,34 +643,26 @@ class Context:
 
 def _role_text(content: str) -> tuple[str | None, str]:
     """``("text", "target")`` of ``text <target>``, or ``(None, content)``."""
-    m = re.match(
-        r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>\s*$", content, re.S
-    )
+    m = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>\s*$", content, re.S)
     if m and m["text"]:
         return m["text"], m["target"].strip()
     return None, content.strip()
 
 
 def _md_link(text: str, url: str) -> str:
-    return (
-        f"[{text}]({url.replace(' ', '%20').replace(')', '%29')})"
-    )
+    return f"[{text}]({url.replace(' ', '%20').replace(')', '%29')})"
 
 
 def _glue_value(ctx: Context, key: str, fmt: str) -> str:
     from myst_nb.core.variables import format_plain_text
 
     if key not in ctx.values:
-        ctx.warnings.append(
-            f"{ctx.docname}: glued value {key!r} not in the execution"
-        )
+        ctx.warnings.append(f"{ctx.docname}: glued value {key!r} not in the execution")
         return MISSING_VALUE
     try:
         return format_plain_text(ctx.values[key], fmt or "")
     except (ValueError, TypeError) as exc:
-        ctx.warnings.append(
-            f"{ctx.docname}: glued value {key!r}: {exc}"
-        )
+        ctx.warnings.append(f"{ctx.docname}: glued value {key!r}: {exc}")
         return ctx.values[key]
 
 
@@ -827,42 +707,28 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
             return "(" + "; ".join(parts_p) + ")"
         if name == "cite:year":
             return ", ".join(
-                bib.year(k) if bib and k in bib.data.entries else k
-                for k in keys
+                bib.year(k) if bib and k in bib.data.entries else k for k in keys
             )
         if name == "cite:author":
             return ", ".join(
-                bib.authors(k)
-                if bib and k in bib.data.entries
-                else k
-                for k in keys
+                bib.authors(k) if bib and k in bib.data.entries else k for k in keys
             )
         return ", ".join(parts_t)
     if name in ("prf:ref", "ref", "numref", "eq", "math:numref"):
         text, label = _role_text(content)
         target = ctx.index.targets.get(label)
         if target is None:
-            ctx.warnings.append(
-                f"{ctx.docname}: reference {label!r} not found"
-            )
+            ctx.warnings.append(f"{ctx.docname}: reference {label!r} not found")
             return text or label
-        if (
-            name == "numref"
-            and text
-            and ("%s" in text or "{number}" in text)
-        ):
+        if name == "numref" and text and ("%s" in text or "{number}" in text):
             text = text.replace("%s", target.number or "").replace(
                 "{number}", target.number or ""
             )
-        return _md_link(
-            text or target.text(), ctx.link(target.docname, label)
-        )
+        return _md_link(text or target.text(), ctx.link(target.docname, label))
     if name == "doc":
         text, target = _role_text(content)
         doc = (
-            os.path.normpath(
-                os.path.join(os.path.dirname(ctx.docname), target)
-            )
+            os.path.normpath(os.path.join(os.path.dirname(ctx.docname), target))
             if not target.startswith("/")
             else target.lstrip("/")
         )
@@ -871,18 +737,14 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
             if doc.endswith((".md", ".ipynb"))
             else doc
         )
-        return _md_link(
-            text or ctx.index.titles.get(doc, doc), ctx.link(doc)
-        )
+        return _md_link(text or ctx.index.titles.get(doc, doc), ctx.link(doc))
     if name == "chapter":
         text, number = _role_text(content)
         doc = next(
             (
                 d
                 for d in ctx.index.titles
-                if re.match(
-                    rf"^chapters/0*{re.escape(number)}_", d
-                )
+                if re.match(rf"^chapters/0*{re.escape(number)}_", d)
             ),
             None,
         )
@@ -894,15 +756,10 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
             text or f"claim {claim_id}",
             ctx.link("chapters/ledger", f"claim-{claim_id}"),
         )
-    if re.match(
-        r"^(py:)?(func|meth|class|mod|attr|data|obj|exc)$", name
-    ):
+    if re.match(r"^(py:)?(func|meth|class|mod|attr|data|obj|exc)$", name):
         text, target = _role_text(content)
         target = target.lstrip("~")
-        shown = text or (
-            target
-            + ("()" if name.endswith(("func", "meth")) else "")
-        )
+        shown = text or (target + ("()" if name.endswith(("func", "meth")) else ""))
         parts = target.split(".")
         page = next(
             (
@@ -913,11 +770,7 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
             None,
         )
         code = f"`{shown}`"
-        return (
-            _md_link(code, ctx.link(page, target))
-            if page
-            else code
-        )
+        return _md_link(code, ctx.link(page, target)) if page else code
     if name == "math":
         return f"${expand_macros(content, ctx.macros)}$"
     if name in ("sub", "sup"):
@@ -937,9 +790,7 @@ def convert_role(name: str, content: str, ctx: Context) -> str:
     ):
         text, _ = _role_text(content)
         return text or content
-    ctx.warnings.append(
-        f"{ctx.docname}: unknown role {{{name}}}, shown as its text"
-    )
+    ctx.warnings.append(f"{ctx.docname}: unknown role {{{name}}}, shown as its text")
     return content
 
 
@@ -962,9 +813,7 @@ def _inline_edits(
                 + _flex(child.content)
                 + r"\1"
                 if child.content.strip()
-                else r"\{"
-                + re.escape(child.meta["name"])
-                + r"\}(`+)\s*\1"
+                else r"\{" + re.escape(child.meta["name"]) + r"\}(`+)\s*\1"
             )
             m = pattern.search(source, cursor, end)
             if m is None:
@@ -976,9 +825,7 @@ def _inline_edits(
                 (
                     m.start(),
                     m.end(),
-                    convert_role(
-                        child.meta["name"], child.content, ctx
-                    ),
+                    convert_role(child.meta["name"], child.content, ctx),
                 )
             )
             cursor = m.end()
@@ -994,9 +841,7 @@ def _inline_edits(
             if m is not None:
                 cursor = m.end()
         elif child.type in ("math_inline", "math_inline_double"):
-            delimiter = (
-                "$$" if child.type == "math_inline_double" else "$"
-            )
+            delimiter = "$$" if child.type == "math_inline_double" else "$"
             spelled = delimiter + child.content + delimiter
             at = source.find(spelled, cursor, end)
             if at < 0:
@@ -1037,10 +882,7 @@ def _titled(title: str, body: str) -> str:
 
 
 def _quoted(text: str) -> str:
-    return "\n".join(
-        f"> {line}" if line.strip() else ">"
-        for line in text.split("\n")
-    )
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.split("\n"))
 
 
 def convert_directive(
@@ -1050,9 +892,7 @@ def convert_directive(
     if not isinstance(name, str) or not isinstance(arg, str):
         raise TypeError("name and arg: expected strings")
     if not isinstance(options, dict):
-        raise TypeError(
-            f"options: expected a dict, got {type(options).__name__}"
-        )
+        raise TypeError(f"options: expected a dict, got {type(options).__name__}")
     if name in DROPPED_DIRECTIVES:
         return ""
     if name in ("code-block", "code", "sourcecode", "code-cell"):
@@ -1068,15 +908,11 @@ def convert_directive(
     ):
         key, _, fmt = arg.partition(":")
         return _glue_value(ctx, key, fmt)
-    kind = (
-        name.split(":", 1)[1] if name.startswith("prf:") else None
-    )
+    kind = name.split(":", 1)[1] if name.startswith("prf:") else None
     # this directive's number first: the ones in its body come after it
     number = None
     if kind in PROOF_KINDS:
-        number = ctx.index.statements.get(
-            (ctx.docname, ctx.occurrence)
-        )
+        number = ctx.index.statements.get((ctx.docname, ctx.occurrence))
         ctx.occurrence += 1
     elif name == "figure":
         numbers = ctx.index.figures.get(ctx.docname, [])
@@ -1087,9 +923,7 @@ def convert_directive(
     arg_md = convert_markdown(arg, ctx).strip() if arg else ""
     if kind in PROOF_KINDS:
         if number is None and "nonumber" not in options:
-            ctx.warnings.append(
-                f"{ctx.docname}: {name} not in the book's index"
-            )
+            ctx.warnings.append(f"{ctx.docname}: {name} not in the book's index")
         head = PROOF_KINDS[kind] + (f" {number}" if number else "")
         head += f" ({arg_md})" if arg_md else ""
         return _titled(f"**{head}.**", inner)
@@ -1102,26 +936,20 @@ def convert_directive(
         target = ctx.index.targets.get(label) if label else None
         number = target.number if target else None
         if number:
-            head = f"Exercise {number}" + (
-                f" ({arg_md})" if arg_md else ""
-            )
+            head = f"Exercise {number}" + (f" ({arg_md})" if arg_md else "")
         else:
             head = f"Exercise {arg_md}".strip()
         return _titled(f"**{head}.**", inner)
     if name in ("solution", "solution-start"):
         target = ctx.index.targets.get(arg.strip())
         what = target.text() if target else arg.strip()
-        what = (
-            convert_markdown(what, ctx).strip() if target else what
-        )
+        what = convert_markdown(what, ctx).strip() if target else what
         return _titled(f"**Solution to {what}.**", inner)
     if name in ADMONITIONS:
         title = arg_md or ADMONITIONS[name] or name.capitalize()
         return _quoted(_titled(f"**{title}.**", inner))
     if name in ("figure", "image"):
-        alt = str(options.get("alt", "")) or (
-            "figure" if name == "figure" else "image"
-        )
+        alt = str(options.get("alt", "")) or ("figure" if name == "figure" else "image")
         path = _relocate(arg, ctx)
         image = f"![{alt}]({path})"
         if name == "image":
@@ -1129,42 +957,28 @@ def convert_directive(
         caption = inner.strip()
         head = f"Figure {number}." if number else "Figure."
         return f"{image}\n\n*{head}* {caption}".rstrip()
-    ctx.warnings.append(
-        f"{ctx.docname}: directive {{{name}}} shown as a blockquote"
-    )
+    ctx.warnings.append(f"{ctx.docname}: directive {{{name}}} shown as a blockquote")
     title = arg_md or name
     return _quoted(_titled(f"**{title}.**", inner))
 
 
 def _ends_in_block(text: str) -> bool:
     last = text.rstrip().rsplit("\n", 1)[-1].strip()
-    return last in ("$$", "```") or last.startswith(
-        ("- ", "* ", "|", "\\end")
-    )
+    return last in ("$$", "```") or last.startswith(("- ", "* ", "|", "\\end"))
 
 
 def _relocate(path: str, ctx: Context) -> str:
-    if (
-        re.match(r"^[a-z]+:", path)
-        or ctx.source_dir is None
-        or ctx.out_dir is None
-    ):
+    if re.match(r"^[a-z]+:", path) or ctx.source_dir is None or ctx.out_dir is None:
         return path
-    return Path(
-        os.path.relpath(ctx.source_dir / path, ctx.out_dir)
-    ).as_posix()
+    return Path(os.path.relpath(ctx.source_dir / path, ctx.out_dir)).as_posix()
 
 
 def convert_markdown(text: str, ctx: Context) -> str:
     """MyST Markdown ``text`` as plain Markdown: directives, roles, macros and comments converted."""
     if not isinstance(text, str):
-        raise TypeError(
-            f"text: expected a string, got {type(text).__name__}"
-        )
+        raise TypeError(f"text: expected a string, got {type(text).__name__}")
     if not isinstance(ctx, Context):
-        raise TypeError(
-            f"ctx: expected a Context, got {type(ctx).__name__}"
-        )
+        raise TypeError(f"ctx: expected a Context, got {type(ctx).__name__}")
     tokens = _parse(text)
     lines = text.split("\n")
     offsets = [0]
@@ -1172,9 +986,7 @@ def convert_markdown(text: str, ctx: Context) -> str:
         offsets.append(offsets[-1] + len(line) + 1)
 
     def span(m):
-        return offsets[m[0]], min(
-            offsets[min(m[1], len(lines))], len(text) + 1
-        )
+        return offsets[m[0]], min(offsets[min(m[1], len(lines))], len(text) + 1)
 
     edits: list[tuple[int, int, str]] = []
     for token in tokens:
@@ -1187,10 +999,7 @@ def convert_markdown(text: str, ctx: Context) -> str:
                 continue
             indent = re.match(r"^\s*", lines[token.map[0]])[0]
             new = convert_directive(*parts, ctx)
-            new = "\n".join(
-                indent + line if line else line
-                for line in new.split("\n")
-            )
+            new = "\n".join(indent + line if line else line for line in new.split("\n"))
             edits.append((start, end, new + "\n" if new else ""))
         elif token.type in (
             "myst_line_comment",
@@ -1199,10 +1008,7 @@ def convert_markdown(text: str, ctx: Context) -> str:
             "front_matter",
         ):
             edits.append((start, end, ""))
-        elif (
-            token.type == "math_block"
-            or token.type == "math_block_label"
-        ):
+        elif token.type == "math_block" or token.type == "math_block_label":
             segment = text[start:end]
             expanded = expand_macros(token.content, ctx.macros)
             if token.type == "math_block_label":
@@ -1215,27 +1021,16 @@ def convert_markdown(text: str, ctx: Context) -> str:
                     )
                     + "\n"
                 )
-            if (
-                expanded != token.content
-                and token.content in segment
-            ):
-                segment = segment.replace(
-                    token.content, expanded, 1
-                )
+            if expanded != token.content and token.content in segment:
+                segment = segment.replace(token.content, expanded, 1)
             edits.append((start, end, segment))
         elif token.type == "amsmath":
             expanded = expand_macros(token.content, ctx.macros)
             edits.append((start, end, f"$$\n{expanded}\n$$\n"))
         elif token.type == "inline":
-            edits.extend(
-                _inline_edits(
-                    token, text, start, min(end, len(text)), ctx
-                )
-            )
+            edits.extend(_inline_edits(token, text, start, min(end, len(text)), ctx))
     out = text
-    for start, end, new in sorted(
-        edits, key=lambda e: e[0], reverse=True
-    ):
+    for start, end, new in sorted(edits, key=lambda e: e[0], reverse=True):
         out = out[:start] + new + out[end:]
     # the lines left out leave runs of blank lines
     out = re.sub(r"\n{3,}", "\n\n", out)
@@ -1252,14 +1047,10 @@ def _is_macro_cell(cell) -> bool:
 
 
 #: a claim record as ``rnnlib.claims.check`` shows it: ``claim <id> (<verdict>): <figure>``
-_RECORD = re.compile(
-    r"^claim (?P<id>\S+) \((?P<verdict>[^()]+)\):"
-)
+_RECORD = re.compile(r"^claim (?P<id>\S+) \((?P<verdict>[^()]+)\):")
 
 
-def results_markdown(
-    executed: nbformat.NotebookNode, ctx: Context
-) -> str | None:
+def results_markdown(executed: nbformat.NotebookNode, ctx: Context) -> str | None:
     """The chapter's results box in Markdown (the HTML page's "What this chapter checks").
 
     One line per claim the execution checked (its records, in the order they ran): the
@@ -1277,12 +1068,8 @@ def results_markdown(
     found: dict[str, str] = {}
     for cell in executed.get("cells", []):
         for output in cell.get("outputs", []):
-            text = output.get("text") or output.get(
-                "data", {}
-            ).get("text/plain", "")
-            text = (
-                "".join(text) if isinstance(text, list) else text
-            )
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else text
             for line in text.splitlines():
                 m = _RECORD.match(line.strip())
                 if m:
@@ -1309,23 +1096,15 @@ def results_markdown(
         text = "".join([*out, text[pos:]])
         ours = (
             f" (our {claim.kind})"
-            if claim
-            and claim.kind != "paper"
-            and f"our {claim.kind}" not in text
+            if claim and claim.kind != "paper" and f"our {claim.kind}" not in text
             else ""
         )  # once: a text that already says "(our heuristic)" keeps its own
-        check = _md_link(
-            "the check", ctx.link(ctx.docname, f"check-{claim_id}")
-        )
+        check = _md_link("the check", ctx.link(ctx.docname, f"check-{claim_id}"))
         row = _md_link(
             "ledger",
-            ctx.link(
-                "chapters/ledger", make_id(f"claim-{claim_id}")
-            ),
+            ctx.link("chapters/ledger", make_id(f"claim-{claim_id}")),
         )
-        lines.append(
-            f"- **{verdict}**: {text}{ours} ({check}, {row})"
-        )
+        lines.append(f"- **{verdict}**: {text}{ours} ({check}, {row})")
     return "\n".join(lines)
 
 
@@ -1348,16 +1127,10 @@ def portable_notebook(
     HTML book, named in a first note cell.
     """
     if not isinstance(nb, dict) or "cells" not in nb:
-        raise TypeError(
-            "nb: expected a notebook (nbformat.NotebookNode)"
-        )
+        raise TypeError("nb: expected a notebook (nbformat.NotebookNode)")
     if not isinstance(ctx, Context):
-        raise TypeError(
-            f"ctx: expected a Context, got {type(ctx).__name__}"
-        )
-    if executed is not None and len(
-        executed.get("cells", [])
-    ) != len(nb.cells):
+        raise TypeError(f"ctx: expected a Context, got {type(ctx).__name__}")
+    if executed is not None and len(executed.get("cells", [])) != len(nb.cells):
         raise ValueError(
             f"executed: expected an execution of the same {len(nb.cells)} cells, got {len(executed.get('cells', []))}"
         )
@@ -1368,26 +1141,17 @@ def portable_notebook(
     for cell in out.cells:
         if _is_macro_cell(cell):
             # the notebook's own macros (its front matter), where the book has none of that name
-            for name, body in macros_of_front_matter(
-                cell.source
-            ).items():
+            for name, body in macros_of_front_matter(cell.source).items():
                 n_args = max(
-                    (
-                        int(k)
-                        for k in re.findall(r"#([1-9])", body)
-                    ),
+                    (int(k) for k in re.findall(r"#([1-9])", body)),
                     default=0,
                 )
-                macros.setdefault(
-                    name, [body, n_args] if n_args else body
-                )
+                macros.setdefault(name, [body, n_args] if n_args else body)
     ctx.macros = macros
     cells = []
     for i, cell in enumerate(out.cells):
         if cell.cell_type == "markdown":
-            if _is_macro_cell(
-                cell
-            ) or "remove-cell" in cell.metadata.get("tags", []):
+            if _is_macro_cell(cell) or "remove-cell" in cell.metadata.get("tags", []):
                 continue
             cell.source = convert_markdown(cell.source, ctx)
             if cell.source.strip():
@@ -1397,51 +1161,33 @@ def portable_notebook(
             if executed is not None:
                 ran = executed.cells[i]
                 cell.outputs = [
-                    o
-                    for o in ran.get("outputs", [])
-                    if not _is_glue_record(o)
+                    o for o in ran.get("outputs", []) if not _is_glue_record(o)
                 ]
                 cell.execution_count = ran.get("execution_count")
             else:
                 cell.outputs = [
-                    o
-                    for o in cell.get("outputs", [])
-                    if not _is_glue_record(o)
+                    o for o in cell.get("outputs", []) if not _is_glue_record(o)
                 ]
-            if HIDDEN_OUTPUT_TAGS & set(
-                cell.metadata.get("tags", [])
-            ):
+            if HIDDEN_OUTPUT_TAGS & set(cell.metadata.get("tags", [])):
                 # the book hides these outputs (a stub's NotImplementedError, the install cell's pip)
                 cell.outputs = []
             cells.append(cell)
             number = ctx.index.figure_cells.get((ctx.docname, i))
             caption = _figure_caption(cell)
-            if caption is not None and (
-                executed is None or _image_outputs(cell)
-            ):
+            if caption is not None and (executed is None or _image_outputs(cell)):
                 text = convert_markdown(caption, ctx)
                 note = nbformat.v4.new_markdown_cell(
-                    f"*Figure {number}.* {text}"
-                    if number
-                    else f"*Figure.* {text}"
+                    f"*Figure {number}.* {text}" if number else f"*Figure.* {text}"
                 )
                 note.metadata[PORTABLE_KEY] = "caption"
                 note["id"] = f"portable-caption-{i}"
                 cells.append(note)
             continue
         cells.append(cell)
-    box = (
-        results_markdown(executed, ctx)
-        if executed and results
-        else None
-    )
+    box = results_markdown(executed, ctx) if executed and results else None
     if box:
         first = next(
-            (
-                k
-                for k, c in enumerate(cells)
-                if c.cell_type == "markdown"
-            ),
+            (k for k, c in enumerate(cells) if c.cell_type == "markdown"),
             None,
         )
         results = nbformat.v4.new_markdown_cell(box)
@@ -1494,14 +1240,8 @@ def executions_of(
     """
     from booktools.execute import execute, executed_in_build
 
-    if (
-        not isinstance(jobs, int)
-        or isinstance(jobs, bool)
-        or jobs < 1
-    ):
-        raise ValueError(
-            f"jobs: expected an integer >= 1, got {jobs!r}"
-        )
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs: expected an integer >= 1, got {jobs!r}")
     build = edition_root(edition, root) / "_build"
 
     def read(path: Path) -> nbformat.NotebookNode | None:
@@ -1513,9 +1253,7 @@ def executions_of(
     found = {Path(p): read(Path(p)) for p in paths}
     missing = [str(p) for p, nb in found.items() if nb is None]
     if missing and execute_missing:
-        execute(
-            [edition], root=Path(root), jobs=jobs, only=missing
-        )
+        execute([edition], root=Path(root), jobs=jobs, only=missing)
         found.update({Path(p): read(Path(p)) for p in missing})
     return found
 
@@ -1534,9 +1272,7 @@ class Converted:
 def count_myst(text: str) -> int:
     """How many MyST constructs a Markdown text holds: directives, roles, comments, targets, bare environments."""
     if not isinstance(text, str):
-        raise TypeError(
-            f"text: expected a string, got {type(text).__name__}"
-        )
+        raise TypeError(f"text: expected a string, got {type(text).__name__}")
     n = 0
     stack = [_parse(text)]
     while stack:
@@ -1556,10 +1292,7 @@ def count_myst(text: str) -> int:
             ):
                 n += 1
             elif token.type == "inline":
-                n += sum(
-                    c.type == "myst_role"
-                    for c in token.children or []
-                )
+                n += sum(c.type == "myst_role" for c in token.children or [])
     return n
 
 
@@ -1586,24 +1319,14 @@ def convert_edition(
 
     eroot = edition_root(edition, root)
     if not (eroot / "_toc.yml").is_file():
-        hint = (
-            " (make student-notebooks first)"
-            if edition == "student"
-            else ""
-        )
-        raise FileNotFoundError(
-            f"edition: no {edition} edition at {eroot}{hint}"
-        )
+        hint = " (make student-notebooks first)" if edition == "student" else ""
+        raise FileNotFoundError(f"edition: no {edition} edition at {eroot}{hint}")
     if not isinstance(base_url, str):
-        raise TypeError(
-            f"base_url: expected a string, got {type(base_url).__name__}"
-        )
+        raise TypeError(f"base_url: expected a string, got {type(base_url).__name__}")
     target_dir = Path(out) / edition
     target_dir.mkdir(parents=True, exist_ok=True)
     bib_path = eroot / "references.bib"
-    bibliography = (
-        Bibliography(bib_path) if bib_path.is_file() else None
-    )
+    bibliography = Bibliography(bib_path) if bib_path.is_file() else None
     macros = book_macros(Path(root))
     notebooks = [p for p in pages(eroot) if p.suffix == ".ipynb"]
     if only:
@@ -1633,9 +1356,7 @@ def convert_edition(
     )
     done = []
     for path in notebooks:
-        docname = (
-            path.relative_to(eroot).with_suffix("").as_posix()
-        )
+        docname = path.relative_to(eroot).with_suffix("").as_posix()
         target = target_dir / path.name
         if (
             keep_newer
@@ -1646,11 +1367,7 @@ def convert_edition(
             continue
         link_base = (
             base_url
-            or Path(
-                os.path.relpath(
-                    eroot / "_build" / "html", target_dir
-                )
-            ).as_posix()
+            or Path(os.path.relpath(eroot / "_build" / "html", target_dir)).as_posix()
         )
         nb = nbformat.read(path, as_version=4)
         executed = executions[docname]
@@ -1665,9 +1382,7 @@ def convert_edition(
             out_dir=target_dir,
         )
         constructs = sum(
-            count_myst(c.source)
-            for c in nb.cells
-            if c.cell_type == "markdown"
+            count_myst(c.source) for c in nb.cells if c.cell_type == "markdown"
         )
         # the results box links to the ledger's rows: the book's edition has them
         copy = portable_notebook(
@@ -1744,17 +1459,14 @@ TEXT_DEFECTS = {
     "raw role": re.compile(
         r"\{(?:glue|eval|cite|prf:|ref\}|numref|doc\}|chapter\}|claim\}|py:|math\}|eq\})"
     ),
-    "directive fence": re.compile(
-        r"(?m)^\s*(?:`{3,}|~{3,}|:{3,})\s*\{"
-    ),
+    "directive fence": re.compile(r"(?m)^\s*(?:`{3,}|~{3,}|:{3,})\s*\{"),
     "macro cell (YAML)": re.compile(
         r"math:\s*'?\\\\?[A-Za-z]+'?\s*:|'\\[A-Za-z]+':\s*'"
     ),
     "MyST comment": re.compile(r"(?m)^% "),
     "MyST target": re.compile(r"(?m)^\([\w.:-]+\)=\s*$"),
     "glued value missing": re.compile(
-        re.escape(MISSING_VALUE)
-        + r"|\(computed when the chapter runs\)"
+        re.escape(MISSING_VALUE) + r"|\(computed when the chapter runs\)"
     ),
     "untypeset math": re.compile(r"\$"),
 }
@@ -1763,19 +1475,13 @@ TEXT_DEFECTS = {
 def text_defects(text: str) -> list[str]:
     """The defects of one rendered Markdown cell's text (after MathJax), one line each: kind and excerpt."""
     if not isinstance(text, str):
-        raise TypeError(
-            f"text: expected a string, got {type(text).__name__}"
-        )
+        raise TypeError(f"text: expected a string, got {type(text).__name__}")
     found = []
     for kind, pattern in TEXT_DEFECTS.items():
         matches = list(pattern.finditer(text))
         # a macro cell is one defect, however many macros it lists
-        for m in (
-            matches[:1] if kind == "macro cell (YAML)" else matches
-        ):
-            excerpt = text[
-                max(0, m.start() - 30) : m.end() + 30
-            ].replace("\n", " ")
+        for m in matches[:1] if kind == "macro cell (YAML)" else matches:
+            excerpt = text[max(0, m.start() - 30) : m.end() + 30].replace("\n", " ")
             found.append(f"{kind}: ...{excerpt}...")
     return found
 
@@ -1787,26 +1493,18 @@ DIRECTIVE_CODE = re.compile(r"language-\{|^\S*\s+\{[\w:.-]+\}")
 def report_defects(report: dict) -> list[str]:
     """The defects of a page from what :data:`PROBE_JS` reported: one line each, naming the Markdown cell."""
     if not isinstance(report, dict):
-        raise TypeError(
-            f"report: expected a dict, got {type(report).__name__}"
-        )
+        raise TypeError(f"report: expected a dict, got {type(report).__name__}")
     if report.get("error"):
         return [f"page: {report['error']}"]
     problems = []
     for i, cell in enumerate(report.get("cells", []), start=1):
-        problems += [
-            f"markdown cell {i}: {p}"
-            for p in text_defects(cell["text"])
-        ]
+        problems += [f"markdown cell {i}: {p}" for p in text_defects(cell["text"])]
         problems += [
             f"markdown cell {i}: directive fence: {code.strip()[:80]}"
             for code in cell["codes"]
             if DIRECTIVE_CODE.search(code)
         ]
-        problems += [
-            f"markdown cell {i}: MathJax error: {e}"
-            for e in cell["errors"]
-        ]
+        problems += [f"markdown cell {i}: MathJax error: {e}" for e in cell["errors"]]
     return problems
 
 
@@ -1822,9 +1520,7 @@ def broken_links(notebook: Path) -> list[str]:
     """
     notebook = Path(notebook)
     if not notebook.is_file():
-        raise FileNotFoundError(
-            f"notebook: no file {str(notebook)!r}"
-        )
+        raise FileNotFoundError(f"notebook: no file {str(notebook)!r}")
     nb = nbformat.read(notebook, as_version=4)
     anchors: dict[Path, set[str]] = {}
     problems = []
@@ -1837,15 +1533,11 @@ def broken_links(notebook: Path) -> list[str]:
                 continue
             path, _, anchor = url.partition("#")
             page = (notebook.parent / path).resolve()
-            html_root = next(
-                (p for p in page.parents if p.name == "html"), None
-            )
+            html_root = next((p for p in page.parents if p.name == "html"), None)
             if html_root is None or not html_root.is_dir():
                 continue
             if not page.is_file():
-                problems.append(
-                    f"markdown cell {i}: broken link: {url}"
-                )
+                problems.append(f"markdown cell {i}: broken link: {url}")
                 continue
             if anchor:
                 if page not in anchors:
@@ -1881,26 +1573,18 @@ def render_html(notebook: Path, site: Path) -> Path:
 
     notebook, site = Path(notebook), Path(site)
     if not notebook.is_file():
-        raise FileNotFoundError(
-            f"notebook: no file {str(notebook)!r}"
-        )
+        raise FileNotFoundError(f"notebook: no file {str(notebook)!r}")
     if not site.is_dir():
         raise FileNotFoundError(f"site: no folder {str(site)!r}")
     exporter = HTMLExporter(template_name="lab")
     exporter.mathjax_url = "mathjax/portable-loader.js"
-    body, _ = exporter.from_notebook_node(
-        nbformat.read(notebook, as_version=4)
-    )
-    page = site / (
-        notebook.parent.name + "-" + notebook.stem + ".html"
-    )
+    body, _ = exporter.from_notebook_node(nbformat.read(notebook, as_version=4))
+    page = site / (notebook.parent.name + "-" + notebook.stem + ".html")
     page.write_text(body, encoding="utf-8")
     return page
 
 
-def check_notebooks(
-    notebooks: list[Path], root: Path = ROOT
-) -> dict[Path, list[str]]:
+def check_notebooks(notebooks: list[Path], root: Path = ROOT) -> dict[Path, list[str]]:
     """Render each notebook (nbconvert HTML, local MathJax), open it in headless Chromium; its defects, by notebook.
 
     A notebook passes when its list is empty. Raises ``FileNotFoundError`` when MathJax
@@ -1912,14 +1596,10 @@ def check_notebooks(
 
     notebooks = [Path(n) for n in notebooks]
     if not notebooks:
-        raise ValueError(
-            "notebooks: expected at least one notebook"
-        )
+        raise ValueError("notebooks: expected at least one notebook")
     source = mathjax_dir(root)
     results: dict[Path, list[str]] = {}
-    with tempfile.TemporaryDirectory(
-        prefix="portable-check-"
-    ) as tmp:
+    with tempfile.TemporaryDirectory(prefix="portable-check-") as tmp:
         site = Path(tmp)
         shutil.copytree(source, site / "mathjax", symlinks=False)
         (site / "mathjax" / "portable-loader.js").write_text(
@@ -1944,9 +1624,7 @@ def check_notebooks(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--edition",
         choices=[*EDITIONS, "both"],
@@ -2002,11 +1680,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.check_only:
         return _report_check(args.check_only)
-    editions = (
-        list(EDITIONS)
-        if args.edition == "both"
-        else [args.edition]
-    )
+    editions = list(EDITIONS) if args.edition == "both" else [args.edition]
     written: list[Converted] = []
     start = time.perf_counter()
     for edition in editions:
@@ -2026,11 +1700,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{edition:8} {c.target.relative_to(args.out.parent) if c.target.is_relative_to(args.out.parent) else c.target}: "
                 f"{c.constructs} MyST constructs converted"
-                + (
-                    ""
-                    if c.executed
-                    else ", NO execution (glued values missing)"
-                )
+                + ("" if c.executed else ", NO execution (glued values missing)")
             )
             for w in c.warnings:
                 print(f"         warning: {w}")
@@ -2097,9 +1767,7 @@ def _report_check(notebooks: list[Path]) -> int:
             )
             kinds[kind] = kinds.get(kind, 0) + 1
     for nb, problems in results.items():
-        print(
-            f"{nb}: {'ok' if not problems else f'{len(problems)} defect(s)'}"
-        )
+        print(f"{nb}: {'ok' if not problems else f'{len(problems)} defect(s)'}")
         for p in problems[:20]:
             print(f"    {p}")
         failed += bool(problems)

@@ -26,9 +26,7 @@ NBSTRIPOUT_FLAGS = ("--keep-id",)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "notebooks",
         nargs="*",

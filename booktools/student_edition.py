@@ -76,22 +76,15 @@ DIRECTIVE = re.compile(
     r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[a-z-]+)\}\s*(?P<arg>.*?)\s*$"
 )
 LABEL = re.compile(r"^\s*:label:\s*(?P<label>\S+)\s*$")
-EXERCISE_LABEL = re.compile(
-    r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$"
-)
-_CHECKER_CALL = re.compile(
-    r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\("
-)
+EXERCISE_LABEL = re.compile(r"^ex-(?P<chapter>\d+)-(?P<number>\d+)$")
+_CHECKER_CALL = re.compile(r"check_exercise_(?P<chapter>\d+)_(?P<number>\d+)\s*\(")
 
 
 def exercise_points(
     config: Path = GRADING_CONFIG,
 ) -> dict[str, float]:
     """The points of each exercise ("N.M" -> points) from the grading configuration."""
-    data = (
-        yaml.safe_load(Path(config).read_text(encoding="utf-8"))
-        or {}
-    )
+    data = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
     points = data.get("points") or {}
     return {str(k): float(v) for k, v in points.items()}
 
@@ -118,9 +111,7 @@ def checker_calls(source: str) -> list[str]:
     ]
 
 
-def stub_solution(
-    source: str, number: str, where: str = ""
-) -> tuple[str, int]:
+def stub_solution(source: str, number: str, where: str = "") -> tuple[str, int]:
     """Replace every ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` block of ``source`` by a stub.
 
     The stub sits at the indentation of the BEGIN marker::
@@ -180,15 +171,17 @@ class Exercise:
 
     number: str  #: "N.M"
     title: str  #: the directive's title, e.g. "1.1 · Normalize a sequence by hand"
-    statement_cell: int  #: index of the markdown cell holding the ``{exercise}`` directive
+    statement_cell: (
+        int  #: index of the markdown cell holding the ``{exercise}`` directive
+    )
     #: code cells of its solution (or its stubs)
     code_cells: list[int] = field(default_factory=list)
-    solution_blocks: int = 0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
+    solution_blocks: int = (
+        0  #: BEGIN/END blocks (instructor edition) or stubs (student edition)
+    )
     #: numbers of the checkers called in its code cells
     checkers: list[str] = field(default_factory=list)
-    gated: bool = (
-        False  #: whether a ``{solution-start}`` gate refers to it
-    )
+    gated: bool = False  #: whether a ``{solution-start}`` gate refers to it
 
     @property
     def kind(self) -> str:
@@ -201,11 +194,7 @@ def _block_end(lines: list[str], i: int, fence: str) -> int:
     its fence character, at least as long (``len(lines)`` if none)."""
     closing = rf"\s*{re.escape(fence[0])}{{{len(fence)},}}\s*"
     return next(
-        (
-            j
-            for j in range(i + 1, len(lines))
-            if re.fullmatch(closing, lines[j])
-        ),
+        (j for j in range(i + 1, len(lines)) if re.fullmatch(closing, lines[j])),
         len(lines),
     )
 
@@ -265,14 +254,8 @@ def scan_markdown(
                     f"{where}: an {{exercise}} directive without :label: ex-N-M"
                 )
             events.append(("exercise", label, match["arg"]))
-            body = lines[
-                i + 1 : _block_end(lines, i, match["fence"])
-            ]
-            text = "\n".join(
-                line
-                for line in body
-                if not line.strip().startswith(":")
-            )
+            body = lines[i + 1 : _block_end(lines, i, match["fence"])]
+            text = "\n".join(line for line in body if not line.strip().startswith(":"))
             events.append(("statement", label, text.strip()))
         if gate is None:
             kept.append(lines[i])
@@ -291,10 +274,7 @@ def _split_statements(text: str) -> list[str]:
         if (m := DIRECTIVE.match(line)) and m["name"] == "exercise"
     ]
     cuts = [0] + starts[1:] + [len(lines)]
-    pieces = [
-        "\n".join(lines[a:b]).strip("\n")
-        for a, b in zip(cuts, cuts[1:])
-    ]
+    pieces = ["\n".join(lines[a:b]).strip("\n") for a, b in zip(cuts, cuts[1:])]
     return [p for p in pieces if p.strip()]
 
 
@@ -346,16 +326,11 @@ def _add_answer_cells(
         if cell.cell_type != "markdown":
             continue
         number = _statement_number(cell.source)
-        following = (
-            out.cells[index + 1]
-            if index + 1 < len(out.cells)
-            else None
-        )
+        following = out.cells[index + 1] if index + 1 < len(out.cells) else None
         if (
             number in prose
             and not (
-                following is not None
-                and following.metadata.get(ANSWER_KEY) == number
+                following is not None and following.metadata.get(ANSWER_KEY) == number
             )
             and cell.metadata.get(ANSWER_KEY) is None
         ):
@@ -375,19 +350,13 @@ def _transform(
     for index, cell in enumerate(nb.cells):
         here = f"{where}: cell {index}"
         if cell.cell_type == "markdown":
-            text, gate_after, events = scan_markdown(
-                cell.source, gate, here
-            )
+            text, gate_after, events = scan_markdown(cell.source, gate, here)
             for kind, label, title in events:
                 if kind == "exercise":
                     number = exercise_number(label, here)
                     if number in exercises:
-                        raise MarkupError(
-                            f"{here}: exercise {number} is stated twice"
-                        )
-                    current = exercises[number] = Exercise(
-                        number, title, index
-                    )
+                        raise MarkupError(f"{here}: exercise {number} is stated twice")
+                    current = exercises[number] = Exercise(number, title, index)
                 elif kind == "solution-start":
                     number = exercise_number(label, here)
                     if number not in exercises:
@@ -403,25 +372,15 @@ def _transform(
                 for piece in _split_statements(text):
                     part = copy.deepcopy(cell)
                     part.source = piece
-                    if (
-                        "id" in part
-                        and len(out.cells)
-                        and piece != text
-                    ):
-                        part["id"] = (
-                            f"{cell.get('id', 'cell')}-{len(out.cells)}"[
-                                :64
-                            ]
-                        )
+                    if "id" in part and len(out.cells) and piece != text:
+                        part["id"] = f"{cell.get('id', 'cell')}-{len(out.cells)}"[:64]
                     out.cells.append(part)
                 continue
             out.cells.append(new)
             continue
         new = copy.deepcopy(cell)
         if cell.cell_type == "code":
-            has_markers = (
-                BEGIN in cell.source or END in cell.source
-            )
+            has_markers = BEGIN in cell.source or END in cell.source
             is_stub = (
                 cell.metadata.get(EXERCISE_KEY) is not None
                 or count_stubs(cell.source) > 0
@@ -440,9 +399,7 @@ def _transform(
                         f"{here}: cell metadata names exercise {number}, which is not stated before it"
                     )
                 if has_markers:
-                    stubbed, blocks = stub_solution(
-                        cell.source, number, here
-                    )
+                    stubbed, blocks = stub_solution(cell.source, number, here)
                 elif is_stub:
                     stubbed, blocks = (
                         cell.source,
@@ -489,9 +446,7 @@ def _read(
     if isinstance(notebook, (str, Path)):
         path = Path(notebook)
         if not path.is_file():
-            raise FileNotFoundError(
-                f"notebook: no such file {str(path)!r}"
-            )
+            raise FileNotFoundError(f"notebook: no such file {str(path)!r}")
         return nbformat.read(path, as_version=4), str(path)
     if not isinstance(notebook, nbformat.NotebookNode):
         raise TypeError(
@@ -523,9 +478,7 @@ def student_notebook(
     return out
 
 
-def student_config(
-    config: dict, repository_url: str | None = None
-) -> dict:
+def student_config(config: dict, repository_url: str | None = None) -> dict:
     """The ``_config.yml`` of the student edition, derived from the book's.
 
     The title says "student edition"; the launch and repository buttons point at
@@ -536,13 +489,9 @@ def student_config(
     cfg = copy.deepcopy(config)
     # read by booktools.student_edition, not the build
     cfg.pop("student_edition", None)
-    cfg["title"] = (
-        f"{config.get('title', 'Book')} (student edition)"
-    )
+    cfg["title"] = f"{config.get('title', 'Book')} (student edition)"
     cfg["exclude_patterns"] = [
-        p
-        for p in cfg.get("exclude_patterns", [])
-        if p != "student"
+        p for p in cfg.get("exclude_patterns", []) if p != "student"
     ]
     html = cfg.setdefault("html", {})
     if repository_url:
@@ -578,9 +527,7 @@ def install_source(url: str, branch: str = "main") -> str:
     (pyproject.toml); where rnnlib is installed (the course environment, Binder) the cell
     does nothing.
     """
-    if not isinstance(url, str) or not url.startswith(
-        ("https://", "http://")
-    ):
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
         raise ValueError(
             f"url: the repository URL must be http(s), got {url!r} (repository.url in _config.yml)"
         )
@@ -605,15 +552,9 @@ def add_install_cell(
     cell.metadata[INSTALL_KEY] = True
     # the student book does not show it
     cell.metadata["tags"] = ["remove-cell"]
-    nb.cells = [
-        c for c in nb.cells if not c.metadata.get(INSTALL_KEY)
-    ]
+    nb.cells = [c for c in nb.cells if not c.metadata.get(INSTALL_KEY)]
     first_code = next(
-        (
-            i
-            for i, c in enumerate(nb.cells)
-            if c.cell_type == "code"
-        ),
+        (i for i, c in enumerate(nb.cells) if c.cell_type == "code"),
         len(nb.cells),
     )
     nb.cells.insert(first_code, cell)
@@ -627,14 +568,10 @@ def student_repository_url(config: dict) -> str | None:
     Colab) and its Binder ``environment.yml`` (README.md, "Launch buttons"); empty
     or absent: no buttons.
     """
-    value = (config.get("student_edition") or {}).get(
-        "repository_url"
-    )
+    value = (config.get("student_edition") or {}).get("repository_url")
     if value in (None, ""):
         return None
-    if not isinstance(value, str) or not value.startswith(
-        ("https://", "http://")
-    ):
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
         raise ValueError(
             f"student_edition.repository_url in _config.yml must be an http(s) URL or empty, got {value!r}"
         )
@@ -670,20 +607,14 @@ def build_student_edition(
     for old in (out / "chapters").glob("*"):
         if old.is_file():
             old.unlink()
-    config = yaml.safe_load(
-        (root / "_config.yml").read_text(encoding="utf-8")
-    )
-    if (
-        repository_url is None
-    ):  # the one setting: student_edition.repository_url
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    if repository_url is None:  # the one setting: student_edition.repository_url
         repository_url = student_repository_url(config)
     written = []
     for path in chapter_notebooks(root):
         target = out / "chapters" / path.name
         nb = student_notebook(path)
-        if (
-            repository_url
-        ):  # the student repository hosts the package too
+        if repository_url:  # the student repository hosts the package too
             add_install_cell(nb, repository_url, "main")
         nbformat.write(nb, target)
         written.append(target)
@@ -691,8 +622,7 @@ def build_student_edition(
         rel = page.relative_to(root)
         if (
             page.suffix == ".md"
-            and rel.with_suffix("").as_posix()
-            not in INSTRUCTOR_ONLY
+            and rel.with_suffix("").as_posix() not in INSTRUCTOR_ONLY
         ):
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(page, out / rel)
@@ -710,25 +640,18 @@ def build_student_edition(
         asset_dirs
     ):  # static files, vendored assets (MathJax, widget manager)
         if (root / name).is_dir():
-            shutil.copytree(
-                root / name, out / name, dirs_exist_ok=True
-            )
+            shutil.copytree(root / name, out / name, dirs_exist_ok=True)
 
     def write_yaml(name: str, data: dict) -> None:
         (out / name).write_text(
             f"# Generated by booktools.student_edition from the book's {name}: "
-            "do not edit, edit the original.\n"
-            + yaml.safe_dump(data, sort_keys=False),
+            "do not edit, edit the original.\n" + yaml.safe_dump(data, sort_keys=False),
             encoding="utf-8",
         )
 
-    write_yaml(
-        "_config.yml", student_config(config, repository_url)
-    )
+    write_yaml("_config.yml", student_config(config, repository_url))
     if repository_url:  # Binder on the student repository (write_student_repository)
-        shutil.copy2(
-            root / "environment.yml", out / "environment.yml"
-        )
+        shutil.copy2(root / "environment.yml", out / "environment.yml")
     write_yaml("_toc.yml", without(toc, INSTRUCTOR_ONLY))
     return written
 
@@ -751,32 +674,18 @@ def write_student_repository(
     Returns the files written.
     """
     out, root = Path(out), Path(root)
-    portable = (
-        Path(portable)
-        if portable is not None
-        else root / "portable" / "student"
-    )
-    notebooks = [
-        portable / path.name for path in chapter_notebooks(root)
-    ]
+    portable = Path(portable) if portable is not None else root / "portable" / "student"
+    notebooks = [portable / path.name for path in chapter_notebooks(root)]
     missing = [nb.name for nb in notebooks if not nb.is_file()]
     if missing:
         raise FileNotFoundError(
             f"portable: no portable student notebook {missing[0]} in {str(portable)!r} "
             f"({len(missing)} of {len(notebooks)} missing; run `make portable` first)"
         )
-    if (
-        out.resolve() == root.resolve()
-        or root.resolve().is_relative_to(out.resolve())
-    ):
-        raise ValueError(
-            f"out: {str(out)!r} would overwrite the book's own files"
-        )
+    if out.resolve() == root.resolve() or root.resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"out: {str(out)!r} would overwrite the book's own files")
     if out.exists() and any(out.iterdir()):
-        if not (
-            (out / "chapters").is_dir()
-            and (out / "rnnlib").is_dir()
-        ):
+        if not ((out / "chapters").is_dir() and (out / "rnnlib").is_dir()):
             raise ValueError(
                 f"out: {str(out)!r} exists and is not a student repository written before; "
                 "name a new or empty folder"
@@ -824,18 +733,14 @@ def statements_and_model_answers(
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":
             continue
-        _, gate, events = scan_markdown(
-            cell.source, gate, f"cell {index}"
-        )
+        _, gate, events = scan_markdown(cell.source, gate, f"cell {index}")
         for kind, label, text in events:
             if kind == "statement":
                 statements[exercise_number(label)] = text
             elif kind in ("solution-start", "prose"):
                 number = exercise_number(label)
                 models.setdefault(number, []).append(text)
-    return statements, {
-        n: "\n".join(t).strip() for n, t in models.items()
-    }
+    return statements, {n: "\n".join(t).strip() for n, t in models.items()}
 
 
 def exercise_rows(root: Path = ROOT) -> list[str]:
@@ -843,15 +748,10 @@ def exercise_rows(root: Path = ROOT) -> list[str]:
     rows = []
     for path in chapter_notebooks(root):
         for ex in find_exercises(path):
-            title = (
-                ex.title.split("·", 1)[-1].strip()
-                if "·" in ex.title
-                else ex.title
-            )
+            title = ex.title.split("·", 1)[-1].strip() if "·" in ex.title else ex.title
             checker = (
                 ", ".join(
-                    f"`check_exercise_{n.replace('.', '_')}`"
-                    for n in ex.checkers
+                    f"`check_exercise_{n.replace('.', '_')}`" for n in ex.checkers
                 )
                 or "by hand"
             )
@@ -862,9 +762,7 @@ def exercise_rows(root: Path = ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--root",
         type=Path,
@@ -901,17 +799,13 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(exercise_rows(args.root)))
             return 0
         if args.repository_folder:
-            files = write_student_repository(
-                args.repository_folder, args.root
-            )
+            files = write_student_repository(args.repository_folder, args.root)
             print(
                 f"wrote {len(files)} files and the package to {args.repository_folder}: "
                 "publish it at student_edition.repository_url"
             )
             return 0
-        written = build_student_edition(
-            args.root, args.out, args.repository_url
-        )
+        written = build_student_edition(args.root, args.out, args.repository_url)
     except (MarkupError, FileNotFoundError, ValueError) as exc:
         print(f"student_edition: {exc}", file=sys.stderr)
         return 2
@@ -921,9 +815,7 @@ def main(argv: list[str] | None = None) -> int:
             for c in nbformat.read(path, as_version=4).cells
             if c.cell_type == "code"
         )
-        print(
-            f"wrote {path} ({stubs} stub{'s' if stubs != 1 else ''})"
-        )
+        print(f"wrote {path} ({stubs} stub{'s' if stubs != 1 else ''})")
     return 0
 
 

@@ -61,9 +61,7 @@ def source_of(entry: str, root: Path = ROOT) -> Path | None:
     candidates = (
         [base]
         if base.suffix in SOURCE_SUFFIXES
-        else [
-            base.with_name(base.name + s) for s in SOURCE_SUFFIXES
-        ]
+        else [base.with_name(base.name + s) for s in SOURCE_SUFFIXES]
     )
     return next((p for p in candidates if p.is_file()), None)
 
@@ -79,16 +77,12 @@ def pages(root: Path = ROOT) -> list[Path]:
 
 def missing_pages(root: Path = ROOT) -> list[str]:
     """The entries of ``_toc.yml`` that name no existing source file."""
-    return [
-        e for e in toc_entries(root) if source_of(e, root) is None
-    ]
+    return [e for e in toc_entries(root) if source_of(e, root) is None]
 
 
 def chapter_notebooks(root: Path = ROOT) -> list[Path]:
     """The executable chapters: the notebooks of ``_toc.yml``, in its order."""
-    return [
-        path for path in pages(root) if path.suffix == ".ipynb"
-    ]
+    return [path for path in pages(root) if path.suffix == ".ipynb"]
 
 
 def without(toc: dict, drop: tuple[str, ...]) -> dict:
@@ -99,9 +93,7 @@ def without(toc: dict, drop: tuple[str, ...]) -> dict:
             return [
                 prune(n)
                 for n in node
-                if not (
-                    isinstance(n, dict) and n.get("file") in drop
-                )
+                if not (isinstance(n, dict) and n.get("file") in drop)
             ]
         if isinstance(node, dict):
             return {k: prune(v) for k, v in node.items()}

@@ -54,13 +54,9 @@ LOCAL = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(
-        description=__doc__.splitlines()[0]
-    ).parse_args(argv)
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     modules = ROOT / "node_modules"
-    missing = [
-        src for src, *_ in ASSETS if not (modules / src).exists()
-    ]
+    missing = [src for src, *_ in ASSETS if not (modules / src).exists()]
     if missing:
         print(
             f"missing npm assets {missing}: run `npm ci` in {ROOT}",
@@ -71,9 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         target = VENDOR / dst
         target.parent.mkdir(parents=True, exist_ok=True)
         if (modules / src).is_dir():
-            ignore = (
-                shutil.ignore_patterns(*skip[0]) if skip else None
-            )
+            ignore = shutil.ignore_patterns(*skip[0]) if skip else None
             shutil.copytree(
                 modules / src,
                 target,
@@ -85,9 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     for src, dst in LOCAL:
         (VENDOR / dst).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ASSETS_DIR / src, VENDOR / dst)
-    print(
-        f"vendored {len(ASSETS)} asset groups into {VENDOR.relative_to(ROOT)}"
-    )
+    print(f"vendored {len(ASSETS)} asset groups into {VENDOR.relative_to(ROOT)}")
     return 0
 
 

@@ -84,9 +84,7 @@ def seed_everything(seed: int) -> None:
 # Every public submodule, imported on first attribute access (``rnnlib.stability``); read from
 # the package directory, so a module added later (chapters 4-7, 11) is found without editing this.
 _SUBMODULES = {
-    m.name
-    for m in pkgutil.iter_modules(__path__)
-    if not m.name.startswith("_")
+    m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
 }
 
 
@@ -96,6 +94,4 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(
-        f"module 'rnnlib' has no attribute {name!r}"
-    )
+    raise AttributeError(f"module 'rnnlib' has no attribute {name!r}")

@@ -19,9 +19,7 @@ __all__ = ["previous_states", "tangent"]
 
 def previous_states(h: torch.Tensor) -> torch.Tensor:
     """``(h^(0), h^(1), ..., h^(L-1))`` from ``h = (h^(1), ..., h^(L))``, shape (batch, L, m); ``h^(0) = 0``."""
-    return torch.cat(
-        [torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1
-    )
+    return torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
 
 
 def tangent(

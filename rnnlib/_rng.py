@@ -41,9 +41,7 @@ def as_generator(
         return torch.Generator().manual_seed(0)
     if isinstance(generator, torch.Generator):
         return generator
-    if isinstance(generator, numbers.Integral) and not isinstance(
-        generator, bool
-    ):
+    if isinstance(generator, numbers.Integral) and not isinstance(generator, bool):
         if not 0 <= int(generator) <= _MAX_SEED:
             raise ValueError(
                 f"{name} must be a seed in [0, 2**63 - 1], got {int(generator)}"
@@ -66,11 +64,7 @@ def as_seed(
     streams do not depend on the order in which they are drawn.
     """
     if isinstance(generator, torch.Generator):
-        return int(
-            torch.randint(
-                0, _MAX_SEED, (1,), generator=generator
-            ).item()
-        )
+        return int(torch.randint(0, _MAX_SEED, (1,), generator=generator).item())
     return as_generator(generator, name).initial_seed()
 
 
@@ -101,19 +95,15 @@ def derive_seed(
     the entropy, so the generator advances by one draw.
     """
     if isinstance(generator, torch.Generator):
-        entropy = int(
-            torch.randint(
-                0, _MAX_SEED, (1,), generator=generator
-            ).item()
-        )
+        entropy = int(torch.randint(0, _MAX_SEED, (1,), generator=generator).item())
     elif generator is None:
         entropy = 0
     else:
         entropy = as_generator(generator, name).initial_seed()
     key = tuple(_key(p, name) for p in stream)
-    state = np.random.SeedSequence(
-        entropy, spawn_key=key
-    ).generate_state(2, dtype=np.uint32)
+    state = np.random.SeedSequence(entropy, spawn_key=key).generate_state(
+        2, dtype=np.uint32
+    )
     return (int(state[0]) << 31 | int(state[1]) >> 1) & _MAX_SEED
 
 
@@ -128,6 +118,4 @@ def derive(
     ``derive(seed, "data")`` for its inputs; the two never overlap, and seed 1's
     streams are unrelated to seed 2's.
     """
-    return torch.Generator().manual_seed(
-        derive_seed(generator, *stream, name=name)
-    )
+    return torch.Generator().manual_seed(derive_seed(generator, *stream, name=name))

@@ -73,11 +73,7 @@ __all__ = [
 
 
 def _shape_str(shape: Sequence[int | str | None]) -> str:
-    return (
-        "("
-        + ", ".join("*" if s is None else str(s) for s in shape)
-        + ")"
-    )
+    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
 
 
 def check_tensor(
@@ -137,27 +133,19 @@ def check_int(
     maximum: int | None = None,
 ) -> int:
     """Validate an integer argument (bools are rejected) and return it as ``int``."""
-    if isinstance(value, bool) or not isinstance(
-        value, numbers.Integral
-    ):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(
             f"{name} must be an integer, got {type(value).__name__} {value!r}"
         )
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(
-            f"{name} must be >= {minimum}, got {value}"
-        )
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:
-        raise ValueError(
-            f"{name} must be <= {maximum}, got {value}"
-        )
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return value
 
 
-def check_ints(
-    value: object, name: str, *, minimum: int | None = None
-) -> list[int]:
+def check_ints(value: object, name: str, *, minimum: int | None = None) -> list[int]:
     """A non-empty sequence of integers, each ``>= minimum``: the list of them.
 
     The messages are :func:`check_sequence`'s for ``value`` and
@@ -183,27 +171,19 @@ def check_real(
     The interval is ``[low, high]``, with either end open when ``low_open`` /
     ``high_open`` is set; ``None`` means unbounded on that side.
     """
-    if isinstance(value, bool) or not isinstance(
-        value, numbers.Real
-    ):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
             f"{name} must be a real number, got {type(value).__name__} {value!r}"
         )
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
-    below = low is not None and (
-        value < low or low_open and value == low
-    )
-    above = high is not None and (
-        value > high or high_open and value == high
-    )
+    below = low is not None and (value < low or low_open and value == low)
+    above = high is not None and (value > high or high_open and value == high)
     if below or above:
         lo = f"{'(' if low_open else '['}{'-inf' if low is None else low}"
         hi = f"{'inf' if high is None else high}{')' if high_open else ']'}"
-        raise ValueError(
-            f"{name} must lie in {lo}, {hi}, got {value}"
-        )
+        raise ValueError(f"{name} must lie in {lo}, {hi}, got {value}")
     return value
 
 
@@ -222,18 +202,12 @@ def check_model(
     """
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if not isinstance(model, kinds):
-        names = " or ".join(
-            f"{k.__module__}.{k.__name__}" for k in kinds
-        )
-        raise TypeError(
-            f"{name} must be an {names}, got {type(model).__name__}"
-        )
+        names = " or ".join(f"{k.__module__}.{k.__name__}" for k in kinds)
+        raise TypeError(f"{name} must be an {names}, got {type(model).__name__}")
     if finite:
         for pname, p in model.named_parameters():
             if not bool(torch.isfinite(p.detach()).all()):
-                raise ValueError(
-                    f"{name}.{pname} contains NaN or infinite entries"
-                )
+                raise ValueError(f"{name}.{pname} contains NaN or infinite entries")
     return model
 
 
@@ -256,9 +230,7 @@ class Int:
     high: int | None = None
 
     def check(self, value: object, name: str) -> int:
-        return check_int(
-            value, name, minimum=self.low, maximum=self.high
-        )
+        return check_int(value, name, minimum=self.low, maximum=self.high)
 
 
 @dataclass(frozen=True)
@@ -299,9 +271,7 @@ class Bool:
 
     def check(self, value: object, name: str) -> bool:
         if not isinstance(value, bool):
-            raise TypeError(
-                f"{name} must be a bool, got {type(value).__name__}"
-            )
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
         return value
 
 
@@ -322,9 +292,7 @@ class Choice:
                 f"{name} must be one of {self.options}, got {type(value).__name__}"
             )
         if value not in self.options:
-            raise ValueError(
-                f"{name} must be one of {self.options}, got {value!r}"
-            )
+            raise ValueError(f"{name} must be one of {self.options}, got {value!r}")
         return value
 
 
@@ -334,9 +302,7 @@ class Str:
 
     def check(self, value: object, name: str) -> str:
         if not isinstance(value, str):
-            raise TypeError(
-                f"{name} must be a str, got {type(value).__name__}"
-            )
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
         return value
 
 
@@ -376,9 +342,7 @@ class Tensor:
     def refers_to(self) -> set[str]:
         """The other arguments this constraint reads (checked first)."""
         refs = {
-            s.split(".")[0]
-            for s in self.shape or ()
-            if isinstance(s, str) and "." in s
+            s.split(".")[0] for s in self.shape or () if isinstance(s, str) and "." in s
         }
         return refs | ({self.dtype_of} if self.dtype_of else set())
 
@@ -390,9 +354,7 @@ class Tensor:
     ) -> torch.Tensor:
         """:meth:`check` within a call: ``arguments`` by name, ``dims`` the symbols' sizes so far."""
         if not isinstance(x, torch.Tensor):
-            raise TypeError(
-                f"{name} must be a torch.Tensor, got {type(x).__name__}"
-            )
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
         shape, got = self.shape, tuple(x.shape)
         ndim = self.ndim if shape is None else len(shape)
         expected = "" if shape is None else f" {_shape_str(shape)}"
@@ -412,21 +374,13 @@ class Tensor:
                 )
         floating = x.is_floating_point()
         if self.integer and (floating or x.dtype == torch.bool):
-            raise TypeError(
-                f"{name} must be an integer tensor, got {x.dtype}"
-            )
+            raise TypeError(f"{name} must be an integer tensor, got {x.dtype}")
         if self.floating and not floating:
-            raise TypeError(
-                f"{name} must have a floating-point dtype, got {x.dtype}"
-            )
+            raise TypeError(f"{name} must have a floating-point dtype, got {x.dtype}")
         if self.nonempty and x.numel() == 0:
-            raise ValueError(
-                f"{name} must not be empty, got shape {got}"
-            )
+            raise ValueError(f"{name} must not be empty, got shape {got}")
         if self.finite and floating and not x.isfinite().all():
-            raise ValueError(
-                f"{name} contains NaN or infinite entries"
-            )
+            raise ValueError(f"{name} contains NaN or infinite entries")
         other = arguments.get(self.dtype_of)
         if other is not None and x.dtype != other.dtype:
             raise TypeError(
@@ -443,9 +397,7 @@ class Model:
     finite: bool = True
 
     def check(self, value: object, name: str) -> object:
-        return check_model(
-            value, self.kinds, finite=self.finite, name=name
-        )
+        return check_model(value, self.kinds, finite=self.finite, name=name)
 
 
 #: Intervals many scalars share (the table below and the declarations of single functions use them).
@@ -457,17 +409,7 @@ ANY_REAL = Real()
 ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
-Constraint = (
-    Int
-    | Real
-    | DType
-    | Choice
-    | Bool
-    | Str
-    | Ints
-    | Tensor
-    | Model
-)
+Constraint = Int | Real | DType | Choice | Bool | Str | Ints | Tensor | Model
 PARAMS: dict[str, Constraint] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
     "L": Int(3),
@@ -543,11 +485,7 @@ def validate_params(
     """
     specs: dict[str, Constraint] = {}
     for name in names:
-        specs.update(
-            name.__rnnlib_params__
-            if callable(name)
-            else {name: PARAMS[name]}
-        )
+        specs.update(name.__rnnlib_params__ if callable(name) else {name: PARAMS[name]})
     specs.update(declared)
 
     def decorate(fn: Callable) -> Callable:
@@ -558,21 +496,14 @@ def validate_params(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
             )
         refs = {  # a method's instance needs no declaration
-            r
-            for c in specs.values()
-            if isinstance(c, Tensor)
-            for r in c.refers_to()
+            r for c in specs.values() if isinstance(c, Tensor) for r in c.refers_to()
         } - {"self"}
         if refs - set(specs):
             raise TypeError(
                 f"validate_params: {fn.__qualname__} refers to undeclared {sorted(refs - set(specs))}"
             )
-        params = list(
-            sig.parameters
-        )  # in this order, referred-to first
-        order = sorted(
-            specs, key=lambda n: (n not in refs, params.index(n))
-        )
+        params = list(sig.parameters)  # in this order, referred-to first
+        order = sorted(specs, key=lambda n: (n not in refs, params.index(n)))
         may_be_none = {  # the default is None, or the annotation admits it
             n
             for n in specs
@@ -582,9 +513,7 @@ def validate_params(
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            outer = (
-                _INSIDE.checked
-            )  # what the enclosing declared calls checked
+            outer = _INSIDE.checked  # what the enclosing declared calls checked
             todo = [n for n in order if n not in outer]
             if not todo:
                 return fn(*args, **kwargs)

@@ -142,9 +142,7 @@ class Claim:
             or not isinstance(self.chapter, int)
             or not 0 <= self.chapter <= 11
         ):
-            raise ValueError(
-                f"chapter must be an int in [0, 11], got {self.chapter!r}"
-            )
+            raise ValueError(f"chapter must be an int in [0, 11], got {self.chapter!r}")
         if self.evidence not in EVIDENCE:
             raise ValueError(
                 f"evidence must be one of {EVIDENCE}, got {self.evidence!r}"
@@ -162,9 +160,7 @@ class Claim:
             if not isinstance(value, str) or (
                 name != "untestable" and not value.strip()
             ):
-                raise ValueError(
-                    f"{name} must be a non-empty string, got {value!r}"
-                )
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
         if (self.chapter == 0) != bool(self.untestable.strip()):
             raise ValueError(
                 f"claim {self.id!r}: untestable (the reason no chapter tests it) must be "
@@ -180,9 +176,7 @@ def registry_path() -> Path | None:
     """
     for candidate in (
         os.environ.get(REGISTRY_ENV, ""),
-        Path(__file__).resolve().parent.parent
-        / "chapters"
-        / "claims.yml",
+        Path(__file__).resolve().parent.parent / "chapters" / "claims.yml",
         "claims.yml",
     ):
         if candidate and Path(candidate).is_file():
@@ -196,9 +190,7 @@ def _load(path: Path, mtime_ns: int) -> dict[str, Claim]:
 
     entries = yaml.safe_load(path.read_text(encoding="utf8"))
     if not isinstance(entries, list):
-        raise ValueError(
-            f"{path}: the registry must be a list of claims"
-        )
+        raise ValueError(f"{path}: the registry must be a list of claims")
     names = {f.name for f in fields(Claim)}
     required = {"id", "paper", "statement", "kind", "text"}
     out: dict[str, Claim] = {}
@@ -207,21 +199,15 @@ def _load(path: Path, mtime_ns: int) -> dict[str, Claim]:
             raise ValueError(f"{path}: entry {i} is not a mapping")
         where = f"{path}: entry {i} ({entry.get('id')!r})"
         if required - set(entry):
-            raise ValueError(
-                f"{where} has no {sorted(required - set(entry))}"
-            )
+            raise ValueError(f"{where} has no {sorted(required - set(entry))}")
         if set(entry) - names:
-            raise ValueError(
-                f"{where} has unknown fields {sorted(set(entry) - names)}"
-            )
+            raise ValueError(f"{where} has unknown fields {sorted(set(entry) - names)}")
         try:
             claim = Claim(**{"chapter": 0, **entry})
         except (TypeError, ValueError) as err:
             raise ValueError(f"{where}: {err}") from None
         if claim.id in out:
-            raise ValueError(
-                f"{where}: claim id {claim.id!r} is registered twice"
-            )
+            raise ValueError(f"{where}: claim id {claim.id!r} is registered twice")
         out[claim.id] = claim
     return out
 
@@ -272,7 +258,9 @@ def _show(line: str) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import display
-    except ImportError:  # pragma: no cover - IPython comes with Jupyter, not with rnnlib
+    except (
+        ImportError
+    ):  # pragma: no cover - IPython comes with Jupyter, not with rnnlib
         get_ipython = None
     if get_ipython is not None and get_ipython() is not None:
         display({"text/plain": line}, raw=True)
@@ -319,14 +307,10 @@ def check(
         )
     claim = known.get(claim_id)
     if verdict is not None and verdict not in VERDICTS:
-        raise ValueError(
-            f"verdict must be one of {VERDICTS}, got {verdict!r}"
-        )
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
     if claim is not None:
         if verdict is None:
-            verdict = (
-                CLOSED_FORM if claim.closed_form else "reproduced"
-            )
+            verdict = CLOSED_FORM if claim.closed_form else "reproduced"
         if claim.closed_form != (verdict == CLOSED_FORM):
             raise ValueError(
                 f"verdict: claim {claim_id!r} is registered with closed_form="
@@ -338,9 +322,7 @@ def check(
             "figure must be a non-empty string with the measured number(s)"
         )
     if not isinstance(piloted, bool):
-        raise TypeError(
-            f"piloted must be a bool, got {type(piloted).__name__}"
-        )
+        raise TypeError(f"piloted must be a bool, got {type(piloted).__name__}")
     if not bool(holds):  # numpy/torch booleans too
         if piloted or strict():
             raise AssertionError(
@@ -364,6 +346,4 @@ def check(
             )
         )
         return
-    _show(
-        _fold(f"claim {claim_id} ({verdict or 'holds'}): ", figure)
-    )
+    _show(_fold(f"claim {claim_id} ({verdict or 'holds'}): ", figure))

@@ -98,9 +98,7 @@ class SmoothFunction:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise TypeError(
-                f"name must be a string, got {type(self.name).__name__}"
-            )
+            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
         for attr in ("fn", "log_abs_coef"):
             if not callable(getattr(self, attr)):
                 raise TypeError(
@@ -124,9 +122,7 @@ class SmoothFunction:
         return f"SmoothFunction({self.name!r})"
 
 
-def _log_factorial_series(
-    n: int, parity: int | None
-) -> np.ndarray:
+def _log_factorial_series(n: int, parity: int | None) -> np.ndarray:
     """log(1/i!) for i < n, -inf where i has the wrong parity (None: all i)."""
     out = -_lgamma_vec(np.arange(n, dtype=float) + 1.0)
     if parity is not None:
@@ -157,9 +153,7 @@ def _zeta_even(n: np.ndarray) -> np.ndarray:
     out = np.empty(len(n))
     for j, nn in enumerate(n):
         s = 2.0 * nn
-        out[j] = (
-            np.sum(k**-s) + K ** (1 - s) / (s - 1) - 0.5 * K**-s
-        )
+        out[j] = np.sum(k**-s) + K ** (1 - s) / (s - 1) - 0.5 * K**-s
     return out
 
 
@@ -207,9 +201,7 @@ STANDARD_FUNCTIONS: dict[str, SmoothFunction] = {
     "expm1": SmoothFunction(
         "expm1",
         torch.expm1,
-        _with_zero_constant(
-            lambda n: _log_factorial_series(n, None)
-        ),
+        _with_zero_constant(lambda n: _log_factorial_series(n, None)),
         latex=r"e^z - 1",
     ),
     "exp": SmoothFunction(
@@ -244,20 +236,13 @@ def polynomial(
         raise TypeError(
             f"coefficients must be a sequence of real numbers, got {type(coefficients).__name__}"
         )
-    coefs = [
-        check_real(c, f"coefficients[{i}]")
-        for i, c in enumerate(coefficients)
-    ]
+    coefs = [check_real(c, f"coefficients[{i}]") for i, c in enumerate(coefficients)]
     if len(coefs) == 0:
-        raise ValueError(
-            "coefficients must contain at least one number"
-        )
+        raise ValueError("coefficients must contain at least one number")
     while len(coefs) > 1 and coefs[-1] == 0.0:
         coefs.pop()
     degree = len(coefs) - 1
-    log_abs = np.array(
-        [math.log(abs(c)) if c != 0 else -np.inf for c in coefs]
-    )
+    log_abs = np.array([math.log(abs(c)) if c != 0 else -np.inf for c in coefs])
 
     def fn(z: torch.Tensor) -> torch.Tensor:
         out = torch.zeros_like(z) + coefs[-1]
@@ -272,21 +257,10 @@ def polynomial(
         return out
 
     if name is None:
-        terms = [
-            f"{c:g} z^{i}" for i, c in enumerate(coefs) if c != 0
-        ]
+        terms = [f"{c:g} z^{i}" for i, c in enumerate(coefs) if c != 0]
         name = " + ".join(terms) if terms else "0"
-    latex = (
-        " + ".join(
-            f"{c:g} z^{{{i}}}"
-            for i, c in enumerate(coefs)
-            if c != 0
-        )
-        or "0"
-    )
-    return SmoothFunction(
-        name, fn, log_abs_coef, degree=degree, latex=latex
-    )
+    latex = " + ".join(f"{c:g} z^{{{i}}}" for i, c in enumerate(coefs) if c != 0) or "0"
+    return SmoothFunction(name, fn, log_abs_coef, degree=degree, latex=latex)
 
 
 @validate_params("k")
@@ -312,18 +286,14 @@ def get_function(phi: SmoothFunction | str) -> SmoothFunction:
         if phi.startswith("z^") and phi[2:].isdigit():
             return monomial(int(phi[2:]))
         known = ", ".join(list(STANDARD_FUNCTIONS) + ["z^k"])
-        raise ValueError(
-            f"phi: unknown function name {phi!r}; known names are {known}"
-        )
+        raise ValueError(f"phi: unknown function name {phi!r}; known names are {known}")
     raise TypeError(
         f"phi must be a SmoothFunction or a function name, got {type(phi).__name__}"
     )
 
 
 @validate_params("n")
-def taylor_coefficients(
-    phi: SmoothFunction | str, n: int
-) -> np.ndarray:
+def taylor_coefficients(phi: SmoothFunction | str, n: int) -> np.ndarray:
     """The first ``n`` Taylor coefficients ``|c_0|, ..., |c_{n-1}|`` of ``phi`` at 0, in absolute value."""
     phi = get_function(phi)
     return np.exp(phi.log_abs_coef(n))
@@ -333,15 +303,9 @@ def _n_terms(phi: SmoothFunction, scale: float) -> int:
     """Enough terms for a series whose i-th term is at most scale^i |c_i| (scale < radius)."""
     if phi.degree is not None:
         return phi.degree + 1
-    if math.isfinite(
-        phi.radius
-    ):  # geometric decay with ratio scale / radius
+    if math.isfinite(phi.radius):  # geometric decay with ratio scale / radius
         q = scale / phi.radius
-        return (
-            int(min(200_000, 60 + 60 / max(1e-12, -math.log(q))))
-            if scale > 0
-            else 1
-        )
+        return int(min(200_000, 60 + 60 / max(1e-12, -math.log(q)))) if scale > 0 else 1
     return int(2 * scale + 12 * math.sqrt(scale) + 80)
 
 
@@ -360,9 +324,7 @@ def _result(log_value: float, log10: bool) -> float:
 
 
 @validate_params("R")
-def complexity_s(
-    phi: SmoothFunction | str, R: float, *, log10: bool = False
-) -> float:
+def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) -> float:
     """The sample complexity ``C_s(phi, R) = C* sum_i (i+1)^1.75 R^i |c_i|`` (Definition 2.1; chapter 2).
 
     Returns ``inf`` when the series diverges (``R >= radius``, e.g. ``R >= pi/2``
@@ -375,15 +337,8 @@ def complexity_s(
     n = _n_terms(phi, R)
     i = np.arange(n, dtype=float)
     with np.errstate(invalid="ignore"):
-        log_r = np.where(
-            i == 0, 0.0, i * (math.log(R) if R > 0 else -np.inf)
-        )
-    terms = (
-        math.log(C_STAR)
-        + 1.75 * np.log1p(i)
-        + log_r
-        + phi.log_abs_coef(n)
-    )
+        log_r = np.where(i == 0, 0.0, i * (math.log(R) if R > 0 else -np.inf))
+    terms = math.log(C_STAR) + 1.75 * np.log1p(i) + log_r + phi.log_abs_coef(n)
     return _result(_logsumexp(terms), log10)
 
 
@@ -420,12 +375,7 @@ def complexity_eps(
         second = np.where(
             i == 0,
             0.0,
-            i
-            * (
-                math.log(lg)
-                - 0.5 * np.log(np.maximum(i, 1.0))
-                + log_a
-            )
+            i * (math.log(lg) - 0.5 * np.log(np.maximum(i, 1.0)) + log_a)
             if lg > 0
             else -np.inf,
         )
@@ -458,12 +408,8 @@ class ConceptTarget:
     _tol: float = field(default=1e-5, repr=False)
 
     def __post_init__(self) -> None:
-        self.n_tokens = check_int(
-            self.n_tokens, "n_tokens", minimum=1
-        )
-        self.token_dim = check_int(
-            self.token_dim, "token_dim", minimum=2
-        )
+        self.n_tokens = check_int(self.n_tokens, "n_tokens", minimum=1)
+        self.token_dim = check_int(self.token_dim, "token_dim", minimum=2)
         self.w = check_tensor(self.w, "w", ndim=3)
         d_out, p, dim = self.w.shape
         if dim != self.n_tokens * self.token_dim:
@@ -471,35 +417,20 @@ class ConceptTarget:
                 f"w must have shape (d_out, p, {self.n_tokens * self.token_dim}), got {tuple(self.w.shape)}"
             )
         self.b = check_tensor(self.b, "b", shape=(d_out, p))
-        if not bool(
-            ((self.w.norm(dim=2) - 1).abs() <= self._tol).all()
-        ):
+        if not bool(((self.w.norm(dim=2) - 1).abs() <= self._tol).all()):
             raise ValueError(
                 "w must have unit rows: every w_{r,s} lies on the unit sphere (Definition 3.3)"
             )
         if not bool((self.b.abs() <= 1 + self._tol).all()):
-            raise ValueError(
-                "b must have entries in [-1, 1] (Definition 3.3)"
-            )
-        if len(self.phis) != d_out or any(
-            len(row) != p for row in self.phis
-        ):
+            raise ValueError("b must have entries in [-1, 1] (Definition 3.3)")
+        if len(self.phis) != d_out or any(len(row) != p for row in self.phis):
             raise ValueError(
                 f"phis must be {d_out} lists of {p} functions, matching w and b"
             )
-        self.phis = [
-            [get_function(f) for f in row] for row in self.phis
-        ]
+        self.phis = [[get_function(f) for f in row] for row in self.phis]
         for row in self.phis:
             for f in row:
-                if (
-                    abs(
-                        float(
-                            f(torch.zeros(1, dtype=torch.float64))
-                        )
-                    )
-                    > 1e-12
-                ):
+                if abs(float(f(torch.zeros(1, dtype=torch.float64)))) > 1e-12:
                     raise ValueError(
                         f"phis: every function must satisfy phi(0) = 0 (Definition 3.3); {f.name} does not"
                     )
@@ -526,9 +457,7 @@ class ConceptTarget:
                 f"got {tuple(x_bar.shape)}"
             )
         flat = x_bar.reshape(x_bar.shape[0], -1)
-        return torch.einsum(
-            "bk,spk->bsp", flat, self.w.to(x_bar.dtype)
-        )
+        return torch.einsum("bk,spk->bsp", flat, self.w.to(x_bar.dtype))
 
     def __call__(self, x_bar: torch.Tensor) -> torch.Tensor:
         """``F(xbar)`` for true sequences ``x_bar`` (batch, n_tokens, token_dim); returns (batch, d_out)."""
@@ -536,35 +465,20 @@ class ConceptTarget:
         cols = []
         for s in range(self.output_dim):
             vals = torch.stack(
-                [
-                    self.phis[s][r](z[:, s, r])
-                    for r in range(self.width)
-                ],
+                [self.phis[s][r](z[:, s, r]) for r in range(self.width)],
                 dim=1,
             )
-            cols.append(
-                (vals * self.b[s].to(x_bar.dtype)).sum(dim=1)
-            )
+            cols.append((vals * self.b[s].to(x_bar.dtype)).sum(dim=1))
         return torch.stack(cols, dim=1)
 
-    def complexity_s(
-        self, R: float, *, log10: bool = False
-    ) -> float:
+    def complexity_s(self, R: float, *, log10: bool = False) -> float:
         """``C_s(Phi, R) = max_phi C_s(phi, R)`` over the functions of the target (``log10``: its log10)."""
-        return max(
-            complexity_s(f, R, log10=log10)
-            for row in self.phis
-            for f in row
-        )
+        return max(complexity_s(f, R, log10=log10) for row in self.phis for f in row)
 
-    def complexity_eps(
-        self, R: float, eps: float, *, log10: bool = False
-    ) -> float:
+    def complexity_eps(self, R: float, eps: float, *, log10: bool = False) -> float:
         """``C_eps(Phi, R) = max_phi C_eps(phi, R)`` over the functions of the target (``log10``: its log10)."""
         return max(
-            complexity_eps(f, R, eps, log10=log10)
-            for row in self.phis
-            for f in row
+            complexity_eps(f, R, eps, log10=log10) for row in self.phis for f in row
         )
 
 
@@ -600,18 +514,14 @@ def sample_target(
     converging at ``pi/2``, is refused unless ``radius < pi / (2 C*)``.
     """
     if not (isinstance(radius, float) and radius == math.inf):
-        radius = check_real(
-            radius, "radius", low=0.0, low_open=True
-        )
+        radius = check_real(radius, "radius", low=0.0, low_open=True)
     if isinstance(functions, (str, bytes)) or len(functions) == 0:
         raise ValueError(
             f"functions must be a non-empty sequence of functions or names, got {functions!r}"
         )
     funcs = [get_function(f) for f in functions]
     for f in funcs:
-        if not (
-            f.radius == math.inf or C_STAR * radius < f.radius
-        ):
+        if not (f.radius == math.inf or C_STAR * radius < f.radius):
             raise ValueError(
                 f"functions: {f.name} is not in the concept class at radius {radius:g}: its Taylor series "
                 f"converges only for |z| < {f.radius:.4g}, so C_eps({f.name}, {radius:g}) is infinite "
@@ -621,17 +531,9 @@ def sample_target(
     dim = (L - 2) * (d - 1)
     w = torch.randn(output_dim, p, dim, generator=gen, dtype=dtype)
     w = w / w.norm(dim=2, keepdim=True)
-    b = (
-        2 * torch.rand(output_dim, p, generator=gen, dtype=dtype)
-        - 1
-    )
-    idx = torch.randint(
-        0, len(funcs), (output_dim, p), generator=gen
-    )
-    phis = [
-        [funcs[int(idx[s, r])] for r in range(p)]
-        for s in range(output_dim)
-    ]
+    b = 2 * torch.rand(output_dim, p, generator=gen, dtype=dtype) - 1
+    idx = torch.randint(0, len(funcs), (output_dim, p), generator=gen)
+    phis = [[funcs[int(idx[s, r])] for r in range(p)] for s in range(output_dim)]
     return ConceptTarget(phis, w, b, L - 2, d - 1)
 
 
@@ -673,17 +575,13 @@ def sample_task(
         generator=derive(generator, "target"),
         dtype=dtype,
     )
-    return TaskSample(
-        normalize_sequence(x_bar, eps_x), target(x_bar)
-    )
+    return TaskSample(normalize_sequence(x_bar, eps_x), target(x_bar))
 
 
 #: One true sequence (n_tokens, token_dim) and a grid of angles (k,), for the token circles of chapter 2.
 _TOKENS, _ANGLES = Tensor(ndim=2), Tensor(ndim=1)
 #: Integer tokens (batch, n) for :func:`fit_additive`.
-_INTEGER_TOKENS = Tensor(
-    shape=("batch", None), floating=False, integer=True
-)
+_INTEGER_TOKENS = Tensor(shape=("batch", None), floating=False, integer=True)
 
 
 @validate_params(x_bar=_TOKENS, thetas=_ANGLES)
@@ -709,9 +607,7 @@ def token_circle(
     )
     out = x_bar.expand(len(thetas), -1, -1).clone()
     c = math.sqrt(3.0) / 2.0
-    tok = torch.zeros(
-        len(thetas), x_bar.shape[1], dtype=x_bar.dtype
-    )
+    tok = torch.zeros(len(thetas), x_bar.shape[1], dtype=x_bar.dtype)
     tok[:, 0] = c * torch.cos(thetas.to(x_bar.dtype))
     tok[:, 1] = c * torch.sin(thetas.to(x_bar.dtype))
     tok[:, -1] = 0.5
@@ -740,9 +636,7 @@ def mixed_difference(
             f"f must be callable (a model or a target), got {type(f).__name__}"
         )
     if len(positions) != 2:
-        raise ValueError(
-            f"positions must be two token indices, got {positions!r}"
-        )
+        raise ValueError(f"positions must be two token indices, got {positions!r}")
     k = len(thetas)
     grid = []
     for t1 in thetas:
@@ -774,9 +668,7 @@ class AdditiveFit:
             floating=False,
             integer=True,
         )
-        if bool((tokens < 0).any()) or bool(
-            (tokens >= self.table.shape[1]).any()
-        ):
+        if bool((tokens < 0).any()) or bool((tokens >= self.table.shape[1]).any()):
             raise ValueError(
                 f"tokens must lie in {{0, ..., {self.table.shape[1] - 1}}} (the fitted alphabet)"
             )
@@ -812,11 +704,7 @@ def fit_additive(
     batch, n = tokens.shape
     if bool((tokens < 0).any()):
         raise ValueError("tokens must be non-negative integers")
-    k = (
-        int(tokens.max()) + 1
-        if alphabet_size is None
-        else alphabet_size
-    )
+    k = int(tokens.max()) + 1 if alphabet_size is None else alphabet_size
     if bool((tokens >= k).any()):
         raise ValueError(
             f"tokens must lie in {{0, ..., {k - 1}}} (alphabet_size = {k})"
@@ -826,21 +714,15 @@ def fit_additive(
         .to(torch.float64)
         .reshape(batch, n * k)
     )
-    X = torch.cat(
-        [torch.ones(batch, 1, dtype=torch.float64), onehot], dim=1
-    )
+    X = torch.cat([torch.ones(batch, 1, dtype=torch.float64), onehot], dim=1)
     yy = y.to(torch.float64)
-    sol = torch.linalg.lstsq(
-        X, yy[:, None], driver="gelsd"
-    ).solution[:, 0]
+    sol = torch.linalg.lstsq(X, yy[:, None], driver="gelsd").solution[:, 0]
     mse = float(((X @ sol - yy) ** 2).mean())
     return AdditiveFit(sol[1:].reshape(n, k), float(sol[0]), mse)
 
 
 @validate_params("n")
-def dl1_neuron(
-    n: int, *, dtype: torch.dtype = torch.float64
-) -> ConceptTarget:
+def dl1_neuron(n: int, *, dtype: torch.dtype = torch.float64) -> ConceptTarget:
     """One quadratic neuron of the concept class that computes ``s(2 - s)`` on embedded strings (chapter 2).
 
     With the embedding of :func:`rnnlib.languages.embed_binary` and

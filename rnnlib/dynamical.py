@@ -85,28 +85,16 @@ def recurrent_matrix(
     gen = as_generator(generator)
     if scheme == "torch":
         bound = 1.0 / math.sqrt(m)
-        W = (
-            torch.rand(m, m, generator=gen, dtype=dtype) * 2 - 1
-        ) * bound
+        W = (torch.rand(m, m, generator=gen, dtype=dtype) * 2 - 1) * bound
     elif scheme == "orthogonal":
-        q, r = torch.linalg.qr(
-            torch.randn(m, m, generator=gen, dtype=torch.float64)
-        )
-        W = (q * torch.sign(torch.diagonal(r))).to(
-            dtype
-        )  # Haar-distributed
+        q, r = torch.linalg.qr(torch.randn(m, m, generator=gen, dtype=torch.float64))
+        W = (q * torch.sign(torch.diagonal(r))).to(dtype)  # Haar-distributed
     elif scheme == "elman":
-        W = torch.randn(
-            m, m, generator=gen, dtype=dtype
-        ) * math.sqrt(2.0 / m)
+        W = torch.randn(m, m, generator=gen, dtype=dtype) * math.sqrt(2.0 / m)
     else:
-        W = torch.randn(
-            m, m, generator=gen, dtype=dtype
-        ) / math.sqrt(m)
+        W = torch.randn(m, m, generator=gen, dtype=dtype) / math.sqrt(m)
     if spectral_norm is not None:
-        W = W * (
-            spectral_norm / torch.linalg.matrix_norm(W, ord=2)
-        )
+        W = W * (spectral_norm / torch.linalg.matrix_norm(W, ord=2))
     return W
 
 
@@ -148,14 +136,10 @@ class RecurrentModel(nn.Module):
         )
 
     @validate_params(
-        x=Tensor(
-            shape=("batch", "T", "self.input_dim"), dtype_of="self"
-        ),
+        x=Tensor(shape=("batch", "T", "self.input_dim"), dtype_of="self"),
         s0=Tensor(shape=("batch", "self.state_dim")),
     )
-    def forward(
-        self, x: torch.Tensor, s0: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, s0: torch.Tensor | None = None) -> torch.Tensor:
         """States ``s_1, ..., s_T`` for inputs ``x`` (batch, T, n); returns (batch, T, state_dim).
 
         ``s0`` (batch, state_dim) is the initial state (default 0, as in the paper).
@@ -205,13 +189,11 @@ class _MatrixRNN(RecurrentModel):
             )
         )
         self.U = nn.Parameter(
-            torch.randn(m, n, generator=gen, dtype=dtype)
-            / math.sqrt(n)
+            torch.randn(m, n, generator=gen, dtype=dtype) / math.sqrt(n)
         )
         self.register_buffer(
             "C",
-            torch.randn(d_out, m, generator=gen, dtype=dtype)
-            / math.sqrt(m),
+            torch.randn(d_out, m, generator=gen, dtype=dtype) / math.sqrt(m),
         )
 
     @property
@@ -232,13 +214,9 @@ class LinearSystem(_MatrixRNN):
 
     activation = "identity"
 
-    def step(
-        self, s: torch.Tensor, x_t: torch.Tensor
-    ) -> torch.Tensor:
+    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
         """``W s + U x_t``."""
-        return s @ self.W.transpose(0, 1) + x_t @ self.U.transpose(
-            0, 1
-        )
+        return s @ self.W.transpose(0, 1) + x_t @ self.U.transpose(0, 1)
 
 
 class SimpleRNN(_MatrixRNN):
@@ -248,9 +226,7 @@ class SimpleRNN(_MatrixRNN):
     Initialization as in :class:`LinearSystem`.
     """
 
-    @validate_params(
-        _MatrixRNN.__init__, activation=Choice("tanh", "relu")
-    )
+    @validate_params(_MatrixRNN.__init__, activation=Choice("tanh", "relu"))
     def __init__(
         self,
         input_dim: int,
@@ -273,24 +249,14 @@ class SimpleRNN(_MatrixRNN):
             dtype=dtype,
         )
         self.activation = activation
-        self._rho = (
-            torch.tanh if activation == "tanh" else torch.relu
-        )
+        self._rho = torch.tanh if activation == "tanh" else torch.relu
 
-    def step(
-        self, s: torch.Tensor, x_t: torch.Tensor
-    ) -> torch.Tensor:
+    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
         """``rho(W s + U x_t)``."""
-        return self._rho(
-            s @ self.W.transpose(0, 1)
-            + x_t @ self.U.transpose(0, 1)
-        )
+        return self._rho(s @ self.W.transpose(0, 1) + x_t @ self.U.transpose(0, 1))
 
     def extra_repr(self) -> str:
-        return (
-            super().extra_repr()
-            + f", activation={self.activation!r}"
-        )
+        return super().extra_repr() + f", activation={self.activation!r}"
 
 
 class LSTMGates(NamedTuple):
@@ -346,43 +312,26 @@ class LSTM(RecurrentModel):
             2 * H,
         )
         self.W = nn.Parameter(
-            (
-                torch.rand(4 * H, H, generator=gen, dtype=dtype)
-                * 2
-                - 1
-            )
-            * bound
+            (torch.rand(4 * H, H, generator=gen, dtype=dtype) * 2 - 1) * bound
         )
         self.U = nn.Parameter(
-            (
-                torch.rand(4 * H, n, generator=gen, dtype=dtype)
-                * 2
-                - 1
-            )
-            * bound
+            (torch.rand(4 * H, n, generator=gen, dtype=dtype) * 2 - 1) * bound
         )
         b = torch.zeros(4 * H, dtype=dtype)
         b[H : 2 * H] = forget_bias
         self.b = nn.Parameter(b)
         self.register_buffer(
             "C",
-            torch.randn(d_out, H, generator=gen, dtype=dtype)
-            / math.sqrt(H),
+            torch.randn(d_out, H, generator=gen, dtype=dtype) / math.sqrt(H),
         )
 
     def extra_repr(self) -> str:
         return f"input_dim={self.input_dim}, hidden_dim={self.hidden_dim}, output_dim={self.output_dim}"
 
-    def gates(
-        self, s: torch.Tensor, x_t: torch.Tensor
-    ) -> LSTMGates:
+    def gates(self, s: torch.Tensor, x_t: torch.Tensor) -> LSTMGates:
         """The gate values ``(i, f, z, o)`` at state ``s`` and input ``x_t``, each (batch, H)."""
         h = s[:, self.hidden_dim :]
-        pre = (
-            h @ self.W.transpose(0, 1)
-            + x_t @ self.U.transpose(0, 1)
-            + self.b
-        )
+        pre = h @ self.W.transpose(0, 1) + x_t @ self.U.transpose(0, 1) + self.b
         pi, pf, pz, po = pre.chunk(4, dim=1)
         return LSTMGates(
             torch.sigmoid(pi),
@@ -391,9 +340,7 @@ class LSTM(RecurrentModel):
             torch.sigmoid(po),
         )
 
-    def step(
-        self, s: torch.Tensor, x_t: torch.Tensor
-    ) -> torch.Tensor:
+    def step(self, s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
         """``(c_t, h_t)`` from ``s = (c_{t-1}, h_{t-1})``."""
         i, f, z, o = self.gates(s, x_t)
         c = i * z + f * s[:, : self.hidden_dim]
@@ -442,14 +389,8 @@ class LSTM(RecurrentModel):
     ) -> LSTM:
         """The :class:`LSTM` with the weights of a 1-layer ``nn.LSTM`` (biases summed; new read-out ``C``)."""
         if not isinstance(lstm, nn.LSTM):
-            raise TypeError(
-                f"lstm must be a torch.nn.LSTM, got {type(lstm).__name__}"
-            )
-        if (
-            lstm.num_layers != 1
-            or lstm.bidirectional
-            or lstm.proj_size
-        ):
+            raise TypeError(f"lstm must be a torch.nn.LSTM, got {type(lstm).__name__}")
+        if lstm.num_layers != 1 or lstm.bidirectional or lstm.proj_size:
             raise ValueError(
                 "lstm must have one layer, one direction and no projection"
             )
@@ -475,8 +416,6 @@ class LSTM(RecurrentModel):
 #: a model with finite weights, a batch of its input sequences (its dtype), of its states, of targets.
 MODEL = Model(RecurrentModel)
 MATRIX_RNN = Model((LinearSystem, SimpleRNN))
-INPUTS = Tensor(
-    shape=("batch", "T", "model.input_dim"), dtype_of="model"
-)
+INPUTS = Tensor(shape=("batch", "T", "model.input_dim"), dtype_of="model")
 STATES = Tensor(shape=("batch", "model.state_dim"))
 OUTPUTS = Tensor(shape=("batch", "T", "model.output_dim"))

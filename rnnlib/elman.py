@@ -60,9 +60,7 @@ def _elman_scan(
     steps, forward and backward, the two took the same time within noise.)
     """
     At, Wt = A.transpose(0, 1), W.transpose(0, 1)
-    h = torch.relu(
-        x[:, 0] @ At
-    )  # h^(0) = 0, so the first step has no W term
+    h = torch.relu(x[:, 0] @ At)  # h^(0) = 0, so the first step has no W term
     states = [h] if keep_all else None
     for step in range(1, x.shape[1]):
         h = torch.relu(torch.addmm(x[:, step] @ At, h, Wt))
@@ -75,13 +73,9 @@ def _check_scan_args(W: object, A: object, x: object) -> None:
     """Types, shapes and dtypes only: no value checks, so that torch.func transforms still apply."""
     W = check_tensor(W, "W", ndim=2, finite=False)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(
-            f"W must be square (m, m), got shape {tuple(W.shape)}"
-        )
+        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
     A = check_tensor(A, "A", shape=(W.shape[0], "d"), finite=False)
-    x = check_tensor(
-        x, "x", shape=("batch", "L", A.shape[1]), finite=False
-    )
+    x = check_tensor(x, "x", shape=("batch", "L", A.shape[1]), finite=False)
     if not (W.dtype == A.dtype == x.dtype):
         raise TypeError(
             f"W, A and x must share a dtype, got {W.dtype}, {A.dtype} and {x.dtype}"
@@ -105,9 +99,7 @@ def elman_hidden_states(
     return _elman_scan(W, A, x, keep_all=True)
 
 
-def elman_last_state(
-    W: torch.Tensor, A: torch.Tensor, x: torch.Tensor
-) -> torch.Tensor:
+def elman_last_state(W: torch.Tensor, A: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """h^(L) alone, (batch, m): the same recurrence as :func:`elman_hidden_states` without the stack."""
     _check_scan_args(W, A, x)
     return _elman_scan(W, A, x, keep_all=False)
@@ -149,9 +141,7 @@ class ElmanRNN(nn.Module):
     doubled : whether the initialization was the doubled one.
     """
 
-    @validate_params(
-        "input_dim", "width", "output_dim", "dtype", doubled=Bool()
-    )
+    @validate_params("input_dim", "width", "output_dim", "dtype", doubled=Bool())
     def __init__(
         self,
         input_dim: int,
@@ -178,17 +168,14 @@ class ElmanRNN(nn.Module):
         std_hidden = math.sqrt(2.0 / m)
         std_out = math.sqrt(2.0 / d_out)
         self.W = nn.Parameter(
-            torch.randn(m, m, generator=gen, dtype=dtype)
-            * std_hidden
+            torch.randn(m, m, generator=gen, dtype=dtype) * std_hidden
         )
         self.A = nn.Parameter(
-            torch.randn(m, d, generator=gen, dtype=dtype)
-            * std_hidden
+            torch.randn(m, d, generator=gen, dtype=dtype) * std_hidden
         )
         self.register_buffer(
             "B",
-            torch.randn(d_out, m, generator=gen, dtype=dtype)
-            * std_out,
+            torch.randn(d_out, m, generator=gen, dtype=dtype) * std_out,
         )
 
     def _init_doubled(
@@ -201,15 +188,9 @@ class ElmanRNN(nn.Module):
     ) -> None:
         """The doubled initialization of the class docstring: two copies of m/2 neurons, read out as +B_1 and -B_1."""
         k = m // 2
-        W1 = torch.randn(
-            k, k, generator=gen, dtype=dtype
-        ) * math.sqrt(2.0 / k)
-        A1 = torch.randn(
-            k, d, generator=gen, dtype=dtype
-        ) * math.sqrt(2.0 / m)
-        B1 = torch.randn(
-            d_out, k, generator=gen, dtype=dtype
-        ) * math.sqrt(2.0 / d_out)
+        W1 = torch.randn(k, k, generator=gen, dtype=dtype) * math.sqrt(2.0 / k)
+        A1 = torch.randn(k, d, generator=gen, dtype=dtype) * math.sqrt(2.0 / m)
+        B1 = torch.randn(d_out, k, generator=gen, dtype=dtype) * math.sqrt(2.0 / d_out)
         self.W = nn.Parameter(torch.block_diag(W1, W1))
         self.A = nn.Parameter(torch.cat([A1, A1]))
         self.register_buffer("B", torch.cat([B1, -B1], dim=1))
@@ -233,18 +214,14 @@ class ElmanRNN(nn.Module):
         text = f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
         return text + (", doubled=True" if self.doubled else "")
 
-    def check_input(
-        self, x: object, name: str = "x"
-    ) -> torch.Tensor:
+    def check_input(self, x: object, name: str = "x") -> torch.Tensor:
         """``x`` checked as a batch of inputs for this model: a finite, non-empty floating-point tensor (batch, L, d) in the weights' dtype.
 
         The one input check of the functions that take an Elman RNN and its inputs
         (:mod:`rnnlib.pseudo`, :mod:`rnnlib.ntk`, :mod:`rnnlib.train`,
         :mod:`rnnlib.inversion`); errors name the argument ``name``.
         """
-        x = check_tensor(
-            x, name, shape=("batch", "L", self.input_dim)
-        )
+        x = check_tensor(x, name, shape=("batch", "L", self.input_dim))
         if x.dtype != self.W.dtype:
             raise TypeError(
                 f"{name} has dtype {x.dtype} but the model's weights are {self.W.dtype}; "
@@ -255,16 +232,12 @@ class ElmanRNN(nn.Module):
     def hidden_states(self, x: torch.Tensor) -> torch.Tensor:
         """h^(1), ..., h^(L) for a batch ``x`` of shape (batch, L, d); returns (batch, L, m)."""
         x = self.check_input(x)
-        return _elman_scan(
-            self.W, self.A, x, keep_all=True
-        )  # validated once, here
+        return _elman_scan(self.W, self.A, x, keep_all=True)  # validated once, here
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """F_rnn(x) = B h^(L) for ``x`` of shape (batch, L, d); returns (batch, d_out)."""
         x = self.check_input(x)
-        return _elman_scan(
-            self.W, self.A, x, keep_all=False
-        ) @ self.B.transpose(0, 1)
+        return _elman_scan(self.W, self.A, x, keep_all=False) @ self.B.transpose(0, 1)
 
     def preactivations(self, x: torch.Tensor) -> torch.Tensor:
         """W h^(l-1) + A x^(l) for l = 1..L; returns (batch, L, m)."""
@@ -272,9 +245,7 @@ class ElmanRNN(nn.Module):
         with torch.no_grad():
             h = _elman_scan(self.W, self.A, x, keep_all=True)
             h_prev = previous_states(h)
-            return h_prev @ self.W.transpose(
-                0, 1
-            ) + x @ self.A.transpose(0, 1)
+            return h_prev @ self.W.transpose(0, 1) + x @ self.A.transpose(0, 1)
 
     def activation_patterns(self, x: torch.Tensor) -> torch.Tensor:
         """The diagonals of D^(l): ``1[w_r . h^(l-1) + a_r . x^(l) >= 0]``; bool (batch, L, m)."""
@@ -287,17 +258,13 @@ def true_token_tolerance(dtype: torch.dtype) -> float:
     return 1e-4 if dtype == torch.float32 else 1e-10
 
 
-def check_true_sequence(
-    x_bar: object, name: str = "x_bar"
-) -> torch.Tensor:
+def check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
     """Validate true tokens of Definition 3.1 and return them: shape (batch, L-2, d-1), unit norm, last coordinate 1/2.
 
     The tolerance is :func:`true_token_tolerance` of the dtype. Used by every
     function that takes ``x_bar`` (here and in :mod:`rnnlib.concepts`).
     """
-    x_bar = check_tensor(
-        x_bar, name, shape=("batch", "L-2", "d-1")
-    )
+    x_bar = check_tensor(x_bar, name, shape=("batch", "L-2", "d-1"))
     if x_bar.shape[2] < 2:
         raise ValueError(
             f"{name} tokens must have d-1 >= 2 coordinates (a unit vector with last coordinate 1/2 "
@@ -319,9 +286,7 @@ def check_true_sequence(
 
 
 @validate_params("eps_x")
-def normalize_sequence(
-    x_bar: torch.Tensor, eps_x: float
-) -> torch.Tensor:
+def normalize_sequence(x_bar: torch.Tensor, eps_x: float) -> torch.Tensor:
     """The normalized input sequence of Definition 3.1 (chapter 1).
 
     Maps true sequences ``x_bar`` of shape (batch, L-2, d-1), each token a unit
@@ -358,9 +323,7 @@ def sample_true_sequence(
     are uniform on the sphere of radius sqrt(3)/2). Needs ``L >= 3`` and ``d >= 3``.
     """
     gen = as_generator(generator)
-    g = torch.randn(
-        batch_size, L - 2, d - 2, generator=gen, dtype=dtype
-    )
+    g = torch.randn(batch_size, L - 2, d - 2, generator=gen, dtype=dtype)
     g = g / g.norm(dim=2, keepdim=True) * (math.sqrt(3.0) / 2.0)
     half = torch.full((batch_size, L - 2, 1), 0.5, dtype=dtype)
     return torch.cat([g, half], dim=2)
@@ -378,8 +341,6 @@ def sample_normalized_sequence(
 ) -> torch.Tensor:
     """``normalize_sequence(sample_true_sequence(...), eps_x)``: RNN inputs (batch_size, L, d)."""
     return normalize_sequence(
-        sample_true_sequence(
-            batch_size, L, d, generator=generator, dtype=dtype
-        ),
+        sample_true_sequence(batch_size, L, d, generator=generator, dtype=dtype),
         eps_x,
     )

@@ -71,9 +71,7 @@ __all__ = [
 
 
 @validate_params("out_scale", norm=NONNEGATIVE)
-def rademacher_bound(
-    K_diag: torch.Tensor, *, out_scale: float, norm: float
-) -> float:
+def rademacher_bound(K_diag: torch.Tensor, *, out_scale: float, norm: float) -> float:
     """``out_scale * norm * sqrt(sum_n K(x_n, x_n)) / N``: the closed-form bound on R_N (chapter 6).
 
     Bounds the empirical Rademacher complexity of the linear class
@@ -84,16 +82,9 @@ def rademacher_bound(
     """
     K_diag = check_tensor(K_diag, "K_diag", ndim=1)
     if bool((K_diag < 0).any()):
-        raise ValueError(
-            "K_diag must be non-negative (a kernel's diagonal)"
-        )
+        raise ValueError("K_diag must be non-negative (a kernel's diagonal)")
     n = K_diag.shape[0]
-    return (
-        out_scale
-        * norm
-        * math.sqrt(float(K_diag.double().sum()))
-        / n
-    )
+    return out_scale * norm * math.sqrt(float(K_diag.double().sum())) / n
 
 
 class RademacherEstimate(NamedTuple):
@@ -124,19 +115,11 @@ def empirical_rademacher(
     """
     K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"K must be square (N, N), got shape {tuple(K.shape)}"
-        )
+        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
     gen = as_generator(generator)
     n = K.shape[0]
-    sigma = (
-        torch.randint(0, 2, (n_signs, n), generator=gen).double()
-        * 2
-        - 1
-    )
-    quad = torch.einsum(
-        "sn,nm,sm->s", sigma, K.double(), sigma
-    ).clamp_min(0)
+    sigma = torch.randint(0, 2, (n_signs, n), generator=gen).double() * 2 - 1
+    quad = torch.einsum("sn,nm,sm->s", sigma, K.double(), sigma).clamp_min(0)
     vals = out_scale * norm * quad.sqrt() / n
     return RademacherEstimate(
         float(vals.mean()), float(vals.std() / math.sqrt(n_signs))
@@ -163,9 +146,7 @@ def uniform_bound(
     ``loss_bound`` is ``b`` (losses in [0, b]), ``n`` the sample size, ``delta`` the
     failure probability.
     """
-    return 2 * rademacher + 4 * loss_bound * math.sqrt(
-        2 * math.log(4 / delta) / n
-    )
+    return 2 * rademacher + 4 * loss_bound * math.sqrt(2 * math.log(4 / delta) / n)
 
 
 @validate_params(max_abs_output=NONNEGATIVE)
@@ -188,9 +169,7 @@ class ClassificationTask(NamedTuple):
     y_test: torch.Tensor
 
 
-@validate_params(
-    "L", "d", "eps_x", "n_train", "n_test", "dtype", p=Int(1)
-)
+@validate_params("L", "d", "eps_x", "n_train", "n_test", "dtype", p=Int(1))
 def classification_task(
     L: int,
     d: int,
@@ -219,9 +198,7 @@ def classification_task(
         dtype=dtype,
     )
     y = torch.where(f >= f.median(), 1.0, -1.0).to(dtype)
-    return ClassificationTask(
-        x[:n_train], y[:n_train], x[n_train:], y[n_train:]
-    )
+    return ClassificationTask(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
 
 
 @validate_params(

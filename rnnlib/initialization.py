@@ -47,9 +47,7 @@ def predicted_sq_norms(x: torch.Tensor) -> torch.Tensor:
     return torch.cumsum((x**2).sum(dim=2), dim=1)
 
 
-def active_fraction(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
+def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """Fraction of neurons with ``D^(l)_rr = 1`` at each step, averaged over the batch; returns (L,)."""
     model = check_model(model, ElmanRNN)
     return model.activation_patterns(x).float().mean(dim=(0, 2))
@@ -73,9 +71,7 @@ def pattern_flip_fraction(
     """
     model = check_model(model, ElmanRNN)
     x = normalize_sequence(x_bar, eps_x)
-    position = check_int(
-        position, "position", minimum=0, maximum=x_bar.shape[1] - 1
-    )
+    position = check_int(position, "position", minimum=0, maximum=x_bar.shape[1] - 1)
     L, d = x.shape[1], x.shape[2]
     fresh = sample_true_sequence(
         x_bar.shape[0],
@@ -87,7 +83,7 @@ def pattern_flip_fraction(
     x_bar2 = x_bar.clone()
     x_bar2[:, position] = fresh[:, position]
     before = model.activation_patterns(x)[:, position + 1 :]
-    after = model.activation_patterns(
-        normalize_sequence(x_bar2, eps_x)
-    )[:, position + 1 :]
+    after = model.activation_patterns(normalize_sequence(x_bar2, eps_x))[
+        :, position + 1 :
+    ]
     return float((before != after).float().mean())

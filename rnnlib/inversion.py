@@ -140,9 +140,7 @@ def relu_identity(
 
 
 @validate_params("width")
-def relu_identity_std(
-    v: torch.Tensor, x: torch.Tensor, width: int
-) -> float:
+def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
     """Standard deviation of the corrected estimate of Lemma 4.4 over ``T`` (chapter 4).
 
     One term ``2 (w^T v) relu(w^T x)`` has second moment
@@ -155,9 +153,7 @@ def relu_identity_std(
     x = check_tensor(x, "x", shape=(v.shape[0],))
     m = width
     vx = float(v @ x)
-    return math.sqrt(
-        (2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m
-    )
+    return math.sqrt((2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m)
 
 
 # --- Theorem 4.5: decoding tokens from h^(L) ---------------------------------------------------------
@@ -176,9 +172,7 @@ def naive_decode(
     """
     W = check_tensor(W, "W", ndim=2)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(
-            f"W must be square (m, m), got shape {tuple(W.shape)}"
-        )
+        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
     A = check_tensor(A, "A", shape=(W.shape[0], "d"))
     h = check_tensor(h, "h", shape=("batch", W.shape[0]))
     out = []
@@ -198,9 +192,7 @@ class LinearDecoder:
 
     def __call__(self, h: torch.Tensor) -> torch.Tensor:
         """Decode hidden states ``h`` (batch, m); returns (batch, n_out)."""
-        h = check_tensor(
-            h, "h", shape=("batch", self.matrix.shape[0])
-        )
+        h = check_tensor(h, "h", shape=("batch", self.matrix.shape[0]))
         return (h.to(self.matrix.dtype) @ self.matrix).to(h.dtype)
 
 
@@ -217,9 +209,7 @@ def fit_linear_decoder(
     the primal form ``(h^T h + ridge I)^(-1) h^T targets`` otherwise (equal).
     """
     h = check_tensor(h, "h", ndim=2)
-    targets = check_tensor(
-        targets, "targets", shape=(h.shape[0], "k")
-    )
+    targets = check_tensor(targets, "targets", shape=(h.shape[0], "k"))
     H, Y = h.double(), targets.double()
     n, m = H.shape
     if n < m:
@@ -253,21 +243,15 @@ def base_sequence(
     return x0
 
 
-def _check_weights(
-    W: object, A: object
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_weights(W: object, A: object) -> tuple[torch.Tensor, torch.Tensor]:
     W = check_tensor(W, "W", ndim=2)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(
-            f"W must be square (m, m), got shape {tuple(W.shape)}"
-        )
+        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
     A = check_tensor(A, "A", shape=(W.shape[0], "d"))
     return W, A
 
 
-def _check_base(
-    base: object, L: int, d: int, dtype: torch.dtype
-) -> torch.Tensor:
+def _check_base(base: object, L: int, d: int, dtype: torch.dtype) -> torch.Tensor:
     if base is None:
         return base_sequence(L, d, dtype=dtype)
     return check_tensor(base, "base", shape=(L, d)).to(dtype)
@@ -299,9 +283,7 @@ def step_jacobians(
     for step in range(L):
         pre = W @ h + A @ x0[step]
         D = (pre > 0).double()
-        G = D[:, None, None] * (W @ G.reshape(m, L * d)).reshape(
-            m, L, d
-        )
+        G = D[:, None, None] * (W @ G.reshape(m, L * d)).reshape(m, L, d)
         G[:, step] = D[:, None] * A
         h = torch.relu(pre)
     return G.permute(1, 0, 2).contiguous()
@@ -327,9 +309,7 @@ class AnalyticInverse:
 
     def __call__(self, h: torch.Tensor) -> torch.Tensor:
         """Decode hidden states ``h^(L)`` (batch, m); returns (batch, L, d)."""
-        h = check_tensor(
-            h, "h", shape=("batch", self.matrix.shape[0])
-        )
+        h = check_tensor(h, "h", shape=("batch", self.matrix.shape[0]))
         L, d = self.base.shape
         out = h.to(self.matrix.dtype) @ self.matrix
         return out.reshape(h.shape[0], L, d).to(h.dtype)
@@ -375,9 +355,7 @@ def analytic_inverse(
     keep = S > cut
     pinv = (Vh[keep].T / S[keep]) @ U[:, keep].T  # (L d, m)
     x0 = _check_base(base, Lq, d, torch.float64)
-    return AnalyticInverse(
-        pinv.T.contiguous(), stacked, x0, S, int(keep.sum())
-    )
+    return AnalyticInverse(pinv.T.contiguous(), stacked, x0, S, int(keep.sum()))
 
 
 @dataclass(frozen=True)
@@ -402,14 +380,8 @@ class DecodingErrors:
     n_train: int
 
 
-def _token_errors(
-    xhat: torch.Tensor, x: torch.Tensor, eps_x: float
-) -> np.ndarray:
-    return (
-        ((xhat - x)[:, 1:-1].abs().amax(dim=2).mean(dim=0) / eps_x)
-        .double()
-        .numpy()
-    )
+def _token_errors(xhat: torch.Tensor, x: torch.Tensor, eps_x: float) -> np.ndarray:
+    return ((xhat - x)[:, 1:-1].abs().amax(dim=2).mean(dim=0) / eps_x).double().numpy()
 
 
 @validate_params("L", "eps_x", "n_test", "ridge", n_train=Int(0))
@@ -455,9 +427,7 @@ def decoding_errors(
             x[:n_train].reshape(n_train, -1),
             ridge=ridge,
         )
-        fitted = _token_errors(
-            decoder(h_test).reshape(n_test, L, d), x_test, eps_x
-        )
+        fitted = _token_errors(decoder(h_test).reshape(n_test, L, d), x_test, eps_x)
     else:
         fitted = np.full(L - 2, np.nan)
     with torch.no_grad():
@@ -499,9 +469,7 @@ def _indicator_mean(
 ) -> torch.Tensor:
     """``P_beta[radius (alpha u + beta sqrt(1-u^2)) + b0 >= 0] = Phi((radius alpha u + b0) / (radius sqrt(1-u^2)))``."""
     s = torch.sqrt(torch.clamp(1 - u * u, min=1e-24))
-    return torch.special.ndtr(
-        (radius * alpha * u + b0) / (radius * s)
-    )
+    return torch.special.ndtr((radius * alpha * u + b0) / (radius * s))
 
 
 @dataclass(frozen=True)
@@ -526,14 +494,10 @@ class StepFeatureFit:
         """``sqrt(E[H(alpha, b0)^2])`` for alpha, b0 ~ N(0, 1)."""
         return float(self.theta.norm())
 
-    def H(
-        self, alpha: torch.Tensor, b0: torch.Tensor
-    ) -> torch.Tensor:
+    def H(self, alpha: torch.Tensor, b0: torch.Tensor) -> torch.Tensor:
         """``H`` at points ``(alpha, b0)`` of equal shape; float64."""
         alpha = check_tensor(alpha, "alpha", finite=True).double()
-        b0 = check_tensor(
-            b0, "b0", shape=tuple(alpha.shape)
-        ).double()
+        b0 = check_tensor(b0, "b0", shape=tuple(alpha.shape)).double()
         J, K = self.theta.shape[0] - 1, self.theta.shape[1] - 1
         return torch.einsum(
             "...j,jk,...k->...",
@@ -569,9 +533,7 @@ def _design(
     """``E[He_j(alpha) He_k(b0) 1[...]]`` for each u: (len(u), (J+1)(K+1)), by n_quad^2-point quadrature."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(n_quad)
     nodes = torch.tensor(nodes, dtype=torch.float64)
-    weights = torch.tensor(
-        weights / math.sqrt(2 * math.pi), dtype=torch.float64
-    )
+    weights = torch.tensor(weights / math.sqrt(2 * math.pi), dtype=torch.float64)
     pa = _hermite(nodes, J) * weights[:, None]  # (n, J+1)
     pb = _hermite(nodes, K) * weights[:, None]  # (n, K+1)
     P = _indicator_mean(
@@ -580,9 +542,7 @@ def _design(
         nodes[None, :, None],
         radius,
     )  # (n, n, U)
-    return torch.einsum("aj,bk,abu->ujk", pa, pb, P).reshape(
-        len(u), -1
-    )
+    return torch.einsum("aj,bk,abu->ujk", pa, pb, P).reshape(len(u), -1)
 
 
 def _as_callable(
@@ -599,9 +559,7 @@ def _as_callable(
 
 @validate_params("radius", "ridge", n_grid=Int(2), n_quad=Int(2))
 def fit_step_features(
-    phi: Callable[[torch.Tensor], torch.Tensor]
-    | SmoothFunction
-    | str,
+    phi: Callable[[torch.Tensor], torch.Tensor] | SmoothFunction | str,
     *,
     interval: tuple[float, float] = (-1.0, 1.0),
     radius: float = 1.0,
@@ -624,19 +582,12 @@ def fit_step_features(
     ``E[H^2] / m``).
     """
     f = _as_callable(phi)
-    if (
-        not isinstance(interval, (tuple, list))
-        or len(interval) != 2
-    ):
-        raise ValueError(
-            f"interval must be a pair (low, high), got {interval!r}"
-        )
+    if not isinstance(interval, (tuple, list)) or len(interval) != 2:
+        raise ValueError(f"interval must be a pair (low, high), got {interval!r}")
     lo = check_real(interval[0], "interval[0]", low=-1.0, high=1.0)
     hi = check_real(interval[1], "interval[1]", low=-1.0, high=1.0)
     if not lo < hi:
-        raise ValueError(
-            f"interval must have low < high, got {interval!r}"
-        )
+        raise ValueError(f"interval must have low < high, got {interval!r}")
     if not isinstance(degree, (tuple, list)) or len(degree) != 2:
         raise ValueError(
             f"degree must be a pair (J, K) of Hermite degrees, got {degree!r}"
@@ -653,8 +604,7 @@ def fit_step_features(
         )
     G = _design(u, J, K, radius, n_quad)
     theta = torch.linalg.solve(
-        G.T @ G / n_grid
-        + ridge * torch.eye(G.shape[1], dtype=G.dtype),
+        G.T @ G / n_grid + ridge * torch.eye(G.shape[1], dtype=G.dtype),
         G.T @ y / n_grid,
     )
     fit_error = float((G @ theta - y).abs().max())
@@ -682,30 +632,20 @@ def step_feature_average(
     ``fit.expectation(u)``.
     """
     if not isinstance(fit, StepFeatureFit):
-        raise TypeError(
-            f"fit must be a StepFeatureFit, got {type(fit).__name__}"
-        )
+        raise TypeError(f"fit must be a StepFeatureFit, got {type(fit).__name__}")
     u = _check_u(u)
     m = width
     gen = as_generator(generator)
-    alpha, beta, b0 = torch.randn(
-        3, m, generator=gen, dtype=torch.float64
-    )
+    alpha, beta, b0 = torch.randn(3, m, generator=gen, dtype=torch.float64)
     s = torch.sqrt(torch.clamp(1 - u * u, min=0.0))
-    active = (
-        fit.radius * (alpha[:, None] * u + beta[:, None] * s)
-        + b0[:, None]
-        >= 0
-    )
+    active = fit.radius * (alpha[:, None] * u + beta[:, None] * s) + b0[:, None] >= 0
     return fit.H(alpha, b0) @ active.double() / m
 
 
 # --- Lemma F.11 ----------------------------------------------------------------------------------------
 
 
-def backprop_correlations(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
+def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``c_i = (1/m) sum_r B_{s,r} (Back_{i->L})_{s,r}`` for i = 1..L (chapter 4, Lemma F.11).
 
     ``Back_{L->L} = B``, so ``c_L = (1/m) sum_r b_r^2 -> Var(b) = 2/d_out``;
@@ -715,9 +655,7 @@ def backprop_correlations(
     model = _check_model(model)
     x = model.check_input(x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
-    return (
-        torch.einsum("blsm,sm->bls", back, model.B) / model.width
-    )
+    return torch.einsum("blsm,sm->bls", back, model.B) / model.width
 
 
 # --- Lemma 4.2 and Theorem 4.3: the construction ------------------------------------------------------
@@ -761,9 +699,7 @@ def check_target(target: object, L: int, d: int) -> ConceptTarget:
 
 def _last_states(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
-        return elman_hidden_states(
-            model.W.detach(), model.A.detach(), x
-        )
+        return elman_hidden_states(model.W.detach(), model.A.detach(), x)
 
 
 @validate_params(
@@ -816,13 +752,9 @@ def construct_existence(
         generator=derive(generator, "construction-data"),
         dtype=dtype,
     )
-    h = _last_states(model, normalize_sequence(x_bar, eps_x))[
-        :, -2
-    ].double()  # h^(L-1)
+    h = _last_states(model, normalize_sequence(x_bar, eps_x))[:, -2].double()  # h^(L-1)
     z = target.preactivations(x_bar)[:, 0, 0].double()
-    v = fit_linear_decoder(
-        h, z[:, None], ridge=decoder_ridge
-    ).matrix[:, 0]
+    v = fit_linear_decoder(h, z[:, None], ridge=decoder_ridge).matrix[:, 0]
     radius = float(h.norm(dim=1).mean())
     v_hat = v / v.norm()
     R = float(v.norm()) * radius
@@ -900,9 +832,9 @@ def evaluate_construction(
     x = normalize_sequence(x_bar, eps_x)
     target = check_target(target, x.shape[1], d)
     dA = construction.dA.to(model.W.dtype)
-    F = pseudo_network(
-        model, torch.zeros(m, m, dtype=model.W.dtype), dA, x
-    )[:, 0].double()
+    F = pseudo_network(model, torch.zeros(m, m, dtype=model.W.dtype), dA, x)[
+        :, 0
+    ].double()
     F_star = target(x_bar)[:, 0].double()
     h = _last_states(model, x)
     back = back_matrices(model, x)[:, :, 0]  # (batch, L, m)
@@ -913,18 +845,10 @@ def evaluate_construction(
         .mean(dim=0)
     )
     z = target.preactivations(x_bar)[:, 0, 0].double()
-    decoding = float(
-        (h[:, -2].double() @ construction.v.double() - z)
-        .abs()
-        .mean()
-    )
+    decoding = float((h[:, -2].double() @ construction.v.double() - z).abs().mean())
     return ConstructionErrors(
         float((F - F_star).abs().mean()),
-        float(
-            ((F - F.mean()) - (F_star - F_star.mean()))
-            .abs()
-            .mean()
-        ),
+        float(((F - F.mean()) - (F_star - F_star.mean())).abs().mean()),
         terms.numpy(),
         decoding,
         float(construction.dA.double().norm()),

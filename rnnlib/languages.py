@@ -150,9 +150,7 @@ def embed_binary(
     """
     z = _check_binary(z).to(dtype)
     c = math.sqrt(3.0) / 2.0
-    return torch.stack(
-        [c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2
-    )
+    return torch.stack([c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2)
 
 
 def count_ones(z: torch.Tensor) -> torch.Tensor:
@@ -175,9 +173,7 @@ def sample_binary_strings(
 ) -> torch.Tensor:
     """``batch_size`` strings of ``n`` i.i.d. Bernoulli(p) bits; returns int64 (batch_size, n)."""
     gen = as_generator(generator)
-    return (torch.rand(batch_size, n, generator=gen) < p).to(
-        torch.int64
-    )
+    return (torch.rand(batch_size, n, generator=gen) < p).to(torch.int64)
 
 
 @validate_params("batch_size", "n")
@@ -203,27 +199,17 @@ def sample_dl1_balanced(
     are left-padded with :data:`PAD`. This is the distribution on which the best
     additive predictor does no better than the majority answer (chapter 2).
     """
-    max_ones = check_int(
-        max_ones, "max_ones", minimum=1, maximum=n
-    )
+    max_ones = check_int(max_ones, "max_ones", minimum=1, maximum=n)
     gen = as_generator(generator)
     if min_length is not None:
-        min_length = check_int(
-            min_length, "min_length", minimum=max_ones, maximum=n
-        )
-    counts = torch.randint(
-        0, max_ones + 1, (batch_size,), generator=gen
-    )
+        min_length = check_int(min_length, "min_length", minimum=max_ones, maximum=n)
+    counts = torch.randint(0, max_ones + 1, (batch_size,), generator=gen)
     ranks = (
-        torch.rand(batch_size, n, generator=gen)
-        .argsort(dim=1)
-        .argsort(dim=1)
+        torch.rand(batch_size, n, generator=gen).argsort(dim=1).argsort(dim=1)
     )  # a random permutation per row
     if min_length is None:
         return (ranks < counts[:, None]).to(torch.int64)
-    lengths = torch.randint(
-        min_length, n + 1, (batch_size,), generator=gen
-    )
+    lengths = torch.randint(min_length, n + 1, (batch_size,), generator=gen)
     pad = torch.arange(n)[None, :] < (n - lengths)[:, None]
     ranks = (
         torch.rand(batch_size, n, generator=gen)
@@ -266,9 +252,7 @@ def parity_indicator(z: torch.Tensor) -> torch.Tensor:
     return _as_label(_ones(z) % 2 == 1)
 
 
-def _check_pattern(
-    pattern: object, name: str = "pattern"
-) -> tuple[int, ...]:
+def _check_pattern(pattern: object, name: str = "pattern") -> tuple[int, ...]:
     if isinstance(pattern, str):
         if not pattern or set(pattern) - {"0", "1"}:
             raise ValueError(
@@ -279,9 +263,7 @@ def _check_pattern(
         isinstance(pattern, (tuple, list))
         and pattern
         and all(
-            not isinstance(b, bool)
-            and isinstance(b, int)
-            and b in (0, 1)
+            not isinstance(b, bool) and isinstance(b, int) and b in (0, 1)
             for b in pattern
         )
     ):
@@ -291,9 +273,7 @@ def _check_pattern(
     )
 
 
-def contains_pattern(
-    z: torch.Tensor, pattern: str | tuple[int, ...]
-) -> torch.Tensor:
+def contains_pattern(z: torch.Tensor, pattern: str | tuple[int, ...]) -> torch.Tensor:
     """``1[pattern occurs as a contiguous substring of z]`` for (left-padded) strings ``z``; (batch,) float (chapter 7).
 
     ``pattern`` is a string such as ``"101"`` or a tuple of bits. Computed by
@@ -303,12 +283,8 @@ def contains_pattern(
     q = torch.tensor(_check_pattern(pattern), dtype=torch.int64)
     k = len(q)
     if k > z.shape[1]:
-        return torch.zeros(
-            z.shape[0], dtype=torch.get_default_dtype()
-        )
-    windows = z.unfold(
-        1, k, 1
-    )  # (batch, n - k + 1, k); a PAD never equals a bit
+        return torch.zeros(z.shape[0], dtype=torch.get_default_dtype())
+    windows = z.unfold(1, k, 1)  # (batch, n - k + 1, k); a PAD never equals a bit
     return _as_label((windows == q).all(dim=2).any(dim=1))
 
 
@@ -360,29 +336,19 @@ def tomita_indicator(z: torch.Tensor, k: int) -> torch.Tensor:
         return _as_label(((z == 1) | ~valid).all(dim=1))
     if k == 2:
         expected = 1 - pos % 2
-        return _as_label(
-            (n % 2 == 0) & ((z == expected) | ~valid).all(dim=1)
-        )
+        return _as_label((n % 2 == 0) & ((z == expected) | ~valid).all(dim=1))
     if k == 3:
-        rows = [
-            [int(b) for b in r if b != PAD] for r in z.tolist()
-        ]
+        rows = [[int(b) for b in r if b != PAD] for r in z.tolist()]
         return _as_label(
-            torch.tensor(
-                [_tomita3_row(r) for r in rows], dtype=torch.bool
-            )
+            torch.tensor([_tomita3_row(r) for r in rows], dtype=torch.bool)
         )
     if k == 4:
         return 1 - contains_pattern(z, "000")
     if k == 5:
-        return _as_label(
-            (_zeros(z) % 2 == 0) & (_ones(z) % 2 == 0)
-        )
+        return _as_label((_zeros(z) % 2 == 0) & (_ones(z) % 2 == 0))
     if k == 6:
         return _as_label((_zeros(z) - _ones(z)) % 3 == 0)
-    ten = (z[:, :-1] == 1) & (
-        z[:, 1:] == 0
-    )  # k == 7: 0*1*0*1* = at most one "10"
+    ten = (z[:, :-1] == 1) & (z[:, 1:] == 0)  # k == 7: 0*1*0*1* = at most one "10"
     return _as_label(ten.sum(dim=1) <= 1)
 
 
@@ -426,12 +392,8 @@ class DFA:
             floating=False,
         )
         if a.dtype != torch.bool:
-            raise TypeError(
-                f"accepting must be a bool tensor, got {a.dtype}"
-            )
-        check_int(
-            self.start, "start", minimum=0, maximum=n_states - 1
-        )
+            raise TypeError(f"accepting must be a bool tensor, got {a.dtype}")
+        check_int(self.start, "start", minimum=0, maximum=n_states - 1)
         object.__setattr__(self, "transitions", t.to(torch.int64))
 
     @property
@@ -442,14 +404,10 @@ class DFA:
     def run(self, z: torch.Tensor) -> torch.Tensor:
         """The final state after reading each (left-padded) string of ``z`` (batch, n_max); (batch,) int64."""
         z = check_strings(z)
-        q = torch.full(
-            (z.shape[0],), self.start, dtype=torch.int64
-        )
+        q = torch.full((z.shape[0],), self.start, dtype=torch.int64)
         for t in range(z.shape[1]):
             a = z[:, t]
-            q = torch.where(
-                a == PAD, q, self.transitions[q, a.clamp(min=0)]
-            )
+            q = torch.where(a == PAD, q, self.transitions[q, a.clamp(min=0)])
         return q
 
     def accepts(self, z: torch.Tensor) -> torch.Tensor:
@@ -471,10 +429,7 @@ class DFA:
         c = torch.zeros(n + 1, self.n_states, dtype=torch.float64)
         c[0] = self.accepting.to(torch.float64)
         for r in range(1, n + 1):
-            c[r] = (
-                c[r - 1, self.transitions[:, 0]]
-                + c[r - 1, self.transitions[:, 1]]
-            )
+            c[r] = c[r - 1, self.transitions[:, 0]] + c[r - 1, self.transitions[:, 1]]
         return c
 
     def sample(
@@ -491,34 +446,23 @@ class DFA:
         left-padded with -1; raises ``ValueError`` when some length has no
         accepted string.
         """
-        lengths = check_tensor(
-            lengths, "lengths", ndim=1, floating=False
-        ).to(torch.int64)
+        lengths = check_tensor(lengths, "lengths", ndim=1, floating=False).to(
+            torch.int64
+        )
         if bool((lengths < 1).any()):
             raise ValueError("lengths must be >= 1")
         gen = as_generator(generator)
         n = int(lengths.max())
         c = self.count_accepted(n)
         if bool((c[lengths, self.start] == 0).any()):
-            bad = sorted(
-                {
-                    int(k)
-                    for k in lengths[c[lengths, self.start] == 0]
-                }
-            )
-            raise ValueError(
-                f"lengths: no accepted string of length {bad}"
-            )
+            bad = sorted({int(k) for k in lengths[c[lengths, self.start] == 0]})
+            raise ValueError(f"lengths: no accepted string of length {bad}")
         batch = lengths.shape[0]
         z = torch.full((batch, n), PAD, dtype=torch.int64)
         q = torch.full((batch,), self.start, dtype=torch.int64)
-        u = torch.rand(
-            batch, n, generator=gen, dtype=torch.float64
-        )
+        u = torch.rand(batch, n, generator=gen, dtype=torch.float64)
         for t in range(n):
-            remaining = (
-                n - t
-            )  # symbols still to write, this one included
+            remaining = n - t  # symbols still to write, this one included
             active = lengths >= remaining
             r = remaining - 1
             c0 = c[r, self.transitions[q, 0]]
@@ -535,17 +479,11 @@ def dfa_from_table(
     start: int = 0,
 ) -> DFA:
     """A :class:`DFA` from plain lists: ``transitions[q] = [T(q, 0), T(q, 1)]`` and the accepting states (chapter 7)."""
-    if (
-        not isinstance(transitions, (list, tuple))
-        or not transitions
-    ):
+    if not isinstance(transitions, (list, tuple)) or not transitions:
         raise TypeError(
             f"transitions must be a non-empty list of [next state on 0, next state on 1], got {transitions!r}"
         )
-    if any(
-        not isinstance(row, (list, tuple)) or len(row) != 2
-        for row in transitions
-    ):
+    if any(not isinstance(row, (list, tuple)) or len(row) != 2 for row in transitions):
         raise ValueError(
             "transitions must be a list of pairs [next state on 0, next state on 1], one per state"
         )
@@ -560,14 +498,10 @@ def dfa_from_table(
             dtype=torch.int64,
         )
     except (TypeError, ValueError) as exc:
-        raise TypeError(
-            "transitions must hold integer states"
-        ) from exc
+        raise TypeError("transitions must hold integer states") from exc
     acc = torch.zeros(n_states, dtype=torch.bool)
     for q in accepting:
-        q = check_int(
-            q, "accepting[i]", minimum=0, maximum=n_states - 1
-        )
+        q = check_int(q, "accepting[i]", minimum=0, maximum=n_states - 1)
         acc[q] = True
     return DFA(t, acc, start)
 
@@ -642,9 +576,7 @@ class Language:
     def count(self, n: int) -> int:
         """The number of strings of length exactly ``n`` in the language."""
         return int(
-            self.dfa.count_accepted(check_int(n, "n", minimum=0))[
-                n, self.dfa.start
-            ]
+            self.dfa.count_accepted(check_int(n, "n", minimum=0))[n, self.dfa.start]
         )
 
     def __repr__(self) -> str:
@@ -653,9 +585,7 @@ class Language:
 
 def language_names() -> list[str]:
     """The names :func:`get_language` knows (a pattern language is ``"pattern:<bits>"``, e.g. ``"pattern:101"``)."""
-    return ["dl1", "parity", "pattern:<bits>"] + [
-        f"tomita{k}" for k in range(1, 8)
-    ]
+    return ["dl1", "parity", "pattern:<bits>"] + [f"tomita{k}" for k in range(1, 8)]
 
 
 def get_language(name: str | Language) -> Language:
@@ -700,11 +630,7 @@ def get_language(name: str | Language) -> Language:
             lambda z: contains_pattern(z, q),
             f"contains {bits}",
         )
-    if (
-        name.startswith("tomita")
-        and name[6:].isdigit()
-        and 1 <= int(name[6:]) <= 7
-    ):
+    if name.startswith("tomita") and name[6:].isdigit() and 1 <= int(name[6:]) <= 7:
         k = int(name[6:])
         return Language(
             name,
@@ -738,21 +664,15 @@ def _near_negatives(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """For each positive, a uniformly chosen one-bit flip that leaves the language; and whether one exists."""
     batch, n = pos.shape
-    flips = pos[:, None, :].repeat(
-        1, n, 1
-    )  # (batch, n, n): flip bit j in copy j
-    eye = torch.eye(n, dtype=torch.bool)[None].expand(
-        batch, -1, -1
-    )
+    flips = pos[:, None, :].repeat(1, n, 1)  # (batch, n, n): flip bit j in copy j
+    eye = torch.eye(n, dtype=torch.bool)[None].expand(batch, -1, -1)
     valid = (pos != PAD)[:, :, None].expand(-1, -1, n).transpose(
         1, 2
     ) & eye  # only real symbols flip
     flips = torch.where(valid, 1 - flips, flips)
     labels = lang(flips.reshape(batch * n, n)).reshape(batch, n)
     ok = (labels == 0) & (pos != PAD)
-    scores = torch.rand(batch, n, generator=gen).masked_fill(
-        ~ok, -1.0
-    )
+    scores = torch.rand(batch, n, generator=gen).masked_fill(~ok, -1.0)
     j = scores.argmax(dim=1)
     return flips[torch.arange(batch), j], ok.any(dim=1)
 
@@ -792,9 +712,7 @@ def sample_language(
     lo = (
         n
         if min_length is None
-        else check_int(
-            min_length, "min_length", minimum=1, maximum=n
-        )
+        else check_int(min_length, "min_length", minimum=1, maximum=n)
     )
     n_pos = batch_size // 2
     n_neg = batch_size - n_pos
@@ -807,19 +725,13 @@ def sample_language(
             f"n: {lang.name} has no {kind} string of length in [{lo}, {n}]; choose other lengths"
         )
 
-    def draw(
-        dfa: DFA, choices: torch.Tensor, count: int, stream: str
-    ) -> torch.Tensor:
+    def draw(dfa: DFA, choices: torch.Tensor, count: int, stream: str) -> torch.Tensor:
         g = derive(generator, stream)
-        lengths = choices[
-            torch.randint(0, len(choices), (count,), generator=g)
-        ]
+        lengths = choices[torch.randint(0, len(choices), (count,), generator=g)]
         z = dfa.sample(lengths, generator=g)
         return torch.cat(
             [
-                torch.full(
-                    (count, n - z.shape[1]), PAD, dtype=torch.int64
-                ),
+                torch.full((count, n - z.shape[1]), PAD, dtype=torch.int64),
                 z,
             ],
             dim=1,
@@ -837,9 +749,7 @@ def sample_language(
         )
     if n_near > 0:
         seeds = draw(lang.dfa, pos_lengths, n_near, "near-seeds")
-        near, ok = _near_negatives(
-            lang, seeds, derive(generator, "near-flips")
-        )
+        near, ok = _near_negatives(lang, seeds, derive(generator, "near-flips"))
         if not bool(ok.all()):
             near[~ok] = draw(
                 lang.dfa.complement(),
@@ -849,11 +759,7 @@ def sample_language(
             )
         parts.append(near)
     z = torch.cat(parts)
-    z = z[
-        torch.randperm(
-            batch_size, generator=derive(generator, "order")
-        )
-    ]
+    z = z[torch.randperm(batch_size, generator=derive(generator, "order"))]
     return LabelledStrings(z, lang(z))
 
 
@@ -877,9 +783,7 @@ class HeldOutSplit:
     def majority_baseline(self) -> float:
         """Test accuracy of the constant prediction that is most frequent in the training labels."""
         guess = float(self.y_train.mean() >= 0.5)
-        return float(
-            (self.y_test == guess).to(torch.float64).mean()
-        )
+        return float((self.y_test == guess).to(torch.float64).mean())
 
 
 def check_split(split: object) -> HeldOutSplit:
@@ -928,9 +832,7 @@ def held_out_split(
                     int(round(test_fraction * len(idx))),
                 ),
             )
-            to_test[
-                idx[torch.randperm(len(idx), generator=gen)[:k]]
-            ] = True
+            to_test[idx[torch.randperm(len(idx), generator=gen)[:k]]] = True
     test = to_test[inverse]
     return HeldOutSplit(
         z[~test],
@@ -985,23 +887,15 @@ def encode_strings(
     the ReLU RNN's output is exactly that of the unpadded input (chapter 7).
     """
     z = check_strings(z)
-    if (
-        not isinstance(dtype, torch.dtype)
-        or not dtype.is_floating_point
-    ):
-        raise TypeError(
-            f"dtype must be a floating-point torch.dtype, got {dtype}"
-        )
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
     batch, n = z.shape
     x = torch.zeros(batch, n + 2, 4, dtype=dtype)
     pad = z == PAD
     zf = z.clamp(min=0).to(dtype)
     c = math.sqrt(3.0) / 2.0
     tokens = (
-        torch.stack(
-            [c * zf, c * (1 - zf), torch.full_like(zf, 0.5)], dim=2
-        )
-        * eps_x
+        torch.stack([c * zf, c * (1 - zf), torch.full_like(zf, 0.5)], dim=2) * eps_x
     )
     x[:, 1:-1, :3] = tokens.masked_fill(
         pad[:, :, None], 0.0
@@ -1063,9 +957,7 @@ def pattern_neurons(
     q = _check_pattern(pattern)
     k = len(q)
     if k > n:
-        raise ValueError(
-            f"pattern must not be longer than n = {n}, got length {k}"
-        )
+        raise ValueError(f"pattern must not be longer than n = {n}, got length {k}")
     c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
     beta = math.log(2 * n)
     phi = _scaled_expm1(
@@ -1077,9 +969,7 @@ def pattern_neurons(
     w = torch.zeros(1, offsets, n, 3, dtype=dtype)
     for i in range(offsets):
         for j, bit in enumerate(q):
-            w[0, i, i + j, 0 if bit == 1 else 1] = 1.0 / math.sqrt(
-                k
-            )
+            w[0, i, i + j, 0 if bit == 1 else 1] = 1.0 / math.sqrt(k)
     return ConceptTarget(
         [[phi] * offsets],
         w.reshape(1, offsets, 3 * n),
@@ -1107,13 +997,9 @@ def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     def log_abs_coef(k: int) -> np.ndarray:
         i = np.arange(k, dtype=float)
         out = (
-            math.log(0.5)
-            + i * math.log(a)
-            - np.array([math.lgamma(v + 1) for v in i])
+            math.log(0.5) + i * math.log(a) - np.array([math.lgamma(v + 1) for v in i])
         )
-        out[
-            (np.arange(k) % 2 == 1) | (np.arange(k) == 0)
-        ] = -np.inf
+        out[(np.arange(k) % 2 == 1) | (np.arange(k) == 0)] = -np.inf
         return out
 
     phi = SmoothFunction(
@@ -1143,9 +1029,7 @@ class ConceptRepresentation(NamedTuple):
 
 
 @validate_params("n")
-def concept_representation(
-    name: str, n: int
-) -> ConceptRepresentation:
+def concept_representation(name: str, n: int) -> ConceptRepresentation:
     """``(target, threshold)``: a concept-class target for strings of length ``n`` and its decision threshold (chapter 7).
 
     ``name`` is ``"dl1"`` (:func:`rnnlib.concepts.dl1_neuron`, threshold 1/2),
@@ -1169,9 +1053,7 @@ def concept_representation(
 
 
 @validate_params("n", R=POSITIVE)
-def representation_complexity(
-    name: str, n: int, R: float
-) -> float:
+def representation_complexity(name: str, n: int, R: float) -> float:
     """``log10 C_s(phi, R)`` of the neuron(s) of :func:`concept_representation` ``(name, n)`` (chapter 7).
 
     All neurons of a representation share one ``phi``. The pattern and PARITY
@@ -1185,12 +1067,8 @@ def representation_complexity(
         a = math.pi / (math.sqrt(3.0) / (2.0 * math.sqrt(n)))
 
         def log_abs_coef(k: int) -> np.ndarray:
-            out = math.log(0.5) - np.array(
-                [math.lgamma(v + 1.0) for v in range(k)]
-            )
-            out[
-                (np.arange(k) % 2 == 1) | (np.arange(k) == 0)
-            ] = -np.inf
+            out = math.log(0.5) - np.array([math.lgamma(v + 1.0) for v in range(k)])
+            out[(np.arange(k) % 2 == 1) | (np.arange(k) == 0)] = -np.inf
             return out
 
         g = SmoothFunction(
@@ -1202,9 +1080,7 @@ def representation_complexity(
     if lang.name.startswith("pattern:"):
         k = len(lang.name) - len("pattern:")
         if k > n:
-            raise ValueError(
-                f"name: the pattern must not be longer than n = {n}"
-            )
+            raise ValueError(f"name: the pattern must not be longer than n = {n}")
         beta = math.log(2 * n)
         c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
         return -beta * k / math.log(10) + complexity_s(
@@ -1234,15 +1110,11 @@ def additive_dl1_loss(
         raise ValueError(
             f"lengths must be a non-empty sequence of string lengths, got {lengths!r}"
         )
-    lengths = [
-        check_int(n, "lengths[i]", minimum=2) for n in lengths
-    ]
+    lengths = [check_int(n, "lengths[i]", minimum=2) for n in lengths]
     gen = as_generator(generator)
     out = []
     for n in lengths:
-        z = sample_dl1_balanced(
-            max(200, samples_per_token * n), n, generator=gen
-        )
+        z = sample_dl1_balanced(max(200, samples_per_token * n), n, generator=gen)
         y = (count_ones(z) == 1).to(torch.float64)
         out.append(fit_additive(z, y, alphabet_size=2).mse)
     return np.asarray(out)

@@ -125,9 +125,7 @@ class NextStepModel(nn.Module):
     the authors' code, ``c`` at 0.
     """
 
-    @validate_params(
-        "hidden_dim", input_dim=Int(2), forget_bias=ANY_REAL
-    )
+    @validate_params("hidden_dim", input_dim=Int(2), forget_bias=ANY_REAL)
     def __init__(
         self,
         kind: str,
@@ -141,13 +139,9 @@ class NextStepModel(nn.Module):
     ) -> None:
         super().__init__()
         if kind not in KINDS:
-            raise ValueError(
-                f"kind must be one of {KINDS}, got {kind!r}"
-            )
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         if readout not in READOUTS:
-            raise ValueError(
-                f"readout must be one of {READOUTS}, got {readout!r}"
-            )
+            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
         n = input_dim
         H = hidden_dim
         gen = as_generator(generator)
@@ -178,11 +172,7 @@ class NextStepModel(nn.Module):
             self.hidden_dim,
         ) = kind, readout, n, H
         self.V = nn.Parameter(
-            (
-                torch.rand(n, H, generator=g_out, dtype=dtype) * 2
-                - 1
-            )
-            * 0.1
+            (torch.rand(n, H, generator=g_out, dtype=dtype) * 2 - 1) * 0.1
         )
         self.c = nn.Parameter(torch.zeros(n, dtype=dtype))
 
@@ -206,37 +196,24 @@ class NextStepModel(nn.Module):
                     f"x must hold integer codes in [0, {self.input_dim}) for a categorical model"
                 )
         else:
-            x = check_tensor(
-                x, "x", shape=("batch", "T", self.input_dim)
-            )
+            x = check_tensor(x, "x", shape=("batch", "T", self.input_dim))
         return self._encode(x)
 
     def _encode(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`encode` of a checked batch."""
         if self.readout == "categorical":
-            return F.one_hot(x.long(), self.input_dim).to(
-                self.dtype
-            )
+            return F.one_hot(x.long(), self.input_dim).to(self.dtype)
         return x.to(self.dtype)
 
     def _training_logits(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`forward` of a batch the training loop built from checked data (no checks)."""
-        return (
-            self._hidden_states(self._encode(x))
-            @ self.V.transpose(0, 1)
-            + self.c
-        )
+        return self._hidden_states(self._encode(x)) @ self.V.transpose(0, 1) + self.c
 
     def logits(self, states: torch.Tensor) -> torch.Tensor:
         """``V h_t + c`` for states (..., state_dim)."""
-        return (
-            self.core.hidden(states) @ self.V.transpose(0, 1)
-            + self.c
-        )
+        return self.core.hidden(states) @ self.V.transpose(0, 1) + self.c
 
-    def forward(
-        self, x: torch.Tensor, k: int | None = None
-    ) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, k: int | None = None) -> torch.Tensor:
         """Logits (batch, T, output_dim) predicting ``x_{t+1}`` from ``x_1..x_t``.
 
         With ``k``, the state is that of the k-step truncated model
@@ -245,13 +222,9 @@ class NextStepModel(nn.Module):
         u = self.encode(x)
         if k is not None:
             return self.logits(
-                truncated_states(
-                    self.core, u, check_int(k, "k", minimum=1)
-                )
+                truncated_states(self.core, u, check_int(k, "k", minimum=1))
             )
-        return (
-            self.hidden_states(u) @ self.V.transpose(0, 1) + self.c
-        )
+        return self.hidden_states(u) @ self.V.transpose(0, 1) + self.c
 
     def hidden_states(self, u: torch.Tensor) -> torch.Tensor:
         """``h_1, ..., h_T`` (batch, T, H) of the full model on encoded inputs ``u`` (batch, T, input_dim).
@@ -260,9 +233,7 @@ class NextStepModel(nn.Module):
         weights (``torch.func.functional_call``; same map as ``core.step``, checked
         in the tests), which is faster than a Python loop over ``core.step``.
         """
-        u = check_tensor(
-            u, "u", shape=("batch", "T", self.input_dim)
-        )
+        u = check_tensor(u, "u", shape=("batch", "T", self.input_dim))
         return self._hidden_states(u)
 
     def _hidden_states(self, u: torch.Tensor) -> torch.Tensor:
@@ -280,18 +251,14 @@ class NextStepModel(nn.Module):
                 "weight_hh_l0": core.W,
             }
         else:
-            module = nn.LSTM(
-                self.input_dim, H, batch_first=True, device="meta"
-            )
+            module = nn.LSTM(self.input_dim, H, batch_first=True, device="meta")
             params = {
                 "weight_ih_l0": core.U,
                 "weight_hh_l0": core.W,
                 "bias_ih_l0": core.b,
                 "bias_hh_l0": torch.zeros_like(core.b),
             }
-        h, _ = torch.func.functional_call(
-            module, params, (u.to(self.dtype),)
-        )
+        h, _ = torch.func.functional_call(module, params, (u.to(self.dtype),))
         return h
 
     def project_(
@@ -323,9 +290,7 @@ class NextStepModel(nn.Module):
             project_lstm_(self.core, f_max, x_bound=1.0)
         return self
 
-    def init_output_bias_(
-        self, seqs: Sequence[np.ndarray]
-    ) -> NextStepModel:
+    def init_output_bias_(self, seqs: Sequence[np.ndarray]) -> NextStepModel:
         """Start the read-out bias ``c`` at the marginal baseline (log-odds per key / log-frequencies per character).
 
         The marginal fit of :func:`fit_baseline`; saves the first steps of training
@@ -364,22 +329,14 @@ class Baseline(nn.Module):
     ) -> None:
         super().__init__()
         if readout not in READOUTS:
-            raise ValueError(
-                f"readout must be one of {READOUTS}, got {readout!r}"
-            )
-        self.input_dim = check_int(
-            input_dim, "input_dim", minimum=2
-        )
+            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
+        self.input_dim = check_int(input_dim, "input_dim", minimum=2)
         self.readout, self.previous = readout, bool(previous)
         self.A = nn.Parameter(
-            torch.zeros(
-                self.input_dim, self.input_dim, dtype=dtype
-            ),
+            torch.zeros(self.input_dim, self.input_dim, dtype=dtype),
             requires_grad=self.previous,
         )
-        self.c = nn.Parameter(
-            torch.zeros(self.input_dim, dtype=dtype)
-        )
+        self.c = nn.Parameter(torch.zeros(self.input_dim, dtype=dtype))
 
     @property
     def dtype(self) -> torch.dtype:
@@ -388,9 +345,7 @@ class Baseline(nn.Module):
     encode = NextStepModel.encode
     _encode = NextStepModel._encode
 
-    def forward(
-        self, x: torch.Tensor, k: int | None = None
-    ) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, k: int | None = None) -> torch.Tensor:
         """Logits (batch, T, output_dim); ``k`` is ignored (the model sees one step)."""
         return self.encode(x) @ self.A.transpose(0, 1) + self.c
 
@@ -398,16 +353,12 @@ class Baseline(nn.Module):
 # --- metrics ------------------------------------------------------------------------------------------
 
 
-def _check_mask(
-    mask: object, shape: tuple[int, ...]
-) -> torch.Tensor | None:
+def _check_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
     if mask is None:
         return None
     mask = check_tensor(mask, "mask", shape=shape, floating=False)
     if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must be a bool tensor, got {mask.dtype}"
-        )
+        raise TypeError(f"mask must be a bool tensor, got {mask.dtype}")
     if not bool(mask.any()):
         raise ValueError("mask must select at least one step")
     return mask
@@ -428,9 +379,7 @@ def frame_nll(
     weighted equally); ``"none"``: the (batch, T) per-frame NLLs (0 where masked).
     """
     logits = check_tensor(logits, "logits", ndim=3)
-    targets = check_tensor(
-        targets, "targets", shape=tuple(logits.shape)
-    )
+    targets = check_tensor(targets, "targets", shape=tuple(logits.shape))
     if not bool(((targets == 0) | (targets == 1)).all()):
         raise ValueError("targets must be binary (0/1 entries)")
     mask = _check_mask(mask, tuple(logits.shape[:2]))
@@ -473,12 +422,8 @@ def bits_per_char(
         raise TypeError(
             f"targets must be an integer tensor of codes, got {targets.dtype}"
         )
-    if bool((targets < 0).any()) or bool(
-        (targets >= logits.shape[2]).any()
-    ):
-        raise ValueError(
-            f"targets must be codes in [0, {logits.shape[2]})"
-        )
+    if bool((targets < 0).any()) or bool((targets >= logits.shape[2]).any()):
+        raise ValueError(f"targets must be codes in [0, {logits.shape[2]})")
     mask = _check_mask(mask, tuple(logits.shape[:2]))
     return _bits_per_char(logits, targets, mask, reduction)
 
@@ -490,9 +435,7 @@ def _bits_per_char(
     reduction: str,
 ) -> torch.Tensor:
     """:func:`bits_per_char` on checked arguments (the training loop's kernel)."""
-    nats = F.cross_entropy(
-        logits.transpose(1, 2), targets.long(), reduction="none"
-    )
+    nats = F.cross_entropy(logits.transpose(1, 2), targets.long(), reduction="none")
     return _reduce(nats / math.log(2), mask, reduction)
 
 
@@ -512,9 +455,7 @@ def _reduce(
     total = per_step.sum()
     if reduction == "sum":
         return total
-    return total / (
-        mask.sum() if mask is not None else per_step.numel()
-    )
+    return total / (mask.sum() if mask is not None else per_step.numel())
 
 
 # --- evaluation -----------------------------------------------------------------------------------------
@@ -534,9 +475,7 @@ def _check_seqs(seqs: object) -> list[np.ndarray]:
         or not isinstance(seqs, Sequence)
         or len(seqs) == 0
     ):
-        raise ValueError(
-            "seqs must be a non-empty list of sequences"
-        )
+        raise ValueError("seqs must be a non-empty list of sequences")
     seqs = [np.asarray(s) for s in seqs]
     if any(s.shape[0] < 2 for s in seqs):
         raise ValueError(
@@ -545,9 +484,7 @@ def _check_seqs(seqs: object) -> list[np.ndarray]:
     return seqs
 
 
-def _check_training_data(
-    train: Sequence, model: NextStepModel
-) -> list[np.ndarray]:
+def _check_training_data(train: Sequence, model: NextStepModel) -> list[np.ndarray]:
     """``train`` checked once, as the loop's batches and loss would check each minibatch.
 
     At least 2 steps per sequence; a Bernoulli read-out needs 0/1 piano rolls with
@@ -561,9 +498,7 @@ def _check_training_data(
     width = model.V.shape[0]
     if model.readout == "bernoulli":
         if any(
-            s.ndim != 2
-            or s.shape[1] != width
-            or not np.isin(s, (0, 1)).all()
+            s.ndim != 2 or s.shape[1] != width or not np.isin(s, (0, 1)).all()
             for s in seqs
         ):
             raise ValueError(
@@ -622,12 +557,8 @@ def readout_loss(
     """
     model = check_model(model, (NextStepModel, Baseline))
     if model.readout == "bernoulli":
-        return frame_nll(
-            logits, targets, mask, reduction=reduction
-        )
-    return bits_per_char(
-        logits, targets, mask, reduction=reduction
-    )
+        return frame_nll(logits, targets, mask, reduction=reduction)
+    return bits_per_char(logits, targets, mask, reduction=reduction)
 
 
 def _readout_loss(
@@ -637,9 +568,7 @@ def _readout_loss(
     mask: torch.Tensor,
 ) -> torch.Tensor:
     """The mean :func:`readout_loss` on arguments the caller built (no checks: the loop's kernel)."""
-    kernel = (
-        _frame_nll if readout == "bernoulli" else _bits_per_char
-    )
+    kernel = _frame_nll if readout == "bernoulli" else _bits_per_char
     return kernel(logits, targets, mask, "mean")
 
 
@@ -676,22 +605,15 @@ def evaluate(
                     1,
                     min(
                         size,
-                        _WINDOW_BUDGET
-                        // (T * min(k, T) * model.input_dim),
+                        _WINDOW_BUDGET // (T * min(k, T) * model.input_dim),
                     ),
                 )
             chunk, order = order[:size], order[size:]
             inputs, targets, mask = (
                 t.to(device)
-                for t in next_step_batch(
-                    [seqs[i] for i in chunk], dtype=model.dtype
-                )
+                for t in next_step_batch([seqs[i] for i in chunk], dtype=model.dtype)
             )
-            total += float(
-                readout_loss(
-                    model, model(inputs, k), targets, mask, "sum"
-                )
-            )
+            total += float(readout_loss(model, model(inputs, k), targets, mask, "sum"))
             count += int(mask.sum())
     return total / count
 
@@ -710,23 +632,12 @@ def truncated_curve(
     curve flattens at small k.
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
-    if (
-        isinstance(ks, (str, bytes))
-        or not isinstance(ks, Sequence)
-        or len(ks) == 0
-    ):
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, Sequence) or len(ks) == 0:
         raise ValueError(
             "ks must be a non-empty list of truncation lengths (ints, or None for full context)"
         )
-    return np.array(
-        [
-            evaluate(model, seqs, k=k, batch_size=batch_size)
-            for k in ks
-        ]
-    )
+    return np.array([evaluate(model, seqs, k=k, batch_size=batch_size) for k in ks])
 
 
 @validate_params("k", "batch_size")
@@ -749,9 +660,7 @@ def truncation_excess(
     truncation leaves exactly as they were (``"excess"`` is NaN if that share is 1).
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
     seqs = _check_seqs(seqs)
     device = model.V.device
     diff_touched, n_touched, n_all = 0.0, 0, 0
@@ -764,33 +673,23 @@ def truncation_excess(
                     dtype=model.dtype,
                 )
             )
-            full = readout_loss(
-                model, model(inputs), targets, mask, "none"
+            full = readout_loss(model, model(inputs), targets, mask, "none")
+            trunc = readout_loss(model, model(inputs, k), targets, mask, "none")
+            seen = torch.arange(1, inputs.shape[1] + 1, device=device).expand(
+                mask.shape
             )
-            trunc = readout_loss(
-                model, model(inputs, k), targets, mask, "none"
-            )
-            seen = torch.arange(
-                1, inputs.shape[1] + 1, device=device
-            ).expand(mask.shape)
             touched = mask & (seen > k)
-            diff_touched += float(
-                ((trunc - full) * touched).sum().double()
-            )
+            diff_touched += float(((trunc - full) * touched).sum().double())
             n_touched += int(touched.sum())
             n_all += int(mask.sum())
     return {
-        "excess": diff_touched / n_touched
-        if n_touched
-        else math.nan,
+        "excess": diff_touched / n_touched if n_touched else math.nan,
         "excess all": diff_touched / n_all,
         "untouched": 1.0 - n_touched / n_all,
     }
 
 
-def forget_gates(
-    model: NextStepModel, seqs: Sequence[np.ndarray]
-) -> np.ndarray:
+def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray:
     """Every forget gate ``f_t,j`` of an LSTM model along real sequences (chapter 11).
 
     ``f_t = sigma(W_f h_{t-1} + U_f x_t + b_f)`` at every real step of every
@@ -798,13 +697,8 @@ def forget_gates(
     array. Its maximum is the data's ``fbar``, the quantity the LSTM condition of
     chapter 8 bounds by ``f_max`` (``1 / (1 - fbar)`` is the cell's memory time).
     """
-    if (
-        not isinstance(model, NextStepModel)
-        or model.kind != "lstm"
-    ):
-        raise TypeError(
-            f"model must be an LSTM NextStepModel, got {model!r:.60}"
-        )
+    if not isinstance(model, NextStepModel) or model.kind != "lstm":
+        raise TypeError(f"model must be an LSTM NextStepModel, got {model!r:.60}")
     seqs = _check_seqs(seqs)
     H, device = model.hidden_dim, model.V.device
     out = []
@@ -812,9 +706,7 @@ def forget_gates(
         for start in range(0, len(seqs), 64):
             inputs, _, mask = (
                 t.to(device)
-                for t in next_step_batch(
-                    seqs[start : start + 64], dtype=model.dtype
-                )
+                for t in next_step_batch(seqs[start : start + 64], dtype=model.dtype)
             )
             u = model.encode(inputs)
             h = model.hidden_states(u)
@@ -857,15 +749,11 @@ def fit_baseline(
     seqs = _check_seqs(seqs)
     ndims = {s.ndim for s in seqs}
     if ndims not in ({1}, {2}):
-        raise ValueError(
-            "seqs must be all (T, K) frames or all (T,) integer codes"
-        )
+        raise ValueError("seqs must be all (T, K) frames or all (T,) integer codes")
     if readout is None:
         readout = "bernoulli" if ndims == {2} else "categorical"
     if readout not in READOUTS:
-        raise ValueError(
-            f"readout must be one of {READOUTS}, got {readout!r}"
-        )
+        raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
     if input_dim is None:
         input_dim = (
             int(seqs[0].shape[1])
@@ -875,12 +763,8 @@ def fit_baseline(
     input_dim = check_int(input_dim, "input_dim", minimum=2)
     base = Baseline(input_dim, readout=readout, previous=previous)
     # all (x_t, x_{t+1}) pairs of the split as one sequence-free batch (1, N, ...): no padding
-    inputs = torch.as_tensor(
-        np.concatenate([q[:-1] for q in seqs])
-    ).unsqueeze(0)
-    targets = torch.as_tensor(
-        np.concatenate([q[1:] for q in seqs])
-    ).unsqueeze(0)
+    inputs = torch.as_tensor(np.concatenate([q[:-1] for q in seqs])).unsqueeze(0)
+    targets = torch.as_tensor(np.concatenate([q[1:] for q in seqs])).unsqueeze(0)
     if readout == "bernoulli":
         inputs, targets = (
             inputs.to(base.dtype),
@@ -898,27 +782,18 @@ def fit_baseline(
             base.c.copy_(torch.log(p) - torch.log1p(-p))
         else:
             if int(targets.max()) >= input_dim:
-                raise ValueError(
-                    f"input_dim must exceed every code, got {input_dim}"
-                )
-            counts = torch.bincount(
-                targets[mask], minlength=input_dim
-            ).to(base.dtype)
-            base.c.copy_(
-                torch.log(
-                    (counts + 0.5)
-                    / (counts.sum() + 0.5 * input_dim)
-                )
-            )
+                raise ValueError(f"input_dim must exceed every code, got {input_dim}")
+            counts = torch.bincount(targets[mask], minlength=input_dim).to(base.dtype)
+            base.c.copy_(torch.log((counts + 0.5) / (counts.sum() + 0.5 * input_dim)))
     if not previous:
         return base
     if (
         readout == "categorical"
     ):  # the logistic regression on a one-hot previous step is the bigram model:
-        with torch.no_grad():  # its maximum-likelihood fit is closed-form (add-1/2 smoothing; l2 unused)
-            pairs = torch.zeros(
-                input_dim, input_dim, dtype=base.dtype
-            )
+        with (
+            torch.no_grad()
+        ):  # its maximum-likelihood fit is closed-form (add-1/2 smoothing; l2 unused)
+            pairs = torch.zeros(input_dim, input_dim, dtype=base.dtype)
             pairs.index_put_(
                 (targets[mask], inputs[mask]),
                 torch.ones(int(mask.sum()), dtype=base.dtype),
@@ -926,11 +801,7 @@ def fit_baseline(
             )
             base.A.copy_(
                 torch.log(
-                    (pairs + 0.5)
-                    / (
-                        pairs.sum(dim=0, keepdim=True)
-                        + 0.5 * input_dim
-                    )
+                    (pairs + 0.5) / (pairs.sum(dim=0, keepdim=True) + 0.5 * input_dim)
                 )
             )
             base.c.zero_()
@@ -938,15 +809,11 @@ def fit_baseline(
     # the objective depends on the data only through, for each distinct previous frame,
     # how often it occurs and the sum of the frames that follow it: fit on those
     # (the same mean NLL, summed in another order, with far fewer rows)
-    frames, inverse = torch.unique(
-        inputs[0], dim=0, return_inverse=True
+    frames, inverse = torch.unique(inputs[0], dim=0, return_inverse=True)
+    counts = torch.bincount(inverse, minlength=frames.shape[0]).to(base.dtype)
+    on_sum = torch.zeros(frames.shape[0], input_dim, dtype=base.dtype).index_add_(
+        0, inverse, targets[0]
     )
-    counts = torch.bincount(inverse, minlength=frames.shape[0]).to(
-        base.dtype
-    )
-    on_sum = torch.zeros(
-        frames.shape[0], input_dim, dtype=base.dtype
-    ).index_add_(0, inverse, targets[0])
     n_pairs = float(inverse.numel())
     opt = torch.optim.LBFGS(
         base.parameters(),
@@ -960,9 +827,7 @@ def fit_baseline(
         opt.zero_grad()
         z = frames @ base.A.transpose(0, 1) + base.c
         # sum_t BCE(z, y_t) = n softplus(z) - (sum_t y_t) z, per frame and key
-        nll = (
-            counts.unsqueeze(1) * F.softplus(z) - on_sum * z
-        ).sum() / n_pairs
+        nll = (counts.unsqueeze(1) * F.softplus(z) - on_sum * z).sum() / n_pairs
         loss = nll + l2 * (base.A**2).sum()
         loss.backward()
         return loss
@@ -1009,9 +874,7 @@ def _minibatch(
 ) -> list:
     """Sequences for one step: epochs of a seeded permutation; with ``window``, a random crop of window + 1 steps."""
     if not state.get("order"):
-        state["order"] = torch.randperm(
-            len(seqs), generator=gen
-        ).tolist()
+        state["order"] = torch.randperm(len(seqs), generator=gen).tolist()
     take, state["order"] = (
         state["order"][:batch_size],
         state["order"][batch_size:],
@@ -1020,11 +883,7 @@ def _minibatch(
     for i in take:
         s = seqs[i]
         if window is not None and s.shape[0] > window + 1:
-            start = int(
-                torch.randint(
-                    0, s.shape[0] - window, (1,), generator=gen
-                )
-            )
+            start = int(torch.randint(0, s.shape[0] - window, (1,), generator=gen))
             s = s[start : start + window + 1]
         out.append(s)
     return out
@@ -1089,22 +948,16 @@ def train_next_step(
     gradient or a weight stops being finite.
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
     if (
         isinstance(train, (str, bytes))
         or not isinstance(train, Sequence)
         or len(train) == 0
     ):
-        raise ValueError(
-            "train must be a non-empty list of sequences"
-        )
+        raise ValueError("train must be a non-empty list of sequences")
     eval_every = steps if eval_every is None else eval_every
     if patience is not None and valid is None:
-        raise ValueError(
-            "patience must come with a valid split to watch"
-        )
+        raise ValueError("patience must come with a valid split to watch")
     device = model.V.device
     gen = derive(generator, "minibatches")
     best = {"metric": math.inf, "step": 0, "state": None}
@@ -1127,9 +980,7 @@ def train_next_step(
     forget_hist, waited, last = [], 0, 0
     t0 = time.perf_counter()
     label = f"{model.kind} ({'stable' if stable else 'unstable'})"
-    for step in progress_bar(
-        range(1, steps + 1), enabled=progress, desc=label
-    ):
+    for step in progress_bar(range(1, steps + 1), enabled=progress, desc=label):
         # the data were checked once, above: the loop builds the batch and
         # the loss without re-validating them at every step
         x, pad = pad_sequences(
@@ -1152,9 +1003,7 @@ def train_next_step(
         # one finiteness test each for the loss and the gradient (through its
         # norm), and one for the weights
         grads = [p.grad for p in params if p.grad is not None]
-        grad_norm = torch.linalg.vector_norm(
-            torch.stack(torch._foreach_norm(grads))
-        )
+        grad_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
         if not bool(torch.isfinite(loss + grad_norm)):
             raise DivergenceError(
                 f"{label}: the loss or its gradient became NaN/inf at step {step} (loss {float(loss.detach()):.3g}) "
@@ -1164,16 +1013,10 @@ def train_next_step(
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
         if stable:
-            model.project_(
-                lam=lam, f_max=f_max, projection=projection
-            )
+            model.project_(lam=lam, f_max=f_max, projection=projection)
         if not bool(
             torch.isfinite(
-                torch.stack(
-                    torch._foreach_norm(
-                        [p.detach() for p in params]
-                    )
-                ).sum()
+                torch.stack(torch._foreach_norm([p.detach() for p in params])).sum()
             )
         ):
             raise DivergenceError(
@@ -1183,29 +1026,19 @@ def train_next_step(
         last = step
         if step % eval_every == 0 or step == steps:
             eval_steps.append(step)
-            valid_hist.append(
-                evaluate(model, valid)
-                if valid is not None
-                else math.nan
-            )
+            valid_hist.append(evaluate(model, valid) if valid is not None else math.nan)
             lam_hist.append(model.worst_case_lambda())
             forget_hist.append(
                 float(forget_gates(model, valid).max())
                 if model.kind == "lstm" and valid is not None
                 else math.nan
             )
-            if (
-                valid is not None
-                and valid_hist[-1] < best["metric"]
-            ):
+            if valid is not None and valid_hist[-1] < best["metric"]:
                 waited = 0
                 best.update(
                     metric=valid_hist[-1],
                     step=step,
-                    state={
-                        k: v.detach().clone()
-                        for k, v in model.state_dict().items()
-                    }
+                    state={k: v.detach().clone() for k, v in model.state_dict().items()}
                     if keep_best
                     else None,
                 )
@@ -1222,9 +1055,7 @@ def train_next_step(
         np.array(lam_hist),
         time.perf_counter() - t0,
         bool(stable),
-        best_step=int(
-            best["step"] if keep_best and best["step"] else last
-        ),
+        best_step=int(best["step"] if keep_best and best["step"] else last),
         last_step=int(last),
         forget=np.array(forget_hist),
     )
@@ -1233,22 +1064,13 @@ def train_next_step(
 # --- data-dependent stability --------------------------------------------------------------------------------
 
 
-def _length_sorted_batches(
-    seqs: list[np.ndarray], batch_size: int
-) -> list[list[int]]:
+def _length_sorted_batches(seqs: list[np.ndarray], batch_size: int) -> list[list[int]]:
     """Indices of ``seqs`` in batches of similar lengths (they pad less)."""
-    order = [
-        int(i) for i in np.argsort([s.shape[0] for s in seqs])
-    ]
-    return [
-        order[i : i + batch_size]
-        for i in range(0, len(order), batch_size)
-    ]
+    order = [int(i) for i in np.argsort([s.shape[0] for s in seqs])]
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def _state_jacobians(
-    model: NextStepModel, inputs: torch.Tensor
-) -> torch.Tensor:
+def _state_jacobians(model: NextStepModel, inputs: torch.Tensor) -> torch.Tensor:
     """``J_t = d s_t / d s_{t-1}`` (batch, T, S, S) at the model's own states.
 
     In closed form (checked against autograd in the tests). RNN:
@@ -1282,9 +1104,7 @@ def _state_jacobians(
         + (i * (1 - z**2)).unsqueeze(2) * Wz
     )
     out_gain = o * (1 - tc**2)
-    dh_dh = (tc * o * (1 - o)).unsqueeze(
-        2
-    ) * Wo + out_gain.unsqueeze(2) * dc_dh
+    dh_dh = (tc * o * (1 - o)).unsqueeze(2) * Wo + out_gain.unsqueeze(2) * dc_dh
     J = torch.zeros(prev.shape[0], 2 * H, 2 * H, dtype=u.dtype)
     idx = torch.arange(H)
     J[:, idx, idx] = f
@@ -1304,9 +1124,7 @@ def _window_products(J: torch.Tensor, r: int) -> torch.Tensor:
     """
     batch, T, S, _ = J.shape
     nb = -(-T // r)
-    eye = torch.eye(S, dtype=J.dtype).expand(
-        batch, nb * r - T, S, S
-    )
+    eye = torch.eye(S, dtype=J.dtype).expand(batch, nb * r - T, S, S)
     B = torch.cat([J, eye], dim=1).reshape(batch, nb, r, S, S)
     L, R = B.clone(), B.clone()
     for j in range(1, r):
@@ -1346,9 +1164,7 @@ def local_jacobian_norms(
     if ord not in (2, math.inf):
         raise ValueError(f"ord must be 2 or math.inf, got {ord!r}")
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
     seqs = _check_seqs(seqs)
     out: list = [None] * len(seqs)
     with torch.no_grad():
@@ -1383,9 +1199,7 @@ def multi_step_jacobian_norms(
     ``seqs`` (empty if no sequence has ``r`` predicting steps).
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
     seqs = _check_seqs(seqs)
     out: list = [np.zeros(0)] * len(seqs)
     with torch.no_grad():
@@ -1396,9 +1210,7 @@ def multi_step_jacobian_norms(
             if inputs.shape[1] < r:
                 continue
             keep = mask[:, r - 1 :]
-            P = _window_products(
-                _state_jacobians(model, inputs), r
-            )
+            P = _window_products(_state_jacobians(model, inputs), r)
             norms = torch.linalg.matrix_norm(P[keep], ord=2)
             counts = keep.sum(dim=1).tolist()
             for i, part in zip(chunk, norms.split(counts)):
@@ -1431,9 +1243,7 @@ def contraction_summary(
         "max": float(norms.max()),
     }
     if worst_case is not None:
-        worst_case = check_real(
-            worst_case, "worst_case", low=0.0, low_open=True
-        )
+        worst_case = check_real(worst_case, "worst_case", low=0.0, low_open=True)
         out["worst case"] = worst_case
         out["median / worst case"] = out["median"] / worst_case
     return out
@@ -1455,13 +1265,9 @@ def results_table(
     (for ``IPython.display.HTML``, which the book renders as a table).
     """
     if fmt not in ("markdown", "html"):
-        raise ValueError(
-            f"fmt must be 'markdown' or 'html', got {fmt!r}"
-        )
+        raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
     if not isinstance(columns, dict) or not columns:
-        raise ValueError(
-            "columns must be a non-empty dict title -> {row: value}"
-        )
+        raise ValueError("columns must be a non-empty dict title -> {row: value}")
     rows: list[str] = []
     for title, col in columns.items():
         if not isinstance(col, dict):
@@ -1483,9 +1289,7 @@ def results_table(
         ]
         for label in rows:
             cells = [
-                f"{columns[t][label]:.{digits}f}"
-                if label in columns[t]
-                else "–"
+                f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–"
                 for t in columns
             ]
             out.append(
@@ -1496,10 +1300,7 @@ def results_table(
         if notes:
             out.append(
                 "<tr><td><em>the paper's claim</em></td>"
-                + "".join(
-                    f"<td><em>{esc(notes.get(t, ''))}</em></td>"
-                    for t in columns
-                )
+                + "".join(f"<td><em>{esc(notes.get(t, ''))}</em></td>" for t in columns)
                 + "</tr>"
             )
         return "\n".join(out + ["</tbody>", "</table>"])
@@ -1509,19 +1310,14 @@ def results_table(
     ]
     for label in rows:
         cells = [
-            f"{columns[t][label]:.{digits}f}"
-            if label in columns[t]
-            else "–"
+            f"{columns[t][label]:.{digits}f}" if label in columns[t] else "–"
             for t in columns
         ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     if notes:
         lines.append(
             "| *the paper's claim* | "
-            + " | ".join(
-                f"*{notes[t]}*" if notes.get(t) else ""
-                for t in columns
-            )
+            + " | ".join(f"*{notes[t]}*" if notes.get(t) else "" for t in columns)
             + " |"
         )
     return "\n".join(lines)

@@ -25,9 +25,7 @@ __all__ = ["glue", "glued", "HAS_MYST_NB"]
 
 try:  # MyST-NB is installed with the book's environment (requirements.txt), not with rnnlib
     from myst_nb import glue as _myst_glue
-except (
-    ImportError
-):  # pragma: no cover - exercised where myst_nb is absent
+except ImportError:  # pragma: no cover - exercised where myst_nb is absent
     _myst_glue = None
 
 #: Whether MyST-NB (hence a real ``glue``) is available in this environment.
@@ -37,9 +35,7 @@ _GLUED: dict[str, object] = {}
 
 
 @validate_params(name=Str(), display=Bool())
-def glue(
-    name: str, variable: object, display: bool = True
-) -> None:
+def glue(name: str, variable: object, display: bool = True) -> None:
     """Record ``variable`` under ``name`` for the book's ``{glue:text}`name` `` roles.
 
     Calls :func:`myst_nb.glue` where MyST-NB is installed (the book's build); without

@@ -127,14 +127,10 @@ def pseudo_network(
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     with torch.no_grad():
-        return tangent(
-            model.W.detach(), model.B, h_prev, D, x, dW, dA
-        )
+        return tangent(model.W.detach(), model.B, h_prev, D, x, dW, dA)
 
 
-def back_matrices(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
+def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``Back_{l->L} = B D^(L) W ... D^(l+1) W`` for l = 1..L; returns (batch, L, d_out, m) (chapter 3).
 
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
@@ -191,15 +187,9 @@ def _scale_to_spectral_norm(
         return t
     if min(t.shape) <= 64:
         gram = (
-            t.transpose(0, 1) @ t
-            if t.shape[0] >= t.shape[1]
-            else t @ t.transpose(0, 1)
+            t.transpose(0, 1) @ t if t.shape[0] >= t.shape[1] else t @ t.transpose(0, 1)
         )
-        norm = float(
-            torch.linalg.eigvalsh(gram.double())[-1]
-            .clamp_min(0)
-            .sqrt()
-        )
+        norm = float(torch.linalg.eigvalsh(gram.double())[-1].clamp_min(0).sqrt())
     else:
         v = torch.randn(t.shape[1], generator=gen, dtype=t.dtype)
         for _ in range(50):
@@ -296,9 +286,7 @@ def aligned_perturbation(
             A.clone().requires_grad_(True),
         )
         with torch.enable_grad():
-            out = elman_hidden_states(Wg, Ag, x)[
-                :, -1
-            ] @ B.transpose(0, 1)
+            out = elman_hidden_states(Wg, Ag, x)[:, -1] @ B.transpose(0, 1)
             dW, dA = torch.autograd.grad((out @ c).sum(), (Wg, Ag))
     else:
         dW = torch.zeros_like(W)
@@ -360,10 +348,7 @@ def linearization_changes(
     model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     check_sequence(taus, "taus", "positive numbers")
-    taus = [
-        check_real(t, "taus[i]", low=0.0, low_open=True)
-        for t in taus
-    ]
+    taus = [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
     f0 = h0[:, -1] @ B.transpose(0, 1)
@@ -374,16 +359,12 @@ def linearization_changes(
             dW1, dA1 = _check_perturbation(model, dW1, dA1)
             fp1 = tangent(W, B, h_prev, D, x, dW1, dA1)
             for tau in taus:
-                h1 = elman_hidden_states(
-                    W + tau * dW1, A + tau * dA1, x
-                )
+                h1 = elman_hidden_states(W + tau * dW1, A + tau * dA1, x)
                 changes.append(h1[:, -1] @ B.transpose(0, 1) - f0)
                 pseudos.append(tau * fp1)
                 flips.append(((h1 > 0) != active0).double().mean())
     if not flips:
-        raise ValueError(
-            "directions must hold at least one (dW, dA)"
-        )
+        raise ValueError("directions must hold at least one (dW, dA)")
     shape = (len(flips) // len(taus), len(taus))
     return LinearizationChanges(
         torch.stack(changes).reshape(*shape, *f0.shape),
@@ -456,13 +437,10 @@ def linearization_gaps(
     )  # per tau: gap, |pseudo|, flips
     for q in range(n_perturbations):
         for i in range(len(sums)):
-            sums[i, 0] += float(
-                (change[q, i] - pseudo[q, i]).abs().mean()
-            )
+            sums[i, 0] += float((change[q, i] - pseudo[q, i]).abs().mean())
             sums[i, 1] += float(pseudo[q, i].abs().mean())
             sums[i, 2] += float(flips[q, i])
     sums /= n_perturbations
     return [
-        GapMeasurement(float(g / p), float(g), float(p), float(f))
-        for g, p, f in sums
+        GapMeasurement(float(g / p), float(g), float(p), float(f)) for g, p, f in sums
     ]

@@ -83,20 +83,14 @@ class Recognition:
     test_accuracy: float
     majority_baseline: float
     losses: np.ndarray
-    predict: Callable[[torch.Tensor], torch.Tensor] = field(
-        repr=False
-    )
+    predict: Callable[[torch.Tensor], torch.Tensor] = field(repr=False)
     flip_fraction: float = float("nan")
     coupling_relative: float = float("nan")
 
     def accuracy(self, z: torch.Tensor, y: torch.Tensor) -> float:
         """The fraction of strings of ``z`` whose predicted label equals ``y``."""
         z = check_strings(z)
-        return float(
-            (self.predict(z) == y.to(torch.float32))
-            .to(torch.float64)
-            .mean()
-        )
+        return float((self.predict(z) == y.to(torch.float32)).to(torch.float64).mean())
 
 
 def _finish(
@@ -115,9 +109,7 @@ def _finish(
     return r
 
 
-@validate_params(
-    "width", "eps_x", "out_scale", "lr", "steps", "batch_size"
-)
+@validate_params("width", "eps_x", "out_scale", "lr", "steps", "batch_size")
 def train_wide_rnn(
     split: HeldOutSplit,
     width: int,
@@ -140,9 +132,7 @@ def train_wide_rnn(
     stops being finite.
     """
     split = check_split(split)
-    model = ElmanRNN(
-        4, width, 1, generator=derive(generator, "weights")
-    )
+    model = ElmanRNN(4, width, 1, generator=derive(generator, "weights"))
     x = encode_strings(split.z_train, eps_x)
     y = 2 * split.y_train.to(torch.float32)[:, None] - 1
     result = train_rnn(
@@ -160,17 +150,13 @@ def train_wide_rnn(
 
     def predict(z: torch.Tensor) -> torch.Tensor:
         with torch.no_grad():
-            return (
-                result.predict(encode_strings(z, eps_x))[:, 0] > 0
-            ).to(torch.float32)
+            return (result.predict(encode_strings(z, eps_x))[:, 0] > 0).to(
+                torch.float32
+            )
 
-    r = _finish(
-        "wide RNN", split, result.history.step_loss, predict
-    )
+    r = _finish("wide RNN", split, result.history.step_loss, predict)
     r.flip_fraction = float(result.history.flip_fraction[-1])
-    r.coupling_relative = float(
-        result.history.coupling_relative[-1]
-    )
+    r.coupling_relative = float(result.history.coupling_relative[-1])
     return r
 
 
@@ -199,17 +185,14 @@ class PracticalRNN(nn.Module):
         readout = nn.Linear(hidden, 1, **meta)  # rng-ok: meta
         self.readout = readout.to_empty(device="cpu")
         with torch.no_grad():
-            for p in self.parameters():  # torch's default U(-1/sqrt(h), 1/sqrt(h)), from our generator
-                p.copy_(
-                    (2 * torch.rand(p.shape, generator=gen) - 1)
-                    / hidden**0.5
-                )
+            for p in (
+                self.parameters()
+            ):  # torch's default U(-1/sqrt(h), 1/sqrt(h)), from our generator
+                p.copy_((2 * torch.rand(p.shape, generator=gen) - 1) / hidden**0.5)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         z = check_strings(z)
-        onehot = nn.functional.one_hot(
-            torch.where(z == PAD, 2, z), 3
-        ).to(torch.float32)
+        onehot = nn.functional.one_hot(torch.where(z == PAD, 2, z), 3).to(torch.float32)
         out, _ = self.gru(onehot)
         return self.readout(out[:, -1])[:, 0]
 
@@ -230,20 +213,14 @@ def train_practical_rnn(
     the wide RNN of the theory. The prediction is ``1[logit > 0]``.
     """
     split = check_split(split)
-    model = PracticalRNN(
-        hidden, generator=derive(generator, "weights")
-    )
+    model = PracticalRNN(hidden, generator=derive(generator, "weights"))
     gen = derive(generator, "batches")
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     z, y = split.z_train, split.y_train.to(torch.float32)
     losses = []
     for step in range(steps):
-        idx = torch.randint(
-            0, len(z), (batch_size,), generator=gen
-        )
-        loss = nn.functional.binary_cross_entropy_with_logits(
-            model(z[idx]), y[idx]
-        )
+        idx = torch.randint(0, len(z), (batch_size,), generator=gen)
+        loss = nn.functional.binary_cross_entropy_with_logits(model(z[idx]), y[idx])
         if not torch.isfinite(loss):
             raise DivergenceError(
                 f"training diverged at step {step} with learning rate lr = {lr:g}"
@@ -298,8 +275,6 @@ def additive_baseline(split: HeldOutSplit) -> Recognition:
             raise ValueError(
                 f"z must have the training width {split.z_train.shape[1]} (an additive fit has one table per position)"
             )
-        return (fit.predict(token_codes(z)) > 0.5).to(
-            torch.float32
-        )
+        return (fit.predict(token_codes(z)) > 0.5).to(torch.float32)
 
     return _finish("additive", split, [], predict)

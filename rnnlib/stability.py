@@ -140,17 +140,13 @@ def state_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     guaranteed upper bound (never a power-iteration estimate from below).
     For the LSTM use :func:`lstm_lambda_inf` (a max-norm constant) or :func:`certify`.
     """
-    return activation_lipschitz(
-        model.activation
-    ) * spectral_norm_bound(model.W)
+    return activation_lipschitz(model.activation) * spectral_norm_bound(model.W)
 
 
 @validate_params(model=MATRIX_RNN)
 def input_lipschitz(model: LinearSystem | SimpleRNN) -> float:
     """``L = L_rho ||U||_2`` (an upper bound, as in :func:`state_lipschitz`): the L of chapter 9's bound."""
-    return activation_lipschitz(
-        model.activation
-    ) * spectral_norm_bound(model.U)
+    return activation_lipschitz(model.activation) * spectral_norm_bound(model.U)
 
 
 @validate_params("x_bound", model=Model(LSTM))
@@ -196,14 +192,8 @@ def lstm_lambda_inf(
     return _lambda_inf(model, x_bound, f_bound)
 
 
-def _lambda_inf(
-    model: LSTM, x_bound: float, f_bound: float | None
-) -> float:
-    fbar = (
-        _forget_bound(model, x_bound)
-        if f_bound is None
-        else f_bound
-    )
+def _lambda_inf(model: LSTM, x_bound: float, f_bound: float | None) -> float:
+    fbar = _forget_bound(model, x_bound) if f_bound is None else f_bound
     if fbar >= 1.0:
         return math.inf
     g = model.gate_matrices()
@@ -211,13 +201,7 @@ def _lambda_inf(
         k: float(g[k].detach().double().abs().sum(1).max())
         for k in ("W_i", "W_f", "W_z", "W_o")
     }
-    return (
-        fbar
-        + n["W_i"] / 4
-        + n["W_z"]
-        + n["W_o"] / 4
-        + n["W_f"] / (4 * (1 - fbar))
-    )
+    return fbar + n["W_i"] / 4 + n["W_z"] + n["W_o"] / 4 + n["W_f"] / (4 * (1 - fbar))
 
 
 @validate_params("f_max")
@@ -248,9 +232,7 @@ class StabilityCertificate:
 
 
 @validate_params("x_bound", model=MODEL)
-def certify(
-    model: RecurrentModel, *, x_bound: float = 1.0
-) -> StabilityCertificate:
+def certify(model: RecurrentModel, *, x_bound: float = 1.0) -> StabilityCertificate:
     """Does ``model`` satisfy its sufficient stability condition, and with which lambda? (chapter 8)
 
     * :class:`LinearSystem`: ``lambda = ||W||_2`` in the Euclidean norm;
@@ -262,9 +244,7 @@ def certify(
     (:func:`state_lipschitz`); a model with NaN or infinite weights is refused.
     """
     if isinstance(model, (LinearSystem, SimpleRNN)):
-        lam = activation_lipschitz(
-            model.activation
-        ) * spectral_norm_bound(model.W)
+        lam = activation_lipschitz(model.activation) * spectral_norm_bound(model.W)
         return StabilityCertificate(
             lam < 1,
             lam,
@@ -278,10 +258,7 @@ def certify(
             r = (
                 max(
                     1,
-                    math.floor(
-                        math.log(2 * model.hidden_dim)
-                        / (2 * math.log(1 / lam))
-                    )
+                    math.floor(math.log(2 * model.hidden_dim) / (2 * math.log(1 / lam)))
                     + 1,
                 )
                 if lam > 0
@@ -303,9 +280,7 @@ def certify(
 
 
 @validate_params("radius", W=Tensor(shape=("m", "m")))
-def project_spectral(
-    W: torch.Tensor, radius: float
-) -> torch.Tensor:
+def project_spectral(W: torch.Tensor, radius: float) -> torch.Tensor:
     """The nearest matrix to ``W`` with ``||W||_2 <= radius``: clip the singular values at ``radius`` (chapter 8).
 
     ``W = U diag(s) V^T  ->  U diag(min(s, radius)) V^T``; this is the Euclidean
@@ -314,9 +289,7 @@ def project_spectral(
     matrix already inside the ball is returned unchanged (bit for bit).
     """
     with torch.no_grad():
-        U, s, Vh = torch.linalg.svd(
-            W.detach().double(), full_matrices=False
-        )
+        U, s, Vh = torch.linalg.svd(W.detach().double(), full_matrices=False)
         excess = (s - radius).clamp_min(0.0)
         if not bool((excess > 0).any()):
             return W.detach().clone()
@@ -343,23 +316,17 @@ def project_spectral_(
     return model
 
 
-def _toward_zero(
-    x64: torch.Tensor, dtype: torch.dtype
-) -> torch.Tensor:
+def _toward_zero(x64: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """``x64`` converted to ``dtype``, rounded toward zero (so ``|result| <= |x64|`` entrywise)."""
     y = x64.to(dtype)
     if dtype == torch.float64:
         return y
     over = y.double().abs() > x64.abs()
-    return torch.where(
-        over, torch.nextafter(y, torch.zeros_like(y)), y
-    )
+    return torch.where(over, torch.nextafter(y, torch.zeros_like(y)), y)
 
 
 @validate_params(W=Tensor(ndim=2))
-def project_l1_rows(
-    W: torch.Tensor, radius: float | torch.Tensor
-) -> torch.Tensor:
+def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tensor:
     """Project every **row** of ``W`` onto the l1-ball of ``radius`` (Duchi et al. 2008) (chapter 8).
 
     The set ``{W : ||W||_inf <= r}`` is a product of l1-balls, one per row, so
@@ -374,11 +341,7 @@ def project_l1_rows(
     float64 l1-norm ``<= r`` (the quantity :func:`inf_norm` computes).
     """
     if isinstance(radius, torch.Tensor):
-        r = (
-            check_tensor(radius, "radius", shape=(W.shape[0],))
-            .detach()
-            .double()
-        )
+        r = check_tensor(radius, "radius", shape=(W.shape[0],)).detach().double()
         if bool((r < 0).any()):
             raise ValueError(
                 f"radius must be >= 0 in every row, got a minimum of {float(r.min())}"
@@ -404,29 +367,17 @@ def project_l1_rows(
             dim=1, keepdim=True
         )  # 0-based index of the last j where cond holds
         theta = (css.gather(1, rho) - ro) / (rho + 1).double()
-        rows = torch.sign(W[outside].double()) * (
-            absW[outside] - theta
-        ).clamp_min(0.0)
+        rows = torch.sign(W[outside].double()) * (absW[outside] - theta).clamp_min(0.0)
         rows = _toward_zero(rows, W.dtype)
-        for _ in range(
-            4
-        ):  # rounding can leave a row a few ulps outside: shrink it
+        for _ in range(4):  # rounding can leave a row a few ulps outside: shrink it
             sums = rows.double().abs().sum(dim=1, keepdim=True)
             over = (sums > ro).squeeze(1)
             if not bool(over.any()):
                 break
-            factor = (
-                ro[over]
-                / sums[over]
-                * (1 - 4 * u.shape[1] * _EPS64)
-            )
-            rows[over] = _toward_zero(
-                rows[over].double() * factor, W.dtype
-            )
+            factor = ro[over] / sums[over] * (1 - 4 * u.shape[1] * _EPS64)
+            rows[over] = _toward_zero(rows[over].double() * factor, W.dtype)
         else:  # pragma: no cover - four shrinks by a factor < 1 always suffice
-            raise RuntimeError(
-                "project_l1_rows: rounding left a row outside the ball"
-            )
+            raise RuntimeError("project_l1_rows: rounding left a row outside the ball")
         out = W.clone()
         out[outside] = rows
         return out
@@ -468,29 +419,17 @@ def project_lstm_(
     """
     q = 1.0 - margin
     radii = {k: q * v for k, v in lstm_radii(f_max).items()}
-    bias_cap = (
-        math.log(f_max / (1 - f_max))
-        - radii["W_f"]
-        - u_f_radius * x_bound
-    )
-    cap = torch.tensor(bias_cap, dtype=torch.float64).to(
-        model.dtype
-    )
+    bias_cap = math.log(f_max / (1 - f_max)) - radii["W_f"] - u_f_radius * x_bound
+    cap = torch.tensor(bias_cap, dtype=torch.float64).to(model.dtype)
     if float(cap) > bias_cap:  # round the cap down, never up
-        cap = torch.nextafter(
-            cap, torch.tensor(-math.inf, dtype=model.dtype)
-        )
+        cap = torch.nextafter(cap, torch.tensor(-math.inf, dtype=model.dtype))
     H = model.hidden_dim
     with torch.no_grad():
         for gate_index, gate in enumerate("ifzo"):
             rows = slice(gate_index * H, (gate_index + 1) * H)
-            model.W[rows] = project_l1_rows(
-                model.W[rows], radii[f"W_{gate}"]
-            )
+            model.W[rows] = project_l1_rows(model.W[rows], radii[f"W_{gate}"])
         f_rows = slice(H, 2 * H)
-        model.U[f_rows] = project_l1_rows(
-            model.U[f_rows], u_f_radius
-        )
+        model.U[f_rows] = project_l1_rows(model.U[f_rows], u_f_radius)
         model.b[f_rows] = model.b[f_rows].clamp_max(cap)
     return model
 
@@ -524,10 +463,7 @@ def rescale_lstm_columns_(model: LSTM) -> LSTM:
     """
     H = model.hidden_dim
     with torch.no_grad():
-        if not bool(
-            torch.isfinite(model.W).all()
-            and torch.isfinite(model.U).all()
-        ):
+        if not bool(torch.isfinite(model.W).all() and torch.isfinite(model.U).all()):
             raise ValueError("model has NaN or infinite weights")
         blocks = [
             (model.W, slice(g * H, (g + 1) * H), f"W_{name}")
@@ -564,17 +500,13 @@ def initialization_norms(
     """
     for s in schemes:
         if s not in INIT_SCHEMES:
-            raise ValueError(
-                f"schemes must be among {INIT_SCHEMES}, got {s!r}"
-            )
+            raise ValueError(f"schemes must be among {INIT_SCHEMES}, got {s!r}")
     gen = as_generator(generator)
     return {
         s: np.array(
             [
                 [
-                    spectral_norm(
-                        recurrent_matrix(m, s, generator=gen)
-                    )
+                    spectral_norm(recurrent_matrix(m, s, generator=gen))
                     for _ in range(n_draws)
                 ]
                 for m in widths
@@ -624,9 +556,7 @@ def _companion(a: torch.Tensor) -> torch.Tensor:
     n = a.shape[-1]
     ones = torch.ones(*a.shape[:-1], n - 1, dtype=a.dtype)
     A = torch.diag_embed(ones, offset=1)
-    return torch.cat(
-        [A[..., :-1, :], -a.flip(-1).unsqueeze(-2)], dim=-2
-    )
+    return torch.cat([A[..., :-1, :], -a.flip(-1).unsqueeze(-2)], dim=-2)
 
 
 @dataclass(frozen=True)
@@ -677,9 +607,7 @@ def fit_lds_canonical(
     risk = np.empty(steps)
     history = torch.empty(steps, n, dtype=torch.float64)
     for step in range(steps):
-        loss = (
-            (lds_markov_parameters(a, c, d, K) - target) ** 2
-        ).sum()
+        loss = ((lds_markov_parameters(a, c, d, K) - target) ** 2).sum()
         if not torch.isfinite(loss):
             raise DivergenceError(
                 f"the LDS fit diverged at step {step} (the risk is not finite); lower lr (got {lr})"
@@ -709,9 +637,7 @@ def fit_lds_canonical(
 
 
 @validate_params(model=MODEL, x=INPUTS)
-def state_jacobians(
-    model: RecurrentModel, x: torch.Tensor
-) -> torch.Tensor:
+def state_jacobians(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
     """The state Jacobians ``J_t = d s_t / d s_{t-1}`` along the trajectory of ``x`` (chapters 8, 11).
 
     Evaluated at the model's own states ``s_0 = 0, s_1, ..., s_{T-1}``; returns
@@ -727,12 +653,8 @@ def state_jacobians(
         dim=1,
     ).reshape(-1, S)
 
-    def one_step(
-        s: torch.Tensor, x_t: torch.Tensor
-    ) -> torch.Tensor:
-        return model.step(
-            s.unsqueeze(0), x_t.unsqueeze(0)
-        ).squeeze(0)
+    def one_step(s: torch.Tensor, x_t: torch.Tensor) -> torch.Tensor:
+        return model.step(s.unsqueeze(0), x_t.unsqueeze(0)).squeeze(0)
 
     J = torch.func.vmap(torch.func.jacrev(one_step, argnums=0))(
         prev.detach(), x.reshape(-1, n).detach()
@@ -741,17 +663,13 @@ def state_jacobians(
 
 
 @validate_params(model=MODEL, x=INPUTS)
-def jacobian_norms(
-    model: RecurrentModel, x: torch.Tensor
-) -> torch.Tensor:
+def jacobian_norms(model: RecurrentModel, x: torch.Tensor) -> torch.Tensor:
     """``||d s_t / d s_{t-1}||_2`` along each sequence of ``x``: the data-dependent contraction (chapter 8).
 
     Returns (batch, T). A model with ``lambda = ||W||_2 > 1`` can still have all
     of these below 1 on its data ("stable in a data-dependent sense").
     """
-    return torch.linalg.matrix_norm(
-        state_jacobians(model, x), ord=2
-    )
+    return torch.linalg.matrix_norm(state_jacobians(model, x), ord=2)
 
 
 @validate_params(model=MODEL, x=INPUTS, s0=STATES, s0_prime=STATES)

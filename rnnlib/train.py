@@ -100,9 +100,7 @@ LOSSES = ("squared", "logistic")
 # --- losses and predictions ---------------------------------------------------------------------
 
 
-def _loss(
-    z: torch.Tensor, y: torch.Tensor, loss: str
-) -> torch.Tensor:
+def _loss(z: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
     """Per-sample G(z, y), (batch,), no validation."""
     if loss == "squared":
         return 0.5 * (z - y).square().mean(dim=1)
@@ -110,9 +108,7 @@ def _loss(
 
 
 @validate_params(loss=Choice(*LOSSES))
-def objective(
-    z: torch.Tensor, y: torch.Tensor, loss: str = "squared"
-) -> torch.Tensor:
+def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.Tensor:
     """The per-sample loss G(z, y) of the objective (chapters 5-6); returns (batch,).
 
     ``z`` is the scaled output ``out_scale * F_rnn(x)``, (batch, d_out), and
@@ -130,9 +126,7 @@ def objective(
 
 def _check_signs(y: torch.Tensor, name: str) -> None:
     if not bool(((y == 1) | (y == -1)).all()):
-        raise ValueError(
-            f"{name} must hold labels in {{-1, +1}} for the logistic loss"
-        )
+        raise ValueError(f"{name} must hold labels in {{-1, +1}} for the logistic loss")
 
 
 def _output(
@@ -146,9 +140,7 @@ def _output(
 
 
 @validate_params("out_scale")
-def predict(
-    model: ElmanRNN, x: torch.Tensor, out_scale: float
-) -> torch.Tensor:
+def predict(model: ElmanRNN, x: torch.Tensor, out_scale: float) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
     model = check_model(model, ElmanRNN)
     x = model.check_input(x)
@@ -202,12 +194,8 @@ class TrainHistory:
     coupling_relative: np.ndarray
     W0_fro: float = 0.0
     A0_fro: float = 0.0
-    convexity_mean: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )
-    convexity_max: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )
+    convexity_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    convexity_max: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -237,9 +225,7 @@ class TrainResult:
         if self.kind == "rnn":
             return predict(self.model, x, self.out_scale)
         x = self.init.check_input(x)
-        return self.out_scale * _linearized(
-            self.init, self.dW, self.dA, x
-        )
+        return self.out_scale * _linearized(self.init, self.dW, self.dA, x)
 
 
 # --- the pieces of the linearized network ---------------------------------------------------------
@@ -258,14 +244,10 @@ def _linearized(init: ElmanRNN, dW, dA, x) -> torch.Tensor:
     W, A, B = init.W.detach(), init.A.detach(), init.B
     h_prev, D, h = _states(W, A, x)
     with torch.no_grad():
-        return h[:, -1] @ B.transpose(0, 1) + tangent(
-            W, B, h_prev, D, x, dW, dA
-        )
+        return h[:, -1] @ B.transpose(0, 1) + tangent(W, B, h_prev, D, x, dW, dA)
 
 
-def _convexity_gap(
-    init: ElmanRNN, W, A, W_star, A_star, x, out_scale
-):
+def _convexity_gap(init: ElmanRNN, W, A, W_star, A_star, x, out_scale):
     """out_scale |F(W*) - F(W) - <grad F(W), (W*, A*) - (W, A)>| per sequence, (N,); no grad."""
     B = init.B
     with torch.no_grad():
@@ -290,23 +272,20 @@ class _ConvexityLog:
         self.max: list[float] = []
         if comparator is None:
             return
-        if (
-            not isinstance(comparator, (tuple, list))
-            or len(comparator) != 2
-        ):
+        if not isinstance(comparator, (tuple, list)) or len(comparator) != 2:
             raise TypeError(
                 f"comparator must be a pair (W*, A*) of tensors, got {type(comparator).__name__}"
             )
         m, dd = init.W.shape[0], init.A.shape[1]
         self.star = (
             init.W.detach()
-            + check_tensor(
-                comparator[0], "comparator[0]", shape=(m, m)
-            ).to(init.W.dtype),
+            + check_tensor(comparator[0], "comparator[0]", shape=(m, m)).to(
+                init.W.dtype
+            ),
             init.A.detach()
-            + check_tensor(
-                comparator[1], "comparator[1]", shape=(m, dd)
-            ).to(init.A.dtype),
+            + check_tensor(comparator[1], "comparator[1]", shape=(m, dd)).to(
+                init.A.dtype
+            ),
         )
 
     def __call__(self, runs) -> None:
@@ -341,13 +320,9 @@ def _check_data(
     names=("x", "y"),
 ) -> tuple[torch.Tensor, torch.Tensor]:
     x = model.check_input(x, names[0])
-    y = check_tensor(
-        y, names[1], shape=(x.shape[0], model.output_dim)
-    )
+    y = check_tensor(y, names[1], shape=(x.shape[0], model.output_dim))
     if y.dtype != x.dtype:
-        raise TypeError(
-            f"{names[1]} has dtype {y.dtype} but {names[0]} has {x.dtype}"
-        )
+        raise TypeError(f"{names[1]} has dtype {y.dtype} but {names[0]} has {x.dtype}")
     if loss == "logistic":
         _check_signs(y, names[1])
     return x, y
@@ -408,17 +383,11 @@ def _check_common(
     model = check_model(model, ElmanRNN)
     x, y = _check_data(model, x, y, loss)
     if batch_size > x.shape[0]:
-        raise ValueError(
-            f"batch_size must be <= {x.shape[0]}, got {batch_size}"
-        )
+        raise ValueError(f"batch_size must be <= {x.shape[0]}, got {batch_size}")
     if (x_eval is None) != (y_eval is None):
-        raise ValueError(
-            "x_eval and y_eval must be given together (or neither)"
-        )
+        raise ValueError("x_eval and y_eval must be given together (or neither)")
     if x_eval is not None:
-        x_eval, y_eval = _check_data(
-            model, x_eval, y_eval, loss, ("x_eval", "y_eval")
-        )
+        x_eval, y_eval = _check_data(model, x_eval, y_eval, loss, ("x_eval", "y_eval"))
     if log_every is None:
         log_every = max(1, steps // 10)
     return _Settings(
@@ -474,9 +443,7 @@ def _spec(t: torch.Tensor, gen: torch.Generator) -> float:
     """Spectral norm by power iteration (the differences are close to low rank: fast convergence)."""
     if not bool(t.any()):
         return 0.0
-    return spectral_norm(
-        t, exact_up_to=64, n_iter=30, generator=gen
-    )
+    return spectral_norm(t, exact_up_to=64, n_iter=30, generator=gen)
 
 
 class _Logger:
@@ -521,14 +488,10 @@ class _Logger:
                     ).mean()
                 )
             if not math.isfinite(train):
-                raise _diverged(
-                    step, lr, train, "the training loss"
-                )
+                raise _diverged(step, lr, train, "the training loss")
             if self.kind == "rnn":
                 h = elman_hidden_states(W, A, self.xp)
-                flips = float(
-                    ((h > 0) != self.active0).double().mean()
-                )
+                flips = float(((h > 0) != self.active0).double().mean())
                 pseudo = tangent(
                     init.W.detach(),
                     init.B,
@@ -538,12 +501,8 @@ class _Logger:
                     dW,
                     dA,
                 )
-                change = (
-                    h[:, -1] @ init.B.transpose(0, 1) - self.f0_p
-                )
-                gap = self.out_scale * float(
-                    (change - pseudo).abs().mean()
-                )
+                change = h[:, -1] @ init.B.transpose(0, 1) - self.f0_p
+                gap = self.out_scale * float((change - pseudo).abs().mean())
                 scale = self.out_scale * float(pseudo.abs().mean())
                 rel = gap / scale if scale > 0 else math.nan
             else:
@@ -586,9 +545,7 @@ class _Run:
         self.A = init.A.detach().clone().requires_grad_(True)
         self.logger = _Logger(init, cfg, kind)
 
-    def result(
-        self, init: ElmanRNN, step_loss, cfg: _Settings
-    ) -> TrainResult:
+    def result(self, init: ElmanRNN, step_loss, cfg: _Settings) -> TrainResult:
         trained = copy.deepcopy(init)
         with torch.no_grad():
             trained.W.copy_(self.W)
@@ -630,9 +587,7 @@ class _OneThread:
         return False
 
 
-def _sgd(
-    kinds: list[str], cfg: _Settings, on_log=None
-) -> list[TrainResult]:
+def _sgd(kinds: list[str], cfg: _Settings, on_log=None) -> list[TrainResult]:
     """:func:`_sgd_loop` with one intra-op thread for batches of up to 8 samples (see :class:`_OneThread`)."""
     if cfg.batch_size <= 8:
         with _OneThread():
@@ -640,9 +595,7 @@ def _sgd(
     return _sgd_loop(kinds, cfg, on_log)
 
 
-def _sgd_loop(
-    kinds: list[str], cfg: _Settings, on_log=None
-) -> list[TrainResult]:
+def _sgd_loop(kinds: list[str], cfg: _Settings, on_log=None) -> list[TrainResult]:
     """SGD for each of ``kinds`` ("rnn", "pseudo") in lockstep, on one sample order."""
     x, y, out_scale, lr, loss, steps = (
         cfg.x,
@@ -656,9 +609,7 @@ def _sgd_loop(
     for p in init.parameters():
         p.requires_grad_(False)
     B, W0, A0 = init.B, init.W, init.A
-    order = sgd_order(
-        x.shape[0], steps, cfg.batch_size, cfg.generator
-    )
+    order = sgd_order(x.shape[0], steps, cfg.batch_size, cfg.generator)
     runs = [_Run(k, init, cfg) for k in kinds]
     if (
         "pseudo" in kinds
@@ -669,9 +620,7 @@ def _sgd_loop(
 
     def log(step):
         for run in runs:
-            run.logger.log(
-                step, run.W.detach(), run.A.detach(), lr
-            )
+            run.logger.log(step, run.W.detach(), run.A.detach(), lr)
         if on_log is not None:
             on_log(runs)
 
@@ -710,10 +659,7 @@ def _sgd_loop(
                 A.sub_(gA, alpha=lr)
         if (t + 1) % cfg.log_every == 0 or t + 1 == steps:
             log(t + 1)
-    return [
-        run.result(init, step_loss[i], cfg)
-        for i, run in enumerate(runs)
-    ]
+    return [run.result(init, step_loss[i], cfg) for i, run in enumerate(runs)]
 
 
 @_sgd_params
@@ -841,12 +787,8 @@ class PairResult:
     steps_logged: np.ndarray
     output_gap: np.ndarray
     output_change: np.ndarray
-    convexity_mean: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )
-    convexity_max: np.ndarray = field(
-        default_factory=lambda: np.zeros(0)
-    )
+    convexity_mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    convexity_max: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def relative_gap(self) -> np.ndarray:
@@ -913,9 +855,7 @@ def train_pair(
         convexity(runs)
         with torch.no_grad():
             zr = out_scale * _output(rnn.W, rnn.A, init.B, xp)
-            zp = out_scale * _linearized(
-                init, pseudo.W - init.W, pseudo.A - init.A, xp
-            )
+            zp = out_scale * _linearized(init, pseudo.W - init.W, pseudo.A - init.A, xp)
         gaps.append(float((zr - zp).abs().mean()))
         changes.append(float((zp - z0).abs().mean()))
 
@@ -977,9 +917,7 @@ def convexity_gap(
                 model.A.detach() + dA.to(model.A.dtype),
             )
         )
-    return _convexity_gap(
-        model, *pairs[0], *pairs[1], x, out_scale
-    )
+    return _convexity_gap(model, *pairs[0], *pairs[1], x, out_scale)
 
 
 # --- Part I: what Theorem 3.1 prescribes, and how many patterns a lazy change can flip ----------------
@@ -1037,9 +975,7 @@ def worst_case_flip_fraction(
     draws of ``g``.
     """
     gen = as_generator(generator)
-    g = torch.randn(
-        n_draws, width, generator=gen, dtype=torch.float64
-    )
+    g = torch.randn(n_draws, width, generator=gen, dtype=torch.float64)
     g2 = (g.abs().sort(dim=1).values * math.sqrt(2 / width)) ** 2
     k = (g2.cumsum(dim=1) <= tau**2 / width).sum(dim=1)
     return float(k.double().mean()) / width

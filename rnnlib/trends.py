@@ -54,9 +54,7 @@ def seed_slopes(x: Sequence[float], y: np.ndarray) -> np.ndarray:
             f"y must have len(x) = {xs.size} >= 2 columns, got shape {ys.shape}"
         )
     if not np.all(np.isfinite(xs)) or np.ptp(xs) == 0:
-        raise ValueError(
-            f"x must be finite with at least 2 distinct values, got {x!r}"
-        )
+        raise ValueError(f"x must be finite with at least 2 distinct values, got {x!r}")
     xc = xs - xs.mean()
     return (ys - ys.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
 
@@ -72,9 +70,7 @@ class MeanInterval(NamedTuple):
     high: float
 
 
-def mean_interval(
-    values: Sequence[float], level: float = 0.95
-) -> MeanInterval:
+def mean_interval(values: Sequence[float], level: float = 0.95) -> MeanInterval:
     """The mean of ``values`` (one per seed) and its two-sided Student-t interval at ``level`` (chapters 4-6, 10).
 
     ``mean +- t_{n-1, (1+level)/2} s / sqrt(n)``, with ``s`` the sample standard deviation;
@@ -92,14 +88,10 @@ def mean_interval(
     )
     v = np.asarray(values, dtype=float)
     if v.ndim != 1 or v.size < 2 or not np.all(np.isfinite(v)):
-        raise ValueError(
-            f"values must be at least 2 finite numbers, got {values!r}"
-        )
+        raise ValueError(f"values must be at least 2 finite numbers, got {values!r}")
     mean = float(v.mean())
     half = float(
-        student_t.ppf((1 + level) / 2, v.size - 1)
-        * v.std(ddof=1)
-        / math.sqrt(v.size)
+        student_t.ppf((1 + level) / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
     )
     return MeanInterval(mean, mean - half, mean + half)
 
@@ -130,9 +122,7 @@ class SeedTrend:
         return self.text()
 
 
-def loglog_trend(
-    x: Sequence[float], y: np.ndarray, level: float = 0.95
-) -> SeedTrend:
+def loglog_trend(x: Sequence[float], y: np.ndarray, level: float = 0.95) -> SeedTrend:
     """The log-log slope of each seed's series ``y[s]`` against ``x``, and the t-interval of their mean (chapters 4-6).
 
     One least-squares fit of ``log y[s]`` against ``log x`` per seed (:func:`seed_slopes`),
@@ -215,9 +205,7 @@ def bootstrap_loglog_trend(
     n_boot = check_int(n_boot, "n_boot", minimum=100)
     xs = np.asarray(x, dtype=float)
     if xs.ndim != 1 or xs.size < 2 or not np.all(xs > 0):
-        raise ValueError(
-            f"x must be at least 2 positive sizes, got {x!r}"
-        )
+        raise ValueError(f"x must be at least 2 positive sizes, got {x!r}")
     if len(samples) != xs.size:
         raise ValueError(
             f"samples must have one sequence of draws per size, len(x) = {xs.size}, "
@@ -225,26 +213,20 @@ def bootstrap_loglog_trend(
         )
     draws = [np.asarray(s, dtype=float).ravel() for s in samples]
     for j, s in enumerate(draws):
-        if (
-            s.size < 2
-            or not np.all(np.isfinite(s))
-            or np.any(s <= 0)
-        ):
+        if s.size < 2 or not np.all(np.isfinite(s)) or np.any(s <= 0):
             raise ValueError(
                 f"samples[{j}] must be at least 2 positive finite draws, got {samples[j]!r}"
             )
     lx = np.log(xs)
 
-    point = float(
-        seed_slopes(lx, np.log([s.mean() for s in draws]))[0]
-    )
+    point = float(seed_slopes(lx, np.log([s.mean() for s in draws]))[0])
     res = bootstrap(
         draws,
         lambda *ss, axis: seed_slopes(
             lx,
-            np.log(
-                np.stack([s.mean(axis=axis) for s in ss], axis=-1)
-            ).reshape(-1, lx.size),
+            np.log(np.stack([s.mean(axis=axis) for s in ss], axis=-1)).reshape(
+                -1, lx.size
+            ),
         ),
         n_resamples=n_boot,
         confidence_level=level,

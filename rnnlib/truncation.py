@@ -69,9 +69,7 @@ __all__ = [
 
 
 @validate_params("k", model=MODEL, x=INPUTS)
-def truncated_states(
-    model: RecurrentModel, x: torch.Tensor, k: int
-) -> torch.Tensor:
+def truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Tensor:
     """The states ``s^k_1, ..., s^k_T`` of the k-step truncated model, for every t at once (chapter 9).
 
     ``s^k_t`` is the state after running the model from ``0`` on
@@ -85,19 +83,13 @@ def truncated_states(
     return _truncated_states(model, x, k)
 
 
-def _truncated_states(
-    model: RecurrentModel, x: torch.Tensor, k: int
-) -> torch.Tensor:
+def _truncated_states(model: RecurrentModel, x: torch.Tensor, k: int) -> torch.Tensor:
     """:func:`truncated_states` on validated arguments."""
     batch, T, n = x.shape
     k = min(k, T)
-    padded = torch.cat(
-        [x.new_zeros(batch, k - 1, n), x], dim=1
-    )  # (batch, T+k-1, n)
+    padded = torch.cat([x.new_zeros(batch, k - 1, n), x], dim=1)  # (batch, T+k-1, n)
     windows = (
-        padded.unfold(1, k, 1)
-        .permute(0, 1, 3, 2)
-        .reshape(batch * T, k, n)
+        padded.unfold(1, k, 1).permute(0, 1, 3, 2).reshape(batch * T, k, n)
     )  # window t: x_{t-k+1..t}
     t = torch.arange(T).unsqueeze(1)
     j = torch.arange(k).unsqueeze(0)
@@ -116,9 +108,7 @@ def _truncated_states(
 
 
 @validate_params("k", lam=OPEN_UNIT, L=NONNEGATIVE, B=NONNEGATIVE)
-def inference_bound(
-    lam: float, k: int, L: float, B: float
-) -> float:
+def inference_bound(lam: float, k: int, L: float, B: float) -> float:
     """The inference truncation bound ``lambda^k L B / (1 - lambda)`` of chapter 9.
 
     ``lam`` in (0, 1): contraction constant in the state; ``k >= 1``; ``L >= 0``:
@@ -140,9 +130,7 @@ def inference_bound(
     B=NONNEGATIVE,
     L_f=NONNEGATIVE,
 )
-def k_for_epsilon(
-    eps: float, lam: float, L: float, B: float, L_f: float = 1.0
-) -> int:
+def k_for_epsilon(eps: float, lam: float, L: float, B: float, L_f: float = 1.0) -> int:
     """The smallest k >= 1 with ``L_f lambda^k L B / (1 - lambda) <= eps`` (chapter 9).
 
     ``k = ceil(log(L_f L B / ((1 - lambda) eps)) / log(1 / lambda))``, at least 1;
@@ -151,9 +139,7 @@ def k_for_epsilon(
     scale = L_f * L * B / (1 - lam)
     if scale <= eps:
         return 1
-    k = max(
-        1, math.ceil(math.log(scale / eps) / math.log(1 / lam))
-    )
+    k = max(1, math.ceil(math.log(scale / eps) / math.log(1 / lam)))
     while (
         k > 1 and L_f * lam ** (k - 1) * L * B / (1 - lam) <= eps
     ):  # guard against rounding up too far
@@ -216,25 +202,14 @@ def _sequence_loss(
         s = model.initial_state(x.shape[0])
         for t in range(xs.shape[1]):
             s = model.step(s, xs[:, t])
-        return (
-            0.5
-            * ((model.output(s) - y[:, -1]) ** 2).sum(dim=1).mean()
-        )
-    states = (
-        model(x) if k is None else _truncated_states(model, x, k)
-    )
-    return (
-        0.5 * ((model.output(states) - y) ** 2).sum(dim=2).mean()
-    )
+        return 0.5 * ((model.output(s) - y[:, -1]) ** 2).sum(dim=1).mean()
+    states = model(x) if k is None else _truncated_states(model, x, k)
+    return 0.5 * ((model.output(states) - y) ** 2).sum(dim=2).mean()
 
 
-def _flat_grad(
-    model: RecurrentModel, loss: torch.Tensor
-) -> torch.Tensor:
+def _flat_grad(model: RecurrentModel, loss: torch.Tensor) -> torch.Tensor:
     params = [p for p in model.parameters() if p.requires_grad]
-    return torch.cat(
-        [g.reshape(-1) for g in torch.autograd.grad(loss, params)]
-    )
+    return torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, params)])
 
 
 @validate_params(model=MODEL, x=INPUTS, y=OUTPUTS, ks=Ints(1))
@@ -251,9 +226,7 @@ def gradient_difference(
     The gradient-difference lemma (a reconstruction) says this is at most
     ``gamma k lambda^k`` for a lambda-stable model. Returns an array (len(ks),).
     """
-    full = _flat_grad(
-        model, _sequence_loss(model, x, y, None, last_only)
-    )
+    full = _flat_grad(model, _sequence_loss(model, x, y, None, last_only))
     out = [
         float(
             (
@@ -291,9 +264,7 @@ class TrainingPair:
         return np.linalg.norm(self.full - self.truncated, axis=1)
 
 
-def _step_sizes(
-    lr: float, steps: int, schedule: str
-) -> np.ndarray:
+def _step_sizes(lr: float, steps: int, schedule: str) -> np.ndarray:
     if schedule == "constant":
         return np.full(steps, lr)
     return lr / np.arange(1, steps + 1)  # "decay"
@@ -311,13 +282,9 @@ def _gd_run(
     label: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     params = [p for p in model.parameters() if p.requires_grad]
-    weights = [
-        torch.cat([p.detach().reshape(-1) for p in params]).clone()
-    ]
+    weights = [torch.cat([p.detach().reshape(-1) for p in params]).clone()]
     losses = []
-    for i, alpha in enumerate(
-        progress_bar(alphas, enabled=progress, desc=label)
-    ):
+    for i, alpha in enumerate(progress_bar(alphas, enabled=progress, desc=label)):
         loss = _sequence_loss(model, x, y, k, last_only)
         grads = torch.autograd.grad(loss, params)
         if not bool(torch.isfinite(loss)) or not all(
@@ -333,9 +300,7 @@ def _gd_run(
                 p -= float(alpha) * g
             if project is not None:
                 project_spectral_(model, project)
-        w = torch.cat(
-            [p.detach().reshape(-1) for p in params]
-        ).clone()
+        w = torch.cat([p.detach().reshape(-1) for p in params]).clone()
         if not bool(torch.isfinite(w).all()):
             raise DivergenceError(
                 f"{label}: the weights became NaN/inf at step {i + 1}; lower lr"
@@ -405,9 +370,7 @@ def train_full_and_truncated(
         progress,
         f"truncated k={k}",
     )
-    return TrainingPair(
-        full_w, tr_w, full_loss, tr_loss, alphas, k
-    )
+    return TrainingPair(full_w, tr_w, full_loss, tr_loss, alphas, k)
 
 
 @validate_params(
@@ -526,9 +489,7 @@ def _project(W: torch.Tensor, radius: float) -> torch.Tensor:
     excess = (s - radius).clamp_min(0.0)
     if not bool((excess > 0).any()):
         return W
-    return (W.double() - (Us * excess.unsqueeze(1)) @ Vh).to(
-        W.dtype
-    )
+    return (W.double() - (Us * excess.unsqueeze(1)) @ Vh).to(W.dtype)
 
 
 @validate_params("steps", project=PARAMS["lam"], last_only=Bool())
@@ -577,9 +538,7 @@ def batched_gd_weights(
             f"truncations must have length R = {R}, got {list(truncations)}"
         )
     if min(truncations) < 1:
-        raise ValueError(
-            f"truncations must be >= 1, got {list(truncations)}"
-        )
+        raise ValueError(f"truncations must be >= 1, got {list(truncations)}")
     if alphas.shape != (R, steps):
         raise ValueError(
             f"alphas must have shape (R, steps) = ({R}, {steps}), got {tuple(alphas.shape)}"
@@ -588,11 +547,7 @@ def batched_gd_weights(
         windows, yt = x, y[:, :, -1]
     else:  # window t: x_{t-T+1..t}, zeros before the sequence
         padded = torch.cat([x.new_zeros(R, B, T - 1, n), x], dim=2)
-        windows = (
-            padded.unfold(2, T, 1)
-            .permute(0, 1, 2, 4, 3)
-            .reshape(R, B * T, T, n)
-        )
+        windows = padded.unfold(2, T, 1).permute(0, 1, 2, 4, 3).reshape(R, B * T, T, n)
         yt = y.reshape(R, B * T, -1)
     ks = torch.tensor([min(int(k), T) for k in truncations])
     masks = (
@@ -602,9 +557,7 @@ def batched_gd_weights(
     )
     W = W0.detach().clone().requires_grad_(True)
     U = U0.detach().clone().requires_grad_(True)
-    out = [
-        torch.cat([W.reshape(R, -1), U.reshape(R, -1)], 1).detach()
-    ]
+    out = [torch.cat([W.reshape(R, -1), U.reshape(R, -1)], 1).detach()]
     for i in range(steps):
         loss = _losses(W, U, C, windows, masks, yt).sum()
         gW, gU = torch.autograd.grad(loss, (W, U))
@@ -612,18 +565,11 @@ def batched_gd_weights(
             a = alphas[:, i].reshape(R, 1, 1)
             W_new = _project(W - a * gW, project)
             U_new = U - a * gU
-        if not bool(
-            torch.isfinite(W_new).all()
-            and torch.isfinite(U_new).all()
-        ):
+        if not bool(torch.isfinite(W_new).all() and torch.isfinite(U_new).all()):
             raise FloatingPointError(
                 f"the weights became NaN/inf at step {i + 1}; lower the step size"
             )
         W = W_new.requires_grad_(True)
         U = U_new.requires_grad_(True)
-        out.append(
-            torch.cat(
-                [W.reshape(R, -1), U.reshape(R, -1)], 1
-            ).detach()
-        )
+        out.append(torch.cat([W.reshape(R, -1), U.reshape(R, -1)], 1).detach())
     return torch.stack(out).double()

@@ -44,18 +44,14 @@ def _check_range(
 ) -> None:
     """ipywidgets would clamp a value outside [min, max] silently: refuse it instead."""
     if not low < high:
-        raise ValueError(
-            f"{names[1]} must be < {names[2]}, got {low} and {high}"
-        )
+        raise ValueError(f"{names[1]} must be < {names[2]}, got {low} and {high}")
     if not low <= value <= high:
         raise ValueError(
             f"{names[0]} must lie in [{names[1]}, {names[2]}] = [{low}, {high}], got {value}"
         )
 
 
-@validate_params(
-    value=ANY_INT, min=ANY_INT, max=ANY_INT, step=Int(1)
-)
+@validate_params(value=ANY_INT, min=ANY_INT, max=ANY_INT, step=Int(1))
 def int_slider(
     value: int,
     min: int,
@@ -78,9 +74,7 @@ def int_slider(
     )
 
 
-@validate_params(
-    value=ANY_REAL, min=ANY_REAL, max=ANY_REAL, step=POSITIVE
-)
+@validate_params(value=ANY_REAL, min=ANY_REAL, max=ANY_REAL, step=POSITIVE)
 def float_slider(
     value: float,
     min: float,
@@ -148,13 +142,9 @@ def explore(figure_fn: Callable[..., object], **sliders):
     import ipywidgets as w
 
     if not callable(figure_fn):
-        raise TypeError(
-            f"figure_fn must be callable, got {type(figure_fn).__name__}"
-        )
+        raise TypeError(f"figure_fn must be callable, got {type(figure_fn).__name__}")
     if not sliders:
-        raise ValueError(
-            "sliders: explore needs at least one slider keyword argument"
-        )
+        raise ValueError("sliders: explore needs at least one slider keyword argument")
 
     status = w.HTML(value="")
     timings: list[float] = []
@@ -170,9 +160,7 @@ def explore(figure_fn: Callable[..., object], **sliders):
             elapsed = time.perf_counter() - start
             timings.append(elapsed)
             status.value = (
-                f"<i>redrawn in {elapsed:.1f} s</i>"
-                if elapsed > SLOW_S
-                else ""
+                f"<i>redrawn in {elapsed:.1f} s</i>" if elapsed > SLOW_S else ""
             )
 
     ui = w.interactive(show, **sliders)

@@ -23,9 +23,7 @@ def unsealed(monkeypatch):
 
     from rnnlib.homework import _core
 
-    monkeypatch.setattr(
-        _core, "_sealed", lambda sealed: contextlib.nullcontext()
-    )
+    monkeypatch.setattr(_core, "_sealed", lambda sealed: contextlib.nullcontext())
 
 
 @pytest.fixture

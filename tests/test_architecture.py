@@ -47,11 +47,7 @@ def modules() -> dict[str, Path]:
 def _resolve(module: str, path: Path, node: ast.ImportFrom) -> str:
     if not node.level:
         return node.module or ""
-    package = (
-        module
-        if path.name == "__init__.py"
-        else module.rpartition(".")[0]
-    )
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     base = package.split(".")
     if node.level > 1:
         base = base[: -(node.level - 1)]
@@ -72,17 +68,13 @@ def imports(
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name in mods:
-                        out.append(
-                            (module, alias.name, None, node.lineno)
-                        )
+                        out.append((module, alias.name, None, node.lineno))
             elif isinstance(node, ast.ImportFrom):
                 target = _resolve(module, path, node)
                 for alias in node.names:
                     sub = f"{target}.{alias.name}"
                     if sub in mods:
-                        out.append(
-                            (module, sub, None, node.lineno)
-                        )
+                        out.append((module, sub, None, node.lineno))
                     elif target in mods:
                         out.append(
                             (
@@ -98,9 +90,7 @@ def imports(
 def _internal_to(importer: str, utility: str) -> bool:
     """May ``importer`` use the private names of the underscore module ``utility``?"""
     package = utility.rpartition(".")[0]
-    return importer == package or importer.startswith(
-        package + "."
-    )
+    return importer == package or importer.startswith(package + ".")
 
 
 def test_no_private_name_is_imported_across_modules():
@@ -177,12 +167,7 @@ def test_no_import_circle():
     circles = _cycles(graph)
     lines = []
     for comp in circles:
-        edges = [
-            f"{a} -> {b}"
-            for a in comp
-            for b in sorted(graph[a])
-            if b in comp
-        ]
+        edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
         lines.append("circle: " + ", ".join(edges))
     assert not circles, "\n".join(lines)
 
@@ -208,8 +193,7 @@ def _table_modules(heading: str) -> list[str]:
     start = next(
         i
         for i, line in enumerate(lines)
-        if line.lstrip("#").strip() == heading
-        and line.startswith("#")
+        if line.lstrip("#").strip() == heading and line.startswith("#")
     )
     out = []
     for line in lines[start + 1 :]:
@@ -226,17 +210,12 @@ def _package_units(pkg: str) -> set[str]:
     base = ROOT / pkg
     units = set()
     for path in sorted(base.iterdir()):
-        if (
-            path.name.startswith((".", "__"))
-            or path.name == "tests"
-        ):
+        if path.name.startswith((".", "__")) or path.name == "tests":
             continue
         if path.suffix == ".py":
             units.add(path.stem)
         elif (path / "__init__.py").exists():
-            if (
-                pkg == "booktools"
-            ):  # machinery: one row per module of a subpackage
+            if pkg == "booktools":  # machinery: one row per module of a subpackage
                 units |= {
                     f"{path.name}.{p.stem}"
                     for p in sorted(path.glob("*.py"))
@@ -274,9 +253,7 @@ def test_every_module_is_on_the_map_and_every_row_exists():
             )
         dup = sorted({u for u in named if named.count(u) > 1})
         if dup:
-            problems.append(
-                f"'{heading}' lists {dup} more than once"
-            )
+            problems.append(f"'{heading}' lists {dup} more than once")
     assert not problems, "\n".join(problems)
 
 
@@ -326,9 +303,7 @@ def function_copies(sources: dict[str, str]) -> list[list[str]]:
             if isinstance(node, ast.FunctionDef):
                 where = f"{module}:{node.name}"
                 by_name.setdefault(node.name, []).append(where)
-                by_body.setdefault(_body_key(node), []).append(
-                    where
-                )
+                by_body.setdefault(_body_key(node), []).append(where)
     groups = {
         tuple(sorted(g))
         for g in [*by_name.values(), *by_body.values()]
@@ -339,20 +314,14 @@ def function_copies(sources: dict[str, str]) -> list[list[str]]:
 
 def test_no_helper_is_defined_twice():
     """A helper two modules need lives once, public (or in an underscore utility) in the lower module."""
-    sources = {
-        m: p.read_text()
-        for m, p in modules().items()
-        if m.startswith("rnnlib")
-    }
+    sources = {m: p.read_text() for m, p in modules().items() if m.startswith("rnnlib")}
     bad = [
         g
         for g in function_copies(sources)
-        if not {w.partition(":")[2] for w in g}
-        <= set(KNOWN_COPIES)
+        if not {w.partition(":")[2] for w in g} <= set(KNOWN_COPIES)
     ]
-    assert not bad, (
-        "functions defined in two modules of rnnlib:\n  "
-        + ("\n  ".join(", ".join(g) for g in bad))
+    assert not bad, "functions defined in two modules of rnnlib:\n  " + (
+        "\n  ".join(", ".join(g) for g in bad)
     )
 
 
@@ -390,9 +359,7 @@ def private_method_calls(
                         and item.name.startswith("_")
                         and not item.name.startswith("__")
                     ):
-                        defined.setdefault(item.name, set()).add(
-                            module
-                        )
+                        defined.setdefault(item.name, set()).add(module)
     out = []
     for module, tree in trees.items():
         for node in ast.walk(tree):
@@ -413,11 +380,7 @@ def private_method_calls(
 
 
 def test_no_private_method_is_called_from_another_module():
-    sources = {
-        m: p.read_text()
-        for m, p in modules().items()
-        if m.startswith("rnnlib")
-    }
+    sources = {m: p.read_text() for m, p in modules().items() if m.startswith("rnnlib")}
     bad = private_method_calls(sources)
     assert not bad, (
         "private methods used outside their module (give them a public name):\n  "
@@ -433,9 +396,7 @@ def test_the_private_method_scan_finds_calls():
             "c": "def g(model):\n    return model.check(1)\n",
         }
     )
-    assert len(found) == 1 and found[0].startswith(
-        "b:2: model._check"
-    ), found
+    assert len(found) == 1 and found[0].startswith("b:2: model._check"), found
 
 
 def test_the_shifted_states_are_computed_in_one_place():
@@ -454,12 +415,8 @@ def test_the_shifted_states_are_computed_in_one_place():
         and m != "rnnlib._recurrence"
         and shift.search(p.read_text())
     ]
-    assert not found, (
-        f"inline copies of previous_states in {found}"
-    )
+    assert not found, f"inline copies of previous_states in {found}"
     assert shift.search(
         "h0 = torch.cat([torch.zeros_like(s[:, :1]), s[:, :-1]], dim=1)"
     ), "the pattern no longer matches the expression it looks for"
-    assert shift.search(
-        (ROOT / "rnnlib" / "_recurrence.py").read_text()
-    )
+    assert shift.search((ROOT / "rnnlib" / "_recurrence.py").read_text())

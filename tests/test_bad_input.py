@@ -89,15 +89,11 @@ def row(
     """One bad call; the exception defaults to ``TypeError`` for the kinds ``type``/``dtype``."""
     assert kind in KIND_WORDS, kind
     if exc is None:
-        exc = (
-            TypeError if kind in ("type", "dtype") else ValueError
-        )
+        exc = TypeError if kind in ("type", "dtype") else ValueError
     ROWS.append(Row(target, kind, call, arg, note, exc))
 
 
-def with_nan(
-    t: torch.Tensor, value: float = math.nan
-) -> torch.Tensor:
+def with_nan(t: torch.Tensor, value: float = math.nan) -> torch.Tensor:
     t = t.clone()
     t.reshape(-1)[0] = value
     return t
@@ -1323,21 +1319,15 @@ def public_names() -> dict[str, object]:
     for modname in modules:
         module = importlib.import_module(modname)
         names = getattr(module, "__all__", None)
-        assert names is not None, (
-            f"{modname} has no __all__ (list its public names)"
-        )
+        assert names is not None, f"{modname} has no __all__ (list its public names)"
         for name in names:
             out[f"{modname}.{name}"] = getattr(module, name)
         if modname in ("rnnlib.homework", "rnnlib.experiments"):
             for sub in pkgutil.iter_modules(module.__path__):
                 if not sub.name.startswith("_"):
-                    submodule = importlib.import_module(
-                        f"{modname}.{sub.name}"
-                    )
+                    submodule = importlib.import_module(f"{modname}.{sub.name}")
                     for name in getattr(submodule, "__all__", []):
-                        out[f"{modname}.{sub.name}.{name}"] = (
-                            getattr(submodule, name)
-                        )
+                        out[f"{modname}.{sub.name}.{name}"] = getattr(submodule, name)
     return out
 
 
@@ -1347,10 +1337,7 @@ def _resolve(target: str) -> object:
 
 
 def _names_the_argument(arg: str, message: str) -> bool:
-    return (
-        re.search(rf"(?<!\w){re.escape(arg)}(?!\w)", message)
-        is not None
-    )
+    return re.search(rf"(?<!\w){re.escape(arg)}(?!\w)", message) is not None
 
 
 @pytest.mark.parametrize("case", ROWS, ids=[r.id for r in ROWS])
@@ -1378,10 +1365,7 @@ def _needs_no_rows(obj: object) -> bool:
     if inspect.isclass(obj):
         return (
             issubclass(obj, Exception)
-            or (
-                dataclasses.is_dataclass(obj)
-                and not hasattr(obj, "__post_init__")
-            )
+            or (dataclasses.is_dataclass(obj) and not hasattr(obj, "__post_init__"))
             or (issubclass(obj, tuple) and hasattr(obj, "_fields"))
         )
     return False
@@ -1391,14 +1375,11 @@ def test_every_public_name_has_rows():
     covered = {id(_resolve(r.target)) for r in ROWS} | {
         id(_resolve(t)) for t, _, _ in declared_constraints()
     }
-    allowed = {
-        id(_resolve(name)) for name in NO_ARGUMENTS_TO_VALIDATE
-    }
+    allowed = {id(_resolve(name)) for name in NO_ARGUMENTS_TO_VALIDATE}
     missing = sorted(
         name
         for name, obj in public_names().items()
-        if id(obj) not in covered | allowed
-        and not _needs_no_rows(obj)
+        if id(obj) not in covered | allowed and not _needs_no_rows(obj)
     )
     assert not missing, (
         "public rnnlib names without a bad-input row in tests/test_bad_input.py "
@@ -1406,22 +1387,14 @@ def test_every_public_name_has_rows():
         + "\n  ".join(missing)
     )
     for name, reason in NO_ARGUMENTS_TO_VALIDATE.items():
-        assert reason, (
-            f"{name}: say why it has nothing to validate"
-        )
+        assert reason, f"{name}: say why it has nothing to validate"
 
 
 def test_divergent_training_stops_with_a_clear_error():
     """Gradient descent that blows up raises DivergenceError naming the cause, never returns NaN curves."""
-    model = dynamical.SimpleRNN(
-        N_IN, H, activation="relu", generator=0
-    )
-    x = 10 * torch.randn(
-        4, 12, N_IN, generator=torch.Generator().manual_seed(1)
-    )
-    y = torch.randn(
-        4, 12, 1, generator=torch.Generator().manual_seed(2)
-    )
+    model = dynamical.SimpleRNN(N_IN, H, activation="relu", generator=0)
+    x = 10 * torch.randn(4, 12, N_IN, generator=torch.Generator().manual_seed(1))
+    y = torch.randn(4, 12, 1, generator=torch.Generator().manual_seed(2))
     with pytest.raises(
         truncation.DivergenceError, match=r"(?i)nan|inf|diverge"
     ) as info:
@@ -1431,9 +1404,7 @@ def test_divergent_training_stops_with_a_clear_error():
     assert "lr" in str(info.value)
     with pytest.raises(truncation.DivergenceError):
         truncation.weight_distance_sweep(
-            dynamical.SimpleRNN(
-                N_IN, H, activation="relu", generator=0
-            ),
+            dynamical.SimpleRNN(N_IN, H, activation="relu", generator=0),
             x,
             y,
             [3],
@@ -1474,9 +1445,7 @@ def declared_constraints() -> list[tuple[str, str, object]]:
     out = []
     for target, obj in sorted(public_names().items()):
         fn = obj.__init__ if inspect.isclass(obj) else obj
-        for name, spec in getattr(
-            fn, "__rnnlib_params__", {}
-        ).items():
+        for name, spec in getattr(fn, "__rnnlib_params__", {}).items():
             out.append((target, name, spec))
     return out
 
@@ -1491,12 +1460,8 @@ class Bad:
         return f"<{self.kind}>"
 
     def make(self, good):
-        if isinstance(
-            good, torch.nn.Module
-        ):  # "nan": a copy with a NaN weight
-            return _with_nan_weight(
-                good, next(iter(dict(good.named_parameters())))
-            )
+        if isinstance(good, torch.nn.Module):  # "nan": a copy with a NaN weight
+            return _with_nan_weight(good, next(iter(dict(good.named_parameters()))))
         return {
             "list": lambda: good.tolist(),
             "ndim": lambda: good.unsqueeze(0),
@@ -1517,27 +1482,15 @@ def bad_values(spec) -> list[object]:
     if isinstance(spec, _validation.Tensor):
         out = [Bad("list")]
         out += [Bad("ndim")] if spec.ndim or spec.shape else []
-        out += (
-            [Bad("int64")]
-            if spec.floating or spec.dtype_of
-            else []
-        )
+        out += [Bad("int64")] if spec.floating or spec.dtype_of else []
         out += [Bad("float")] if spec.integer else []
-        out += (
-            [Bad("nan"), Bad("inf")]
-            if spec.finite and not spec.integer
-            else []
-        )
+        out += [Bad("nan"), Bad("inf")] if spec.finite and not spec.integer else []
         return out + ([Bad("empty")] if spec.nonempty else [])
     if isinstance(spec, _validation.Model):
-        return ["not a model"] + (
-            [Bad("nan")] if spec.finite else []
-        )
+        return ["not a model"] + ([Bad("nan")] if spec.finite else [])
     if isinstance(spec, _validation.Ints):
         low = 1 if spec.low is None else spec.low
-        return ["3", [], [2.5]] + (
-            [] if spec.low is None else [[low - 1]]
-        )
+        return ["3", [], [2.5]] + ([] if spec.low is None else [[low - 1]])
     if isinstance(spec, _validation.DType):
         return [torch.int64, "float32"]
     if isinstance(spec, _validation.Choice):
@@ -1571,16 +1524,10 @@ def good_value(spec, kwargs: dict) -> object:
         ]
         if spec.integer:
             return torch.ones(sizes, dtype=torch.int64)
-        dtype = (
-            kwargs[spec.dtype_of].dtype
-            if spec.dtype_of
-            else torch.float32
-        )
+        dtype = kwargs[spec.dtype_of].dtype if spec.dtype_of else torch.float32
         return torch.full(sizes, 0.5, dtype=dtype)
     if isinstance(spec, _validation.Model):
-        return next(
-            m for m in EXAMPLE_MODELS if isinstance(m, spec.kinds)
-        )
+        return next(m for m in EXAMPLE_MODELS if isinstance(m, spec.kinds))
     if isinstance(spec, _validation.Ints):
         return [1 if spec.low is None else spec.low]
     if isinstance(spec, _validation.DType):
@@ -1596,11 +1543,7 @@ def good_value(spec, kwargs: dict) -> object:
         return 0 if lo is None else lo
     if lo is not None and hi is not None:
         return (lo + hi) / 2
-    return (
-        lo + 1.0
-        if lo is not None
-        else (0.0 if hi is None else hi - 1.0)
-    )
+    return lo + 1.0 if lo is not None else (0.0 if hi is None else hi - 1.0)
 
 
 def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
@@ -1663,11 +1606,7 @@ def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
         or isinstance(bad, float)
         and isinstance(spec, _validation.Int)
     ):
-        kind = (
-            "an integer"
-            if isinstance(spec, _validation.Int)
-            else "a real number"
-        )
+        kind = "an integer" if isinstance(spec, _validation.Int) else "a real number"
         return TypeError, rf"^{a} must be {kind}"
     if isinstance(spec, _validation.Int):
         if spec.low is not None and bad < spec.low:
@@ -1694,9 +1633,7 @@ def _generated_params():
             )
 
 
-@pytest.mark.parametrize(
-    "target, name, spec, bad", list(_generated_params())
-)
+@pytest.mark.parametrize("target, name, spec, bad", list(_generated_params()))
 def test_declared_constraint_is_refused(target, name, spec, bad):
     """Each declared constraint refuses each of its bad values, naming the argument and the range.
 
@@ -1710,14 +1647,11 @@ def test_declared_constraint_is_refused(target, name, spec, bad):
     params = [
         p
         for p in inspect.signature(fn).parameters.values()
-        if p.name != "self"
-        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     for p in sorted(  # tensors last: their sizes may read a model
         params,
-        key=lambda p: isinstance(
-            declared.get(p.name), _validation.Tensor
-        ),
+        key=lambda p: isinstance(declared.get(p.name), _validation.Tensor),
     ):
         if p.name in declared:
             kwargs[p.name] = good_value(declared[p.name], kwargs)

@@ -46,12 +46,7 @@ def synthetic_jsb(seed: int = 0) -> dict[str, list]:
             # a slow random walk of the bass: the previous frame predicts the next
             steps = rng.choice([-2, 0, 0, 0, 2], size=T)
             bass = np.clip(50 + np.cumsum(steps), 43, 59)
-            seqs.append(
-                [
-                    tuple(int(b + d) for d in (0, 7, 12, 16))
-                    for b in bass
-                ]
-            )
+            seqs.append([tuple(int(b + d) for d in (0, 7, 12, 16)) for b in bass])
         out[split] = seqs
     return out
 
@@ -68,27 +63,21 @@ def write_mat(path: Path, obj: dict) -> Path:
     for split, seqs in obj.items():
         arr = np.empty((1, len(seqs)), dtype=object)
         for i, q in enumerate(seqs):
-            arr[0, i] = data.notes_to_roll(
-                [list(f) for f in q]
-            ).astype(float)
+            arr[0, i] = data.notes_to_roll([list(f) for f in q]).astype(float)
         cells[f"{split}data"] = arr
     scipy_io.savemat(path, cells)
     return path
 
 
 @pytest.mark.parametrize("suffix", [".pickle", ".mat"])
-def test_the_chapters_data_path_on_a_standard_file(
-    tmp_path, suffix
-):
+def test_the_chapters_data_path_on_a_standard_file(tmp_path, suffix):
     raw = synthetic_jsb()
     write = write_pickle if suffix == ".pickle" else write_mat
     path = write(tmp_path / f"JSB_Chorales{suffix}", raw)
     music = data.load_benchmark(path)
     assert music.source == path.name
     stats = music.statistics()
-    assert [
-        stats[s]["sequences"] for s in ("train", "valid", "test")
-    ] == [
+    assert [stats[s]["sequences"] for s in ("train", "valid", "test")] == [
         10,
         4,
         4,
@@ -101,16 +90,10 @@ def test_the_chapters_data_path_on_a_standard_file(
     # the baselines and the models of one seed run unchanged on it
     prev = ns.fit_baseline(music.train, previous=True)
     marg = ns.fit_baseline(music.train, previous=False)
-    assert ns.evaluate(prev, music.test) < ns.evaluate(
-        marg, music.test
-    )
-    models, histories = ch11.train_models(
-        music, generator=0, progress=False, **TINY
-    )
+    assert ns.evaluate(prev, music.test) < ns.evaluate(marg, music.test)
+    models, histories = ch11.train_models(music, generator=0, progress=False, **TINY)
     assert sorted(models) == [
-        ("music", k, v)
-        for k in ("lstm", "rnn")
-        for v in ("stable", "unstable")
+        ("music", k, v) for k in ("lstm", "rnn") for v in ("stable", "unstable")
     ]
     assert all(h.best_step >= 1 for h in histories.values())
     row = ch11.measure_music(
@@ -124,13 +107,8 @@ def test_the_chapters_data_path_on_a_standard_file(
     assert 0 < row["truncation"]["2"]["untouched"] < 1
     # both layouts give the same rolls
     if suffix == ".mat":
-        other = data.load_benchmark(
-            write_pickle(tmp_path / "JSB_Chorales.pickle", raw)
-        )
-        assert all(
-            np.array_equal(a, b)
-            for a, b in zip(music.test, other.test)
-        )
+        other = data.load_benchmark(write_pickle(tmp_path / "JSB_Chorales.pickle", raw))
+        assert all(np.array_equal(a, b) for a, b in zip(music.test, other.test))
 
 
 def test_defaults_match_the_chapters_parameters_cell():
@@ -138,11 +116,7 @@ def test_defaults_match_the_chapters_parameters_cell():
     import nbformat
 
     nb = nbformat.read(CHAPTER, as_version=4)
-    cell = next(
-        c
-        for c in nb.cells
-        if "parameters" in c.metadata.get("tags", [])
-    )
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
     values: dict = {}
     exec(cell.source, {}, values)
     assert {k: values[k] for k in ch11.DEFAULTS} == ch11.DEFAULTS
@@ -176,10 +150,7 @@ def test_the_live_run_is_the_start_of_the_recorded_one():
 
 def test_train_models_refuses_bad_input():
     music = data.PianoRollData(
-        *(
-            [np.zeros((5, data.N_KEYS), dtype=np.uint8)]
-            for _ in range(3)
-        ),
+        *([np.zeros((5, data.N_KEYS), dtype=np.uint8)] for _ in range(3)),
         {s: [f"{s}/0"] for s in ("train", "valid", "test")},
         source="toy",
     )

@@ -97,9 +97,7 @@ _AT_RATE = re.compile(
     r"\bat\s+(?:a\s+)?rate\s+(?:(?:at\s+most|at\s+least|below|above|of|<=|<)\s+)?",
     re.I,
 )
-_NEGATIVE_POWER = re.compile(
-    r"[\w)]+\^\(\s*[-−]\s*\d+(?:\.\d+)?(?:\s*/\s*\d+)?\s*\)"
-)
+_NEGATIVE_POWER = re.compile(r"[\w)]+\^\(\s*[-−]\s*\d+(?:\.\d+)?(?:\s*/\s*\d+)?\s*\)")
 #: Greek letters the texts spell out; a symbolic rate's base is one of these or a letter.
 _GREEK = frozenset(
     "alpha beta gamma delta eps epsilon lambda mu rho sigma tau theta".split()
@@ -152,9 +150,7 @@ def check_cells() -> dict[str, list[str]]:
         for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type != "code":
                 continue
-            for claim_id in dict.fromkeys(
-                CHECK_ID.findall(cell.source)
-            ):
+            for claim_id in dict.fromkeys(CHECK_ID.findall(cell.source)):
                 cells.setdefault(claim_id, []).append(cell.source)
     return cells
 
@@ -163,16 +159,13 @@ def _tree(source: str) -> ast.Module:
     """The cell parsed as Python, IPython magics and shell escapes blanked."""
     return ast.parse(
         "\n".join(
-            "" if re.match(r"\s*[%!]", line) else line
-            for line in source.split("\n")
+            "" if re.match(r"\s*[%!]", line) else line for line in source.split("\n")
         )
     )
 
 
 #: Methods that change the object they are called on (``margins.append(x)``).
-_MUTATORS = frozenset(
-    {"append", "extend", "update", "add", "insert", "setdefault"}
-)
+_MUTATORS = frozenset({"append", "extend", "update", "add", "insert", "setdefault"})
 
 
 def _stores(statement: ast.stmt) -> set[str]:
@@ -180,9 +173,7 @@ def _stores(statement: ast.stmt) -> set[str]:
     defined (``def f``), or mutated by a method (``x.append(...)``)."""
     out: set[str] = set()
     for node in ast.walk(statement):
-        if isinstance(node, ast.Name) and isinstance(
-            node.ctx, ast.Store
-        ):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             out.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.ClassDef):
             out.add(node.name)
@@ -250,31 +241,21 @@ def check_slice(source: str, claim_id: str) -> str:
             kept.append(statement)
             # a plain assignment replaces the name: earlier values of it are not read
             if isinstance(statement, ast.Assign):
-                needed -= {
-                    t.id
-                    for t in statement.targets
-                    if isinstance(t, ast.Name)
-                }
+                needed -= {t.id for t in statement.targets if isinstance(t, ast.Name)}
             needed |= {
                 n.id
                 for n in ast.walk(statement)
-                if isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Load)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
             }
     return "\n".join(
-        ast.unparse(statement)
-        for statement in sorted(kept, key=lambda st: st.lineno)
+        ast.unparse(statement) for statement in sorted(kept, key=lambda st: st.lineno)
     )
 
 
-def _strings(
-    node: ast.AST, bound: dict[str, set[str]]
-) -> set[str] | None:
+def _strings(node: ast.AST, bound: dict[str, set[str]]) -> set[str] | None:
     """The string values ``node`` can take (None when unknown): a constant, a name bound to
     constants earlier in the cell, or a conditional expression of those."""
-    if isinstance(node, ast.Constant) and isinstance(
-        node.value, str
-    ):
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {node.value}
     if isinstance(node, ast.Name):
         return bound.get(node.id)
@@ -287,9 +268,7 @@ def _strings(
     return None
 
 
-def _bind(
-    target: ast.AST, value: ast.AST, bound: dict[str, set[str]]
-) -> None:
+def _bind(target: ast.AST, value: ast.AST, bound: dict[str, set[str]]) -> None:
     """Record in ``bound`` the strings an assignment gives its names (tuples unpacked)."""
     if isinstance(target, ast.Name):
         values = _strings(value, bound)
@@ -298,9 +277,9 @@ def _bind(
         else:
             bound[target.id] = values
     elif isinstance(target, ast.Tuple | ast.List):
-        if isinstance(value, ast.Tuple | ast.List) and len(
-            value.elts
-        ) == len(target.elts):
+        if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(
+            target.elts
+        ):
             for t, v in zip(target.elts, value.elts, strict=True):
                 _bind(t, v, bound)
         else:
@@ -316,11 +295,7 @@ def verdicts(source: str, claim: claims.Claim) -> set[str] | None:
     claim, ``"reproduced"`` otherwise). A name is looked up among the string assignments
     the cell makes before the call (in source order).
     """
-    default = (
-        claims.CLOSED_FORM
-        if claim.closed_form
-        else _VERDICT_REPRODUCED
-    )
+    default = claims.CLOSED_FORM if claim.closed_form else _VERDICT_REPRODUCED
     tree = _tree(source)
     events: list[tuple[int, int, ast.AST]] = sorted(
         (
@@ -404,9 +379,7 @@ def rate_phrases(text: str) -> list[str]:
     for pattern, symbols in ((_LIKE, False), (_AT_RATE, True)):
         for match in pattern.finditer(text):
             phrase = _math_run(text, match.end(), symbols)
-            if phrase and (
-                symbols or re.search(r"[\^/]|sqrt\(|exp\(", phrase)
-            ):
+            if phrase and (symbols or re.search(r"[\^/]|sqrt\(|exp\(", phrase)):
                 phrases.append(
                     (
                         match.end(),
@@ -442,22 +415,16 @@ def rate_terms(phrase: str) -> tuple[set[Fraction], set[str]]:
         phrase,
     ):
         exponent = (match["group"] or match["tok"]).strip()
-        if re.fullmatch(
-            r"[-−]?\s*\d+(?:\.\d+)?(?:\s*/\s*\d+)?", exponent
-        ):
+        if re.fullmatch(r"[-−]?\s*\d+(?:\.\d+)?(?:\s*/\s*\d+)?", exponent):
             numbers.add(_number(exponent))
             continue
-        coefficient = re.match(
-            r"(\d+(?:\.\d+)?)\s*[A-Za-z]", exponent
-        )
+        coefficient = re.match(r"(\d+(?:\.\d+)?)\s*[A-Za-z]", exponent)
         if coefficient:
             numbers.add(_number(coefficient[1]))
         if match["base"] != ")":
             symbols.add(match["base"].lower())
     numbers |= {Fraction(1, 2)} if "sqrt(" in phrase else set()
-    if re.search(
-        r"(?<![\w.)])1\s*/\s*[A-Za-z_]\w*(?!\w|\s*\^|\()", phrase
-    ):
+    if re.search(r"(?<![\w.)])1\s*/\s*[A-Za-z_]\w*(?!\w|\s*\^|\()", phrase):
         numbers.add(Fraction(1))
     bare = phrase.strip().lower()
     if bare in _GREEK or re.fullmatch(r"[a-z]", bare):
@@ -472,15 +439,11 @@ def _literal(node: ast.AST) -> Fraction | None:
         float,
     ):
         return Fraction(node.value).limit_denominator(10**6)
-    if isinstance(node, ast.UnaryOp) and isinstance(
-        node.op, ast.USub | ast.UAdd
-    ):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = _literal(node.operand)
         sign = -1 if isinstance(node.op, ast.USub) else 1
         return None if value is None else sign * value
-    if isinstance(node, ast.BinOp) and isinstance(
-        node.op, ast.Div
-    ):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         a, b = _literal(node.left), _literal(node.right)
         if a is not None and b:
             return (a / b).limit_denominator(10**6)
@@ -525,31 +488,21 @@ def source_intervals(
     confidence interval inside the tolerance), asserts (-0.65, -0.35) too."""
     found: set[tuple[Fraction, Fraction]] = set()
     for node in ast.walk(_tree(source)):
-        if isinstance(node, ast.BoolOp) and isinstance(
-            node.op, ast.And
-        ):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             ends = [e for e in map(_end_bound, node.values) if e]
             for base, end, a in ends:
                 for base2, end2, b in ends:
-                    if (
-                        base == base2
-                        and (end, end2) == ("low", "high")
-                        and a * b > 0
-                    ):
+                    if base == base2 and (end, end2) == ("low", "high") and a * b > 0:
                         found.add(
                             (
                                 min(abs(a), abs(b)),
                                 max(abs(a), abs(b)),
                             )
                         )
-        if not (
-            isinstance(node, ast.Compare) and len(node.ops) == 2
-        ):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 2):
             continue
         ops = {type(op) for op in node.ops}
-        if not (
-            ops <= {ast.Lt, ast.LtE} or ops <= {ast.Gt, ast.GtE}
-        ):
+        if not (ops <= {ast.Lt, ast.LtE} or ops <= {ast.Gt, ast.GtE}):
             continue
         a, b = _literal(node.left), _literal(node.comparators[1])
         if a is None or b is None or a * b < 0:
@@ -568,8 +521,7 @@ def _compared(
     tells it from its neighbours: ``-0.6 < slope < -0.4`` tests m^(-1/2), while
     ``-0.8 < slope < -0.25`` admits m^(-1/4) and ``slope < -0.35`` any faster rate)."""
     return number in numbers or any(
-        number / 2 < lo < number < hi < 2 * number
-        for lo, hi in intervals
+        number / 2 < lo < number < hi < 2 * number for lo, hi in intervals
     )
 
 
@@ -610,9 +562,7 @@ def rate_findings(claim: claims.Claim, source: str) -> list[str]:
     for phrase in phrases:
         wanted, symbols = rate_terms(phrase)
         missing = sorted(
-            str(n)
-            for n in wanted
-            if not _compared(n, numbers, intervals)
+            str(n) for n in wanted if not _compared(n, numbers, intervals)
         ) + sorted(s for s in symbols if not _has_symbol(s, names))
         if missing or not (wanted or symbols):
             found.append(
@@ -630,11 +580,7 @@ def _reduces(source: str) -> bool:
     for node in ast.walk(_tree(source)):
         if isinstance(
             node,
-            ast.For
-            | ast.ListComp
-            | ast.SetComp
-            | ast.DictComp
-            | ast.GeneratorExp,
+            ast.For | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp,
         ):
             return True
         if isinstance(node, ast.Call):
@@ -653,16 +599,10 @@ def _reduces(source: str) -> bool:
 
 def quantifiers(text: str) -> list[str]:
     """The quantified swept quantities of ``text``: "both lengths", "every recorded seed"."""
-    return [
-        m[0]
-        for m in _QUANTIFIER.finditer(text)
-        if m["noun"].lower() in SWEPT
-    ]
+    return [m[0] for m in _QUANTIFIER.finditer(text) if m["noun"].lower() in SWEPT]
 
 
-def quantifier_findings(
-    claim: claims.Claim, source: str
-) -> list[str]:
+def quantifier_findings(claim: claims.Claim, source: str) -> list[str]:
     """Rule 2: a text that quantifies over a swept quantity has a check that reduces over values."""
     said = quantifiers(claim.text)
     if not said or _reduces(check_slice(source, claim.id)):
@@ -691,9 +631,7 @@ def baselines(text: str) -> list[str]:
     return found
 
 
-def comparator_findings(
-    claim: claims.Claim, source: str
-) -> list[str]:
+def comparator_findings(claim: claims.Claim, source: str) -> list[str]:
     """Rule 3: each baseline the text compares with is named in the check cell's code or strings."""
     code = check_slice(source, claim.id).lower()
     return [
@@ -711,13 +649,9 @@ RULES = {
 }
 
 
-def findings(
-    claim: claims.Claim, source: str
-) -> dict[str, list[str]]:
+def findings(claim: claims.Claim, source: str) -> dict[str, list[str]]:
     """Each rule's findings on ``claim`` against one check cell's ``source``."""
-    return {
-        rule: apply(claim, source) for rule, apply in RULES.items()
-    }
+    return {rule: apply(claim, source) for rule, apply in RULES.items()}
 
 
 # --- planted claims: each rule can fail ----------------------------------------------------------
@@ -785,9 +719,7 @@ def test_rate_exponents_are_normalised(
         ("The error falls as m grows.", []),
     ],
 )
-def test_rate_phrases_are_found(
-    text: str, phrases: list[str]
-) -> None:
+def test_rate_phrases_are_found(text: str, phrases: list[str]) -> None:
     """A rate is the math after "like" or "at a rate", or a negative power; prose is not."""
     assert rate_phrases(text) == phrases
 
@@ -808,9 +740,7 @@ WEAK_CHECK = (
             True,
         ),  # weaker slope, "reproduced"
         (
-            WEAK_CHECK.replace(
-                '}")', '}", verdict="reproduced in trend only")'
-            ),
+            WEAK_CHECK.replace('}")', '}", verdict="reproduced in trend only")'),
             RATE_TEXT,
             False,
         ),
@@ -933,16 +863,12 @@ def test_verdicts_are_read_from_the_cell(
     assert verdicts(source, _claim("t")) == expected
 
 
-def test_a_closed_form_claim_is_not_reproduced_by_default() -> (
-    None
-):
+def test_a_closed_form_claim_is_not_reproduced_by_default() -> None:
     """A closed-form claim's default verdict is not "reproduced": its rate is not promised."""
     text = "C_s(phi, R) grows like e^(R(1 + o(1))) as R grows."
     source = 'claims.check("pg-planted", ok, "C_s")\n'
     assert rate_findings(_claim(text), source)
-    assert not rate_findings(
-        _claim(text, closed_form=True), source
-    )
+    assert not rate_findings(_claim(text, closed_form=True), source)
 
 
 QUANTIFIED = "The fast SGD run learns pattern matching at both lengths tested."
@@ -1018,9 +944,7 @@ def test_a_planted_quantifier_is_flagged_and_its_correction_passes(
     """ "At both lengths" over one value fails; a loop or a reduction that computes what
     the check reads passes (a "for" in a comment or a string, the cell's glue loop or
     another claim's reduction does not count)."""
-    assert (
-        bool(quantifier_findings(_claim(text), source)) is flagged
-    )
+    assert bool(quantifier_findings(_claim(text), source)) is flagged
 
 
 COMPARED = "Its accuracy is above the best additive predictor on every split."
@@ -1069,9 +993,7 @@ def test_a_planted_comparator_is_flagged_and_its_correction_passes(
 ) -> None:
     """A comparison with the best constant registered as one with the best additive
     predictor fails; the baseline named in the code or the figure passes (a comment does not)."""
-    assert (
-        bool(comparator_findings(_claim(text), source)) is flagged
-    )
+    assert bool(comparator_findings(_claim(text), source)) is flagged
 
 
 # --- the book ------------------------------------------------------------------------------------
@@ -1088,23 +1010,16 @@ def _book_findings() -> dict[tuple[str, str], list[str]]:
         for source in sources:
             for rule, found in findings(claim, source).items():
                 if found:
-                    out.setdefault((claim_id, rule), []).extend(
-                        found
-                    )
+                    out.setdefault((claim_id, rule), []).extend(found)
     return out
 
 
-def test_each_checked_claim_promises_only_what_its_check_tests() -> (
-    None
-):
+def test_each_checked_claim_promises_only_what_its_check_tests() -> None:
     """The three rules on every registered claim that a chapter checks, less :data:`EXEMPT`."""
     found = _book_findings()
     assert check_cells(), "no check cell found in the chapters"
     problems = [
-        line
-        for key, lines in found.items()
-        if key not in EXEMPT
-        for line in lines
+        line for key, lines in found.items() if key not in EXEMPT for line in lines
     ]
     assert not problems, "\n".join(problems)
 
@@ -1120,6 +1035,4 @@ def test_each_exemption_is_needed_and_gives_its_reason() -> None:
             rule,
         )
         assert len(reason) > 20, (claim_id, rule)
-        assert (claim_id, rule) in found, (
-            f"stale exemption {claim_id} ({rule})"
-        )
+        assert (claim_id, rule) in found, f"stale exemption {claim_id} ({rule})"

@@ -40,9 +40,7 @@ D = torch.float64
 # --- Taylor coefficients ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name", ["sin", "sinh", "expm1", "exp", "cos", "tanh"]
-)
+@pytest.mark.parametrize("name", ["sin", "sinh", "expm1", "exp", "cos", "tanh"])
 def test_taylor_coefficients_reproduce_the_function(name):
     phi = get_function(name)
     z = torch.linspace(-0.7, 0.7, 15, dtype=D)
@@ -50,25 +48,14 @@ def test_taylor_coefficients_reproduce_the_function(name):
     # signs from autograd-free closed forms: compare |series| termwise against numerical derivatives at 0 is
     # overkill; instead rebuild phi from |c_i| and the known sign pattern of each function
     signs = {
-        "sin": [
-            (-1) ** ((i - 1) // 2) if i % 2 else 0
-            for i in range(60)
-        ],
+        "sin": [(-1) ** ((i - 1) // 2) if i % 2 else 0 for i in range(60)],
         "sinh": [1 if i % 2 else 0 for i in range(60)],
         "expm1": [0] + [1] * 59,
         "exp": [1] * 60,
-        "cos": [
-            (-1) ** (i // 2) if i % 2 == 0 else 0
-            for i in range(60)
-        ],
-        "tanh": [
-            (-1) ** ((i - 1) // 2) if i % 2 else 0
-            for i in range(60)
-        ],
+        "cos": [(-1) ** (i // 2) if i % 2 == 0 else 0 for i in range(60)],
+        "tanh": [(-1) ** ((i - 1) // 2) if i % 2 else 0 for i in range(60)],
     }[name]
-    series = sum(
-        s * c * z**i for i, (s, c) in enumerate(zip(signs, coefs))
-    )
+    series = sum(s * c * z**i for i, (s, c) in enumerate(zip(signs, coefs)))
     assert torch.allclose(series, phi(z), atol=1e-10)
 
 
@@ -91,25 +78,18 @@ def test_monomial_closed_forms(k, R):
         rel_tol=1e-9,
     )
     eps = 1e-3
-    expected = (C_STAR * R) ** k * (
-        1 + (math.log(1 / eps) / k) ** (k / 2)
-    )
-    assert math.isclose(
-        complexity_eps(monomial(k), R, eps), expected, rel_tol=1e-9
-    )
+    expected = (C_STAR * R) ** k * (1 + (math.log(1 / eps) / k) ** (k / 2))
+    assert math.isclose(complexity_eps(monomial(k), R, eps), expected, rel_tol=1e-9)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_monomial_orders_match_the_paper(k):
     radii = np.logspace(0, 3, 7)
     log_cs = [complexity_s(f"z^{k}", R, log10=True) for R in radii]
-    assert np.polyfit(np.log10(radii), log_cs, 1)[
-        0
-    ] == pytest.approx(k)  # C_s = O(R^k)
+    assert np.polyfit(np.log10(radii), log_cs, 1)[0] == pytest.approx(k)  # C_s = O(R^k)
     # C_eps = O(R^k log^{k/2}(1/eps)): the ratio to log^{k/2}(1/eps) settles as eps -> 0
     r = [
-        complexity_eps(f"z^{k}", 1.0, e)
-        / math.log(1 / e) ** (k / 2)
+        complexity_eps(f"z^{k}", 1.0, e) / math.log(1 / e) ** (k / 2)
         for e in (1e-50, 1e-100)
     ]
     assert r[0] == pytest.approx(r[1], rel=0.2)
@@ -117,16 +97,10 @@ def test_monomial_orders_match_the_paper(k):
 
 @pytest.mark.parametrize("name", ["sin", "expm1", "sinh"])
 def test_entire_functions_are_order_one_and_grow_like_exp_R(name):
-    assert (
-        complexity_s(name, 1.0) < 10 * C_STAR
-    )  # O(1) at R = O(1)
+    assert complexity_s(name, 1.0) < 10 * C_STAR  # O(1) at R = O(1)
     radii = np.array([20.0, 40.0, 80.0])
-    logs = np.array(
-        [complexity_s(name, R, log10=True) for R in radii]
-    ) * math.log(10)
-    slopes = np.diff(logs) / np.diff(
-        radii
-    )  # d log C_s / dR -> 1: e^{R (1 + o(1))}
+    logs = np.array([complexity_s(name, R, log10=True) for R in radii]) * math.log(10)
+    slopes = np.diff(logs) / np.diff(radii)  # d log C_s / dR -> 1: e^{R (1 + o(1))}
     assert np.all((slopes > 0.9) & (slopes < 1.2))
 
 
@@ -139,27 +113,19 @@ def test_tanh_diverges_beyond_its_radius():
 
 @FAST
 @given(
-    st.sampled_from(
-        ["sin", "expm1", "tanh", "z^1", "z^2", "z^4", "sinh"]
-    ),
+    st.sampled_from(["sin", "expm1", "tanh", "z^1", "z^2", "z^4", "sinh"]),
     st.floats(1e-3, 5.0),
 )
 def test_cs_below_ceps_for_small_eps(name, R):
     # termwise: (C* R)^i >= C* (i+1)^1.75 R^i for i >= 2, and for i = 1 once sqrt(log 1/eps) >= 2^1.75 - 1
     eps = 1e-3
-    assert complexity_s(name, R, log10=True) <= complexity_eps(
-        name, R, eps, log10=True
-    )
+    assert complexity_s(name, R, log10=True) <= complexity_eps(name, R, eps, log10=True)
 
 
 def test_cs_exceeds_ceps_for_tiny_R_and_large_eps():
     # the termwise argument needs eps <= exp(-(2^1.75 - 1)^2) ~ 0.0037: at eps = 0.01 and tiny R it fails
-    assert complexity_s("sin", 1e-6) > complexity_eps(
-        "sin", 1e-6, 0.01
-    )
-    assert complexity_s("sin", 1e-6) <= complexity_eps(
-        "sin", 1e-6, 0.003
-    )
+    assert complexity_s("sin", 1e-6) > complexity_eps("sin", 1e-6, 0.01)
+    assert complexity_s("sin", 1e-6) <= complexity_eps("sin", 1e-6, 0.003)
 
 
 def test_log10_agrees_with_value_and_overflow_is_inf():
@@ -170,9 +136,7 @@ def test_log10_agrees_with_value_and_overflow_is_inf():
         rel_tol=1e-12,
     )
     assert complexity_eps("sin", 1.0, 0.01) == math.inf
-    assert (
-        4000 < complexity_eps("sin", 1.0, 0.01, log10=True) < 4400
-    )  # ~ C* R log10(e)
+    assert 4000 < complexity_eps("sin", 1.0, 0.01, log10=True) < 4400  # ~ C* R log10(e)
 
 
 def test_polynomial_evaluation_and_degree():
@@ -187,35 +151,24 @@ def test_polynomial_evaluation_and_degree():
 
 def test_sample_target_matches_eq_2():
     L, d = 6, 4
-    t = sample_target(
-        L, d, p=3, output_dim=2, generator=1, dtype=D
-    )
-    assert torch.allclose(
-        t.w.norm(dim=2), torch.ones(2, 3, dtype=D)
-    )
+    t = sample_target(L, d, p=3, output_dim=2, generator=1, dtype=D)
+    assert torch.allclose(t.w.norm(dim=2), torch.ones(2, 3, dtype=D))
     assert bool((t.b.abs() <= 1).all())
     x_bar = sample_true_sequence(5, L, d, generator=2, dtype=D)
     y = t(x_bar)
     assert y.shape == (5, 2)
     flat = x_bar.reshape(5, -1)
     for s in range(2):
-        manual = sum(
-            t.b[s, r] * t.phis[s][r](flat @ t.w[s, r])
-            for r in range(3)
-        )
+        manual = sum(t.b[s, r] * t.phis[s][r](flat @ t.w[s, r]) for r in range(3))
         assert torch.allclose(y[:, s], manual)
     assert torch.equal(
         t.w,
-        sample_target(
-            L, d, p=3, output_dim=2, generator=1, dtype=D
-        ).w,
+        sample_target(L, d, p=3, output_dim=2, generator=1, dtype=D).w,
     )
 
 
 def test_targets_vanish_at_zero_preactivation_and_complexity_is_the_max():
-    t = sample_target(
-        5, 4, p=4, functions=("sin", "z^3"), generator=3
-    )
+    t = sample_target(5, 4, p=4, functions=("sin", "z^3"), generator=3)
     assert t.complexity_s(1.0) == max(
         complexity_s("sin", 1.0), complexity_s("z^3", 1.0)
     )
@@ -228,28 +181,20 @@ def test_sampled_targets_are_in_the_class_at_the_theorems_radius(
     """Issue 14: sample_target drew tanh, whose C_s and C_eps are infinite at R = 1/eps_x = 10."""
     t = sample_target(8, 4, p=8, generator=seed)
     for R in (1.0, 10.0):
-        assert math.isfinite(
-            t.complexity_s(R, log10=True)
-        ) and math.isfinite(t.complexity_eps(R, 1e-3, log10=True))
+        assert math.isfinite(t.complexity_s(R, log10=True)) and math.isfinite(
+            t.complexity_eps(R, 1e-3, log10=True)
+        )
     assert all(f.radius == math.inf for row in t.phis for f in row)
 
 
 def test_sample_target_refuses_functions_outside_the_class_at_its_radius():
-    with pytest.raises(
-        ValueError, match="tanh is not in the concept class"
-    ):
+    with pytest.raises(ValueError, match="tanh is not in the concept class"):
         sample_target(5, 4, functions=("sin", "tanh"))
-    tiny = (
-        math.pi / (2 * C_STAR) / 2
-    )  # C* R < pi/2: tanh's series converges there
-    t = sample_target(
-        5, 4, functions=("tanh",), radius=tiny, generator=0
-    )
+    tiny = math.pi / (2 * C_STAR) / 2  # C* R < pi/2: tanh's series converges there
+    t = sample_target(5, 4, functions=("tanh",), radius=tiny, generator=0)
     assert math.isfinite(t.complexity_eps(tiny, 1e-3))
     assert t.complexity_eps(tiny, 1e-3) == max(
-        complexity_eps(f, tiny, 1e-3)
-        for row in t.phis
-        for f in row
+        complexity_eps(f, tiny, 1e-3) for row in t.phis for f in row
     )
 
 
@@ -262,23 +207,16 @@ def test_general_targets_couple_tokens_but_additive_ones_do_not():
     def additive(
         xb,
     ):  # sin of token 1 plus tanh of token 4: no interaction
-        return (torch.sin(xb[:, 0, 0]) + torch.tanh(xb[:, -1, 1]))[
-            :, None
-        ]
+        return (torch.sin(xb[:, 0, 0]) + torch.tanh(xb[:, -1, 1]))[:, None]
 
-    assert (
-        mixed_difference(additive, x_bar, thetas).abs().max()
-        < 1e-12
-    )
+    assert mixed_difference(additive, x_bar, thetas).abs().max() < 1e-12
 
 
 def test_token_circle_stays_on_the_true_token_sphere():
     x_bar = sample_true_sequence(1, 5, 5, generator=0, dtype=D)[0]
     out = token_circle(x_bar, 1, torch.linspace(0, 6, 5, dtype=D))
     assert out.shape == (5, 3, 4)
-    assert torch.allclose(
-        out.norm(dim=2), torch.ones(5, 3, dtype=D)
-    )
+    assert torch.allclose(out.norm(dim=2), torch.ones(5, 3, dtype=D))
     assert torch.equal(out[:, 0], x_bar[0].expand(5, -1))
 
 
@@ -311,9 +249,7 @@ def test_fit_additive_is_the_least_squares_optimum():
 
 
 def test_dl1_is_not_additive_but_is_one_neuron():
-    losses = additive_dl1_loss(
-        [4, 16, 64], samples_per_token=80, generator=0
-    )
+    losses = additive_dl1_loss([4, 16, 64], samples_per_token=80, generator=0)
     assert np.all(
         np.abs(losses - 2 / 9) < 0.03
     )  # bounded away from zero, at every length
@@ -331,10 +267,7 @@ def test_dl1_is_not_additive_but_is_one_neuron():
         assert torch.equal(
             (F > 0.5).to(D), dl1_indicator(z).to(D)
         )  # exact recognizer on every string
-    assert (
-        abs(float(neuron.w.norm()) - 1) < 1e-12
-        and float(neuron.b.abs().max()) <= 1
-    )
+    assert abs(float(neuron.w.norm()) - 1) < 1e-12 and float(neuron.b.abs().max()) <= 1
 
 
 # --- validation --------------------------------------------------------------------------
@@ -410,9 +343,7 @@ def test_dl1_is_not_additive_but_is_one_neuron():
             "x_bar tokens must be unit vectors",
         ),
         (
-            lambda: sample_target(5, 4)(
-                sample_true_sequence(2, 6, 4)
-            ),
+            lambda: sample_target(5, 4)(sample_true_sequence(2, 6, 4)),
             ValueError,
             r"x_bar must have shape \(batch, 3, 3\)",
         ),
@@ -455,16 +386,12 @@ def test_dl1_is_not_additive_but_is_one_neuron():
             "tokens must be an integer tensor",
         ),
         (
-            lambda: fit_additive(
-                torch.zeros(5, 3, dtype=torch.long), torch.rand(4)
-            ),
+            lambda: fit_additive(torch.zeros(5, 3, dtype=torch.long), torch.rand(4)),
             ValueError,
             "y must have shape",
         ),
         (
-            lambda: fit_additive(
-                -torch.ones(5, 3, dtype=torch.long), torch.rand(5)
-            ),
+            lambda: fit_additive(-torch.ones(5, 3, dtype=torch.long), torch.rand(5)),
             ValueError,
             "tokens must be non-negative",
         ),
@@ -489,16 +416,12 @@ def test_dl1_is_not_additive_but_is_one_neuron():
         ),
         (lambda: dl1_neuron(0), ValueError, "n must be >= 1"),
         (
-            lambda: token_circle(
-                torch.ones(3, 2), 0, torch.zeros(2)
-            ),
+            lambda: token_circle(torch.ones(3, 2), 0, torch.zeros(2)),
             ValueError,
             "token_dim >= 3",
         ),
         (
-            lambda: token_circle(
-                torch.ones(3, 4), 5, torch.zeros(2)
-            ),
+            lambda: token_circle(torch.ones(3, 4), 5, torch.zeros(2)),
             ValueError,
             "position must be <= 2",
         ),
@@ -529,10 +452,7 @@ def test_checker_2_1_passes_the_reference_and_fails_wrong_answers(
         return C_STAR * ((i + 1) ** 1.75 * R**i * c.abs()).sum()
 
     homework.check_exercise_2_1(right)
-    assert (
-        "Exercise 2.1: all 6 checks passed."
-        in capsys.readouterr().out
-    )
+    assert "Exercise 2.1: all 6 checks passed." in capsys.readouterr().out
 
     def forgot_abs(c, R):
         i = torch.arange(len(c), dtype=D)

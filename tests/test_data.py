@@ -29,21 +29,15 @@ def test_shipped_jsb_is_the_standard_file(chorales):
     ref = data.JSB_STANDARD_STATISTICS
     sizes = tuple(stats[s]["sequences"] for s in stats)
     assert sizes == ref["train / valid / test"] == (229, 76, 77)
-    assert (
-        sum(s["frames"] for s in stats.values()) == ref["frames"]
-    )
+    assert sum(s["frames"] for s in stats.values()) == ref["frames"]
     assert min(s["min length"] for s in stats.values()) == 25
     assert max(s["max length"] for s in stats.values()) == 160
     assert max(s["max active keys"] for s in stats.values()) == 4
     assert round(stats["train"]["mean active keys"], 2) == 3.90
     for s in ("train", "valid", "test"):
         for roll in chorales.split(s):
-            assert (
-                roll.dtype == np.uint8 and roll.shape[1] == N_KEYS
-            )
-    assert MIDI_LOW <= min(
-        s["lowest note"] for s in stats.values()
-    )
+            assert roll.dtype == np.uint8 and roll.shape[1] == N_KEYS
+    assert MIDI_LOW <= min(s["lowest note"] for s in stats.values())
     assert chorales.source == "JSB Chorales (standard file)"
 
 
@@ -54,15 +48,11 @@ def test_split_indices_partition_and_seed():
         2,
         2,
     ]
-    assert sorted(
-        np.concatenate(list(parts.values())).tolist()
-    ) == list(range(10))
+    assert sorted(np.concatenate(list(parts.values())).tolist()) == list(range(10))
     again = data.split_indices(10, generator=3)
     assert all(np.array_equal(parts[s], again[s]) for s in parts)
     assert any(
-        not np.array_equal(
-            parts[s], data.split_indices(10, generator=4)[s]
-        )
+        not np.array_equal(parts[s], data.split_indices(10, generator=4)[s])
         for s in parts
     )
 
@@ -92,22 +82,13 @@ SMALL = {
 
 
 def test_benchmark_pickle_loads(tmp_path):
-    d = data.load_benchmark(
-        _write_pickle(tmp_path / "JSB_Chorales.pickle", SMALL)
-    )
+    d = data.load_benchmark(_write_pickle(tmp_path / "JSB_Chorales.pickle", SMALL))
     assert [len(d.train), len(d.valid), len(d.test)] == [2, 1, 1]
     assert data.roll_to_notes(d.train[0]) == [[60, 64], [62], []]
-    assert (
-        d.test[0].shape == (3, N_KEYS)
-        and d.test[0][1, 108 - MIDI_LOW] == 1
-    )
+    assert d.test[0].shape == (3, N_KEYS) and d.test[0][1, 108 - MIDI_LOW] == 1
     mat_style = {f"{s}data": v for s, v in SMALL.items()}
-    d2 = data.load_benchmark(
-        _write_pickle(tmp_path / "b.pkl", mat_style, protocol=4)
-    )
-    assert all(
-        np.array_equal(a, b) for a, b in zip(d.train, d2.train)
-    )
+    d2 = data.load_benchmark(_write_pickle(tmp_path / "b.pkl", mat_style, protocol=4))
+    assert all(np.array_equal(a, b) for a, b in zip(d.train, d2.train))
 
 
 class _Evil:
@@ -140,9 +121,7 @@ def test_benchmark_refuses_a_hostile_pickle(tmp_path, monkeypatch):
         (pickle.dumps(SMALL)[:-20], "malformed"),
         (pickle.dumps([1, 2, 3]), "expected a dict"),
         (
-            pickle.dumps(
-                {"train": SMALL["train"], "valid": SMALL["valid"]}
-            ),
+            pickle.dumps({"train": SMALL["train"], "valid": SMALL["valid"]}),
             "test",
         ),
         (
@@ -157,9 +136,7 @@ def test_benchmark_refuses_a_hostile_pickle(tmp_path, monkeypatch):
         (pickle.dumps({**SMALL, "test": [5]}), "list of frames"),
     ],
 )
-def test_benchmark_malformed_files_get_clear_errors(
-    tmp_path, content, message
-):
+def test_benchmark_malformed_files_get_clear_errors(tmp_path, content, message):
     path = tmp_path / "bad.pickle"
     path.write_bytes(content)
     with pytest.raises(ValueError, match=message):
@@ -183,16 +160,11 @@ def test_benchmark_mat_file(tmp_path):
     for s, seqs in SMALL.items():
         arr = np.empty((1, len(seqs)), dtype=object)
         for i, q in enumerate(seqs):
-            arr[0, i] = data.notes_to_roll(
-                [list(f) for f in q]
-            ).astype(float)
+            arr[0, i] = data.notes_to_roll([list(f) for f in q]).astype(float)
         cells[f"{s}data"] = arr
     scipy_io.savemat(tmp_path / "JSB.mat", cells)
     d = data.load_benchmark(tmp_path / "JSB.mat")
-    assert (
-        data.roll_to_notes(d.train[0]) == [[60, 64], [62], []]
-        and len(d.test) == 1
-    )
+    assert data.roll_to_notes(d.train[0]) == [[60, 64], [62], []] and len(d.test) == 1
     (tmp_path / "bad.mat").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="mat"):
         data.load_benchmark(tmp_path / "bad.mat")
@@ -213,33 +185,22 @@ def test_abc_text_split_vocab_and_cleaning(text):
         and len(set(text.vocab)) == len(text.vocab)
     )
     tune = text.decode(text.train[0])
-    assert (
-        "K:" in tune
-        and "X:" not in tune
-        and "T:" not in tune
-        and "Z:" not in tune
-    )
+    assert "K:" in tune and "X:" not in tune and "T:" not in tune and "Z:" not in tune
     np.testing.assert_array_equal(text.encode(tune), text.train[0])
     with pytest.raises(ValueError, match="vocabulary"):
         text.encode("\u00e9")
     stats = text.statistics()
-    assert stats["train"]["predicted characters"] == sum(
-        len(q) - 1 for q in text.train
-    )
+    assert stats["train"]["predicted characters"] == sum(len(q) - 1 for q in text.train)
 
 
 def test_pad_sequences():
-    x, mask = data.pad_sequences(
-        [np.ones((3, 4)), np.ones((1, 4))]
-    )
+    x, mask = data.pad_sequences([np.ones((3, 4)), np.ones((1, 4))])
     assert x.shape == (2, 3, 4) and mask.tolist() == [
         [True] * 3,
         [True, False, False],
     ]
     assert float(x[1, 1:].abs().sum()) == 0.0
-    codes, mask = data.pad_sequences(
-        [np.array([1, 2]), np.array([3])]
-    )
+    codes, mask = data.pad_sequences([np.array([1, 2]), np.array([3])])
     assert codes.dtype == torch.int64 and codes.tolist() == [
         [1, 2],
         [3, 0],
@@ -247,6 +208,4 @@ def test_pad_sequences():
     with pytest.raises(ValueError, match="seqs"):
         data.pad_sequences([])
     with pytest.raises(ValueError, match="seqs"):
-        data.pad_sequences(
-            [np.ones((2, 3)), np.ones(2, dtype=int)]
-        )
+        data.pad_sequences([np.ones((2, 3)), np.ones(2, dtype=int)])

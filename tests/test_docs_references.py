@@ -144,12 +144,7 @@ def _submodules(module: str) -> list[str]:
     spec = _spec(module)
     if spec is None or not spec.submodule_search_locations:
         return []
-    return [
-        m.name
-        for m in pkgutil.iter_modules(
-            spec.submodule_search_locations
-        )
-    ]
+    return [m.name for m in pkgutil.iter_modules(spec.submodule_search_locations)]
 
 
 def _resolves(module: str, parts: list[str]) -> bool:
@@ -163,11 +158,7 @@ def _resolves(module: str, parts: list[str]) -> bool:
             return _resolves(f"{module}.{head}", rest)
         heads = [head]
     else:
-        subs = [
-            m
-            for m in _submodules(module)
-            if re.fullmatch(pattern, m)
-        ]
+        subs = [m for m in _submodules(module) if re.fullmatch(pattern, m)]
         if any(_resolves(f"{module}.{m}", rest) for m in subs):
             return True
         heads = None
@@ -196,11 +187,7 @@ def resolve_name(name: str) -> str | None:
     if parts[0] in PACKAGES:
         if _spec(parts[0]) is None:
             return f"`{name}`: no package {parts[0]}"
-        return (
-            None
-            if _resolves(parts[0], parts[1:])
-            else f"`{name}` does not resolve"
-        )
+        return None if _resolves(parts[0], parts[1:]) else f"`{name}` does not resolve"
     for package in SHORT_NAME_PACKAGES:
         if _resolves(package, parts):
             return None
@@ -211,9 +198,7 @@ def _is_short_name(name: str) -> bool:
     head = name.split(".")[0]
     pattern = _template(head) or re.escape(head)
     return any(
-        re.fullmatch(pattern, m)
-        for p in SHORT_NAME_PACKAGES
-        for m in _submodules(p)
+        re.fullmatch(pattern, m) for p in SHORT_NAME_PACKAGES for m in _submodules(p)
     )
 
 
@@ -227,14 +212,9 @@ def resolve_path(rel: str) -> str | None:
     for base in (ROOT, ROOT / "rnnlib", ROOT / "booktools"):
         pattern = _glob(rel.rstrip("/"))
         found = (
-            list(base.glob(pattern))
-            if pattern != rel.rstrip("/")
-            else [base / pattern]
+            list(base.glob(pattern)) if pattern != rel.rstrip("/") else [base / pattern]
         )
-        if any(
-            p.exists() and (p.is_dir() or not rel.endswith("/"))
-            for p in found
-        ):
+        if any(p.exists() and (p.is_dir() or not rel.endswith("/")) for p in found):
             return None
     return f"`{rel}`: no such file or folder"
 
@@ -252,26 +232,15 @@ def make_targets() -> set[str]:
 
 
 def resolve_make(command: str) -> str | None:
-    goals = [
-        w
-        for w in command.split()[1:]
-        if "=" not in w and not w.startswith("-")
-    ]
+    goals = [w for w in command.split()[1:] if "=" not in w and not w.startswith("-")]
     missing = [g for g in goals if g not in make_targets()]
-    return (
-        f"`{command}`: no make target {missing}"
-        if missing
-        else None
-    )
+    return f"`{command}`: no make target {missing}" if missing else None
 
 
 def kind(span: str) -> str | None:
     """Which kind of reference ``span`` is (``name``, ``path``, ``make``, ``module``), or None."""
     m = LEADING_NAME.match(span)
-    if m and (
-        m.group(1).split(".")[0] in PACKAGES
-        or _is_short_name(m.group(1))
-    ):
+    if m and (m.group(1).split(".")[0] in PACKAGES or _is_short_name(m.group(1))):
         return "name"
     if span.startswith("make "):
         return "make"
@@ -280,19 +249,11 @@ def kind(span: str) -> str | None:
     if " " in span:
         return None
     if PATH.fullmatch(span) and (
-        "/" in span
-        or Path(span).suffix in SUFFIXES
-        or (ROOT / span).is_file()
+        "/" in span or Path(span).suffix in SUFFIXES or (ROOT / span).is_file()
     ):
-        if span.split("/")[0] in GENERATED or span.startswith(
-            ("./", "../")
-        ):
+        if span.split("/")[0] in GENERATED or span.startswith(("./", "../")):
             return None
-        if (
-            "/" in span
-            or Path(span).suffix in SUFFIXES
-            or span == "Makefile"
-        ):
+        if "/" in span or Path(span).suffix in SUFFIXES or span == "Makefile":
             return "path"
     return None
 
@@ -304,13 +265,9 @@ def problem(span: str) -> str | None:
         return resolve_make(span)
     if k == "module":
         missing = [
-            m
-            for m in PYTHON_M.findall(span)
-            if "<" not in m and _spec(m) is None
+            m for m in PYTHON_M.findall(span) if "<" not in m and _spec(m) is None
         ]
-        return (
-            f"`{span}`: no module {missing}" if missing else None
-        )
+        return f"`{span}`: no module {missing}" if missing else None
     if k == "path":
         return resolve_path(span)
     if k == "name":
@@ -332,21 +289,12 @@ def references() -> list[tuple[str, str]]:
 
 
 def _normal(text: str) -> str:
-    return (
-        re.sub(r"\s+", " ", re.sub(r"[`*_]", "", text))
-        .strip()
-        .lower()
-    )
+    return re.sub(r"\s+", " ", re.sub(r"[`*_]", "", text)).strip().lower()
 
 
 def headings(doc: str) -> list[str]:
-    text = re.sub(
-        r"```.*?```", "", (ROOT / doc).read_text(), flags=re.S
-    )
-    return [
-        _normal(h)
-        for h in re.findall(r"^#+\s+(.*)$", text, flags=re.M)
-    ]
+    text = re.sub(r"```.*?```", "", (ROOT / doc).read_text(), flags=re.S)
+    return [_normal(h) for h in re.findall(r"^#+\s+(.*)$", text, flags=re.M)]
 
 
 #: ``DOC.md, "Heading"``, ``DOC "Heading"``, ``DOC.md ("Heading")``; not a string literal
@@ -360,9 +308,7 @@ CITATION = re.compile(
 def _joined(path: Path) -> str:
     """The file's text with line breaks and comment markers between lines folded to spaces."""
     lines = path.read_text(errors="replace").splitlines()
-    return " ".join(
-        re.sub(r"^\s*(#+|//|\*)?\s*", "", line) for line in lines
-    )
+    return " ".join(re.sub(r"^\s*(#+|//|\*)?\s*", "", line) for line in lines)
 
 
 def section_problem(doc: str, section: str) -> str | None:
@@ -376,18 +322,14 @@ def section_problem(doc: str, section: str) -> str | None:
 def section_citations() -> list[tuple[str, str, str]]:
     """(citing file, cited file, section) for each citation of a section of the three docs."""
     out = []
-    files = sorted(
-        {p for g in CITING for p in ROOT.glob(g) if p.is_file()}
-    )
+    files = sorted({p for g in CITING for p in ROOT.glob(g) if p.is_file()})
     for path in files:
         rel = str(path.relative_to(ROOT))
         text = _joined(path)
         for m in CITATION.finditer(text):
             out.append((rel, f"{m.group(1)}.md", m.group(2)))
         if rel in DOCS:
-            for m in re.finditer(
-                r"section [\"“]([^\"”]+)[\"”]", text
-            ):
+            for m in re.finditer(r"section [\"“]([^\"”]+)[\"”]", text):
                 out.append((rel, rel, m.group(1)))
     return out
 
@@ -411,11 +353,7 @@ def test_the_docs_have_references_to_check():
 
 
 def test_every_reference_resolves():
-    problems = [
-        f"{doc}: {p}"
-        for doc, span in references()
-        if (p := problem(span))
-    ]
+    problems = [f"{doc}: {p}" for doc, span in references() if (p := problem(span))]
     assert not problems, "\n".join(problems)
 
 
@@ -450,11 +388,5 @@ def test_a_bogus_reference_is_reported(span):
 
 
 def test_a_bogus_section_is_reported():
-    assert (
-        section_problem("CONTRIBUTING.md", "No such section")
-        is not None
-    )
-    assert (
-        section_problem("CONTRIBUTING.md", "Claims and numbers")
-        is None
-    )
+    assert section_problem("CONTRIBUTING.md", "No such section") is not None
+    assert section_problem("CONTRIBUTING.md", "Claims and numbers") is None

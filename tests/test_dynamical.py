@@ -17,9 +17,7 @@ D = torch.float64
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_simple_rnn_matches_torch_rnn(activation):
-    model = SimpleRNN(
-        3, 5, activation=activation, generator=1, dtype=D
-    )
+    model = SimpleRNN(3, 5, activation=activation, generator=1, dtype=D)
     ref = nn.RNN(
         3,
         5,
@@ -74,12 +72,8 @@ def test_lstm_matches_torch_lstm_and_round_trips():
         ref.bias_ih_l0.sub_(0.3)
     back = LSTM.from_torch(ref, 2)
     torch.testing.assert_close(back(x), states)
-    assert set(model.gate_matrices()) == {
-        f"{a}_{g}" for a in "WUb" for g in "ifzo"
-    }
-    assert (
-        model.gate_matrices()["b_f"][0].item() != 0.7
-    )  # overwritten by normal_ above
+    assert set(model.gate_matrices()) == {f"{a}_{g}" for a in "WUb" for g in "ifzo"}
+    assert model.gate_matrices()["b_f"][0].item() != 0.7  # overwritten by normal_ above
 
 
 def test_lstm_forget_bias_and_output_shapes():
@@ -94,12 +88,8 @@ def test_lstm_forget_bias_and_output_shapes():
 def test_recurrent_matrix_schemes_and_rescaling(scheme):
     W = recurrent_matrix(20, scheme, generator=0, dtype=D)
     assert W.shape == (20, 20)
-    W = recurrent_matrix(
-        20, scheme, spectral_norm=0.7, generator=0, dtype=D
-    )
-    assert torch.linalg.matrix_norm(
-        W, ord=2
-    ).item() == pytest.approx(0.7)
+    W = recurrent_matrix(20, scheme, spectral_norm=0.7, generator=0, dtype=D)
+    assert torch.linalg.matrix_norm(W, ord=2).item() == pytest.approx(0.7)
 
 
 def test_orthogonal_init_is_orthogonal():
@@ -108,9 +98,7 @@ def test_orthogonal_init_is_orthogonal():
 
 
 def test_models_are_reproducible_by_default():
-    torch.testing.assert_close(
-        SimpleRNN(2, 3).W, SimpleRNN(2, 3).W
-    )
+    torch.testing.assert_close(SimpleRNN(2, 3).W, SimpleRNN(2, 3).W)
 
 
 def test_bad_inputs_are_refused_with_the_argument_name():

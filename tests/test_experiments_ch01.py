@@ -8,9 +8,7 @@ from rnnlib.experiments import ch01
 
 
 def test_norm_profile_shapes_and_prediction():
-    prof = ch01.norm_profile(
-        [64, 256], L=6, d=4, eps_x=0.1, n_nets=4, batch_size=4
-    )
+    prof = ch01.norm_profile([64, 256], L=6, d=4, eps_x=0.1, n_nets=4, batch_size=4)
     assert prof.mean.shape == prof.std.shape == (2, 6)
     assert prof.predicted.shape == (6,)
     np.testing.assert_allclose(
@@ -22,9 +20,7 @@ def test_norm_profile_shapes_and_prediction():
 
 
 def test_sequence_norms_shape():
-    assert ch01.sequence_norms(
-        32, 5, 4, 0.1, batch_size=3
-    ).shape == (
+    assert ch01.sequence_norms(32, 5, 4, 0.1, batch_size=3).shape == (
         3,
         5,
     )
@@ -32,9 +28,7 @@ def test_sequence_norms_shape():
 
 def test_flip_fraction_grows_with_eps():
     net = ElmanRNN(5, 256, generator=0)
-    flips = ch01.flip_fraction_vs_eps(
-        net, [0.01, 0.1, 1.0], L=6, batch_size=16
-    )
+    flips = ch01.flip_fraction_vs_eps(net, [0.01, 0.1, 1.0], L=6, batch_size=16)
     assert flips[0] < flips[1] < flips[2]
 
 
@@ -62,9 +56,7 @@ def test_flip_fraction_grows_with_eps():
             "n_nets must be >= 2",
         ),
         (
-            lambda: ch01.flip_fraction_vs_eps(
-                ElmanRNN(4, 8), [], L=5
-            ),
+            lambda: ch01.flip_fraction_vs_eps(ElmanRNN(4, 8), [], L=5),
             ValueError,
             "eps_values must contain",
         ),

@@ -21,9 +21,7 @@ def test_gap_shrinks_with_width_and_grows_with_tau():
         2,
         3,
     ) and sweep.flip_fraction.shape == (2, 3)
-    assert np.all(
-        np.diff(sweep.flip_fraction, axis=1) < 0
-    )  # fewer flips as m grows
+    assert np.all(np.diff(sweep.flip_fraction, axis=1) < 0)  # fewer flips as m grows
     assert np.all(
         sweep.relative_gap[:, -1] < sweep.relative_gap[:, 0]
     )  # smaller gap at large m
@@ -58,13 +56,9 @@ def test_aligned_directions_move_the_output_more_than_random_ones_at_equal_size(
         random[1] < 0.5 * random[0]
     )  # 16x wider: the random signal falls like 1/sqrt(m)
     assert (
-        gradient[1] > 0.5 * gradient[0]
-        and construction[1] > 0.5 * construction[0]
+        gradient[1] > 0.5 * gradient[0] and construction[1] > 0.5 * construction[0]
     )  # O(tau): it does not
-    assert np.all(
-        sweep.relative_gap[1:, 0, 1]
-        < 0.6 * sweep.relative_gap[0, 0, 1]
-    )
+    assert np.all(sweep.relative_gap[1:, 0, 1] < 0.6 * sweep.relative_gap[0, 0, 1])
     again = ch03.direction_gap_sweep(
         [64, 1024],
         [1.0],
@@ -77,22 +71,14 @@ def test_aligned_directions_move_the_output_more_than_random_ones_at_equal_size(
         n_perturbations=1,
         generator=0,
     )
-    assert np.array_equal(
-        again.gap, sweep.gap
-    )  # reproducible from the generator
-    assert np.array_equal(
-        sweep.select("random").relative_gap, sweep.relative_gap[0]
-    )
+    assert np.array_equal(again.gap, sweep.gap)  # reproducible from the generator
+    assert np.array_equal(sweep.select("random").relative_gap, sweep.relative_gap[0])
 
 
 def test_linearization_sample_pairs():
-    s = ch03.linearization_sample(
-        64, 1.0, 5, batch_size=8, n_perturbations=2
-    )
+    s = ch03.linearization_sample(64, 1.0, 5, batch_size=8, n_perturbations=2)
     assert s.true_change.shape == s.pseudo.shape == (16,)
-    assert np.mean(np.abs(s.true_change - s.pseudo)) < np.mean(
-        np.abs(s.pseudo)
-    )
+    assert np.mean(np.abs(s.true_change - s.pseudo)) < np.mean(np.abs(s.pseudo))
     assert 0 < s.flip_fraction < 0.2
 
 
@@ -110,30 +96,22 @@ def test_linearization_sample_pairs():
             "taus must be a non-empty",
         ),
         (
-            lambda: ch03.gap_sweep(
-                [8], [-1.0], L=5, d=4, eps_x=0.1
-            ),
+            lambda: ch03.gap_sweep([8], [-1.0], L=5, d=4, eps_x=0.1),
             ValueError,
             r"taus\[i\] must lie in",
         ),
         (
-            lambda: ch03.gap_sweep(
-                [8.5], [1.0], L=5, d=4, eps_x=0.1
-            ),
+            lambda: ch03.gap_sweep([8.5], [1.0], L=5, d=4, eps_x=0.1),
             TypeError,
             r"widths\[i\] must be an integer",
         ),
         (
-            lambda: ch03.gap_sweep(
-                [8], [1.0], L=2, d=4, eps_x=0.1
-            ),
+            lambda: ch03.gap_sweep([8], [1.0], L=2, d=4, eps_x=0.1),
             ValueError,
             "L must be >= 3",
         ),
         (
-            lambda: ch03.gap_sweep(
-                [8], [1.0], L=5, d=4, eps_x=2.0
-            ),
+            lambda: ch03.gap_sweep([8], [1.0], L=5, d=4, eps_x=2.0),
             ValueError,
             "eps_x must lie in",
         ),
@@ -170,9 +148,7 @@ def test_per_network_tables_are_the_networks_behind_the_means():
         n_perturbations=2,
         generator=3,
     )
-    sweep = ch03.direction_gap_sweep(
-        [16, 32], [0.5, 1.0], n_networks=3, **kwargs
-    )
+    sweep = ch03.direction_gap_sweep([16, 32], [0.5, 1.0], n_networks=3, **kwargs)
     assert sweep.network_relative_gap.shape == (3, 2, 2, 3)
     assert sweep.network_flip_fraction.shape == (3, 2, 2, 3)
     np.testing.assert_allclose(

@@ -59,21 +59,14 @@ def test_decoding_sweep_per_network_arrays_and_train_per_m():
         np.testing.assert_allclose(nets.mean(axis=0), mean)
     prof = s.naive_profile_nets[(64, 5, 0.3)]
     assert prof.shape == (2, 3)
-    np.testing.assert_allclose(
-        prof.mean(axis=0), s.profiles[(64, 5, 0.3)][0]
-    )
+    np.testing.assert_allclose(prof.mean(axis=0), s.profiles[(64, 5, 0.3)][0])
     np.testing.assert_allclose(
         s.analytic_profiles[(64, 5, 0.3)].mean(),
         s.analytic[1, 0, 1],
     )
     # no fitted decoder at all
-    s0 = ch04.decoding_sweep(
-        [32], [5], [0.1], d=4, n_networks=1, n_train=0, n_test=8
-    )
-    assert (
-        np.isnan(s0.fitted).all()
-        and np.isfinite(s0.analytic).all()
-    )
+    s0 = ch04.decoding_sweep([32], [5], [0.1], d=4, n_networks=1, n_train=0, n_test=8)
+    assert np.isnan(s0.fitted).all() and np.isfinite(s0.analytic).all()
 
 
 def test_step_feature_sweep_error_falls_and_norm_grows_with_complexity():
@@ -91,14 +84,9 @@ def test_step_feature_sweep_error_falls_and_norm_grows_with_complexity():
 
 
 def test_correlation_sweep_last_near_two_earlier_small():
-    s = ch04.correlation_sweep(
-        [128, 1024], L=5, d=4, batch_size=4, n_networks=2
-    )
+    s = ch04.correlation_sweep([128, 1024], L=5, d=4, batch_size=4, n_networks=2)
     assert np.all(np.abs(s.last - 2) < 0.4)
-    assert (
-        s.max_earlier[1] < s.max_earlier[0]
-        and s.max_earlier[1] < 0.5
-    )
+    assert s.max_earlier[1] < s.max_earlier[0] and s.max_earlier[1] < 0.5
 
 
 def test_construction_norm_shrinks_like_inverse_sqrt_width_and_error_falls(

@@ -46,9 +46,7 @@ def test_rnn_sweep_gives_the_grids_rnn_measurements():
         got = getattr(light, name)
         assert got.shape == (2, 2)
         assert np.all(np.isfinite(got)) and np.all(got > 0)
-        np.testing.assert_array_equal(
-            got, getattr(grid, name)[:, 0], err_msg=name
-        )
+        np.testing.assert_array_equal(got, getattr(grid, name)[:, 0], err_msg=name)
 
 
 def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():
@@ -61,11 +59,7 @@ def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():
     model = ElmanRNN(4, 16, generator=derive(2, "weights", 16))
     lr = 0.3 / (0.25 * float(tangent_kernel_diag(model, x).mean()))
     assert np.isclose(grid.lr[0, 0, 1], lr)
-    ridge = (
-        0.25
-        * float(tangent_kernel_diag(model, x).mean())
-        / (0.3 * 6)
-    )
+    ridge = 0.25 * float(tangent_kernel_diag(model, x).mean()) / (0.3 * 6)
     _, fe, _, star = kernel_reference(
         model,
         x,
@@ -90,20 +84,11 @@ def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():
     )
     h = pair.rnn.history
     assert grid.eval_rnn[0, 0, 1] == h.eval_loss[-1]
-    assert (
-        grid.train_pseudo[0, 0, 1]
-        == (pair.pseudo.history.train_loss[-1])
-    )
+    assert grid.train_pseudo[0, 0, 1] == (pair.pseudo.history.train_loss[-1])
     assert grid.rel_move[0, 0, 1] == h.dist_W_fro[-1] / h.W0_fro
-    assert grid.eval_kernel[0, 0, 1] == float(
-        objective(fe, ye).mean()
-    )
-    assert grid.convexity_max[0, 0, 1] == float(
-        pair.convexity_max.max()
-    )
-    assert grid.pairs[0][0][
-        1
-    ].rnn.history.steps_logged.tolist() == [
+    assert grid.eval_kernel[0, 0, 1] == float(objective(fe, ye).mean())
+    assert grid.convexity_max[0, 0, 1] == float(pair.convexity_max.max())
+    assert grid.pairs[0][0][1].rnn.history.steps_logged.tolist() == [
         0,
         3,
         6,
@@ -112,9 +97,7 @@ def test_lazy_grid_cell_is_train_pair_on_its_task_and_network():
 
 def test_kernel_convergence_errors_are_the_networks_and_fall():
     x = sample_normalized_sequence(6, 4, 5, 0.5, generator=3)
-    conv = ch05.kernel_convergence(
-        x, [64, 256, 1024], [8, 4, 2], generator=7
-    )
+    conv = ch05.kernel_convergence(x, [64, 256, 1024], [8, 4, 2], generator=7)
     # one draw, rebuilt by hand: the same network and the same error
     model = ElmanRNN(5, 256, generator=derive(7, "kernel", 256, 1))
     K = limit_tangent_kernel(x)
@@ -142,9 +125,7 @@ def test_kernel_convergence_errors_are_the_networks_and_fall():
     assert [len(e) for e in conv.errors] == [8, 4, 2]
     assert np.isclose(
         conv.slope,
-        np.polyfit(
-            np.log([64, 256, 1024]), np.log(conv.mean_error), 1
-        )[0],
+        np.polyfit(np.log([64, 256, 1024]), np.log(conv.mean_error), 1)[0],
     )
     assert conv.slope < -0.2  # the error falls with m (about -1/2)
 
@@ -153,9 +134,7 @@ def test_limit_kernel_reference_is_kernel_ridge_with_the_normalized_limit():
     x, y, xe, ye = regression_task(4, 5, 0.5, 30, 12, generator=2)
     f0 = torch.linspace(-0.3, 0.3, 30)[:, None]
     f0e = torch.linspace(0.1, 0.2, 12)[:, None]
-    z, ze = ch05.limit_kernel_reference(
-        x, y, xe, ridge=0.01, offset=(f0, f0e)
-    )
+    z, ze = ch05.limit_kernel_reference(x, y, xe, ridge=0.01, offset=(f0, f0e))
     K = limit_tangent_kernel(x).numpy()
     kbar = np.diag(K).mean()
     Ke = limit_tangent_kernel(xe, x).numpy() / kbar
@@ -182,12 +161,8 @@ def test_finite_kernel_reference_approaches_the_limit_predictor():
             ridge=0.25 * kbar * 0.02,
         ).f_eval
         off = (predict(model, x, 0.5), predict(model, xe, 0.5))
-        _, le = ch05.limit_kernel_reference(
-            x, y, xe, ridge=0.02, offset=off
-        )
-        gaps.append(
-            float((fe.double() - le).square().mean().sqrt())
-        )
+        _, le = ch05.limit_kernel_reference(x, y, xe, ridge=0.02, offset=off)
+        gaps.append(float((fe.double() - le).square().mean().sqrt()))
     assert gaps[1] < 0.6 * gaps[0], gaps
 
 
@@ -205,9 +180,7 @@ def test_limit_reference_sweep_matches_its_parts():
     )
     assert r.eval_offset.shape == (1, 2) == r.rms_gap.shape
     x, y, xe, ye = regression_task(4, 5, 0.5, 16, 8, generator=0)
-    _, ze = ch05.limit_kernel_reference(
-        x, y, xe, ridge=1 / (0.3 * 50)
-    )
+    _, ze = ch05.limit_kernel_reference(x, y, xe, ridge=1 / (0.3 * 50))
     assert np.isclose(
         r.eval_centred[0],
         float(((ze - ye.double()) ** 2 / 2).mean()),
@@ -227,23 +200,15 @@ def test_limit_convergence_doubled_networks_approach_the_limit_learner():
         steps=40,
     )
     dbl = ch05.limit_convergence([16, 512], [0, 1], **common)
-    iid = ch05.limit_convergence(
-        [16, 512], [0, 1], doubled=False, **common
-    )
+    iid = ch05.limit_convergence([16, 512], [0, 1], doubled=False, **common)
     assert dbl.distance.shape == (2, 2) and dbl.doubled
     assert np.all(dbl.initial < 1e-5)  # float32 rounding of 0
     assert np.all(iid.initial > 0.1)
-    assert (
-        dbl.distance[:, 1].mean() < 0.6 * dbl.distance[:, 0].mean()
-    )
+    assert dbl.distance[:, 1].mean() < 0.6 * dbl.distance[:, 0].mean()
     # the wide i.i.d. network stays about its initial output away
-    assert (
-        iid.distance[:, 1].mean() > 2 * dbl.distance[:, 1].mean()
-    )
+    assert iid.distance[:, 1].mean() > 2 * dbl.distance[:, 1].mean()
     assert np.all(np.isfinite(dbl.eval_loss))
-    np.testing.assert_allclose(
-        dbl.limit_eval_loss, iid.limit_eval_loss
-    )
+    np.testing.assert_allclose(dbl.limit_eval_loss, iid.limit_eval_loss)
 
 
 def test_limit_convergence_refuses_odd_widths_when_doubled():
@@ -267,9 +232,7 @@ def test_the_record_holds_rnn_sweep_and_limit_convergence(
     """The smoke record's rows are the sweeps' own numbers, seed by seed, and it reads back as them."""
     from rnnlib import records
 
-    path = ch05.make_lazy_record(
-        tmp_path / "ch05.json", smoke=True
-    )
+    path = ch05.make_lazy_record(tmp_path / "ch05.json", smoke=True)
     rec = records.read_record(path)
     cfg = ch05.SMOKE
     assert rec["scale"] == "smoke" and rec["config"] == cfg
@@ -295,9 +258,7 @@ def test_the_record_holds_rnn_sweep_and_limit_convergence(
     )
     got = ch05.recorded_sweep(rec)
     for name in ch05.RnnSweep._fields:
-        assert np.array_equal(
-            getattr(got, name), getattr(direct, name)
-        )
+        assert np.array_equal(getattr(got, name), getattr(direct, name))
     for init in ("doubled", "iid"):
         live = ch05.limit_convergence(
             cfg["limit_widths"],
@@ -308,12 +269,8 @@ def test_the_record_holds_rnn_sweep_and_limit_convergence(
         back = ch05.recorded_limit(rec, init)
         assert back.doubled == live.doubled
         for name in ("distance", "initial", "eval_loss"):
-            assert np.array_equal(
-                getattr(back, name), getattr(live, name)
-            )
-        assert np.array_equal(
-            back.limit_eval_loss, live.limit_eval_loss
-        )
+            assert np.array_equal(getattr(back, name), getattr(live, name))
+        assert np.array_equal(back.limit_eval_loss, live.limit_eval_loss)
     # the fingerprint is re-run and agrees; an edited config is stale
     assert ch05.check_lazy_record(rec) == 0.0
     edited = {**rec, "config": {**cfg, "steps": cfg["steps"] + 1}}
@@ -352,7 +309,5 @@ def test_against_limit_is_limit_convergence_on_one_task():
     assert one.limit_eval_loss == many.limit_eval_loss[0]
     # the distance is that of the returned predictions
     f, g = one.predictions, one.limit_predictions
-    rms = np.sqrt(((f - g) ** 2).mean(axis=1)) / np.sqrt(
-        (g**2).mean()
-    )
+    rms = np.sqrt(((f - g) ** 2).mean(axis=1)) / np.sqrt((g**2).mean())
     assert np.allclose(rms, one.distance, rtol=1e-6)

@@ -29,11 +29,7 @@ def test_limit_curve_bound_and_the_two_kernel_paths_agree():
     )
     diag = limit_tangent_kernel(x).diagonal()
     kbar = float(diag.mean())
-    kmax = float(
-        torch.cat(
-            [diag, limit_tangent_kernel(xt[:200]).diagonal()]
-        ).max()
-    )
+    kmax = float(torch.cat([diag, limit_tangent_kernel(xt[:200]).diagonal()]).max())
     assert np.isclose(
         r.rademacher,
         r.norm * math.sqrt(float(diag.sum()) / kbar) / 50,
@@ -71,9 +67,7 @@ def test_generalization_run_is_consistent():
         epochs=2,
     )
     assert math.isclose(r.gap, r.test_loss - r.train_loss)
-    assert (
-        r.bound >= 2 * r.rademacher and r.loss_bound >= math.log(2)
-    )
+    assert r.bound >= 2 * r.rademacher and r.loss_bound >= math.log(2)
     assert 0 <= r.test_error <= 1 and r.norm > 0
     # epochs * n steps; the a-priori radius eta T Gamma holds the trained change
     assert r.steps == 40 and 0 < r.norm <= r.norm_prior
@@ -90,14 +84,10 @@ def test_theorem_terms_add_up_and_the_ball_holds_the_run():
     assert all(v >= 0 and math.isfinite(v) for v in terms.values())
     # each term from its ingredients, as the docstring states it
     T, eta = r.steps, r.lr
-    assert math.isclose(
-        r.regret_distance, r.comparator_norm**2 / (2 * eta * T)
-    )
+    assert math.isclose(r.regret_distance, r.comparator_norm**2 / (2 * eta * T))
     assert math.isclose(r.regret_gradient, eta * r.gamma**2 / 2)
     assert math.isclose(r.loss_bound, r.lipschitz**2 / 2)
-    assert math.isclose(
-        r.complexity, 2 * r.lipschitz * r.rademacher
-    )
+    assert math.isclose(r.complexity, 2 * r.lipschitz * r.rademacher)
     assert math.isclose(
         r.confidence,
         4 * r.loss_bound * math.sqrt(2 * math.log(4 / 0.05) / 20),
@@ -126,9 +116,7 @@ def test_theorem_terms_at_the_initialization():
     assert r.population_loss == longer.population_loss
     assert r.error_product == longer.error_product
     assert r.comparator_norm == longer.comparator_norm
-    assert math.isclose(
-        r.regret_distance, 10 * longer.regret_distance
-    )
+    assert math.isclose(r.regret_distance, 10 * longer.regret_distance)
 
 
 def test_theorem_terms_against_their_pieces():
@@ -148,42 +136,29 @@ def test_theorem_terms_against_their_pieces():
         m, seed, L=L, d=d, eps_x=0.5, n=n, n_test=30,
         out_scale=lam, steps=4, n_logs=1,
     )  # fmt: skip
-    w = torch.randn(
-        1, 1, (L - 2) * (d - 1), generator=derive(seed, "target")
-    )
+    w = torch.randn(1, 1, (L - 2) * (d - 1), generator=derive(seed, "target"))
     target = ConceptTarget(
         [[get_function("sin")]], w / w.norm(), torch.ones(1, 1), L - 2, d - 1
     )  # fmt: skip
-    xb = sample_true_sequence(
-        n + 30, L, d, generator=derive(seed, "data")
-    )
+    xb = sample_true_sequence(n + 30, L, d, generator=derive(seed, "data"))
     x, y = normalize_sequence(xb, 0.5)[:n], target(xb)[:n]
     model = ElmanRNN(d, m, generator=derive(seed, "weights", m))
     dA = construct_existence(
         model, target, 0.5, generator=derive(seed, "fit", m)
     ).dA / lam  # fmt: skip
-    assert math.isclose(
-        r.comparator_norm, float(dA.double().norm()), rel_tol=1e-6
-    )
+    assert math.isclose(r.comparator_norm, float(dA.double().norm()), rel_tol=1e-6)
     star = ElmanRNN(d, m, generator=derive(seed, "weights", m))
     with torch.no_grad():
         star.A.add_(dA)
     loss_star = 0.5 * (predict(star, x, lam) - y).square()[:, 0]
-    assert math.isclose(
-        r.comparator_loss, float(loss_star.mean()), rel_tol=1e-5
-    )
+    assert math.isclose(r.comparator_loss, float(loss_star.mean()), rel_tol=1e-5)
     zero = torch.zeros(m, m), torch.zeros(m, d)
-    delta = convexity_gap(
-        model, zero, (zero[0], dA), x, out_scale=lam
-    )
+    delta = convexity_gap(model, zero, (zero[0], dA), x, out_scale=lam)
     residual = (predict(model, x, lam) - y).abs()[:, 0]
     assert math.isclose(
         r.error_product, float((residual * delta).mean()), rel_tol=1e-5
     )  # fmt: skip
-    assert (
-        r.error_product
-        < r.delta_mean * float(residual.max()) + 1e-12
-    )
+    assert r.error_product < r.delta_mean * float(residual.max()) + 1e-12
 
 
 def test_the_committed_record_is_full_and_fresh():
@@ -200,17 +175,13 @@ def test_the_committed_record_is_full_and_fresh():
         len(ch06.RECORD["n_sweep_seeds"]),
         len(ch06.RECORD["n_sweep_ns"]),
     )
-    assert set(ch06.width_trends(rec)) == set(
-        ch06.RECORD["initializations"]
-    )
+    assert set(ch06.width_trends(rec)) == set(ch06.RECORD["initializations"])
 
 
 def test_the_smoke_record_rows_are_the_runs_themselves(tmp_path):
     from rnnlib import records
 
-    path = ch06.make_width_record(
-        tmp_path / "ch06.json", smoke=True
-    )
+    path = ch06.make_width_record(tmp_path / "ch06.json", smoke=True)
     rec = records.read_record(path)
     cfg = ch06.SMOKE
     res = rec["results"]

@@ -22,9 +22,7 @@ def test_curve_shapes_and_baselines():
     assert c.accuracy.shape == (2, 2)
     assert np.all((c.constant >= 0.5) & (c.constant <= 1))
     assert np.all((c.balanced >= 0) & (c.balanced <= 1))
-    assert np.all(
-        c.train_acc > 0.9
-    )  # a small ridge nearly interpolates
+    assert np.all(c.train_acc > 0.9)  # a small ridge nearly interpolates
     # the same seed gives the same curve
     c2 = ch07.limit_kernel_curve(
         "pattern:101",
@@ -43,12 +41,8 @@ def test_loo_ridge_matches_direct_solve():
     K = limit_tangent_kernel(x)
     yy = 2 * y.double() - 1
     alpha, lam = ch07._krr_loo(K, yy, [1e-2])
-    direct = torch.linalg.solve(
-        K + lam * 40 * torch.eye(40, dtype=K.dtype), yy
-    )
-    assert float((alpha - direct).abs().max()) < 1e-6 * float(
-        direct.abs().max()
-    )
+    direct = torch.linalg.solve(K + lam * 40 * torch.eye(40, dtype=K.dtype), yy)
+    assert float((alpha - direct).abs().max()) < 1e-6 * float(direct.abs().max())
     # leave-one-out by refitting, against the closed form, for one point
     keep = torch.arange(40) != 3
     a3 = torch.linalg.solve(
@@ -87,9 +81,7 @@ def _dl1_split(seed=0, n=8, samples=300):
         sample_dl1_balanced,
     )
 
-    z = sample_dl1_balanced(
-        samples, n, min_length=2, generator=seed
-    )
+    z = sample_dl1_balanced(samples, n, min_length=2, generator=seed)
     return held_out_split(
         z,
         get_language("dl1")(z),
@@ -104,9 +96,7 @@ def test_distinct_test_and_constant():
     assert len(z) == split.n_unique_test
     rows = {tuple(r) for r in split.z_test.tolist()}
     assert {tuple(r) for r in z.tolist()} == rows
-    lang = __import__(
-        "rnnlib.languages", fromlist=["x"]
-    ).get_language("dl1")
+    lang = __import__("rnnlib.languages", fromlist=["x"]).get_language("dl1")
     assert torch.equal(y.float(), lang(z).float())
     assert ch07.best_constant(torch.tensor([1, 1, 0, 1])) == 0.75
     assert ch07.best_constant(torch.tensor([0, 0, 0, 1])) == 0.75
@@ -117,9 +107,7 @@ def test_count_rule_and_coverage_by_hand():
 
     zt = torch.tensor([[0, 1], [1, 0], [0, 0], [0, 0]])
     yt = torch.tensor([1.0, 1.0, 0.0, 0.0])
-    split = HeldOutSplit(
-        zt, yt, torch.tensor([[1, 1]]), torch.tensor([0.0]), 3, 1
-    )
+    split = HeldOutSplit(zt, yt, torch.tensor([[1, 1]]), torch.tensor([0.0]), 3, 1)
     name, predict = ch07.count_rule(split)
     # "at least one 1" is right on all four training strings,
     # "at most one 1" wrong on both copies of 00
@@ -152,9 +140,7 @@ def test_additive_logistic_learns_an_additive_rule():
 def test_compare_learners_records_laziness():
     split = _dl1_split(samples=120, n=6)
     fresh = ch07.draw_strings("dl1", 100, 6, generator=5)
-    fast = dict(
-        eps_x=0.5, out_scale=1.0, lr=0.02, steps=20, batch_size=8
-    )
+    fast = dict(eps_x=0.5, out_scale=1.0, lr=0.02, steps=20, batch_size=8)
     lazy = dict(
         eps_x=0.5,
         out_scale=0.5,
@@ -213,8 +199,7 @@ def test_pattern_count_target_counts_occurrences():
             count = torch.tensor(
                 [
                     sum(
-                        "".join(map(str, r))[i : i + k] == pat
-                        for i in range(n - k + 1)
+                        "".join(map(str, r))[i : i + k] == pat for i in range(n - k + 1)
                     )
                     for r in z.tolist()
                 ],
@@ -222,9 +207,7 @@ def test_pattern_count_target_counts_occurrences():
             )
             assert float((F - count).abs().max()) < 1e-9
             lang = get_language(f"pattern:{pat}")
-            assert torch.equal(
-                (F > thr).double(), lang(z).double()
-            )
+            assert torch.equal((F > thr).double(), lang(z).double())
 
 
 def test_pattern_count_complexity_polynomial_in_R():
@@ -270,9 +253,7 @@ def test_run_learners_table_and_length_generalization():
         wide_kwargs=dict(steps=5),
     )
     assert again.split is runs.split and again.practical is None
-    gen = ch07.length_generalization(
-        runs, 10, n_samples=50, generator=0
-    )
+    gen = ch07.length_generalization(runs, 10, n_samples=50, generator=0)
     assert set(gen) == {
         "wide RNN, m = 8",
         "wide RNN, m = 16",
@@ -310,9 +291,7 @@ def test_subset_rule_accuracy_matches_brute_force():
                     pred = inside >= 1 and inside == len(ones)
                     ok += pred == (len(ones) == 1)
                 acc += ok / len(strings) / 3
-            assert (
-                abs(ch07.subset_rule_accuracy(n, k) - acc) < 1e-12
-            )
+            assert abs(ch07.subset_rule_accuracy(n, k) - acc) < 1e-12
     # about 3/4 at k = n/2, above the best constant 2/3
     assert abs(ch07.subset_rule_accuracy(16, 8) - 0.7556) < 1e-4
     assert ch07.subset_rule_accuracy(16, 0) == 2 / 3
@@ -327,9 +306,7 @@ def test_subset_rule_fits_and_is_near_its_closed_form():
 
     n = 12
     z = sample_dl1_balanced(4000, n, generator=0)
-    split = held_out_split(
-        z, get_language("dl1")(z), test_fraction=0.25, generator=0
-    )
+    split = held_out_split(z, get_language("dl1")(z), test_fraction=0.25, generator=0)
     subset, predict = ch07.subset_rule(split)
     assert 0 < len(subset) < n and subset == sorted(subset)
     # the rule computed by hand
@@ -340,16 +317,10 @@ def test_subset_rule_fits_and_is_near_its_closed_form():
     # fresh fixed-length draws: near the closed form of its |S| (and
     # that closed form near the best over k)
     zf = sample_dl1_balanced(20000, n, generator=1)
-    acc = float(
-        (predict(zf) == get_language("dl1")(zf).float())
-        .double()
-        .mean()
-    )
+    acc = float((predict(zf) == get_language("dl1")(zf).float()).double().mean())
     closed = ch07.subset_rule_accuracy(n, len(subset))
     assert abs(acc - closed) < 0.015
-    best = max(
-        ch07.subset_rule_accuracy(n, k) for k in range(n + 1)
-    )
+    best = max(ch07.subset_rule_accuracy(n, k) for k in range(n + 1))
     assert closed > best - 0.02
     assert acc > 2 / 3 + 0.05  # beats the constant
 
@@ -404,35 +375,22 @@ def test_learnability_atlas_against_a_direct_computation():
     )
     assert atlas.constant.shape == (5, 2, 1)
     z = all_strings(6)
-    K = limit_tangent_kernel(
-        encode_strings(z, 0.5, dtype=torch.float64)
-    )
+    K = limit_tangent_kernel(encode_strings(z, 0.5, dtype=torch.float64))
     f = 2 * get_language("dl1").membership(z).double() - 1
-    assert np.isclose(
-        atlas.constant[1, 1, 0], sample_constant(K, f)
-    )
-    perms = [
-        torch.randperm(64, generator=derive(2, "shuffle", 6, k))
-        for k in range(4)
-    ]
+    assert np.isclose(atlas.constant[1, 1, 0], sample_constant(K, f))
+    perms = [torch.randperm(64, generator=derive(2, "shuffle", 6, k)) for k in range(4)]
     shuffled = np.mean([sample_constant(K, f[p]) for p in perms])
     assert np.isclose(atlas.shuffled[1, 1, 0], shuffled)
     assert np.isclose(atlas.positives[1, 1], 6 / 64)
     # at even n, Tomita 5 (even 0s and even 1s) is the complement of PARITY:
     # f -> -f leaves f^T K^-1 f unchanged
-    np.testing.assert_allclose(
-        atlas.constant[0], atlas.constant[2], rtol=1e-10
-    )
+    np.testing.assert_allclose(atlas.constant[0], atlas.constant[2], rtol=1e-10)
     # 1* and (10)* each accept one string of length n: the same constant
-    np.testing.assert_allclose(
-        atlas.constant[3], atlas.constant[4], rtol=1e-8
-    )
+    np.testing.assert_allclose(atlas.constant[3], atlas.constant[4], rtol=1e-8)
     # PARITY needs more than random labels with its balance; ratio and slope are consistent
     assert np.all(atlas.ratio[0] > 1.5)
     b = atlas.bits_per_symbol()
-    want_b = np.polyfit(
-        [4, 6], np.log2(atlas.constant[:, :, 0]).T, 1
-    )[0]
+    want_b = np.polyfit([4, 6], np.log2(atlas.constant[:, :, 0]).T, 1)[0]
     np.testing.assert_allclose(b[:, 0], want_b, rtol=1e-10)
 
 
@@ -442,24 +400,18 @@ def test_walsh_spectrum_agrees_with_the_atlas_and_the_group_structure():
 
     langs = ["parity", "dl1", "pattern:101", "tomita4"]
     w = ch07.walsh_spectrum(langs, [4, 6], [0.1, 0.5])
-    a = ch07.learnability_atlas(
-        langs, [4, 6], [0.1, 0.5], n_shuffles=1
-    )
+    a = ch07.learnability_atlas(langs, [4, 6], [0.1, 0.5], n_shuffles=1)
     assert np.allclose(w.constant, a.constant, rtol=1e-8, atol=0)
     assert w.off_diagonal.max() < 1e-10
     for j, n in enumerate(w.lengths):
         assert np.allclose(w.degree_mass[j].sum(axis=1), 1.0)
         counts = [math.comb(int(n), k) for k in range(int(n) + 1)]
-        assert np.allclose(
-            w.degree_mean[j] * counts, w.degree_mass[j]
-        )
+        assert np.allclose(w.degree_mean[j] * counts, w.degree_mass[j])
     # PARITY's character carries the smallest eigenvalue
     assert np.allclose(w.parity_share, w.min_share, rtol=1e-12)
     # brute force, independent of the transform: K(z, z') = k(z xor z')
     z = all_strings(5)
-    K = limit_tangent_kernel(
-        encode_strings(z, 0.3, dtype=torch.float64)
-    )
+    K = limit_tangent_kernel(encode_strings(z, 0.3, dtype=torch.float64))
     key = lambda u, v: tuple((z[u] ^ z[v]).tolist())  # noqa: E731
     seen: dict = {}
     for u in range(len(z)):
@@ -470,16 +422,12 @@ def test_walsh_spectrum_agrees_with_the_atlas_and_the_group_structure():
 
 
 def test_language_task_splits_distinct_strings():
-    t = ch07.language_task(
-        "pattern:101", 5, 10, 8, eps_x=0.5, generator=3
-    )
+    t = ch07.language_task("pattern:101", 5, 10, 8, eps_x=0.5, generator=3)
     assert t.x.shape == (10, 7, 4) and t.y_eval.shape == (8, 1)
     assert set(t.y[:, 0].tolist()) <= {-1.0, 1.0}
     both = torch.cat([t.x, t.x_eval]).flatten(1)
     assert len(torch.unique(both, dim=0)) == 18  # no string twice
-    again = ch07.language_task(
-        "pattern:101", 5, 10, 8, eps_x=0.5, generator=3
-    )
+    again = ch07.language_task("pattern:101", 5, 10, 8, eps_x=0.5, generator=3)
     assert torch.equal(t.x, again.x)
 
 
@@ -487,9 +435,7 @@ def test_the_limit_record_rows_are_against_limit_itself(tmp_path):
     from rnnlib import records
     from rnnlib.experiments import ch05
 
-    path = ch07.make_limit_record(
-        tmp_path / "ch07.json", smoke=True
-    )
+    path = ch07.make_limit_record(tmp_path / "ch07.json", smoke=True)
     rec = records.read_record(path)
     cfg = ch07.SMOKE
     res = rec["results"]

@@ -19,9 +19,7 @@ from rnnlib.truncation import (
 
 def _setup(T: int = 7, n: int = 2, m: int = 5, batch: int = 3):
     gen = torch.Generator().manual_seed(3)
-    x = torch.randn(
-        batch, T, n, generator=gen, dtype=torch.float64
-    )
+    x = torch.randn(batch, T, n, generator=gen, dtype=torch.float64)
     x = x / x.norm(dim=2, keepdim=True).clamp(min=1.0)
     teacher = SimpleRNN(
         n,
@@ -63,11 +61,7 @@ def test_batched_runs_equal_the_library_runs(last_only, schedule):
         last_only=last_only,
     )
     R = 1 + len(ks)
-    alphas = (
-        lr / np.arange(1, steps + 1)
-        if schedule == "decay"
-        else np.full(steps, lr)
-    )
+    alphas = lr / np.arange(1, steps + 1) if schedule == "decay" else np.full(steps, lr)
     w = batched_gd_weights(
         student.W.detach().expand(R, -1, -1),
         student.U.detach().expand(R, -1, -1),
@@ -107,9 +101,7 @@ def test_seed_slopes_and_interval():
     v = [1.0, 2.0, 3.0, 4.0]
     mean, lo, hi = ch10.mean_interval(v)
     half = student_t.ppf(0.975, 3) * np.std(v, ddof=1) / 2
-    assert (mean, lo, hi) == pytest.approx(
-        (2.5, 2.5 - half, 2.5 + half)
-    )
+    assert (mean, lo, hi) == pytest.approx((2.5, 2.5 - half, 2.5 + half))
 
 
 @pytest.mark.parametrize("w", [1.1, 0.9, -1.2])
@@ -120,21 +112,15 @@ def test_scalar_smoothness_matches_autograd(w):
     x = torch.randn(8, max(Ts), generator=gen, dtype=torch.float64)
     y = torch.randn(8, generator=gen, dtype=torch.float64)
     for j, T in enumerate(Ts):
-        wt = torch.tensor(
-            w, dtype=torch.float64, requires_grad=True
-        )
+        wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
         h = torch.zeros(8, dtype=torch.float64)
         for t in range(T):
             h = wt * h + x[:, t]
         loss = 0.5 * ((h - y) ** 2).mean()
         (g,) = torch.autograd.grad(loss, wt, create_graph=True)
         (g2,) = torch.autograd.grad(g, wt)
-        assert got[1, j] == pytest.approx(
-            abs(float(g.detach())), rel=1e-10
-        )
-        assert got[0, j] == pytest.approx(
-            abs(float(g2)), rel=1e-10
-        )
+        assert got[1, j] == pytest.approx(abs(float(g.detach())), rel=1e-10)
+        assert got[0, j] == pytest.approx(abs(float(g2)), rel=1e-10)
 
 
 def test_scalar_smoothness_grows_like_t2_w2t_only_when_unstable():

@@ -21,9 +21,7 @@ D = torch.float64
 
 def _kernel(n=8, m=24, seed=0):
     model = ElmanRNN(4, m, generator=seed, dtype=D)
-    x = sample_normalized_sequence(
-        n, 5, 4, 0.5, generator=seed + 1, dtype=D
-    )
+    x = sample_normalized_sequence(n, 5, 4, 0.5, generator=seed + 1, dtype=D)
     return tangent_kernel(model, x), tangent_kernel_diag(model, x)
 
 
@@ -31,13 +29,7 @@ def test_monte_carlo_matches_the_exact_expectation_and_sits_below_the_closed_for
     K, Kd = _kernel(n=8)
     exact = (
         sum(
-            math.sqrt(
-                float(
-                    torch.tensor(s, dtype=D)
-                    @ K
-                    @ torch.tensor(s, dtype=D)
-                )
-            )
+            math.sqrt(float(torch.tensor(s, dtype=D) @ K @ torch.tensor(s, dtype=D)))
             for s in itertools.product([-1, 1], repeat=8)
         )
         / 2**8
@@ -58,9 +50,7 @@ def test_monte_carlo_matches_the_exact_expectation_and_sits_below_the_closed_for
 def test_the_supremum_is_attained_by_the_aligned_direction():
     # brute force over random directions never beats the closed-form supremum for a fixed sign vector
     gen = torch.Generator().manual_seed(0)
-    phi = torch.randn(
-        6, 5, generator=gen, dtype=D
-    )  # explicit features: K = phi phi^T
+    phi = torch.randn(6, 5, generator=gen, dtype=D)  # explicit features: K = phi phi^T
     K = phi @ phi.T
     sigma = torch.tensor([1, -1, 1, 1, -1, -1], dtype=D)
     best = max(
@@ -77,25 +67,15 @@ def test_uniform_bound_and_loss_bound():
         0.2 + 4 * math.sqrt(2 * math.log(80) / 100),
     )
     assert math.isclose(logistic_loss_bound(0.0), math.log(2))
-    assert math.isclose(
-        logistic_loss_bound(50.0), 50.0, rel_tol=1e-12
-    )
+    assert math.isclose(logistic_loss_bound(50.0), 50.0, rel_tol=1e-12)
 
 
 def test_classification_task_is_balanced_and_nested():
-    x, y, xt, yt = classification_task(
-        5, 4, 0.5, 40, 60, generator=3
-    )
-    assert (
-        x.shape == (40, 5, 4)
-        and y.shape == (40, 1)
-        and xt.shape == (60, 5, 4)
-    )
+    x, y, xt, yt = classification_task(5, 4, 0.5, 40, 60, generator=3)
+    assert x.shape == (40, 5, 4) and y.shape == (40, 1) and xt.shape == (60, 5, 4)
     assert set(torch.cat([y, yt]).unique().tolist()) == {-1.0, 1.0}
     assert abs(float(torch.cat([y, yt]).mean())) <= 0.05
-    x2, y2, _, _ = classification_task(
-        5, 4, 0.5, 40, 60, generator=3
-    )
+    x2, y2, _, _ = classification_task(5, 4, 0.5, 40, 60, generator=3)
     assert torch.equal(x, x2) and torch.equal(y, y2)
 
 
@@ -108,23 +88,13 @@ def test_exercise_6_2_checker(capsys):
             list(itertools.product([-1.0, 1.0], repeat=n)),
             dtype=K.dtype,
         )
-        return (
-            out_scale
-            * norm
-            * ((s @ K) * s).sum(1).clamp_min(0).sqrt().mean()
-            / n
-        )
+        return out_scale * norm * ((s @ K) * s).sum(1).clamp_min(0).sqrt().mean() / n
 
     homework.check_exercise_6_2(exact)
-    assert (
-        "Exercise 6.2: all 4 checks passed."
-        in capsys.readouterr().out
-    )
+    assert "Exercise 6.2: all 4 checks passed." in capsys.readouterr().out
     with pytest.raises(homework.ExerciseCheckFailed):
         homework.check_exercise_6_2(
-            lambda K, a, b: (
-                a * b * K.diagonal().sum().sqrt() / K.shape[0]
-            )
+            lambda K, a, b: a * b * K.diagonal().sum().sqrt() / K.shape[0]
         )
 
 
@@ -136,17 +106,11 @@ def test_sgd_budget_closes_and_cancels_out_scale_and_width():
     b = sgd_budget(width=4096, out_scale=0.01, **kw)
     # the regret terms at (eta, T) equal eps, and T = 2 c p^2 C^2 L / eps^2
     assert math.isclose(a["regret"], 0.1, rel_tol=1e-12)
-    assert math.isclose(
-        a["T"], 2 * 1.7 * 4 * 9 * 6 / 0.01, rel_tol=1e-12
-    )
+    assert math.isclose(a["T"], 2 * 1.7 * 4 * 9 * 6 / 0.01, rel_tol=1e-12)
     assert math.isclose(a["T"], b["T"], rel_tol=1e-12)
     # eta = eps / (c out_scale^2 L m), tau* = sqrt(2) p C / out_scale
-    assert math.isclose(
-        a["eta"], 0.1 / (1.7 * 0.25 * 6 * 256), rel_tol=1e-12
-    )
-    assert math.isclose(
-        b["tau_star"], math.sqrt(2) * 6 / 0.01, rel_tol=1e-12
-    )
+    assert math.isclose(a["eta"], 0.1 / (1.7 * 0.25 * 6 * 256), rel_tol=1e-12)
+    assert math.isclose(b["tau_star"], math.sqrt(2) * 6 / 0.01, rel_tol=1e-12)
     # the a-priori ball's sample size does not depend on out_scale or m
     assert math.isclose(a["N_min"], b["N_min"], rel_tol=1e-9)
     # a brute-force minimization of the regret terms over eta gives the same T

@@ -13,9 +13,7 @@ from rnnlib.elman import elman_hidden_states, normalize_sequence
 def test_every_checker_is_registered_and_exported():
     assert homework.CHECKERS, "no checkers registered"
     for number, fn in homework.CHECKERS.items():
-        assert fn.__name__ == "check_exercise_" + number.replace(
-            ".", "_"
-        )
+        assert fn.__name__ == "check_exercise_" + number.replace(".", "_")
         assert getattr(homework, fn.__name__) is fn
     assert rnnlib.homework is homework
 
@@ -80,20 +78,14 @@ def _tanh_instead_of_relu(W, A, x):
         ),
     ],
 )
-def test_wrong_answers_fail_with_a_useful_message(
-    unsealed, checker, wrong, expected
-):
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match=expected
-    ) as info:
+def test_wrong_answers_fail_with_a_useful_message(unsealed, checker, wrong, expected):
+    with pytest.raises(homework.ExerciseCheckFailed, match=expected) as info:
         checker(wrong)
     message = str(info.value)
     # the message shows inputs and numbers, never the reference implementation's code
     for ref in (normalize_sequence, elman_hidden_states):
         for line in inspect.getsource(ref).splitlines():
-            if len(
-                line.strip()
-            ) > 25 and not line.strip().startswith(('"', "#")):
+            if len(line.strip()) > 25 and not line.strip().startswith(('"', "#")):
                 assert line.strip() not in message
 
 
@@ -126,8 +118,7 @@ def test_messages_never_show_the_expected_values(unsealed):
     for value in expected[0].ravel()[:20]:
         for digits in (3, 4, 6):
             assert (
-                f"{value:.{digits}g}"
-                not in message.replace("1e", "")
+                f"{value:.{digits}g}" not in message.replace("1e", "")
                 or abs(value) < 1e-3
             )
 
@@ -146,13 +137,8 @@ def test_a_fresh_seed_gives_fresh_inputs_and_the_same_kinds_of_case():
             if isinstance(x, torch.Tensor)
             and isinstance(y, torch.Tensor)
             and x.shape == y.shape
-        ) or any(
-            ca.description != cb.description
-            for ca, cb in zip(a, b)
-        )
-        assert differ, (
-            f"{number}: another seed gives the same inputs"
-        )
+        ) or any(ca.description != cb.description for ca, cb in zip(a, b))
+        assert differ, f"{number}: another seed gives the same inputs"
 
 
 def test_mismatch_compares_plain_arrays_without_torch():
@@ -174,10 +160,7 @@ def test_mismatch_compares_plain_arrays_without_torch():
     message = homework.mismatch(
         "9.9", "x", expected * 2, "float64", expected, 1e-8, 1e-6
     )
-    assert (
-        "3 of 3 entries differ" in message
-        and "of order 1e+00" in message
-    )
+    assert "3 of 3 entries differ" in message and "of order 1e+00" in message
     assert "wrong output shape (2,)" in homework.mismatch(
         "9.9", "x", expected[:2], "float64", expected, 1e-8, 1e-6
     )

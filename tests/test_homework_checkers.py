@@ -13,9 +13,7 @@ import torch
 
 from rnnlib import homework
 
-CHECKER_NUMBERS = sorted(
-    homework.CHECKERS, key=lambda n: tuple(map(int, n.split(".")))
-)
+CHECKER_NUMBERS = sorted(homework.CHECKERS, key=lambda n: tuple(map(int, n.split("."))))
 
 
 def _lookup(spec, make_wrong):
@@ -25,15 +23,12 @@ def _lookup(spec, make_wrong):
     looked up in a table made beforehand.
     """
     table = [
-        (c.args, spec.reference(*c.args, **c.kwargs))
-        for c in spec.cases(spec.seed)
+        (c.args, spec.reference(*c.args, **c.kwargs)) for c in spec.cases(spec.seed)
     ]
 
     def same(a, b):
         if isinstance(a, torch.Tensor):
-            return isinstance(b, torch.Tensor) and torch.equal(
-                a, b
-            )
+            return isinstance(b, torch.Tensor) and torch.equal(a, b)
         return a == b
 
     def lookup(*args, **kwargs):
@@ -105,10 +100,9 @@ def test_every_checker_fails_a_wrong_answer_naming_the_exercise(
     message = str(info.value)
     assert message.startswith(f"Exercise {number}: "), message
     assert expected in message
-    assert (
-        "on input: " in message
-        or "wrong values on input" in message
-    ), "the message says which input went wrong"
+    assert "on input: " in message or "wrong values on input" in message, (
+        "the message says which input went wrong"
+    )
     assert "passed" not in capsys.readouterr().out
 
 
@@ -119,9 +113,7 @@ def test_every_checker_lets_the_stub_error_through(number):
             f"Exercise {number}: replace this line by your solution"
         )
 
-    with pytest.raises(
-        NotImplementedError, match=re.escape(f"Exercise {number}")
-    ):
+    with pytest.raises(NotImplementedError, match=re.escape(f"Exercise {number}")):
         homework.CHECKERS[number](stub)
 
 
@@ -143,9 +135,7 @@ def test_a_wrong_value_names_the_dtype_and_tolerance_and_float32(
     except homework.ExerciseCheckFailed as exc:
         message = str(exc)
     else:
-        pytest.skip(
-            f"{number}: a float32 answer passes its tolerance"
-        )
+        pytest.skip(f"{number}: a float32 answer passes its tolerance")
     if "wrong values" not in message:
         pytest.skip(f"{number}: compares no floating-point values")
     assert re.search(
@@ -154,8 +144,7 @@ def test_a_wrong_value_names_the_dtype_and_tolerance_and_float32(
     ), message
     if "compared in float64" in message:
         assert (
-            "your result matches to float32 precision; compute in float64"
-            in message
+            "your result matches to float32 precision; compute in float64" in message
         ), message
 
 
@@ -165,14 +154,10 @@ def test_the_checkers_reference_cannot_be_handed_in(
 ):
     """``my_fn = _reference_...`` (or calling it inside) fails, however it was imported."""
     spec = homework.EXERCISES[number]
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="your function calls "
-    ):
+    with pytest.raises(homework.ExerciseCheckFailed, match="your function calls "):
         _compare(spec, lambda *a, **k: spec.reference(*a, **k))
     # unsealed again afterwards
-    assert not spec.reference.__code__.co_filename.startswith(
-        "<sealed"
-    )
+    assert not spec.reference.__code__.co_filename.startswith("<sealed")
 
 
 def test_calling_the_library_function_the_exercise_reimplements_fails():
@@ -189,15 +174,11 @@ def test_calling_the_library_function_the_exercise_reimplements_fails():
         ):
             homework.check_exercise_5_2(student)
 
-    def swallowing(
-        W, A, B, x
-    ):  # catching the sealed call does not help
+    def swallowing(W, A, B, x):  # catching the sealed call does not help
         try:
             return tangent_kernel(None, x)
         except BaseException:
-            return torch.zeros(
-                x.shape[0], x.shape[0], dtype=x.dtype
-            )
+            return torch.zeros(x.shape[0], x.shape[0], dtype=x.dtype)
 
     with pytest.raises(
         homework.ExerciseCheckFailed,
@@ -224,11 +205,7 @@ def test_a_checker_traceback_ends_at_the_students_code():
         while tb is not None:
             frames.append(tb.tb_frame)
             tb = tb.tb_next
-        in_homework = [
-            f
-            for f in frames
-            if "rnnlib/homework" in f.f_code.co_filename
-        ]
+        in_homework = [f for f in frames if "rnnlib/homework" in f.f_code.co_filename]
         assert len(in_homework) == 1
         assert in_homework[0].f_locals.get("__tracebackhide__")
         if last:

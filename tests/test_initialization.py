@@ -16,9 +16,7 @@ from rnnlib.initialization import (
 
 
 def test_predicted_sq_norms_is_cumulative_input_energy():
-    x = normalize_sequence(
-        sample_true_sequence(1, 5, 4, generator=0), 0.5
-    )
+    x = normalize_sequence(sample_true_sequence(1, 5, 4, generator=0), 0.5)
     torch.testing.assert_close(
         predicted_sq_norms(x)[0],
         torch.tensor([1.0, 1.25, 1.5, 1.75, 2.75]),
@@ -27,9 +25,7 @@ def test_predicted_sq_norms_is_cumulative_input_energy():
 
 def test_active_fraction_is_about_one_half():
     net = ElmanRNN(5, 2048, generator=0)
-    x = normalize_sequence(
-        sample_true_sequence(16, 6, 5, generator=1), 0.1
-    )
+    x = normalize_sequence(sample_true_sequence(16, 6, 5, generator=1), 0.1)
     frac = active_fraction(net, x)
     assert frac.shape == (6,)
     assert torch.all((frac - 0.5).abs() < 0.05)
@@ -48,15 +44,11 @@ def test_flip_fraction_only_counts_later_steps():
     x_bar = sample_true_sequence(4, 8, 5, generator=1)
     assert (
         0.0
-        <= pattern_flip_fraction(
-            net, x_bar, 1.0, x_bar.shape[1] - 1, generator=2
-        )
+        <= pattern_flip_fraction(net, x_bar, 1.0, x_bar.shape[1] - 1, generator=2)
         <= 1.0
     )
     with pytest.raises(ValueError, match="position must be <="):
-        pattern_flip_fraction(
-            net, x_bar, 1.0, x_bar.shape[1], generator=2
-        )
+        pattern_flip_fraction(net, x_bar, 1.0, x_bar.shape[1], generator=2)
 
 
 @pytest.mark.parametrize(

@@ -36,15 +36,12 @@ def test_relu_identity_matches_a_loop_and_printed_is_m_times_corrected():
     )
     T = torch.randn(37, 5, generator=gen, dtype=F64)
     loop = sum(
-        2.0 / 37 * float(T[r] @ v) * max(float(T[r] @ x), 0.0)
-        for r in range(37)
+        2.0 / 37 * float(T[r] @ v) * max(float(T[r] @ x), 0.0) for r in range(37)
     )
-    assert float(inv.relu_identity(v, x, T)) == pytest.approx(
-        loop, rel=1e-12
+    assert float(inv.relu_identity(v, x, T)) == pytest.approx(loop, rel=1e-12)
+    assert float(inv.relu_identity(v, x, T, scaling="printed")) == pytest.approx(
+        37 * loop, rel=1e-12
     )
-    assert float(
-        inv.relu_identity(v, x, T, scaling="printed")
-    ) == pytest.approx(37 * loop, rel=1e-12)
     with pytest.raises(ValueError, match="scaling"):
         inv.relu_identity(v, x, T, scaling="other")
 
@@ -55,18 +52,12 @@ def test_half_identity_and_unbiasedness_by_monte_carlo():
     x = _unit(4, gen)
     w = torch.randn(400_000, 4, generator=gen, dtype=F64)
     M = (w * (w @ x >= 0)[:, None].double()).T @ w / w.shape[0]
-    assert torch.allclose(
-        M, torch.eye(4, dtype=F64) / 2, atol=0.01
-    )
+    assert torch.allclose(M, torch.eye(4, dtype=F64) / 2, atol=0.01)
     v = _unit(4, gen)
     est = float(
-        inv.relu_identity(
-            v, x, torch.randn(400_000, 4, generator=gen, dtype=F64)
-        )
+        inv.relu_identity(v, x, torch.randn(400_000, 4, generator=gen, dtype=F64))
     )
-    assert abs(est - float(v @ x)) < 5 * inv.relu_identity_std(
-        v, x, 400_000
-    )
+    assert abs(est - float(v @ x)) < 5 * inv.relu_identity_std(v, x, 400_000)
 
 
 def test_relu_identity_std_matches_monte_carlo():
@@ -82,9 +73,7 @@ def test_relu_identity_std_matches_monte_carlo():
         float(v @ x),
         abs=4 * inv.relu_identity_std(v, x, m) / math.sqrt(n),
     )
-    assert float(est.std()) == pytest.approx(
-        inv.relu_identity_std(v, x, m), rel=0.06
-    )
+    assert float(est.std()) == pytest.approx(inv.relu_identity_std(v, x, m), rel=0.06)
 
 
 # --- Theorem 4.5 -------------------------------------------------------------------------------------
@@ -113,9 +102,9 @@ def test_one_step_inverse_recovers_the_input_of_a_wide_cell():
         m, d, generator=torch.Generator().manual_seed(3), dtype=F64
     ) * math.sqrt(2 / m)
     x = _unit(d, torch.Generator().manual_seed(4))[None]
-    xhat = inv.naive_decode(
-        torch.zeros(m, m, dtype=F64), A, torch.relu(x @ A.T), 1
-    )[:, 0]
+    xhat = inv.naive_decode(torch.zeros(m, m, dtype=F64), A, torch.relu(x @ A.T), 1)[
+        :, 0
+    ]
     assert float((xhat - x).abs().max()) < 5 * math.sqrt(5 / m)
 
 
@@ -125,9 +114,7 @@ def test_fit_linear_decoder_primal_dual_and_lstsq_agree():
         h = torch.randn(n, m, generator=gen, dtype=F64)
         y = torch.randn(n, 3, generator=gen, dtype=F64)
         dec = inv.fit_linear_decoder(h, y, ridge=0.1)
-        aug_h = torch.cat(
-            [h, math.sqrt(0.1) * torch.eye(m, dtype=F64)]
-        )
+        aug_h = torch.cat([h, math.sqrt(0.1) * torch.eye(m, dtype=F64)])
         aug_y = torch.cat([y, torch.zeros(m, 3, dtype=F64)])
         ref = torch.linalg.lstsq(aug_h, aug_y).solution
         assert torch.allclose(dec.matrix, ref, atol=1e-10)
@@ -136,23 +123,17 @@ def test_fit_linear_decoder_primal_dual_and_lstsq_agree():
 
 def test_decoding_errors_fitted_beats_naive_and_shapes():
     model = ElmanRNN(5, 256, generator=0)
-    e = inv.decoding_errors(
-        model, 8, 0.1, n_train=256, n_test=64, generator=1
-    )
+    e = inv.decoding_errors(model, 8, 0.1, n_train=256, n_test=64, generator=1)
     assert e.positions.tolist() == list(
         range(2, 8)
-    ) and e.naive.shape == e.fitted.shape == e.analytic.shape == (
-        6,
-    )
+    ) and e.naive.shape == e.fitted.shape == e.analytic.shape == (6,)
     assert np.all(e.naive > 5 * e.fitted) and e.n_train == 256
     assert e.fitted.max() < 0.5
 
 
 def test_decoding_errors_analytic_field_and_no_fit():
     model = ElmanRNN(5, 256, generator=0)
-    e = inv.decoding_errors(
-        model, 6, 0.1, n_train=0, n_test=32, generator=1
-    )
+    e = inv.decoding_errors(model, 6, 0.1, n_train=0, n_test=32, generator=1)
     assert e.analytic.shape == (4,) and np.all(np.isnan(e.fitted))
     assert e.n_train == 0 and e.analytic.max() < 1.0
     assert np.all(e.analytic < e.naive)
@@ -179,9 +160,9 @@ def test_step_jacobians_match_autograd_jacobian_at_the_base():
     W, A = _weights(40, 4, 0)
     L = 5
     x0 = inv.base_sequence(L, 4)
-    ref = torch.func.jacrev(
-        lambda x: elman_hidden_states(W, A, x[None])[0, -1]
-    )(x0)  # (m, L, d)
+    ref = torch.func.jacrev(lambda x: elman_hidden_states(W, A, x[None])[0, -1])(
+        x0
+    )  # (m, L, d)
     J = inv.step_jacobians(W, A, L)
     assert J.shape == (L, 40, 4)
     assert torch.allclose(J, ref.permute(1, 0, 2), atol=1e-12)
@@ -189,9 +170,7 @@ def test_step_jacobians_match_autograd_jacobian_at_the_base():
     base = x0 + 0.3 * torch.randn(
         L, 4, generator=torch.Generator().manual_seed(1), dtype=F64
     )
-    ref = torch.func.jacrev(
-        lambda x: elman_hidden_states(W, A, x[None])[0, -1]
-    )(base)
+    ref = torch.func.jacrev(lambda x: elman_hidden_states(W, A, x[None])[0, -1])(base)
     J = inv.step_jacobians(W, A, L, base=base)
     assert torch.allclose(J, ref.permute(1, 0, 2), atol=1e-12)
 
@@ -223,9 +202,7 @@ def test_analytic_inverse_is_numpy_pinv_of_the_stacked_jacobians():
     assert a.rank == L * 4 and a.matrix.shape == (60, L * 4)
     np.testing.assert_allclose(a.matrix.numpy().T, ref, atol=1e-10)
     np.testing.assert_allclose(a.jacobian.numpy(), stacked)
-    assert torch.all(
-        a.singular_values[:-1] >= a.singular_values[1:]
-    )
+    assert torch.all(a.singular_values[:-1] >= a.singular_values[1:])
 
 
 def test_analytic_inverse_is_exact_on_the_linear_network():
@@ -265,9 +242,7 @@ def test_analytic_inverse_error_small_and_falls_with_width():
         )
         h = elman_hidden_states(W, A, x)[:, -1]
         xhat = inv.analytic_inverse(W, A, 6)(h)
-        errs.append(
-            float((xhat - x)[:, 1:-1].abs().amax(2).mean() / 0.1)
-        )
+        errs.append(float((xhat - x)[:, 1:-1].abs().amax(2).mean() / 0.1))
     assert errs[1] < errs[0] < 1.0
 
 
@@ -303,9 +278,7 @@ def _fit_with_theta(theta, radius=1.0):
 def test_step_feature_expectation_closed_forms(radius):
     u = torch.linspace(-0.9, 0.9, 19, dtype=F64)
     one = _fit_with_theta([[1.0]], radius)  # H = 1: P[step] = 1/2
-    assert torch.allclose(
-        one.expectation(u), torch.full_like(u, 0.5), atol=1e-10
-    )
+    assert torch.allclose(one.expectation(u), torch.full_like(u, 0.5), atol=1e-10)
     lin = _fit_with_theta(
         [[0.0], [1.0]], radius
     )  # H = alpha: g(u) = u r / sqrt(2 pi (1 + r^2)) (Stein)
@@ -322,9 +295,7 @@ def test_step_feature_average_matches_the_expectation():
     u = torch.linspace(-1, 1, 11, dtype=F64)
     m = 200_000
     avg = inv.step_feature_average(fit, u, m, generator=0)
-    assert float(
-        (avg - fit.expectation(u)).abs().max()
-    ) < 5 * fit.norm / math.sqrt(m)
+    assert float((avg - fit.expectation(u)).abs().max()) < 5 * fit.norm / math.sqrt(m)
     assert fit.fit_error < 0.05
     # H evaluated pointwise agrees with the Hermite expansion written out
     a, b = (
@@ -337,14 +308,8 @@ def test_step_feature_average_matches_the_expectation():
         (t**2 - 1) / math.sqrt(2),
     ]  # noqa: E731
     th = fit.theta
-    brute = sum(
-        th[j, k] * he(a)[j] * he(b)[k]
-        for j in range(3)
-        for k in range(3)
-    )
-    small = inv.StepFeatureFit(
-        th[:3, :3].clone(), 1.0, (-1.0, 1.0), 0.0, 64
-    )
+    brute = sum(th[j, k] * he(a)[j] * he(b)[k] for j in range(3) for k in range(3))
+    small = inv.StepFeatureFit(th[:3, :3].clone(), 1.0, (-1.0, 1.0), 0.0, 64)
     assert torch.allclose(small.H(a, b), brute, atol=1e-12)
 
 
@@ -353,28 +318,18 @@ def test_step_feature_average_matches_the_expectation():
 
 def test_backprop_correlations_match_explicit_products():
     model = ElmanRNN(4, 24, output_dim=2, generator=0, dtype=F64)
-    x = sample_normalized_sequence(
-        2, 5, 4, 0.1, generator=1, dtype=F64
-    )
+    x = sample_normalized_sequence(2, 5, 4, 0.1, generator=1, dtype=F64)
     c = inv.backprop_correlations(model, x)
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h = elman_hidden_states(W, A, x)
     for b in range(2):
         for i in range(5):  # step i + 1
             back = B.clone()
-            for step in range(
-                4, i, -1
-            ):  # D^(step+1) W, 0-based step
-                back = (
-                    back
-                    @ torch.diag((h[b, step] > 0).double())
-                    @ W
-                )
+            for step in range(4, i, -1):  # D^(step+1) W, 0-based step
+                back = back @ torch.diag((h[b, step] > 0).double()) @ W
             ref = (back * B).sum(dim=1) / 24
             assert torch.allclose(c[b, i], ref, atol=1e-12)
-    assert torch.allclose(
-        c[:, -1], (B * B).sum(dim=1).expand(2, 2) / 24
-    )
+    assert torch.allclose(c[:, -1], (B * B).sum(dim=1).expand(2, 2) / 24)
 
 
 # --- Lemma 4.2 / Theorem 4.3 -------------------------------------------------------------------------
@@ -386,36 +341,25 @@ def test_construction_matches_its_formula_and_the_explicit_sum(
     L, d, m = 5, 4, 64
     model = ElmanRNN(d, m, generator=0, dtype=F64)
     tgt = sin_target(L, d)
-    c = inv.construct_existence(
-        model, tgt, 0.2, n_fit=64, generator=1
-    )
+    c = inv.construct_existence(model, tgt, 0.2, n_fit=64, generator=1)
     assert torch.count_nonzero(c.dA[:, :-1]) == 0
     W, A, B = model.W.detach(), model.A.detach(), model.B
     v_hat = c.v / c.v.norm()
     alpha = math.sqrt(m / 2) * (W @ v_hat)
     b0 = math.sqrt(m / 2) * A[:, -1]
     ref = torch.stack(
-        [
-            B[0, r]
-            * c.fit.H(alpha[r : r + 1], b0[r : r + 1])[0]
-            / m
-            for r in range(m)
-        ]
+        [B[0, r] * c.fit.H(alpha[r : r + 1], b0[r : r + 1])[0] / m for r in range(m)]
     )
     assert torch.allclose(c.dA[:, -1], ref, atol=1e-12)
     x_bar = sample_true_sequence(8, L, d, generator=2, dtype=F64)
     e = inv.evaluate_construction(model, c, tgt, x_bar, 0.2)
-    assert np.all(
-        e.terms[1:-1] == 0
-    )  # the true tokens have no bias coordinate
+    assert np.all(e.terms[1:-1] == 0)  # the true tokens have no bias coordinate
     x = normalize_sequence(x_bar, 0.2)
-    ref_F = pseudo_network_sum(
-        model, torch.zeros(m, m, dtype=F64), c.dA, x
-    )[:, 0].numpy()
+    ref_F = pseudo_network_sum(model, torch.zeros(m, m, dtype=F64), c.dA, x)[
+        :, 0
+    ].numpy()
     np.testing.assert_allclose(e.F, ref_F, atol=1e-10)
-    np.testing.assert_allclose(
-        e.F_star, tgt(x_bar)[:, 0].numpy(), atol=1e-12
-    )
+    np.testing.assert_allclose(e.F_star, tgt(x_bar)[:, 0].numpy(), atol=1e-12)
 
 
 def test_check_target_reads_the_construction_s_target(sin_target):

@@ -47,9 +47,7 @@ def test_the_registry_file_validates():
     ids = [e["id"] for e in entries]
     assert len(ids) == len(set(ids)), "an id is registered twice"
     for e in entries:
-        assert {"id", "paper", "statement", "kind", "text"} <= set(
-            e
-        )
+        assert {"id", "paper", "statement", "kind", "text"} <= set(e)
         assert set(e) <= {
             "id",
             "paper",
@@ -61,37 +59,23 @@ def test_the_registry_file_validates():
             "closed_form",
             "evidence",
         }, e["id"]
-        assert (
-            e["kind"] in claims.KINDS
-            and e["paper"] in claims.PAPERS
-        )
+        assert e["kind"] in claims.KINDS and e["paper"] in claims.PAPERS
         assert ("chapter" in e) != ("untestable" in e), e["id"]
     registered = claims.registry(REGISTRY)
     assert list(registered) == ids
-    assert (
-        claims.registry() == registered
-    )  # check() finds this file
+    assert claims.registry() == registered  # check() finds this file
     assert claims.registry_path() == REGISTRY.resolve()
     untestable = [c for c in registered.values() if c.untestable]
     # the two papers the book follows each have claims it cannot test
-    assert {"P&G 2021", "M&H 2019"} <= {
-        c.paper for c in untestable
-    }
+    assert {"P&G 2021", "M&H 2019"} <= {c.paper for c in untestable}
     assert all(len(c.untestable) > 20 for c in untestable)
     assert any(c.closed_form for c in registered.values())
     # the chapters with a committed record (chapters/records/chNN.json)
     # are those with verdicts resting on it (chapters 6 and 11)
-    recorded = {
-        c.chapter
-        for c in registered.values()
-        if c.evidence == "recorded"
-    }
+    recorded = {c.chapter for c in registered.values() if c.evidence == "recorded"}
     from rnnlib.records import RECORDS_DIR
 
-    committed = {
-        int(p.stem[2:])
-        for p in RECORDS_DIR.glob("ch[0-9][0-9].json")
-    }
+    committed = {int(p.stem[2:]) for p in RECORDS_DIR.glob("ch[0-9][0-9].json")}
     assert recorded == committed == {5, 6, 7, 11}
 
 
@@ -146,9 +130,7 @@ def test_the_registry_file_validates():
         ("id: a", "a list of claims"),
     ],
 )
-def test_the_registry_refuses_a_bad_entry(
-    tmp_path, entry, message
-):
+def test_the_registry_refuses_a_bad_entry(tmp_path, entry, message):
     path = tmp_path / "claims.yml"
     path.write_text(entry)
     with pytest.raises(ValueError, match=message):
@@ -163,46 +145,26 @@ def test_each_chapter_checks_exactly_the_claims_registered_for_it():
     problems = []
     for path in CHAPTERS:
         chapter = int(path.name[:2])
-        checked = set(
-            re.findall(
-                r"claims\.check\(\s*\"([^\"]+)\"", _code(path)
-            )
-        )
-        mine = {
-            c.id
-            for c in registered.values()
-            if c.chapter == chapter
-        }
+        checked = set(re.findall(r"claims\.check\(\s*\"([^\"]+)\"", _code(path)))
+        mine = {c.id for c in registered.values() if c.chapter == chapter}
         problems += [
-            f"{path.name} checks unregistered {i}"
-            for i in checked - set(registered)
+            f"{path.name} checks unregistered {i}" for i in checked - set(registered)
         ]
         problems += [
             f"{path.name} checks {i}, registered for chapter {registered[i].chapter}"
             for i in checked & set(registered) - mine
         ]
-        problems += [
-            f"{path.name} never checks {i}" for i in mine - checked
-        ]
+        problems += [f"{path.name} never checks {i}" for i in mine - checked]
     assert not problems, "\n".join(problems)
 
 
 # --- claims.check --------------------------------------------------------------------------------
 
 
-def test_check_asserts_and_displays_its_record_line(
-    capsys, monkeypatch
-):
-    assert (
-        claims.check("mh-word-level-lm", True, "ppl 1.0") is None
-    )
-    assert (
-        capsys.readouterr().out
-        == "claim mh-word-level-lm (reproduced): ppl 1.0\n"
-    )
-    with pytest.raises(
-        AssertionError, match="mh-word-level-lm.*ppl 9"
-    ):
+def test_check_asserts_and_displays_its_record_line(capsys, monkeypatch):
+    assert claims.check("mh-word-level-lm", True, "ppl 1.0") is None
+    assert capsys.readouterr().out == "claim mh-word-level-lm (reproduced): ppl 1.0\n"
+    with pytest.raises(AssertionError, match="mh-word-level-lm.*ppl 9"):
         claims.check("mh-word-level-lm", False, "ppl 9")
     with pytest.raises(KeyError, match="not registered"):
         claims.check("no-such-claim", True, "1")
@@ -216,11 +178,7 @@ def test_check_asserts_and_displays_its_record_line(
         lambda obj, raw=False: shown.append(obj),
     )
     claims.check("mh-word-level-lm", True, "ppl 1.0")
-    assert shown == [
-        {
-            "text/plain": "claim mh-word-level-lm (reproduced): ppl 1.0"
-        }
-    ]
+    assert shown == [{"text/plain": "claim mh-word-level-lm (reproduced): ppl 1.0"}]
 
 
 def test_check_is_lenient_off_the_piloted_sizes_unless_strict(
@@ -229,22 +187,16 @@ def test_check_is_lenient_off_the_piloted_sizes_unless_strict(
     monkeypatch.delenv(claims.STRICT_ENV, raising=False)
     assert not claims.strict()
     with pytest.warns(UserWarning, match="NOT SUPPORTED at these"):
-        claims.check(
-            "mh-word-level-lm", False, "ppl 9", piloted=False
-        )
+        claims.check("mh-word-level-lm", False, "ppl 9", piloted=False)
     with pytest.raises(AssertionError, match="ppl 9"):
         claims.check("mh-word-level-lm", False, "ppl 9")
     monkeypatch.setenv(claims.STRICT_ENV, "1")
     assert claims.strict()
     with pytest.raises(AssertionError, match="ppl 9"):
-        claims.check(
-            "mh-word-level-lm", False, "ppl 9", piloted=False
-        )
+        claims.check("mh-word-level-lm", False, "ppl 9", piloted=False)
 
 
-def test_a_claim_that_holds_off_the_piloted_sizes_says_so(
-    capsys, monkeypatch
-):
+def test_a_claim_that_holds_off_the_piloted_sizes_says_so(capsys, monkeypatch):
     """A reader's run at other sizes is not the book's record: its line says where it holds,
     and the ledger, which reads only record lines, does not take it for one."""
     monkeypatch.setattr(claims, "registry_path", lambda: None)
@@ -257,30 +209,20 @@ def test_a_claim_that_holds_off_the_piloted_sizes_says_so(
         piloted=False,
     )
     line = capsys.readouterr().out.strip()
-    assert line.startswith(
-        "claim pg-anything (holds at these parameters;"
-    )
+    assert line.startswith("claim pg-anything (holds at these parameters;")
     assert "slope -0.5" in line
     assert not ledger._RECORD_LINE.match(line)
-    claims.check(
-        "pg-anything", True, "slope -0.5", verdict="reproduced"
-    )
-    assert ledger._RECORD_LINE.match(
-        capsys.readouterr().out.strip()
-    )
+    claims.check("pg-anything", True, "slope -0.5", verdict="reproduced")
+    assert ledger._RECORD_LINE.match(capsys.readouterr().out.strip())
 
 
-def test_check_without_a_registry_prints_its_line_unless_strict(
-    capsys, monkeypatch
-):
+def test_check_without_a_registry_prints_its_line_unless_strict(capsys, monkeypatch):
     """A pip-installed rnnlib (Colab) has no chapters/claims.yml: the check still asserts and
     says what it measured; the book's build (strict) refuses to run without the registry."""
     monkeypatch.setattr(claims, "registry_path", lambda: None)
     monkeypatch.delenv(claims.STRICT_ENV, raising=False)
     claims.check("pg-anything", True, "slope -0.5")
-    claims.check(
-        "pg-other", True, "0.3", verdict="reproduced in trend only"
-    )
+    claims.check("pg-other", True, "0.3", verdict="reproduced in trend only")
     assert capsys.readouterr().out.splitlines() == [
         "claim pg-anything (holds): slope -0.5",
         "claim pg-other (reproduced in trend only): 0.3",
@@ -294,16 +236,10 @@ def test_check_without_a_registry_prints_its_line_unless_strict(
         claims.check("pg-anything", True, "slope -0.5")
 
 
-def test_the_registry_is_found_from_the_environment(
-    tmp_path, monkeypatch, capsys
-):
+def test_the_registry_is_found_from_the_environment(tmp_path, monkeypatch, capsys):
     shutil.copy(FIXTURES / "claims.yml", tmp_path / "mine.yml")
-    monkeypatch.setenv(
-        claims.REGISTRY_ENV, str(tmp_path / "mine.yml")
-    )
-    assert (
-        claims.registry_path() == (tmp_path / "mine.yml").resolve()
-    )
+    monkeypatch.setenv(claims.REGISTRY_ENV, str(tmp_path / "mine.yml"))
+    assert claims.registry_path() == (tmp_path / "mine.yml").resolve()
     claims.check("fx-rate", True, "slope -0.5")
     assert "claim fx-rate (reproduced)" in capsys.readouterr().out
     with pytest.raises(KeyError):
@@ -315,9 +251,7 @@ def test_closed_form_claims_get_their_own_verdict_and_count(
 ):
     """A claim registered closed_form: true is checked as "checked (closed form)" only,
     and the summary counts it apart from the reproductions."""
-    claim = next(
-        c for c in claims.registry().values() if c.closed_form
-    )
+    claim = next(c for c in claims.registry().values() if c.closed_form)
     claims.check(claim.id, True, "1 = 1")
     assert f"({claims.CLOSED_FORM})" in capsys.readouterr().out
     with pytest.raises(ValueError, match="closed_form=True"):
@@ -372,33 +306,19 @@ def test_the_summary_splits_not_reproduced_by_kind():
     assert split["reconstruction"]["all"] == 1
     assert split["heuristic"]["all"] == 0
     counts = ledger.verdict_counts(rows)
-    assert (
-        sum(k["all"] for k in split.values())
-        == counts["not reproduced"]["all"]
-    )
-    assert (
-        ledger.kind_counts(rows, "reproduced")["paper"]["all"] == 0
-    )
+    assert sum(k["all"] for k in split.values()) == counts["not reproduced"]["all"]
+    assert ledger.kind_counts(rows, "reproduced")["paper"]["all"] == 0
     with pytest.raises(ValueError, match="verdict"):
         ledger.kind_counts(rows, "mostly")
     # on the book's own registry, the split adds up too
     book = ledger.ledger_rows(
         claims.registry(),
         {},
-        ledger.chapter_docnames(
-            f"chapters/{p.stem}" for p in CHAPTERS
-        ),
+        ledger.chapter_docnames(f"chapters/{p.stem}" for p in CHAPTERS),
     )
     assert (
-        sum(
-            k["all"]
-            for k in ledger.kind_counts(
-                book, ledger.NOT_YET_TESTED
-            ).values()
-        )
-        == ledger.verdict_counts(book)[ledger.NOT_YET_TESTED][
-            "all"
-        ]
+        sum(k["all"] for k in ledger.kind_counts(book, ledger.NOT_YET_TESTED).values())
+        == ledger.verdict_counts(book)[ledger.NOT_YET_TESTED]["all"]
     )
 
 
@@ -421,10 +341,7 @@ def test_long_record_lines_are_folded_and_read_back_whole():
     )
     text = _line("mh-word-level-lm", True, figure)
     assert len(text.splitlines()) > 1
-    assert all(
-        len(line) <= claims.LINE_CHARS
-        for line in text.splitlines()
-    )
+    assert all(len(line) <= claims.LINE_CHARS for line in text.splitlines())
     cell = nodes.container(nb_element="cell_code", cell_index=3)
     bundle = nodes.container(nb_element="mime_bundle")
     out = nodes.container(mime_type="text/plain")
@@ -451,10 +368,7 @@ def test_long_record_lines_are_folded_and_read_back_whole():
         f"{long_word} 1.0",
         verdict="reproduced in trend only",
     )
-    assert all(
-        len(line) <= claims.LINE_CHARS
-        for line in text.splitlines()
-    )
+    assert all(len(line) <= claims.LINE_CHARS for line in text.splitlines())
     out.children[0].replace_self(nodes.literal_block(text, text))
     (record,) = ledger.records_from_doctree(cell)
     assert record["figure"] == f"{long_word} 1.0"
@@ -501,9 +415,9 @@ def test_rows_give_each_claim_its_verdict_and_problems():
         )
     }
     assert set(rows) == set(fixture)
-    assert rows["fx-rate"].verdict == "reproduced" and rows[
-        "fx-rate"
-    ].figures == ["slope -0.51"]
+    assert rows["fx-rate"].verdict == "reproduced" and rows["fx-rate"].figures == [
+        "slope -0.51"
+    ]
     assert rows["fx-trend"].verdict == "reproduced in trend only"
     assert (
         rows["fx-offline"].verdict == ledger.CANNOT_TEST
@@ -514,14 +428,8 @@ def test_rows_give_each_claim_its_verdict_and_problems():
         and not rows["fx-later"].problems
     )  # chapter 5 not in the book
     assert rows["fx-unchecked"].verdict == ledger.NOT_YET_TESTED
-    assert (
-        "ran without checking it"
-        in rows["fx-unchecked"].problems[0]
-    )
-    assert not any(
-        rows[i].problems
-        for i in ("fx-rate", "fx-trend", "fx-offline")
-    )
+    assert "ran without checking it" in rows["fx-unchecked"].problems[0]
+    assert not any(rows[i].problems for i in ("fx-rate", "fx-trend", "fx-offline"))
     # a claim checked twice with different verdicts gets the more cautious one, and a problem
     twice = {
         "chapters/03_checked": [
@@ -549,18 +457,9 @@ def test_rows_give_each_claim_its_verdict_and_problems():
             for i in ("fx-rate", "fx-offline")
         ]
     }
-    rows = {
-        r.claim.id: r
-        for r in ledger.ledger_rows(fixture, elsewhere, chapters)
-    }
-    assert (
-        "checked in chapters/04_typed"
-        in rows["fx-rate"].problems[0]
-    )
-    assert (
-        "registered as untestable"
-        in rows["fx-offline"].problems[0]
-    )
+    rows = {r.claim.id: r for r in ledger.ledger_rows(fixture, elsewhere, chapters)}
+    assert "checked in chapters/04_typed" in rows["fx-rate"].problems[0]
+    assert "registered as untestable" in rows["fx-offline"].problems[0]
 
 
 def test_every_registered_claim_gets_one_row():
@@ -568,23 +467,18 @@ def test_every_registered_claim_gets_one_row():
     rows = ledger.ledger_rows(
         registered,
         {},
-        ledger.chapter_docnames(
-            f"chapters/{p.stem}" for p in CHAPTERS
-        ),
+        ledger.chapter_docnames(f"chapters/{p.stem}" for p in CHAPTERS),
     )
     assert sorted(r.claim.id for r in rows) == sorted(registered)
     counts = ledger.verdict_counts(rows)
     assert list(counts) == list(ledger.ORDER)
-    assert sum(c["all"] for c in counts.values()) == len(
-        registered
-    )
+    assert sum(c["all"] for c in counts.values()) == len(registered)
     for row in rows:
         assert row.verdict in ledger.ORDER
         if row.claim.untestable:
-            assert (
-                row.verdict == ledger.CANNOT_TEST
-                and row.figures == [row.claim.untestable]
-            )
+            assert row.verdict == ledger.CANNOT_TEST and row.figures == [
+                row.claim.untestable
+            ]
 
 
 # --- the chapter lint: typed numbers in prose, unmarked asserts ----------------------------------
@@ -592,8 +486,7 @@ def test_every_registered_claim_gets_one_row():
 
 def test_unmarked_asserts_are_found():
     assert (
-        chapter_lint.unmarked_asserts(_nb("03_checked.ipynb"))
-        == []
+        chapter_lint.unmarked_asserts(_nb("03_checked.ipynb")) == []
     )  # one-line and multi-line marks
     (found,) = chapter_lint.unmarked_asserts(_nb("04_typed.ipynb"))
     assert found[:4] == (
@@ -610,9 +503,7 @@ def test_unmarked_asserts_are_found():
             }
         ]
     }
-    assert [
-        f.line for f in chapter_lint.unmarked_asserts(magic)
-    ] == [3]
+    assert [f.line for f in chapter_lint.unmarked_asserts(magic)] == [3]
 
 
 def test_a_planted_typed_number_fails_and_glued_text_passes():
@@ -622,9 +513,7 @@ def test_a_planted_typed_number_fails_and_glued_text_passes():
         "15",
     ) and "about 15%" in typed.message
     # glued number, a code block, inline code and a declared typed number all pass
-    assert (
-        chapter_lint.typed_numbers(_nb("03_checked.ipynb")) == []
-    )
+    assert chapter_lint.typed_numbers(_nb("03_checked.ipynb")) == []
 
 
 @pytest.mark.parametrize(
@@ -678,9 +567,7 @@ def test_a_planted_typed_number_fails_and_glued_text_passes():
 )
 def test_typed_number_rules(text, flagged):
     nb = {"cells": [{"cell_type": "markdown", "source": text}]}
-    assert [
-        t.what for t in chapter_lint.typed_numbers(nb)
-    ] == flagged
+    assert [t.what for t in chapter_lint.typed_numbers(nb)] == flagged
 
 
 def test_a_declaration_needs_its_reason_and_numbers():
@@ -701,21 +588,14 @@ def test_a_declaration_needs_its_reason_and_numbers():
 
 
 def test_the_lint_runs_from_the_command_line(tmp_path, capsys):
-    assert (
-        chapter_lint.main([str(FIXTURES / "03_checked.ipynb")])
-        == 0
-    )
-    assert (
-        chapter_lint.main([str(FIXTURES / "04_typed.ipynb")]) == 1
-    )
+    assert chapter_lint.main([str(FIXTURES / "03_checked.ipynb")]) == 0
+    assert chapter_lint.main([str(FIXTURES / "04_typed.ipynb")]) == 1
     out = capsys.readouterr().out.splitlines()
     assert [line.split(": ")[1].split()[0] for line in out] == [
         "TN",
         "AS",
     ]
-    assert out[0].startswith(
-        f"{FIXTURES / '04_typed.ipynb'}:cell 0:line 3:"
-    )
+    assert out[0].startswith(f"{FIXTURES / '04_typed.ipynb'}:cell 0:line 3:")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -723,9 +603,7 @@ def test_chapter_prose_glues_its_numbers_and_asserts_are_claims(
     path,
 ):
     nb = json.loads(path.read_text())
-    findings = chapter_lint.typed_numbers(
-        nb
-    ) + chapter_lint.unmarked_asserts(nb)
+    findings = chapter_lint.typed_numbers(nb) + chapter_lint.unmarked_asserts(nb)
     assert not findings, "\n".join(map(str, findings))
 
 
@@ -740,13 +618,8 @@ def test_the_book_has_the_ledger_and_the_epilogue():
         < toc.index('"Appendices"')
     )
     assert toc.index('"Appendices"') < toc.index("chapters/ledger")
-    assert (
-        "booktools.ledger" in CONFIG["sphinx"]["extra_extensions"]
-    )
-    assert (
-        "{claims-ledger}"
-        in (ROOT / "chapters" / "ledger.md").read_text()
-    )
+    assert "booktools.ledger" in CONFIG["sphinx"]["extra_extensions"]
+    assert "{claims-ledger}" in (ROOT / "chapters" / "ledger.md").read_text()
     registered = claims.registry()
     for page in ("epilogue.md", "ledger.md"):
         for claim_id in re.findall(
@@ -807,18 +680,13 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
     html = (html_dir / "ledger.html").read_text()
     for claim_id in claims.registry(FIXTURES / "claims.yml"):
         assert f'id="claim-{claim_id}"' in html
-    assert (
-        "slope -0.51" in html
-        and "error 0.1 at L = 4, 0.3 at L = 8" in html
-    )
+    assert "slope -0.51" in html and "error 0.1 at L = 4, 0.3 at L = 8" in html
     assert "needs data that is not available offline" in html
     assert (
         'href="chapters/03_checked.html"' in html
         and "chapter 5 (not in this build)" in html
     )
-    assert (
-        html.count("not yet tested") >= 3
-    )  # two rows and the summary
+    assert html.count("not yet tested") >= 3  # two rows and the summary
     assert "all claims" in html
     # "not reproduced" is split by kind in the summary
     for words in (
@@ -828,10 +696,7 @@ def test_fixture_book_ledger_has_one_row_per_claim(fixture_book):
     ):
         assert f"of which {words}" in html
     assert "evidence: live" in html
-    assert (
-        "evidence: recorded run (chapters/records/ch03.json"
-        in html
-    )
+    assert "evidence: recorded run (chapters/records/ch03.json" in html
 
 
 def test_fixture_book_chapters_open_with_their_results(
@@ -842,10 +707,7 @@ def test_fixture_book_chapters_open_with_their_results(
 
     html_dir, _ = fixture_book
     page = (html_dir / "chapters" / "03_checked.html").read_text()
-    assert (
-        "chapter-results" in page
-        and "What this chapter checks" in page
-    )
+    assert "chapter-results" in page and "What this chapter checks" in page
     box = page[page.index("chapter-results") :]
     box = box[: box.index("</ul>")]
     registered = claims.registry(FIXTURES / "claims.yml")
@@ -858,9 +720,7 @@ def test_fixture_book_chapters_open_with_their_results(
     for claim_id in checked:
         assert f'id="check-{claim_id}"' in page, claim_id
     # the box comes before the page's first code cell
-    assert page.index("chapter-results") < page.index(
-        'class="cell'
-    )
+    assert page.index("chapter-results") < page.index('class="cell')
     assert html_lib.unescape(box).count("<li>") == len(mine)
 
 
@@ -874,10 +734,7 @@ def test_fixture_book_roles_link_to_rows_and_chapters(
         and 'sd-bg-text-success">reproduced</span>' in html
     )
     assert ">cannot be tested here</span>" in html
-    assert (
-        'href="chapters/03_checked.html"' in html
-        and "chapter 7" in html
-    )
+    assert 'href="chapters/03_checked.html"' in html and "chapter 7" in html
     assert 'href="ledger.html#claim-fx-trend"' in html
 
 
@@ -885,9 +742,7 @@ def test_fixture_book_fails_on_a_claim_registered_but_never_checked(
     fixture_book,
 ):
     _, warnings = fixture_book
-    lines = [
-        line for line in warnings.splitlines() if "WARNING" in line
-    ]
+    lines = [line for line in warnings.splitlines() if "WARNING" in line]
     assert (
         len(lines) == 1
         and "fx-unchecked" in lines[0]

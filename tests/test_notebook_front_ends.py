@@ -29,9 +29,7 @@ CHAPTERS = chapter_notebooks(ROOT)
 
 def test_config_macros_are_well_formed():
     macros = book_macros.book_macros(ROOT)
-    assert {"vx", "mW", "norm", "ip", "Back", "Frnn"} <= set(
-        macros
-    )
+    assert {"vx", "mW", "norm", "ip", "Back", "Frnn"} <= set(macros)
     lines = book_macros.definitions(macros)
     assert lines[list(macros).index("norm")] == (
         r"\def\norm#1{\left\lVert #1 \right\rVert}"
@@ -40,8 +38,7 @@ def test_config_macros_are_well_formed():
     source = book_macros.macro_source(macros)
     front = yaml.safe_load(source.split("---")[1])
     assert front["math"] == {
-        "\\" + k: (v[0] if isinstance(v, list) else v)
-        for k, v in macros.items()
+        "\\" + k: (v[0] if isinstance(v, list) else v) for k, v in macros.items()
     }
 
 
@@ -49,13 +46,9 @@ def test_config_macros_are_well_formed():
 def test_each_chapter_carries_the_current_macro_cell(path):
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if book_macros.is_macro_cell(c)]
-    assert len(cells) == 1, (
-        f"{path.name}: run python -m booktools.macros"
-    )
+    assert len(cells) == 1, f"{path.name}: run python -m booktools.macros"
     cell = cells[0]
-    assert cell.source == book_macros.macro_source(
-        book_macros.book_macros(ROOT)
-    ), (
+    assert cell.source == book_macros.macro_source(book_macros.book_macros(ROOT)), (
         f"{path.name}: stale macro cell: run python -m booktools.macros"
     )
     assert "remove-cell" in cell.metadata.get("tags", [])
@@ -76,12 +69,8 @@ def test_each_chapter_carries_the_current_macro_cell(path):
 def test_chapters_take_glue_from_rnnlib(path):
     """A bare ``pip install`` of the package (Colab) has no myst_nb."""
     nb = nbformat.read(path, as_version=4)
-    code = "\n".join(
-        c.source for c in nb.cells if c.cell_type == "code"
-    )
-    assert "myst_nb" not in code, (
-        f"{path.name}: import glue from rnnlib.notebook"
-    )
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "myst_nb" not in code, f"{path.name}: import glue from rnnlib.notebook"
 
 
 def test_sync_inserts_first_and_is_idempotent():
@@ -93,9 +82,7 @@ def test_sync_inserts_first_and_is_idempotent():
     macros = {"vx": r"\mathbf{x}", "ip": ["<#1, #2>", 2]}
     assert book_macros.sync(nb, macros)
     assert book_macros.is_macro_cell(nb.cells[0])
-    assert nb.cells[0].source.endswith(
-        r"$\def\vx{\mathbf{x}} \def\ip#1#2{<#1, #2>}$"
-    )
+    assert nb.cells[0].source.endswith(r"$\def\vx{\mathbf{x}} \def\ip#1#2{<#1, #2>}$")
     assert not book_macros.sync(nb, macros)
     assert book_macros.sync(nb, {"vx": r"\mathbf{v}"})
     assert "mathbf{v}" in nb.cells[0].source
@@ -112,9 +99,7 @@ def test_glue_forwards_to_myst_nb(monkeypatch):
     monkeypatch.setattr(
         notebook,
         "_myst_glue",
-        lambda name, value, display: seen.append(
-            (name, value, display)
-        ),
+        lambda name, value, display: seen.append((name, value, display)),
     )
     notebook.glue("ch00_x", 2.0, display=False)
     assert seen == [("ch00_x", 2.0, False)]
@@ -122,10 +107,7 @@ def test_glue_forwards_to_myst_nb(monkeypatch):
 
 def test_glued_formats_as_the_role_would(monkeypatch):
     monkeypatch.setattr(notebook, "_GLUED", {})
-    assert (
-        repr(notebook.glued("ch00_y", ".2f"))
-        == "(computed when the chapter runs)"
-    )
+    assert repr(notebook.glued("ch00_y", ".2f")) == "(computed when the chapter runs)"
     notebook.glue("ch00_y", 0.12345, display=False)
     assert repr(notebook.glued("ch00_y", ".2f")) == "0.12"
     assert repr(notebook.glued("ch00_y")) == "0.12345"
@@ -150,17 +132,12 @@ def test_the_package_declares_what_the_chapters_import():
         re.split(r"[<>=!~ \[;]", d)[0].lower().replace("-", "_")
         for d in project["project"]["dependencies"]
     }
-    provided_by = {
-        "IPython": "ipywidgets"
-    }  # ipywidgets requires IPython
+    provided_by = {"IPython": "ipywidgets"}  # ipywidgets requires IPython
     stdlib = set(__import__("sys").stdlib_module_names)
     for path in CHAPTERS:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
-            if (
-                cell.cell_type != "code"
-                or cell.source.lstrip().startswith(("%", "!"))
-            ):
+            if cell.cell_type != "code" or cell.source.lstrip().startswith(("%", "!")):
                 continue
             for top in _third_party_imports(cell.source):
                 if top in stdlib or top in ("rnnlib", "booktools"):
@@ -174,15 +151,11 @@ def test_the_package_declares_what_the_chapters_import():
 def test_environment_yml_is_usable_by_binder():
     """Binder (repo2docker) reads environment.yml at the root unless binder/ exists."""
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    assert (
-        not (ROOT / "binder").exists()
-        and not (ROOT / ".binder").exists()
-    ), "a binder/ folder would shadow environment.yml"
-    deps = env["dependencies"]
-    assert any(
-        isinstance(d, str) and d.startswith("python=3.11")
-        for d in deps
+    assert not (ROOT / "binder").exists() and not (ROOT / ".binder").exists(), (
+        "a binder/ folder would shadow environment.yml"
     )
+    deps = env["dependencies"]
+    assert any(isinstance(d, str) and d.startswith("python=3.11") for d in deps)
     pip = next(d["pip"] for d in deps if isinstance(d, dict))
     assert "-e ." in pip, "Binder must install the package"
     names = {p.split("==")[0] for p in pip if "==" in p}
@@ -195,37 +168,23 @@ def test_student_notebooks_start_with_the_install_cell(tmp_path):
     from booktools import student_edition as se
 
     url = "https://example.org/course/student-edition"
-    written = se.build_student_edition(
-        ROOT, tmp_path / "student", repository_url=url
-    )
+    written = se.build_student_edition(ROOT, tmp_path / "student", repository_url=url)
     for path in written:
         nb = nbformat.read(path, as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code[0].metadata.get(se.INSTALL_KEY), path.name
         assert f"git+{url}@main" in code[0].source
-        ast.parse(
-            code[0].source
-        )  # plain Python: no magics to transform
-    env = yaml.safe_load(
-        (tmp_path / "student" / "environment.yml").read_text()
-    )
-    pip = next(
-        d["pip"]
-        for d in env["dependencies"]
-        if isinstance(d, dict)
-    )
+        ast.parse(code[0].source)  # plain Python: no magics to transform
+    env = yaml.safe_load((tmp_path / "student" / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-e ." in pip, (
         "Binder installs the package from the student repository itself"
     )
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
     if not cfg["student_edition"]["repository_url"]:
-        for path in se.build_student_edition(
-            ROOT, tmp_path / "off"
-        ):
+        for path in se.build_student_edition(ROOT, tmp_path / "off"):
             nb = nbformat.read(path, as_version=4)
-            assert not any(
-                c.metadata.get(se.INSTALL_KEY) for c in nb.cells
-            ), (
+            assert not any(c.metadata.get(se.INSTALL_KEY) for c in nb.cells), (
                 f"{path.name}: an install cell from a repository that is not set"
             )
     with pytest.raises(ValueError, match="^url: "):
@@ -240,30 +199,20 @@ def test_the_student_repository_holds_what_the_launch_buttons_open(
     portable = tmp_path / "portable"
     portable.mkdir()
     nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_markdown_cell(
-                "**Exercise 8.1 · x.** text"
-            )
-        ]
+        cells=[nbformat.v4.new_markdown_cell("**Exercise 8.1 · x.** text")]
     )
     from booktools.toc import chapter_notebooks
 
     for path in chapter_notebooks(ROOT):
         nbformat.write(nb, portable / path.name)
-    files = se.write_student_repository(
-        tmp_path / "repo", ROOT, portable
-    )
+    files = se.write_student_repository(tmp_path / "repo", ROOT, portable)
     repo = tmp_path / "repo"
     assert (repo / "chapters" / "08_stability.ipynb") in files
     assert (repo / "rnnlib" / "__init__.py").is_file()
-    assert (repo / "pyproject.toml").is_file() and (
-        repo / "environment.yml"
-    ).is_file()
+    assert (repo / "pyproject.toml").is_file() and (repo / "environment.yml").is_file()
     assert not list(repo.rglob("__pycache__"))
     with pytest.raises(FileNotFoundError, match="make portable"):
-        se.write_student_repository(
-            tmp_path / "r2", ROOT, tmp_path / "none"
-        )
+        se.write_student_repository(tmp_path / "r2", ROOT, tmp_path / "none")
     with pytest.raises(ValueError, match="overwrite the book"):
         se.write_student_repository(ROOT, ROOT, portable)
 
@@ -290,9 +239,7 @@ def test_the_install_cell_installs_from_a_published_student_repository(
     portable = tmp_path / "portable"
     portable.mkdir()
     for path in chapter_notebooks(ROOT):
-        nbformat.write(
-            nbformat.v4.new_notebook(), portable / path.name
-        )
+        nbformat.write(nbformat.v4.new_notebook(), portable / path.name)
     repo = tmp_path / "repo"
     se.write_student_repository(repo, ROOT, portable)
 
@@ -328,12 +275,8 @@ def test_the_install_cell_installs_from_a_published_student_repository(
         http.server.SimpleHTTPRequestHandler, directory=str(served)
     )
     handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), handler
-    )
-    threading.Thread(
-        target=server.serve_forever, daemon=True
-    ).start()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_port}/course.git"
         source = se.install_source(url)
@@ -350,9 +293,7 @@ def test_the_install_cell_installs_from_a_published_student_repository(
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (
-        target / "rnnlib" / "homework" / "__init__.py"
-    ).is_file()
+    assert (target / "rnnlib" / "homework" / "__init__.py").is_file()
     for path in chapter_notebooks(ROOT):
         assert (repo / "chapters" / path.name).is_file(), path.name
 
@@ -377,9 +318,7 @@ def test_explorer_reports_busy_and_its_redraw_time(monkeypatch):
     assert ui.status.value == ""  # fast: nothing to say
     monkeypatch.setattr(widgets, "SLOW_S", -1.0)
     ui.children[0].value = 2  # a slider change redraws
-    assert (
-        seen[-1] == "<i>computing…</i>"
-    )  # shown while it computes
+    assert seen[-1] == "<i>computing…</i>"  # shown while it computes
     assert len(ui.timings) == 2
     assert ui.status.value.startswith("<i>redrawn in ")
 
@@ -390,9 +329,7 @@ def test_glue_stores_a_numpy_scalar_as_a_python_number():
 
     from rnnlib import notebook
 
-    notebook.glue(
-        "t_numpy_scalar", np.float64(0.05), display=False
-    )
+    notebook.glue("t_numpy_scalar", np.float64(0.05), display=False)
     value = notebook._GLUED["t_numpy_scalar"]
     assert type(value) is float and repr(value) == "0.05"
 
@@ -403,9 +340,7 @@ def test_lab_gives_each_kernel_one_thread(monkeypatch):
 
     seen: dict[str, str] = {}
     monkeypatch.setattr(lab, "prepare", lambda source, target: [])
-    monkeypatch.setattr(
-        lab.os, "execve", lambda path, argv, env: seen.update(env)
-    )
+    monkeypatch.setattr(lab.os, "execve", lambda path, argv, env: seen.update(env))
     for name in lab.THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     assert lab.main([]) == 0
@@ -413,8 +348,6 @@ def test_lab_gives_each_kernel_one_thread(monkeypatch):
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    monkeypatch.setenv(
-        "OMP_NUM_THREADS", "4"
-    )  # the caller's choice
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")  # the caller's choice
     assert lab.main([]) == 0
     assert seen["OMP_NUM_THREADS"] == "4"

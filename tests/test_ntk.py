@@ -32,9 +32,7 @@ from rnnlib.ntk import (
 )
 
 F64 = torch.float64
-F32 = (
-    torch.float32
-)  # the wide networks: their errors (~1e-2) dwarf float32 rounding
+F32 = torch.float32  # the wide networks: their errors (~1e-2) dwarf float32 rounding
 WIDTHS = (256, 1024, 4096)
 SEEDS = (
     12,
@@ -44,9 +42,7 @@ SEEDS = (
 
 
 def _inputs(n, L, d=5, eps=0.5, seed=1):
-    return sample_normalized_sequence(
-        n, L, d, eps, generator=seed, dtype=F64
-    )
+    return sample_normalized_sequence(n, L, d, eps, generator=seed, dtype=F64)
 
 
 def _errors(L):
@@ -59,9 +55,7 @@ def _errors(L):
         Ks = torch.stack(
             [
                 tangent_kernel(
-                    ElmanRNN(
-                        5, m, generator=100 * L + s, dtype=F32
-                    ),
+                    ElmanRNN(5, m, generator=100 * L + s, dtype=F32),
                     both,
                 ).double()
                 / m
@@ -119,9 +113,7 @@ def test_hidden_covariance_matches_wide_network():
 
 def test_zero_input_gives_zero_like_the_network():
     x = _inputs(2, 4)
-    x[1] = (
-        0.0  # a zero sequence: every pre-activation is 0, every pattern 0
-    )
+    x[1] = 0.0  # a zero sequence: every pre-activation is 0, every pattern 0
     K = limit_tangent_kernel(x)
     model = ElmanRNN(5, 64, generator=0, dtype=F64)
     Km = tangent_kernel(model, x)
@@ -133,11 +125,7 @@ def test_zero_input_gives_zero_like_the_network():
 def test_cross_time_terms_shrink_with_width():
     x = _inputs(8, 8).to(F32)
     frac = [
-        float(
-            cross_time_fraction(
-                ElmanRNN(5, m, generator=s, dtype=F32), x
-            ).mean()
-        )
+        float(cross_time_fraction(ElmanRNN(5, m, generator=s, dtype=F32), x).mean())
         for m in (64, 1024)
         for s in range(4)
     ]
@@ -150,9 +138,7 @@ def test_cross_time_terms_shrink_with_width():
 
 def _model_data(n=12, L=5, d=4, m=16, seed=0):
     model = ElmanRNN(d, m, 1, generator=seed, dtype=F64)
-    x = sample_normalized_sequence(
-        n, L, d, 0.1, generator=seed + 1, dtype=F64
-    )
+    x = sample_normalized_sequence(n, L, d, 0.1, generator=seed + 1, dtype=F64)
     y = torch.randn(
         n,
         1,
@@ -164,30 +150,21 @@ def _model_data(n=12, L=5, d=4, m=16, seed=0):
 
 def test_tangent_kernel_matches_autograd_gradients():
     model, x, _ = _model_data(n=5, L=6, d=4, m=12)
-    x2 = sample_normalized_sequence(
-        3, 6, 4, 0.1, generator=9, dtype=F64
-    )
+    x2 = sample_normalized_sequence(3, 6, 4, 0.1, generator=9, dtype=F64)
 
     def grads(xx):
         rows = []
         for n in range(xx.shape[0]):
             W = model.W.detach().clone().requires_grad_(True)
             A = model.A.detach().clone().requires_grad_(True)
-            out = (
-                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
-                @ model.B[0]
-            )
+            out = elman_hidden_states(W, A, xx[n : n + 1])[0, -1] @ model.B[0]
             gW, gA = torch.autograd.grad(out, (W, A))
             rows.append(torch.cat([gW.flatten(), gA.flatten()]))
         return torch.stack(rows)
 
     g1, g2 = grads(x), grads(x2)
-    assert torch.allclose(
-        tangent_kernel(model, x), g1 @ g1.T, atol=1e-10
-    )
-    assert torch.allclose(
-        tangent_kernel(model, x, x2), g1 @ g2.T, atol=1e-10
-    )
+    assert torch.allclose(tangent_kernel(model, x), g1 @ g1.T, atol=1e-10)
+    assert torch.allclose(tangent_kernel(model, x, x2), g1 @ g2.T, atol=1e-10)
 
 
 def test_kernel_ridge_is_ridge_regression_on_explicit_features():
@@ -201,9 +178,7 @@ def test_kernel_ridge_is_ridge_regression_on_explicit_features():
         phi.T @ phi / 10 + ridge * torch.eye(4, dtype=F64),
         phi.T @ y / 10,
     )
-    assert torch.allclose(
-        phi @ phi.T @ alpha, phi @ theta, atol=1e-10
-    )
+    assert torch.allclose(phi @ phi.T @ alpha, phi @ theta, atol=1e-10)
     assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
 
 
@@ -228,32 +203,17 @@ def test_exercise_5_2_checker_passes_autograd_and_fails_a_wrong_kernel(
                 W.clone().requires_grad_(True),
                 A.clone().requires_grad_(True),
             )
-            out = (
-                elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1]
-                @ B[0]
-            )
+            out = elman_hidden_states(Wg, Ag, x[n : n + 1])[0, -1] @ B[0]
             rows.append(
-                torch.cat(
-                    [
-                        g.flatten()
-                        for g in torch.autograd.grad(out, (Wg, Ag))
-                    ]
-                )
+                torch.cat([g.flatten() for g in torch.autograd.grad(out, (Wg, Ag))])
             )
         g = torch.stack(rows)
         return g @ g.T
 
     homework.check_exercise_5_2(autograd_kernel)
-    assert (
-        "Exercise 5.2: all 3 checks passed."
-        in capsys.readouterr().out
-    )
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="wrong values"
-    ):
-        homework.check_exercise_5_2(
-            lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x)
-        )
+    assert "Exercise 5.2: all 3 checks passed." in capsys.readouterr().out
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
+        homework.check_exercise_5_2(lambda W, A, B, x: 2 * autograd_kernel(W, A, B, x))
 
 
 def test_kernel_reference_recovers_the_primal_ridge_solution():
@@ -264,19 +224,14 @@ def test_kernel_reference_recovers_the_primal_ridge_solution():
     weights of kernel_reference must be those of this independent solve.
     """
     model, x, y = _model_data(n=9, L=4, d=3, m=8)
-    xe = sample_normalized_sequence(
-        5, 4, 3, 0.1, generator=7, dtype=F64
-    )
+    xe = sample_normalized_sequence(5, 4, 3, 0.1, generator=7, dtype=F64)
     s, ridge = 0.5, 0.05
     rows, f0 = [], []
     for xx in (x, xe):
         for n in range(xx.shape[0]):
             W = model.W.detach().clone().requires_grad_(True)
             A = model.A.detach().clone().requires_grad_(True)
-            out = (
-                elman_hidden_states(W, A, xx[n : n + 1])[0, -1]
-                @ (model.B[0])
-            )
+            out = elman_hidden_states(W, A, xx[n : n + 1])[0, -1] @ (model.B[0])
             gW, gA = torch.autograd.grad(out, (W, A))
             rows.append(torch.cat([gW.flatten(), gA.flatten()]))
             f0.append(float(out.detach()))
@@ -285,8 +240,7 @@ def test_kernel_reference_recovers_the_primal_ridge_solution():
     N = x.shape[0]
     Gt, Ge = G[:N], G[N:]
     theta = torch.linalg.solve(
-        s**2 * Gt.T @ Gt / N
-        + ridge * torch.eye(G.shape[1], dtype=F64),
+        s**2 * Gt.T @ Gt / N + ridge * torch.eye(G.shape[1], dtype=F64),
         s * Gt.T @ (y[:, 0] - s * f0[:N]) / N,
     )
     ftr, fev, norm, (Ws, As) = kernel_reference(
@@ -298,44 +252,29 @@ def test_kernel_reference_recovers_the_primal_ridge_solution():
         ridge=ridge,
         return_weights=True,
     )
-    assert torch.allclose(
-        ftr[:, 0], s * (f0[:N] + Gt @ theta), atol=1e-9
-    )
-    assert torch.allclose(
-        fev[:, 0], s * (f0[N:] + Ge @ theta), atol=1e-9
-    )
+    assert torch.allclose(ftr[:, 0], s * (f0[:N] + Gt @ theta), atol=1e-9)
+    assert torch.allclose(fev[:, 0], s * (f0[N:] + Ge @ theta), atol=1e-9)
     assert math.isclose(norm, float(theta.norm()), rel_tol=1e-8)
     m = model.width
-    assert torch.allclose(
-        Ws.flatten(), theta[: m * m], atol=1e-9
-    ) and torch.allclose(As.flatten(), theta[m * m :], atol=1e-9)
-    # without weights: the same values, and weights None (one record either way)
-    out3 = kernel_reference(
-        model, x, y, xe, out_scale=s, ridge=ridge
+    assert torch.allclose(Ws.flatten(), theta[: m * m], atol=1e-9) and torch.allclose(
+        As.flatten(), theta[m * m :], atol=1e-9
     )
+    # without weights: the same values, and weights None (one record either way)
+    out3 = kernel_reference(model, x, y, xe, out_scale=s, ridge=ridge)
     assert out3.weights is None and math.isclose(out3.norm, norm)
     assert torch.allclose(out3.f_eval, fev)
 
 
-@pytest.mark.parametrize(
-    "doubled, batch_size", [(False, 1), (True, 2)]
-)
-def test_kernel_sgd_is_train_pseudo_in_function_space(
-    doubled, batch_size
-):
+@pytest.mark.parametrize("doubled, batch_size", [(False, 1), (True, 2)])
+def test_kernel_sgd_is_train_pseudo_in_function_space(doubled, batch_size):
     """With the network's own scaled tangent kernel and initial output, kernel_sgd gives
     train_pseudo's predictions (same generator, same samples in the same order)."""
     from rnnlib.experiments.ch05 import regression_task
     from rnnlib.ntk import kernel_sgd
     from rnnlib.train import predict, sgd_order, train_pseudo
 
-    x, y, xe, _ = (
-        t.double()
-        for t in regression_task(6, 5, 0.5, 24, 10, generator=0)
-    )
-    net = ElmanRNN(
-        5, 48, generator=3, dtype=torch.float64, doubled=doubled
-    )
+    x, y, xe, _ = (t.double() for t in regression_task(6, 5, 0.5, 24, 10, generator=0))
+    net = ElmanRNN(5, 48, generator=3, dtype=torch.float64, doubled=doubled)
     lam = 0.5
     K = lam**2 * tangent_kernel(net, x)
     lr = 0.3 / float(K.diagonal().mean())
@@ -358,17 +297,10 @@ def test_kernel_sgd_is_train_pseudo_in_function_space(
         f0=predict(net, x, lam),
         f0_eval=predict(net, xe, lam),
     )
-    assert torch.allclose(
-        sgd.f, run.predict(x), atol=1e-12, rtol=0
-    )
-    assert torch.allclose(
-        sgd.f_eval, run.predict(xe), atol=1e-12, rtol=0
-    )
+    assert torch.allclose(sgd.f, run.predict(x), atol=1e-12, rtol=0)
+    assert torch.allclose(sgd.f_eval, run.predict(xe), atol=1e-12, rtol=0)
     # the predictions moved: the comparison is not of two initial outputs
-    assert (
-        float((sgd.f_eval - predict(net, xe, lam)).abs().max())
-        > 0.05
-    )
+    assert float((sgd.f_eval - predict(net, xe, lam)).abs().max()) > 0.05
 
 
 def test_doubled_network_kernel_has_the_same_limit():
@@ -404,9 +336,7 @@ def test_doubled_network_kernel_has_the_same_limit():
         ]
         medians.append(float(np.median(e)))
     # a wrong limit would leave the error near its m = 64 value
-    assert medians[1] < 0.15 and medians[1] < 0.5 * medians[0], (
-        medians
-    )
+    assert medians[1] < 0.15 and medians[1] < 0.5 * medians[0], medians
 
 
 def test_kernel_sgd_validation():
@@ -418,17 +348,11 @@ def test_kernel_sgd_validation():
         kernel_sgd(K[:2], y, o, lr=0.1)
     with pytest.raises(ValueError, match="y"):
         kernel_sgd(K, y[:2], o, lr=0.1)
-    with pytest.raises(
-        ValueError, match=r"order must be .* in \[0, 3\)"
-    ):
+    with pytest.raises(ValueError, match=r"order must be .* in \[0, 3\)"):
         kernel_sgd(K, y, o + 1, lr=0.1)
-    with pytest.raises(
-        TypeError, match="order must be an integer"
-    ):
+    with pytest.raises(TypeError, match="order must be an integer"):
         kernel_sgd(K, y, [0, 1], lr=0.1)
-    with pytest.raises(
-        ValueError, match="f0_eval must come with K_eval"
-    ):
+    with pytest.raises(ValueError, match="f0_eval must come with K_eval"):
         kernel_sgd(K, y, o, lr=0.1, f0_eval=y)
     with pytest.raises(ValueError, match="labels in"):
         kernel_sgd(K, y, o, lr=0.1, loss="logistic")
@@ -440,15 +364,11 @@ def test_kernel_sgd_is_logistic_sgd_on_the_features():
     """Independent reference: SGD on explicit weights theta of a linear model z = Phi theta."""
     gen = torch.Generator().manual_seed(0)
     Phi = torch.randn(20, 7, generator=gen, dtype=torch.float64)
-    y = torch.where(
-        torch.randn(20, generator=gen) > 0, 1.0, -1.0
-    ).double()
+    y = torch.where(torch.randn(20, generator=gen) > 0, 1.0, -1.0).double()
     order = torch.randint(0, 20, (60,), generator=gen)
     from rnnlib.ntk import kernel_sgd
 
-    sgd = kernel_sgd(
-        Phi @ Phi.T, y[:, None], order, lr=0.05, loss="logistic"
-    )
+    sgd = kernel_sgd(Phi @ Phi.T, y[:, None], order, lr=0.05, loss="logistic")
     z, gamma = sgd.f[:, 0].numpy(), sgd.gamma[:, 0].numpy()
     theta = torch.zeros(7, dtype=torch.float64)
     for i in order.tolist():
@@ -469,9 +389,7 @@ def test_sample_constant_is_the_min_norm_interpolant_times_sup_k():
     G = torch.randn(12, 12, generator=gen, dtype=F64)
     K = G @ G.T + 0.5 * torch.eye(12, dtype=F64)
     f = torch.sign(torch.randn(12, generator=gen, dtype=F64))
-    want = float(f @ torch.linalg.inv(K) @ f) * float(
-        K.diagonal().max()
-    )
+    want = float(f @ torch.linalg.inv(K) @ f) * float(K.diagonal().max())
     assert math.isclose(sample_constant(K, f), want, rel_tol=1e-10)
     # the identity kernel: ||f||^2 = N for a +-1 target, sup K = 1
     assert math.isclose(
@@ -492,8 +410,6 @@ def test_sample_constant_is_the_min_norm_interpolant_times_sup_k():
     np.testing.assert_allclose(got[:2], [want, want], rtol=1e-10)
     # relabelling the domain (a permutation of K's rows and columns and of f) changes nothing
     p = torch.randperm(12, generator=gen)
-    assert math.isclose(
-        sample_constant(K[p][:, p], f[p]), want, rel_tol=1e-10
-    )
+    assert math.isclose(sample_constant(K[p][:, p], f[p]), want, rel_tol=1e-10)
     with pytest.raises(ValueError, match="positive definite"):
         sample_constant(-K, f)

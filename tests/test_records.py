@@ -94,21 +94,13 @@ def test_write_read_and_check(tmp_path):
         scale="smoke",
     )
     rec = records.read_record(path)
-    assert (
-        rec["results"] == {"b": [1.5]} and rec["scale"] == "smoke"
-    )
-    assert (
-        records.check_fingerprint(rec, {"f": [0.25, 0.5]}, 11)
-        == 0.0
-    )
+    assert rec["results"] == {"b": [1.5]} and rec["scale"] == "smoke"
+    assert records.check_fingerprint(rec, {"f": [0.25, 0.5]}, 11) == 0.0
     with pytest.raises(records.StaleRecordError) as err:
         records.check_fingerprint(rec, {"f": [0.25, 0.51]}, 11)
     assert str(err.value).startswith(records.stale_message(11))
     line = records.provenance_line(rec, 11)
-    assert (
-        "CPU-minutes" in line
-        and "`make record CH=11` re-runs it" in line
-    )
+    assert "CPU-minutes" in line and "`make record CH=11` re-runs it" in line
     with pytest.raises(FileNotFoundError, match="path"):
         records.read_record(tmp_path / "missing.json")
     (tmp_path / "bad.json").write_text(json.dumps({"config": {}}))
@@ -124,9 +116,7 @@ def test_write_read_and_check(tmp_path):
             scale="huge",
         )
     with pytest.raises(ValueError, match="cpu_seconds"):
-        records.provenance(
-            "c", device="cpu", wall_seconds=1, cpu_seconds=-1
-        )
+        records.provenance("c", device="cpu", wall_seconds=1, cpu_seconds=-1)
 
 
 def test_build_record_times_the_run_and_writes_the_fingerprint(
@@ -174,9 +164,7 @@ def test_build_record_times_the_run_and_writes_the_fingerprint(
     assert seen == ["run", "fp"]
 
 
-def test_changing_adam_beta_makes_the_record_stale(
-    jsb, abc, smoke_fp, monkeypatch
-):
+def test_changing_adam_beta_makes_the_record_stale(jsb, abc, smoke_fp, monkeypatch):
     """A training constant changed after the record was made fails the fingerprint check."""
     rec = {"config": ch11.SMOKE, "fingerprint": smoke_fp}
     assert ch11.check_record(rec, jsb, abc) == 0.0
@@ -188,24 +176,16 @@ def test_changing_adam_beta_makes_the_record_stale(
     )
 
 
-def test_changing_the_config_makes_the_record_stale(
-    jsb, abc, smoke_fp
-):
+def test_changing_the_config_makes_the_record_stale(jsb, abc, smoke_fp):
     other = json.loads(json.dumps(ch11.SMOKE))
     other["music"]["patience"] = 7
     with pytest.raises(records.StaleRecordError):
-        ch11.check_record(
-            {"config": other, "fingerprint": smoke_fp}, jsb, abc
-        )
+        ch11.check_record({"config": other, "fingerprint": smoke_fp}, jsb, abc)
 
 
 def _without_cpu_seconds(d):
     if isinstance(d, dict):
-        return {
-            k: _without_cpu_seconds(v)
-            for k, v in d.items()
-            if k != "cpu_seconds"
-        }
+        return {k: _without_cpu_seconds(v) for k, v in d.items() if k != "cpu_seconds"}
     return d
 
 
@@ -226,18 +206,13 @@ def test_smoke_record_runs_to_a_temporary_path(tmp_path, jsb, abc):
     assert json.dumps(
         _without_cpu_seconds(json.loads(json.dumps(one))),
         sort_keys=True,
-    ) == json.dumps(
-        _without_cpu_seconds(rec["results"]), sort_keys=True
-    )
+    ) == json.dumps(_without_cpu_seconds(rec["results"]), sort_keys=True)
     with pytest.raises(ValueError, match="jobs"):
         ch11.run_record(jsb, abc, ch11.SMOKE, jobs=0)
     assert rec["scale"] == "smoke"
     assert set(rec["results"]["music"]["0"]) == set(ch11.VARIANTS)
     row = rec["results"]["music"]["0"]["lstm authors"]
-    assert (
-        0 < row["forget"]["max"] <= 1
-        and row["best_step"] <= row["last_step"]
-    )
+    assert 0 < row["forget"]["max"] <= 1 and row["best_step"] <= row["last_step"]
     assert rec["results"]["text"]["0"]["rnn stable"]["lambda"] < 1
     with pytest.raises(ValueError, match="path"):
         ch11.make_record(None, smoke=True)
@@ -248,9 +223,7 @@ def test_smoke_record_runs_to_a_temporary_path(tmp_path, jsb, abc):
 def test_the_committed_record_is_full_and_fresh(jsb, abc):
     rec = ch11.load_record()
     assert rec["scale"] == "full"
-    assert (
-        ch11.check_record(rec, jsb, abc) < records.FINGERPRINT_RTOL
-    )
+    assert ch11.check_record(rec, jsb, abc) < records.FINGERPRINT_RTOL
     music = rec["results"]["music"]
     assert len(music) >= 5
     for rows in music.values():
@@ -259,9 +232,7 @@ def test_the_committed_record_is_full_and_fresh(jsb, abc):
 
 
 def test_paired_differences_and_sign_test():
-    out = ch11.paired(
-        [1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 3.0, 4.0, 5.0, 6.5]
-    )
+    out = ch11.paired([1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 3.0, 4.0, 5.0, 6.5])
     assert out["n_neg"] == 5 and out["n_pos"] == 0
     assert out["p_sign"] == pytest.approx(2 / 32)
     assert out["lo"] < out["mean"] < out["hi"] < 0

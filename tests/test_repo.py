@@ -13,15 +13,11 @@ NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 def _pins_from_requirements() -> dict[str, str]:
     pins = {}
-    for line in (
-        (ROOT / "requirements.txt").read_text().splitlines()
-    ):
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
         line = line.split("#")[0].strip()
         if line:
             name, _, version = line.partition("==")
-            assert version, (
-                f"requirements.txt: {line!r} is not pinned with =="
-            )
+            assert version, f"requirements.txt: {line!r} is not pinned with =="
             pins[name.lower()] = version
     return pins
 
@@ -40,9 +36,7 @@ def test_requirements_are_pinned():
         "sphinx-proof",
         "sphinx-exercise",
     ):
-        assert name in pins, (
-            f"{name} missing from requirements.txt"
-        )
+        assert name in pins, f"{name} missing from requirements.txt"
     assert pins["jupyter-book"].startswith("1."), (
         "the course is built with Jupyter Book 1.x"
     )
@@ -51,9 +45,7 @@ def test_requirements_are_pinned():
 def test_environment_yml_mirrors_requirements():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(
-        dep["pip"]
-        for dep in env["dependencies"]
-        if isinstance(dep, dict)
+        dep["pip"] for dep in env["dependencies"] if isinstance(dep, dict)
     )
     env_pins = {}
     for item in pip_section:
@@ -86,11 +78,7 @@ def test_notebooks_are_stored_without_outputs(path):
 def test_notebook_conventions(path):
     nb = json.loads(path.read_text())
     # the generated macro cell (booktools.macros) comes first, then the title
-    cells = [
-        c
-        for c in nb["cells"]
-        if not c["metadata"].get("rnnlib_macros")
-    ]
+    cells = [c for c in nb["cells"] if not c["metadata"].get("rnnlib_macros")]
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     assert cells[0]["cell_type"] == "markdown" and "".join(
         cells[0]["source"]
@@ -99,13 +87,12 @@ def test_notebook_conventions(path):
     assert "seed_everything" in "".join(code[0]["source"]), (
         "the first code cell imports and seeds"
     )
-    assert any(
-        "parameters" in c["metadata"].get("tags", []) for c in code
-    ), "a cell tagged `parameters` holds sizes"
-    assert any(
-        re.search(r"^\s*assert ", "".join(c["source"]), re.M)
-        for c in code
-    ), "claims are checked by asserts"
+    assert any("parameters" in c["metadata"].get("tags", []) for c in code), (
+        "a cell tagged `parameters` holds sizes"
+    )
+    assert any(re.search(r"^\s*assert ", "".join(c["source"]), re.M) for c in code), (
+        "claims are checked by asserts"
+    )
 
 
 def test_every_public_rnnlib_module_has_an_api_page():
@@ -115,13 +102,8 @@ def test_every_public_rnnlib_module_has_an_api_page():
     ``homework``) is covered by the package's page; ``rnnlib.experiments``
     re-exports nothing, so each chapter's module needs its own entry.
     """
-    pages = "".join(
-        p.read_text()
-        for p in (ROOT / "chapters" / "api").glob("*.md")
-    )
-    documented = set(
-        re.findall(r"automodule:: (rnnlib[\w.]*)", pages)
-    )
+    pages = "".join(p.read_text() for p in (ROOT / "chapters" / "api").glob("*.md"))
+    documented = set(re.findall(r"automodule:: (rnnlib[\w.]*)", pages))
     missing = []
     for path in (ROOT / "rnnlib").rglob("*.py"):
         parts = path.relative_to(ROOT).with_suffix("").parts
@@ -131,8 +113,7 @@ def test_every_public_rnnlib_module_has_an_api_page():
             continue
         name, parent = ".".join(parts), ".".join(parts[:-1])
         covered = name in documented or (
-            parent in documented
-            and parent not in ("rnnlib", "rnnlib.experiments")
+            parent in documented and parent not in ("rnnlib", "rnnlib.experiments")
         )
         if name != "rnnlib" and not covered:
             missing.append(name)

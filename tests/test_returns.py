@@ -29,20 +29,10 @@ def _is_bare_tuple(annotation: ast.expr | None) -> bool:
     if isinstance(annotation, ast.Constant) and isinstance(
         annotation.value, str
     ):  # a string annotation: parse it
-        return _is_bare_tuple(
-            ast.parse(annotation.value, mode="eval").body
-        )
-    if isinstance(annotation, ast.BinOp) and isinstance(
-        annotation.op, ast.BitOr
-    ):
-        return _is_bare_tuple(annotation.left) or _is_bare_tuple(
-            annotation.right
-        )
-    node = (
-        annotation.value
-        if isinstance(annotation, ast.Subscript)
-        else annotation
-    )
+        return _is_bare_tuple(ast.parse(annotation.value, mode="eval").body)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _is_bare_tuple(annotation.left) or _is_bare_tuple(annotation.right)
+    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     if isinstance(node, ast.Attribute):  # typing.Tuple
         return node.attr in TUPLE_NAMES
     return isinstance(node, ast.Name) and node.id in TUPLE_NAMES
@@ -74,14 +64,10 @@ def _own_returns(fn: ast.FunctionDef) -> list[ast.Return]:
 
 def _public_functions(tree: ast.Module):
     for node in tree.body:
-        if isinstance(
-            node, (ast.FunctionDef, ast.AsyncFunctionDef)
-        ):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not node.name.startswith("_"):
                 yield node.name, node
-        elif isinstance(
-            node, ast.ClassDef
-        ) and not node.name.startswith("_"):
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
             for sub in node.body:
                 if isinstance(
                     sub, (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -96,8 +82,7 @@ def bare_tuple_returns(source: str, filename: str) -> list[str]:
     for name, fn in _public_functions(tree):
         if _is_bare_tuple(fn.returns):
             out.append(
-                f"{filename}:{fn.lineno} {name}: annotated "
-                f"-> {ast.unparse(fn.returns)}"
+                f"{filename}:{fn.lineno} {name}: annotated -> {ast.unparse(fn.returns)}"
             )
         for ret in _own_returns(fn):
             if isinstance(ret.value, ast.Tuple):
@@ -113,9 +98,7 @@ def test_no_public_function_returns_a_bare_tuple():
     files = sorted((ROOT / "rnnlib").rglob("*.py"))
     assert len(files) > 20
     for path in files:
-        bad += bare_tuple_returns(
-            path.read_text(), str(path.relative_to(ROOT))
-        )
+        bad += bare_tuple_returns(path.read_text(), str(path.relative_to(ROOT)))
     assert not bad, (
         "public rnnlib functions that return a bare tuple (return a typing.NamedTuple "
         "with a docstring per field, listed in the module's __all__):\n  "

@@ -113,9 +113,7 @@ def _dotted(node: ast.AST) -> str:
 
 
 def _has_generator(call: ast.Call) -> bool:
-    return any(
-        kw.arg in ("generator", "rng") for kw in call.keywords
-    ) or any(
+    return any(kw.arg in ("generator", "rng") for kw in call.keywords) or any(
         kw.arg is None
         for kw in call.keywords  # **kwargs: cannot tell, trust it
     )
@@ -134,9 +132,7 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 names[alias.asname or alias.name.split(".")[0]] = (
-                    alias.name
-                    if alias.asname
-                    else alias.name.split(".")[0]
+                    alias.name if alias.asname else alias.name.split(".")[0]
                 )
         elif isinstance(node, ast.ImportFrom) and node.module:
             for alias in node.names:
@@ -167,11 +163,7 @@ def unseeded_draws(path: Path) -> list[str]:
             continue
         name = _dotted(node.func)
         head, _, rest = name.partition(".")
-        full = (
-            f"{aliases.get(head, head)}.{rest}"
-            if rest
-            else aliases.get(head, head)
-        )
+        full = f"{aliases.get(head, head)}.{rest}" if rest else aliases.get(head, head)
         last = full.rsplit(".", 1)[-1]
         bad = False
         if (
@@ -180,10 +172,7 @@ def unseeded_draws(path: Path) -> list[str]:
             and last in TORCH_SAMPLERS
         ):
             bad = not _has_generator(node)
-        elif (
-            full.startswith("torch.nn.init.")
-            and last in INIT_FUNCTIONS
-        ):
+        elif full.startswith("torch.nn.init.") and last in INIT_FUNCTIONS:
             bad = not _has_generator(node)
         elif (
             isinstance(node.func, ast.Attribute)
@@ -191,10 +180,7 @@ def unseeded_draws(path: Path) -> list[str]:
             and not full.startswith("torch.nn.init.")
         ):
             bad = not _has_generator(node)
-        elif (
-            full.startswith("torch.nn.")
-            and last in GLOBAL_INIT_LAYERS | DROPOUT
-        ):
+        elif full.startswith("torch.nn.") and last in GLOBAL_INIT_LAYERS | DROPOUT:
             # a layer built on the meta device draws nothing (its weights are then set explicitly)
             bad = not any(
                 kw.arg == "device"
@@ -202,13 +188,9 @@ def unseeded_draws(path: Path) -> list[str]:
                 and kw.value.value == "meta"
                 for kw in node.keywords
             )
-        elif "()" in name and not isinstance(
-            node.func, ast.Attribute
-        ):
+        elif "()" in name and not isinstance(node.func, ast.Attribute):
             pass
-        elif "()" in name and full.startswith(
-            ("numpy.random.", "random.")
-        ):
+        elif "()" in name and full.startswith(("numpy.random.", "random.")):
             pass  # a method of a generator object, e.g. np.random.default_rng(0).normal()
         elif full.startswith("numpy.random."):
             if last in (
@@ -234,9 +216,7 @@ def unseeded_draws(path: Path) -> list[str]:
         ):
             bad = True
         if bad and "rng-ok:" not in lines[node.lineno - 1]:
-            found.append(
-                f"{path.relative_to(ROOT)}:{node.lineno}: {name}(...)"
-            )
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}(...)")
     return found
 
 
@@ -260,10 +240,7 @@ def test_the_scan_finds_global_draws(tmp_path):
         "torch.manual_seed(0); np.random.seed(0); random.seed(0)\n"  # seeding: fine
     )
     sample_root = tmp_path
-    found = [
-        line.split(":")[1]
-        for line in unseeded_draws_at(sample, sample_root)
-    ]
+    found = [line.split(":")[1] for line in unseeded_draws_at(sample, sample_root)]
     assert found == ["6", "8", "10", "12", "14", "15", "16"], found
 
 
@@ -276,9 +253,7 @@ def unseeded_draws_at(path: Path, root: Path) -> list[str]:
         ROOT = saved
 
 
-@pytest.mark.parametrize(
-    "path", SOURCES, ids=lambda p: str(p.relative_to(ROOT))
-)
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_rnnlib_draws_only_from_explicit_generators(path):
     found = unseeded_draws(path)
     assert not found, (
@@ -305,15 +280,8 @@ def seed_arithmetic(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            values = [
-                kw.value
-                for kw in node.keywords
-                if kw.arg == "generator"
-            ]
-            if (
-                isinstance(node.func, ast.Attribute)
-                and node.func.attr == "manual_seed"
-            ):
+            values = [kw.value for kw in node.keywords if kw.arg == "generator"]
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "manual_seed":
                 values += node.args
             found += [
                 f"{path.name}:{v.lineno}: {ast.unparse(v)}"
@@ -321,9 +289,7 @@ def seed_arithmetic(path: Path) -> list[str]:
                 if isinstance(v, ast.BinOp)
             ]
         if (
-            isinstance(
-                node, (ast.FunctionDef, ast.AsyncFunctionDef)
-            )
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name != "seed_everything"
         ):
             args = node.args.args + node.args.kwonlyargs
@@ -335,9 +301,7 @@ def seed_arithmetic(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize(
-    "path", SOURCES, ids=lambda p: str(p.relative_to(ROOT))
-)
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_streams_are_derived_not_computed(path):
     """One convention: a ``generator`` argument, sub-streams by ``rnnlib._rng.derive``, never ``seed + k``."""
     found = seed_arithmetic(path)

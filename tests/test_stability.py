@@ -34,9 +34,7 @@ D = torch.float64
 FAST = settings(max_examples=30, deadline=None)
 
 
-def _matrix(
-    seed: int, rows: int, cols: int, scale: float
-) -> torch.Tensor:
+def _matrix(seed: int, rows: int, cols: int, scale: float) -> torch.Tensor:
     return (
         torch.randn(
             rows,
@@ -52,15 +50,11 @@ def _matrix(
 
 
 def test_rnn_certificate_is_spectral_norm_times_lipschitz():
-    model = SimpleRNN(
-        3, 8, spectral_norm=0.7, generator=0, dtype=D
-    )
+    model = SimpleRNN(3, 8, spectral_norm=0.7, generator=0, dtype=D)
     cert = certify(model)
     assert cert.stable and cert.lam == pytest.approx(0.7)
     assert state_lipschitz(model) == pytest.approx(0.7)
-    assert not certify(
-        LinearSystem(3, 8, spectral_norm=1.2, dtype=D)
-    ).stable
+    assert not certify(LinearSystem(3, 8, spectral_norm=1.2, dtype=D)).stable
     assert input_lipschitz(model) == pytest.approx(
         torch.linalg.matrix_norm(model.U, ord=2).item()
     )
@@ -68,18 +62,14 @@ def test_rnn_certificate_is_spectral_norm_times_lipschitz():
 
 
 def test_rnn_certificate_bounds_the_empirical_contraction():
-    model = SimpleRNN(
-        2, 10, spectral_norm=0.9, generator=1, dtype=D
-    )
+    model = SimpleRNN(2, 10, spectral_norm=0.9, generator=1, dtype=D)
     gen = torch.Generator().manual_seed(2)
     h, h2 = (
         torch.randn(500, 10, generator=gen, dtype=D),
         torch.randn(500, 10, generator=gen, dtype=D),
     )
     x = torch.randn(500, 2, generator=gen, dtype=D)
-    ratio = (model.step(h, x) - model.step(h2, x)).norm(dim=1) / (
-        h - h2
-    ).norm(dim=1)
+    ratio = (model.step(h, x) - model.step(h2, x)).norm(dim=1) / (h - h2).norm(dim=1)
     assert ratio.max() <= certify(model).lam + 1e-12
 
 
@@ -109,9 +99,7 @@ def test_lstm_lambda_inf_formula_and_radii():
     assert not certify(model).stable
 
 
-def _reachable_states(
-    model: LSTM, x: torch.Tensor
-) -> torch.Tensor:
+def _reachable_states(model: LSTM, x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         return model(x).reshape(-1, model.state_dim)
 
@@ -128,15 +116,11 @@ def test_projected_lstm_contracts_in_max_norm_on_reachable_states(
     assert cert.stable and cert.lam <= 1 - 0.01 * 0.395 + 1e-12
     assert lstm_forget_bound(model, 1.0) <= 0.605 + 1e-12
     gen = torch.Generator().manual_seed(seed)
-    x = (
-        torch.rand(40, 12, 3, generator=gen, dtype=D) * 2 - 1
-    )  # |x|_inf <= 1
+    x = torch.rand(40, 12, 3, generator=gen, dtype=D) * 2 - 1  # |x|_inf <= 1
     s = _reachable_states(model, x)
     s2 = s[torch.randperm(s.shape[0], generator=gen)]
     xt = torch.rand(s.shape[0], 3, generator=gen, dtype=D) * 2 - 1
-    num = (
-        (model.step(s, xt) - model.step(s2, xt)).abs().amax(dim=1)
-    )
+    num = (model.step(s, xt) - model.step(s2, xt)).abs().amax(dim=1)
     den = (s - s2).abs().amax(dim=1)
     keep = den > 1e-9
     assert torch.all(num[keep] / den[keep] <= cert.lam + 1e-9)
@@ -162,13 +146,9 @@ def test_spectral_projection_properties(seed, m, scale, radius):
     torch.testing.assert_close(
         s_P, s_W.clamp_max(radius)
     )  # singular values are clipped, not rescaled
-    torch.testing.assert_close(
-        project_spectral(P, radius), P
-    )  # idempotent
+    torch.testing.assert_close(project_spectral(P, radius), P)  # idempotent
     if s_W.max() <= radius:
-        assert torch.equal(
-            P, W
-        )  # stable inputs unchanged, bit for bit
+        assert torch.equal(P, W)  # stable inputs unchanged, bit for bit
     # nearest point in Frobenius norm: no scaled or random point of the ball is closer
     other = W * (radius / s_W.max()) if s_W.max() > radius else W
     assert (P - W).norm() <= (other - W).norm() + 1e-10
@@ -182,14 +162,10 @@ def test_spectral_projection_properties(seed, m, scale, radius):
     scale=st.floats(0.001, 3.0),
     radius=st.floats(0.0, 2.0),
 )
-def test_l1_row_projection_properties(
-    seed, rows, cols, scale, radius
-):
+def test_l1_row_projection_properties(seed, rows, cols, scale, radius):
     W = _matrix(seed, rows, cols, scale)
     P = project_l1_rows(W, radius)
-    assert torch.all(
-        P.abs().sum(dim=1) <= radius * (1 + 1e-10) + 1e-12
-    )
+    assert torch.all(P.abs().sum(dim=1) <= radius * (1 + 1e-10) + 1e-12)
     torch.testing.assert_close(project_l1_rows(P, radius), P)
     inside = W.abs().sum(dim=1) <= radius
     assert torch.equal(P[inside], W[inside])
@@ -214,9 +190,7 @@ def test_l1_projection_is_per_row_not_per_column():
         P, torch.tensor([[1.0, 0.0], [0.0, 0.1]])
     )  # the small row is not inflated
     P = project_l1_rows(W, torch.tensor([1.0, 0.05]))
-    torch.testing.assert_close(
-        P, torch.tensor([[1.0, 0.0], [0.0, 0.05]])
-    )
+    torch.testing.assert_close(P, torch.tensor([[1.0, 0.0], [0.0, 0.05]]))
 
 
 @FAST
@@ -233,10 +207,7 @@ def test_lstm_projection_properties(seed, scale, bias):
     project_lstm_(model, 0.6, x_bound=2.0)
     assert certify(model, x_bound=2.0).stable
     assert lstm_forget_bound(model, 2.0) <= 0.6 + 1e-12
-    before = {
-        k: v.detach().clone()
-        for k, v in model.state_dict().items()
-    }
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     project_lstm_(model, 0.6, x_bound=2.0)  # idempotent
     for k, v in model.state_dict().items():
         torch.testing.assert_close(v, before[k])
@@ -247,10 +218,7 @@ def test_lstm_projection_leaves_a_stable_model_unchanged():
     with torch.no_grad():
         model.W.mul_(0.001)
         model.U.mul_(0.001)
-    before = {
-        k: v.detach().clone()
-        for k, v in model.state_dict().items()
-    }
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     project_lstm_(model, 0.605)
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k])
@@ -263,9 +231,7 @@ def test_spectral_projection_of_a_model():
 
 
 def test_projection_bad_inputs():
-    with pytest.raises(
-        ValueError, match=r"W must have shape \(m, m\)"
-    ):
+    with pytest.raises(ValueError, match=r"W must have shape \(m, m\)"):
         project_spectral(torch.randn(3, 4), 1.0)
     with pytest.raises(ValueError, match="W contains NaN"):
         project_spectral(torch.full((3, 3), float("nan")), 1.0)
@@ -294,9 +260,7 @@ def test_projection_bad_inputs():
     "make",
     [
         lambda: SimpleRNN(3, 5, generator=0, dtype=D),
-        lambda: SimpleRNN(
-            3, 5, activation="relu", generator=0, dtype=D
-        ),
+        lambda: SimpleRNN(3, 5, activation="relu", generator=0, dtype=D),
         lambda: LinearSystem(3, 5, generator=0, dtype=D),
         lambda: LSTM(3, 4, generator=0, dtype=D),
     ],
@@ -314,11 +278,7 @@ def test_state_jacobians_match_autograd(make):
     states = model(x).detach()
     for b in range(2):
         for t in range(6):
-            prev = (
-                states[b, t - 1]
-                if t > 0
-                else torch.zeros(model.state_dim, dtype=D)
-            )
+            prev = states[b, t - 1] if t > 0 else torch.zeros(model.state_dim, dtype=D)
             ref = torch.autograd.functional.jacobian(
                 lambda s: model.step(s[None], x[b, t][None])[0],
                 prev,
@@ -327,33 +287,22 @@ def test_state_jacobians_match_autograd(make):
 
 
 def test_tanh_jacobian_is_diag_times_w_and_below_certificate():
-    model = SimpleRNN(
-        3, 6, spectral_norm=0.9, generator=2, dtype=D
-    )
+    model = SimpleRNN(3, 6, spectral_norm=0.9, generator=2, dtype=D)
     x = torch.randn(2, 5, 3, dtype=D)
     J = state_jacobians(model, x)
     h = model(x).detach()
-    torch.testing.assert_close(
-        J, (1 - h**2).unsqueeze(-1) * model.W.detach()
-    )
+    torch.testing.assert_close(J, (1 - h**2).unsqueeze(-1) * model.W.detach())
     norms = jacobian_norms(model, x)
-    assert norms.shape == (2, 5) and torch.all(
-        norms <= 0.9 + 1e-12
-    )
+    assert norms.shape == (2, 5) and torch.all(norms <= 0.9 + 1e-12)
 
 
 def test_state_distance_contracts_at_rate_lambda():
-    model = SimpleRNN(
-        2, 8, spectral_norm=0.7, generator=3, dtype=D
-    )
+    model = SimpleRNN(2, 8, spectral_norm=0.7, generator=3, dtype=D)
     x = torch.randn(3, 20, 2, dtype=D)
     s0, s1 = torch.randn(3, 8, dtype=D), torch.zeros(3, 8, dtype=D)
     dist = state_distance(model, x, s0, s1)
     t = torch.arange(1, 21, dtype=D)
-    assert torch.all(
-        dist
-        <= 0.7**t * (s0 - s1).norm(dim=1, keepdim=True) + 1e-12
-    )
+    assert torch.all(dist <= 0.7**t * (s0 - s1).norm(dim=1, keepdim=True) + 1e-12)
 
 
 def test_jacobian_bad_input():
@@ -385,12 +334,8 @@ def test_lds_markov_parameters_match_the_matrices():
     A[0, 1] = A[1, 2] = 1.0
     A[2] = -a.flip(0)
     B = torch.tensor([0.0, 0.0, 1.0], dtype=D)
-    ref = [d] + [
-        c @ torch.linalg.matrix_power(A, k) @ B for k in range(5)
-    ]
-    torch.testing.assert_close(
-        lds_markov_parameters(a, c, d, 6), torch.stack(ref)
-    )
+    ref = [d] + [c @ torch.linalg.matrix_power(A, k) @ B for k in range(5)]
+    torch.testing.assert_close(lds_markov_parameters(a, c, d, 6), torch.stack(ref))
     coeffs = np.poly(A.numpy())
     np.testing.assert_allclose(coeffs[1:], a.numpy(), atol=1e-12)
 
@@ -414,23 +359,12 @@ def test_chapter8_checkers_pass_references_and_fail_wrong_answers(
     homework.check_exercise_8_1(project_spectral)
     homework.check_exercise_8_2(project_l1_rows)
     out = capsys.readouterr().out
-    assert (
-        "8.1: all 5 checks passed" in out
-        and "8.2: all 4 checks passed" in out
-    )
-    rescale = lambda W, r: (
-        W * min(1.0, r / torch.linalg.matrix_norm(W, ord=2).item())
-    )  # noqa: E731
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="wrong values"
-    ):
+    assert "8.1: all 5 checks passed" in out and "8.2: all 4 checks passed" in out
+    rescale = lambda W, r: W * min(1.0, r / torch.linalg.matrix_norm(W, ord=2).item())  # noqa: E731
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
         homework.check_exercise_8_1(rescale)
-    columns = lambda W, r: (
-        W * (r / W.abs().sum(dim=0))
-    )  # the authors' column rescaling  # noqa: E731
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="wrong values"
-    ):
+    columns = lambda W, r: W * (r / W.abs().sum(dim=0))  # the authors' column rescaling  # noqa: E731
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
         homework.check_exercise_8_2(columns)
 
 
@@ -440,12 +374,8 @@ def test_chapter8_checkers_pass_references_and_fail_wrong_answers(
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_certificate_is_an_upper_bound_above_width_512(dtype):
     """At width 600 with ||W||_2 = 1.002 the RNN is not certifiably stable (power iteration said 0.99x)."""
-    model = SimpleRNN(
-        2, 600, spectral_norm=1.002, generator=0, dtype=dtype
-    )
-    exact = float(
-        torch.linalg.svdvals(model.W.detach().double()).max()
-    )
+    model = SimpleRNN(2, 600, spectral_norm=1.002, generator=0, dtype=dtype)
+    exact = float(torch.linalg.svdvals(model.W.detach().double()).max())
     cert = certify(model)
     assert not cert.stable
     assert exact <= cert.lam <= exact * (1 + 1e-9)
@@ -459,18 +389,12 @@ def test_certificate_is_an_upper_bound_above_width_512(dtype):
     model_u = SimpleRNN(650, 700, generator=0, dtype=dtype)
     with torch.no_grad():
         model_u.U.copy_(U)
-    assert input_lipschitz(model_u) >= float(
-        torch.linalg.svdvals(U.double()).max()
-    )
+    assert input_lipschitz(model_u) >= float(torch.linalg.svdvals(U.double()).max())
 
 
-@pytest.mark.parametrize(
-    "gate_block", ["W_f", "U_f", "b_f", "W_i"]
-)
+@pytest.mark.parametrize("gate_block", ["W_f", "U_f", "b_f", "W_i"])
 @pytest.mark.parametrize("value", [math.nan, math.inf])
-def test_lstm_certificates_refuse_nan_and_inf_weights(
-    gate_block, value
-):
+def test_lstm_certificates_refuse_nan_and_inf_weights(gate_block, value):
     model = LSTM(3, 4, generator=0, dtype=D)
     with torch.no_grad():
         model.gate_matrices()[gate_block].reshape(-1)[0] = value
@@ -496,9 +420,7 @@ def test_lstm_projection_refuses_margin_zero_and_keeps_its_promise():
     ):
         project_lstm_(LSTM(3, 4, generator=0, dtype=D), margin=0.0)
     for dtype in (torch.float32, torch.float64):
-        model = LSTM(
-            3, 16, generator=0, forget_bias=5.0, dtype=dtype
-        )
+        model = LSTM(3, 16, generator=0, forget_bias=5.0, dtype=dtype)
         with torch.no_grad():
             model.W.mul_(50.0)
             model.U.mul_(50.0)
@@ -517,8 +439,7 @@ def test_l1_projection_is_inside_the_ball_for_large_float32_rows(
         P = project_l1_rows(W, radius)
         assert P.dtype == dtype
         sums = [
-            math.fsum(abs(v) for v in row)
-            for row in P.double().tolist()
+            math.fsum(abs(v) for v in row) for row in P.double().tolist()
         ]  # exact sums
         assert max(sums) <= radius
         assert inf_norm(P) <= radius

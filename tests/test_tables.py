@@ -20,10 +20,7 @@ def test_html_table_formats_numbers_and_escapes_text():
     )
     html = t._repr_html_()
     assert "<caption>x &amp; y</caption>" in html
-    assert (
-        '<td>a&lt;b</td><td class="num">0.12</td><td class="num">3</td>'
-        in html
-    )
+    assert '<td>a&lt;b</td><td class="num">0.12</td><td class="num">3</td>' in html
     assert '<td class="num">\u221e</td>' in html
     lines = repr(t).splitlines()
     assert lines[0] == "x & y"
@@ -41,9 +38,7 @@ def test_integers_of_every_type_print_without_decimals():
     )
     assert t.rows[0] == ["1181", "613", "7", "2.5000"]
     # floats stay floats, even when integral
-    assert plotting.html_table(["x"], [[16.0]], digits=2).rows[
-        0
-    ] == ["16.00"]
+    assert plotting.html_table(["x"], [[16.0]], digits=2).rows[0] == ["16.00"]
 
 
 def test_number_cells_are_marked_so_the_page_never_breaks_them():

@@ -27,9 +27,7 @@ D = torch.float64
 
 def _data(n=12, L=5, d=4, m=16, d_out=1, seed=0, signs=False):
     model = ElmanRNN(d, m, d_out, generator=seed, dtype=D)
-    x = sample_normalized_sequence(
-        n, L, d, 0.1, generator=seed + 1, dtype=D
-    )
+    x = sample_normalized_sequence(n, L, d, 0.1, generator=seed + 1, dtype=D)
     y = torch.randn(
         n,
         d_out,
@@ -89,9 +87,7 @@ def test_sgd_matches_a_hand_written_loop(loss, batch_size):
     assert torch.allclose(res.model.W, W_ref, atol=1e-12)
     assert torch.allclose(res.model.A, A_ref, atol=1e-12)
     assert torch.equal(res.model.B, model.B)  # B frozen
-    assert torch.allclose(
-        res.dW, W_ref - model.W.detach(), atol=1e-12
-    )
+    assert torch.allclose(res.dW, W_ref - model.W.detach(), atol=1e-12)
 
 
 def test_the_input_model_is_untouched_and_history_is_consistent():
@@ -108,20 +104,12 @@ def test_the_input_model_is_untouched_and_history_is_consistent():
         y_eval=y[8:],
         log_every=4,
     )
-    assert torch.equal(model.W.detach(), W0) and torch.equal(
-        model.A.detach(), A0
-    )
+    assert torch.equal(model.W.detach(), W0) and torch.equal(model.A.detach(), A0)
     h = res.history
     assert list(h.steps_logged) == [0, 4, 8, 10]
     assert h.step_loss.shape == (10,)
-    assert (
-        h.dist_W_fro[0] == 0
-        and h.flip_fraction[0] == 0
-        and h.coupling_gap[0] == 0
-    )
-    assert math.isclose(
-        h.dist_W_fro[-1], float(res.dW.norm()), rel_tol=1e-9
-    )
+    assert h.dist_W_fro[0] == 0 and h.flip_fraction[0] == 0 and h.coupling_gap[0] == 0
+    assert math.isclose(h.dist_W_fro[-1], float(res.dW.norm()), rel_tol=1e-9)
     assert math.isclose(
         h.dist_W_spec[-1],
         float(torch.linalg.matrix_norm(res.dW, ord=2)),
@@ -129,9 +117,7 @@ def test_the_input_model_is_untouched_and_history_is_consistent():
     )
     assert math.isclose(h.W0_fro, float(W0.norm()), rel_tol=1e-12)
     final = objective(predict(res.model, x[:8], 0.5), y[:8]).mean()
-    assert math.isclose(
-        h.train_loss[-1], float(final), rel_tol=1e-10
-    )
+    assert math.isclose(h.train_loss[-1], float(final), rel_tol=1e-10)
     ev = objective(res.predict(x[8:]), y[8:]).mean()
     assert math.isclose(h.eval_loss[-1], float(ev), rel_tol=1e-10)
 
@@ -147,16 +133,11 @@ def test_the_input_model_is_untouched_and_history_is_consistent():
         rel_tol=1e-8,
     )
     flips = (
-        (
-            model.activation_patterns(x[8:])
-            != res.model.activation_patterns(x[8:])
-        )
+        (model.activation_patterns(x[8:]) != res.model.activation_patterns(x[8:]))
         .double()
         .mean()
     )
-    assert math.isclose(
-        h.flip_fraction[-1], float(flips), abs_tol=1e-12
-    )
+    assert math.isclose(h.flip_fraction[-1], float(flips), abs_tol=1e-12)
 
 
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
@@ -177,9 +158,7 @@ def test_pseudo_sgd_is_sgd_on_the_jvp_linearization(loss):
     dW = torch.zeros_like(W0, requires_grad=True)
     dA = torch.zeros_like(A0, requires_grad=True)
     for idx in order:
-        f0, lin = torch.func.jvp(
-            lambda W, A: f(W, A, x[idx]), (W0, A0), (dW, dA)
-        )
+        f0, lin = torch.func.jvp(lambda W, A: f(W, A, x[idx]), (W0, A0), (dW, dA))
         z = lam * (f0 + lin)
         value = objective(z, y[idx], loss).mean()
         gW, gA = torch.autograd.grad(value, (dW, dA))
@@ -196,18 +175,16 @@ def test_pseudo_sgd_is_sgd_on_the_jvp_linearization(loss):
         loss=loss,
         generator=seed,
     )
-    assert torch.allclose(
-        res.dW, dW.detach(), atol=1e-12
-    ) and torch.allclose(res.dA, dA.detach(), atol=1e-12)
+    assert torch.allclose(res.dW, dW.detach(), atol=1e-12) and torch.allclose(
+        res.dA, dA.detach(), atol=1e-12
+    )
     assert res.history.flip_fraction.max() == 0
     f0, lin = torch.func.jvp(
         lambda W, A: f(W, A, x),
         (W0, A0),
         (dW.detach(), dA.detach()),
     )
-    assert torch.allclose(
-        res.predict(x), lam * (f0 + lin), atol=1e-12
-    )
+    assert torch.allclose(res.predict(x), lam * (f0 + lin), atol=1e-12)
 
 
 def test_train_pair_equals_the_two_runs_alone_and_agrees_to_first_order():
@@ -226,13 +203,10 @@ def test_train_pair_equals_the_two_runs_alone_and_agrees_to_first_order():
         train_rnn(model, x, y, **kw),
         train_pseudo(model, x, y, **kw),
     )
-    assert torch.equal(
-        pair.rnn.model.W, alone_r.model.W
-    ) and torch.equal(pair.pseudo.dW, alone_p.dW)
-    assert (
-        np.array_equal(pair.steps_logged, [0, 6, 12])
-        and pair.output_gap[0] < 1e-12
+    assert torch.equal(pair.rnn.model.W, alone_r.model.W) and torch.equal(
+        pair.pseudo.dW, alone_p.dW
     )
+    assert np.array_equal(pair.steps_logged, [0, 6, 12]) and pair.output_gap[0] < 1e-12
     zr, zp = pair.rnn.predict(x[:6]), pair.pseudo.predict(x[:6])
     assert math.isclose(
         pair.output_gap[-1],
@@ -241,9 +215,7 @@ def test_train_pair_equals_the_two_runs_alone_and_agrees_to_first_order():
     )
     # tiny learning rates: the two runs agree to first order (the relative gap vanishes with lr)
     gaps = [
-        train_pair(model, x, y, **{**kw, "lr": lr}).relative_gap[
-            -1
-        ]
+        train_pair(model, x, y, **{**kw, "lr": lr}).relative_gap[-1]
         for lr in (1e-4, 1e-6)
     ]
     assert gaps[1] < 0.02 and gaps[1] < 0.1 * gaps[0]
@@ -251,12 +223,8 @@ def test_train_pair_equals_the_two_runs_alone_and_agrees_to_first_order():
 
 def test_divergence_raises_naming_step_and_lr():
     model, x, y = _data(m=16)
-    with pytest.raises(
-        DivergenceError, match=r"step \d+.*lr = 1e\+06"
-    ):
-        train_rnn(
-            model, x * 100, y, out_scale=10.0, lr=1e6, steps=50
-        )
+    with pytest.raises(DivergenceError, match=r"step \d+.*lr = 1e\+06"):
+        train_rnn(model, x * 100, y, out_scale=10.0, lr=1e6, steps=50)
 
 
 def test_logistic_needs_sign_labels():
@@ -312,10 +280,7 @@ def test_convexity_gap_is_the_taylor_error_at_the_current_weights():
     got = convexity_gap(model, th, st, x, out_scale=0.5)
     assert torch.allclose(got, want, atol=1e-12)
     # at theta = theta* the gap vanishes
-    assert (
-        float(convexity_gap(model, st, st, x, out_scale=0.5).max())
-        < 1e-12
-    )
+    assert float(convexity_gap(model, st, st, x, out_scale=0.5).max()) < 1e-12
 
 
 def test_train_pair_logs_the_convexity_gap_of_its_rnn_iterates():
@@ -327,24 +292,16 @@ def test_train_pair_logs_the_convexity_gap_of_its_rnn_iterates():
         0.05 * torch.randn(12, 12, generator=gen, dtype=D),
         0.05 * torch.randn(12, 3, generator=gen, dtype=D),
     )
-    kw = dict(
-        out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3
-    )
+    kw = dict(out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3)
     pair = train_pair(model, x, y, comparator=star, **kw)
     plain = train_pair(model, x, y, **kw)
     assert pair.convexity_mean.shape == (3,)
     assert plain.convexity_mean.shape == (0,)
     # the runs themselves are unchanged by the logging
     assert torch.equal(pair.rnn.model.W, plain.rnn.model.W)
-    final = convexity_gap(
-        model, (pair.rnn.dW, pair.rnn.dA), star, x, out_scale=0.5
-    )
-    assert math.isclose(
-        pair.convexity_mean[-1], float(final.mean()), rel_tol=1e-9
-    )
-    assert math.isclose(
-        pair.convexity_max[-1], float(final.max()), rel_tol=1e-9
-    )
+    final = convexity_gap(model, (pair.rnn.dW, pair.rnn.dA), star, x, out_scale=0.5)
+    assert math.isclose(pair.convexity_mean[-1], float(final.mean()), rel_tol=1e-9)
+    assert math.isclose(pair.convexity_max[-1], float(final.max()), rel_tol=1e-9)
 
 
 def test_worst_case_flip_fraction_follows_tau_two_thirds_m_minus_one_third():
@@ -352,12 +309,10 @@ def test_worst_case_flip_fraction_follows_tau_two_thirds_m_minus_one_third():
 
     tau = 2.0
     fr = [
-        worst_case_flip_fraction(m, tau, n_draws=4, generator=0)
-        for m in (4096, 32768)
+        worst_case_flip_fraction(m, tau, n_draws=4, generator=0) for m in (4096, 32768)
     ]
     predicted = [
-        (3 / math.pi) ** (1 / 3) * tau ** (2 / 3) * m ** (-1 / 3)
-        for m in (4096, 32768)
+        (3 / math.pi) ** (1 / 3) * tau ** (2 / 3) * m ** (-1 / 3) for m in (4096, 32768)
     ]
     for f, p in zip(fr, predicted):
         assert abs(f / p - 1) < 0.1
@@ -374,19 +329,13 @@ def test_train_rnn_logs_the_same_convexity_gap_as_train_pair():
         0.05 * torch.randn(12, 12, generator=gen, dtype=D),
         0.05 * torch.randn(12, 3, generator=gen, dtype=D),
     )
-    kw = dict(
-        out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3
-    )
+    kw = dict(out_scale=0.5, lr=0.05, steps=6, generator=1, log_every=3)
     alone = train_rnn(model, x, y, comparator=star, **kw)
     pair = train_pair(model, x, y, comparator=star, **kw)
     plain = train_rnn(model, x, y, **kw)
     assert alone.history.convexity_mean.shape == (3,)
     assert plain.history.convexity_mean.shape == (0,)
     assert torch.equal(alone.model.W, plain.model.W)
-    np.testing.assert_array_equal(
-        alone.history.convexity_mean, pair.convexity_mean
-    )
-    np.testing.assert_array_equal(
-        alone.history.convexity_max, pair.convexity_max
-    )
+    np.testing.assert_array_equal(alone.history.convexity_mean, pair.convexity_mean)
+    np.testing.assert_array_equal(alone.history.convexity_max, pair.convexity_max)
     assert np.all(alone.history.convexity_max > 0)

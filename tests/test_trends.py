@@ -13,9 +13,7 @@ from rnnlib.experiments import ch10
 def test_seed_slopes_match_polyfit_and_linregress():
     rng = np.random.default_rng(0)
     x = np.log([64.0, 128.0, 256.0, 512.0, 1024.0])
-    y = rng.normal(size=(6, x.size)) + np.outer(
-        rng.normal(size=6), x
-    )
+    y = rng.normal(size=(6, x.size)) + np.outer(rng.normal(size=6), x)
     got = trends.seed_slopes(x, y)
     want = [np.polyfit(x, row, 1)[0] for row in y]
     np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -25,9 +23,7 @@ def test_seed_slopes_match_polyfit_and_linregress():
         rtol=1e-12,
     )
     # a 1-d series is one seed
-    np.testing.assert_allclose(
-        trends.seed_slopes(x, y[0]), want[:1], rtol=1e-12
-    )
+    np.testing.assert_allclose(trends.seed_slopes(x, y[0]), want[:1], rtol=1e-12)
 
 
 def test_seed_slopes_nan_row_gives_nan_slope():
@@ -40,14 +36,10 @@ def test_mean_interval_is_the_t_interval():
     v = [1.0, 2.0, 3.0, 4.0, 6.0]
     mean, lo, hi = trends.mean_interval(v)
     sem = stats.sem(v)
-    want = stats.t.interval(
-        0.95, len(v) - 1, loc=np.mean(v), scale=sem
-    )
+    want = stats.t.interval(0.95, len(v) - 1, loc=np.mean(v), scale=sem)
     assert (mean, lo, hi) == pytest.approx((np.mean(v), *want))
     mean, lo, hi = trends.mean_interval(v, 0.5)
-    want = stats.t.interval(
-        0.5, len(v) - 1, loc=np.mean(v), scale=sem
-    )
+    want = stats.t.interval(0.5, len(v) - 1, loc=np.mean(v), scale=sem)
     assert (lo, hi) == pytest.approx(want)
 
 
@@ -63,8 +55,7 @@ def test_loglog_trend_recovers_a_power_law():
     assert t.low < -0.5 < t.high
     assert t.level == 0.95
     assert str(t) == (
-        f"slope {mean:.2f} [{lo:.2f}, {hi:.2f}] "
-        "(95 % t-interval, 7 seeds)"
+        f"slope {mean:.2f} [{lo:.2f}, {hi:.2f}] (95 % t-interval, 7 seeds)"
     )
     assert t.text("networks").endswith("7 networks)")
     # linregress on each seed's logs gives the same slopes
@@ -87,9 +78,7 @@ def test_bootstrap_loglog_trend_brackets_the_rate_of_noisy_draws():
     draws = [np.abs(rng.normal(size=60)) / np.sqrt(x) for x in m]
     t = trends.bootstrap_loglog_trend(m, draws, generator=5)
     # the point estimate is the least-squares slope of the logged means
-    want = np.polyfit(
-        np.log(m), np.log([d.mean() for d in draws]), 1
-    )[0]
+    want = np.polyfit(np.log(m), np.log([d.mean() for d in draws]), 1)[0]
     assert t.slope == pytest.approx(want, rel=1e-12)
     assert t.low < -0.5 < t.high
     assert t.low < t.slope < t.high
@@ -97,9 +86,7 @@ def test_bootstrap_loglog_trend_brackets_the_rate_of_noisy_draws():
     assert t.draws == (60, 60, 60, 60)
     assert str(t).endswith("(95 % bootstrap, 60 draws each)")
     # seeded: the same interval again; more draws, a narrower one
-    assert (
-        trends.bootstrap_loglog_trend(m, draws, generator=5) == t
-    )
+    assert trends.bootstrap_loglog_trend(m, draws, generator=5) == t
     more = [np.abs(rng.normal(size=960)) / np.sqrt(x) for x in m]
     wide = trends.bootstrap_loglog_trend(m, more, generator=5)
     assert wide.high - wide.low < (t.high - t.low) / 2

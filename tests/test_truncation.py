@@ -37,9 +37,7 @@ def _naive_truncated(model, x, k):
 def _lstm_with_bias():
     model = LSTM(3, 4, generator=1, dtype=D)
     with torch.no_grad():
-        model.b.normal_(
-            generator=torch.Generator().manual_seed(2)
-        )  # phi(0, 0) != 0
+        model.b.normal_(generator=torch.Generator().manual_seed(2))  # phi(0, 0) != 0
     return model
 
 
@@ -71,23 +69,13 @@ def test_truncated_states_match_a_naive_loop(make, k):
 def test_long_truncation_is_the_full_model_and_gradients_flow():
     model = SimpleRNN(2, 4, generator=0, dtype=D)
     x = torch.randn(3, 6, 2, dtype=D)
-    torch.testing.assert_close(
-        truncated_states(model, x, 6), model(x)
-    )
+    torch.testing.assert_close(truncated_states(model, x, 6), model(x))
     y = torch.randn(3, 6, 1, dtype=D)
     assert gradient_difference(model, x, y, [6, 10]).max() < 1e-12
-    assert (
-        gradient_difference(
-            model, x, y, [6], last_only=False
-        ).max()
-        < 1e-12
-    )
+    assert gradient_difference(model, x, y, [6], last_only=False).max() < 1e-12
     loss = sequence_loss(model, x, y, 2)
     loss.backward()
-    assert (
-        model.W.grad is not None
-        and torch.isfinite(model.W.grad).all()
-    )
+    assert model.W.grad is not None and torch.isfinite(model.W.grad).all()
 
 
 def test_last_only_loss_matches_the_truncated_states():
@@ -96,9 +84,7 @@ def test_last_only_loss_matches_the_truncated_states():
     y = torch.randn(3, 7, 1, dtype=D)
     h = truncated_states(model, x, 3)[:, -1]
     ref = 0.5 * ((model.output(h) - y[:, -1]) ** 2).sum(1).mean()
-    torch.testing.assert_close(
-        sequence_loss(model, x, y, 3, last_only=True), ref
-    )
+    torch.testing.assert_close(sequence_loss(model, x, y, 3, last_only=True), ref)
 
 
 @pytest.mark.parametrize("lam", [0.3, 0.8, 0.95])
@@ -146,9 +132,7 @@ def test_inference_bound_holds_for_stable_rnns(lam):
     e = truncation_errors(lin, x1, [10])[0, -1]
     with torch.no_grad():
         h = lin(x1)[0]
-    assert e == pytest.approx(
-        lam**10 * float(h[-11].norm()), rel=1e-6
-    )
+    assert e == pytest.approx(lam**10 * float(h[-11].norm()), rel=1e-6)
 
 
 def test_k_for_epsilon_is_the_smallest_sufficient_k():
@@ -161,9 +145,7 @@ def test_k_for_epsilon_is_the_smallest_sufficient_k():
         k = k_for_epsilon(eps, lam, L, B)
         assert inference_bound(lam, k, L, B) <= eps
         assert k == 1 or inference_bound(lam, k - 1, L, B) > eps
-    assert k_for_epsilon(0.01, 0.5, 1, 1, L_f=10) > k_for_epsilon(
-        0.01, 0.5, 1, 1
-    )
+    assert k_for_epsilon(0.01, 0.5, 1, 1, L_f=10) > k_for_epsilon(0.01, 0.5, 1, 1)
 
 
 def test_bound_bad_inputs_name_the_argument():
@@ -182,9 +164,7 @@ def test_bound_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="k"):
         truncated_states(model, torch.randn(1, 4, 2), 0)
     with pytest.raises(ValueError, match="x"):
-        truncated_states(
-            model, torch.full((1, 4, 2), float("nan")), 2
-        )
+        truncated_states(model, torch.full((1, 4, 2), float("nan")), 2)
     with pytest.raises(ValueError, match="ks"):
         truncation_errors(model, torch.randn(1, 4, 2), [])
 
@@ -208,9 +188,7 @@ def test_gradient_difference_decays_for_a_stable_model():
 def _teacher_data(T=12, bs=4):
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(bs, T, 2, generator=gen, dtype=D)
-    teacher = SimpleRNN(
-        2, 6, spectral_norm=0.8, generator=1, dtype=D
-    )
+    teacher = SimpleRNN(2, 6, spectral_norm=0.8, generator=1, dtype=D)
     with torch.no_grad():
         y = teacher.output(teacher(x))
     return x, y
@@ -218,9 +196,7 @@ def _teacher_data(T=12, bs=4):
 
 def test_coupled_gd_runs_agree_when_k_covers_the_sequence():
     x, y = _teacher_data()
-    student = SimpleRNN(
-        2, 6, spectral_norm=0.8, generator=2, dtype=D
-    )
+    student = SimpleRNN(2, 6, spectral_norm=0.8, generator=2, dtype=D)
     w0 = student.W.detach().clone()
     pair = train_full_and_truncated(
         student,
@@ -232,16 +208,10 @@ def test_coupled_gd_runs_agree_when_k_covers_the_sequence():
         schedule="decay",
         project=0.9,
     )
-    np.testing.assert_allclose(
-        pair.full, pair.truncated, atol=1e-12
-    )
+    np.testing.assert_allclose(pair.full, pair.truncated, atol=1e-12)
     assert pair.full.shape == (16, 6 * 6 + 6 * 2)
-    assert torch.equal(
-        student.W, w0
-    )  # the model passed in is not modified
-    np.testing.assert_allclose(
-        pair.step_sizes, 0.5 / np.arange(1, 16)
-    )
+    assert torch.equal(student.W, w0)  # the model passed in is not modified
+    np.testing.assert_allclose(pair.step_sizes, 0.5 / np.arange(1, 16))
     assert pair.loss_full[-1] < pair.loss_full[0]
     short = train_full_and_truncated(
         student,
@@ -255,17 +225,13 @@ def test_coupled_gd_runs_agree_when_k_covers_the_sequence():
     )
     assert short.distance[0] == 0 and short.distance[-1] > 0
     # both runs stay in the stable set
-    W_last = torch.as_tensor(short.truncated[-1][:36]).reshape(
-        6, 6
-    )
+    W_last = torch.as_tensor(short.truncated[-1][:36]).reshape(6, 6)
     assert torch.linalg.matrix_norm(W_last, ord=2) <= 0.9 + 1e-9
 
 
 def test_weight_distance_sweep_shape_and_decay_in_k():
     x, y = _teacher_data(T=16)
-    student = SimpleRNN(
-        2, 6, spectral_norm=0.8, generator=2, dtype=D
-    )
+    student = SimpleRNN(2, 6, spectral_norm=0.8, generator=2, dtype=D)
     dist = weight_distance_sweep(
         student, x, y, [1, 4, 16], steps=20, lr=0.5, project=0.9
     )
@@ -276,9 +242,7 @@ def test_weight_distance_sweep_shape_and_decay_in_k():
 
 def test_divergent_training_raises_instead_of_returning_nan():
     x, y = _teacher_data()
-    model = LinearSystem(
-        2, 6, spectral_norm=3.0, generator=2, dtype=D
-    )
+    model = LinearSystem(2, 6, spectral_norm=3.0, generator=2, dtype=D)
     with pytest.raises(DivergenceError, match="NaN/inf"):
         train_full_and_truncated(
             model,
@@ -295,39 +259,25 @@ def test_training_bad_inputs():
     x, y = _teacher_data()
     model = SimpleRNN(2, 6, dtype=D)
     with pytest.raises(ValueError, match="schedule"):
-        train_full_and_truncated(
-            model, x, y, 2, steps=2, lr=0.1, schedule="cosine"
-        )
+        train_full_and_truncated(model, x, y, 2, steps=2, lr=0.1, schedule="cosine")
     with pytest.raises(ValueError, match="lr"):
         train_full_and_truncated(model, x, y, 2, steps=2, lr=0.0)
     with pytest.raises(ValueError, match="project"):
-        train_full_and_truncated(
-            model, x, y, 2, steps=2, lr=0.1, project=1.5
-        )
+        train_full_and_truncated(model, x, y, 2, steps=2, lr=0.1, project=1.5)
     with pytest.raises(ValueError, match="y"):
-        train_full_and_truncated(
-            model, x, y[:, :-1], 2, steps=2, lr=0.1
-        )
+        train_full_and_truncated(model, x, y[:, :-1], 2, steps=2, lr=0.1)
     with pytest.raises(TypeError, match="project"):
         lstm = LSTM(2, 3, dtype=D)
-        train_full_and_truncated(
-            lstm, x, y, 2, steps=2, lr=0.1, project=0.9
-        )
+        train_full_and_truncated(lstm, x, y, 2, steps=2, lr=0.1, project=0.9)
 
 
 def test_growth_recursion_closed_forms():
     gap, beta, alpha, N = 0.01, 2.0, 0.1, 30
     delta = growth_recursion_bound(gap, beta, np.full(N, alpha))
-    assert delta[-1] == pytest.approx(
-        gap / beta * ((1 + alpha * beta) ** N - 1)
-    )
-    decay = growth_recursion_bound(
-        gap, beta, alpha / np.arange(1, 1001)
-    )
+    assert delta[-1] == pytest.approx(gap / beta * ((1 + alpha * beta) ** N - 1))
+    decay = growth_recursion_bound(gap, beta, alpha / np.arange(1, 1001))
     # the reconstruction's bound: delta_N <= gap N^(alpha beta) (alpha + 1/beta)
-    assert decay[-1] <= gap * 1000 ** (alpha * beta) * (
-        alpha + 1 / beta
-    )
+    assert decay[-1] <= gap * 1000 ** (alpha * beta) * (alpha + 1 / beta)
     with pytest.raises(ValueError, match="step_sizes"):
         growth_recursion_bound(gap, beta, [])
     assert math.isfinite(decay[-1])
@@ -352,23 +302,15 @@ def test_chapter9_and_10_checkers(unsealed, capsys):
     def untruncated(W, U, x, k):
         return naive(W, U, x, x.shape[1])
 
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="wrong values"
-    ):
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong values"):
         homework.check_exercise_9_1(untruncated)
 
     def recursion(gap, beta, alphas):
-        return torch.as_tensor(
-            growth_recursion_bound(gap, beta, alphas.numpy())
-        )
+        return torch.as_tensor(growth_recursion_bound(gap, beta, alphas.numpy()))
 
     homework.check_exercise_10_1(recursion)
     assert "10.1: all 4 checks passed" in capsys.readouterr().out
-    with pytest.raises(
-        homework.ExerciseCheckFailed, match="wrong output shape"
-    ):
+    with pytest.raises(homework.ExerciseCheckFailed, match="wrong output shape"):
         homework.check_exercise_10_1(
-            lambda gap, beta, alphas: recursion(gap, beta, alphas)[
-                1:
-            ]
+            lambda gap, beta, alphas: recursion(gap, beta, alphas)[1:]
         )

@@ -59,12 +59,8 @@ def test_check_int_and_real():
         check_int(0, "k", minimum=1)
     with pytest.raises(TypeError, match="k must be an integer"):
         check_int(1.0, "k")
-    assert (
-        check_real(0.5, "lam", low=0, high=1, low_open=True) == 0.5
-    )
-    with pytest.raises(
-        ValueError, match=r"lam must lie in \(0, 1\]"
-    ):
+    assert check_real(0.5, "lam", low=0, high=1, low_open=True) == 0.5
+    with pytest.raises(ValueError, match=r"lam must lie in \(0, 1\]"):
         check_real(0, "lam", low=0, high=1, low_open=True)
     with pytest.raises(ValueError, match="lam must be finite"):
         check_real(float("nan"), "lam")
@@ -80,18 +76,14 @@ def test_as_generator():
         torch.rand(3, generator=as_generator(None)),
         torch.rand(3, generator=as_generator(0)),
     )
-    with pytest.raises(
-        TypeError, match="generator must be a torch.Generator"
-    ):
+    with pytest.raises(TypeError, match="generator must be a torch.Generator"):
         as_generator(1.5)
 
 
 def test_derived_streams_are_distinct_and_reproducible():
     from rnnlib._rng import derive, derive_seed
 
-    assert derive_seed(1, "weights", 0) == derive_seed(
-        1, "weights", 0
-    )
+    assert derive_seed(1, "weights", 0) == derive_seed(1, "weights", 0)
     seeds = {
         derive_seed(s, name, k)
         for s in (0, 1, 2)
@@ -195,26 +187,18 @@ def test_validate_params_checks_by_name_converts_and_records():
         None,
         0.01,
     )  # a None default may stay None
-    with pytest.raises(
-        ValueError, match=r"^L must be >= 3, got 2$"
-    ):
+    with pytest.raises(ValueError, match=r"^L must be >= 3, got 2$"):
         f(2)
     with pytest.raises(
         ValueError,
         match=r"^eps_x must lie in \(0\.0, 1\.0\], got 0\.0$",
     ):
         f(3, 0.0)
-    with pytest.raises(
-        ValueError, match=r"^k must be <= 5, got 6$"
-    ):
+    with pytest.raises(ValueError, match=r"^k must be <= 5, got 6$"):
         f(3, k=6)
-    with pytest.raises(
-        TypeError, match=r"^lr must be a real number, got str"
-    ):
+    with pytest.raises(TypeError, match=r"^lr must be a real number, got str"):
         f(3, lr="0.1")
-    with pytest.raises(
-        TypeError
-    ):  # a missing argument: the signature's own error
+    with pytest.raises(TypeError):  # a missing argument: the signature's own error
         f()
 
 
@@ -243,9 +227,7 @@ def test_choice_and_bool_name_the_argument_and_the_options():
         f("c")
     with pytest.raises(TypeError, match=r"^kind must be one of"):
         f(1)
-    with pytest.raises(
-        TypeError, match=r"^flag must be a bool, got int$"
-    ):
+    with pytest.raises(TypeError, match=r"^flag must be a bool, got int$"):
         f(flag=1)
 
 
@@ -259,11 +241,7 @@ def test_only_the_outermost_declared_call_checks():
     counting = type(
         "Counting",
         (),
-        {
-            "check": lambda self, v, n: (
-                calls.append(n) or spec.check(v, n)
-            )
-        },
+        {"check": lambda self, v, n: calls.append(n) or spec.check(v, n)},
     )()
 
     @validate_params(L=counting)
@@ -272,14 +250,10 @@ def test_only_the_outermost_declared_call_checks():
 
     @validate_params(L=counting)
     def outer(L):
-        return inner(L) + inner(
-            0
-        )  # inner(0) is the caller's business
+        return inner(L) + inner(0)  # inner(0) is the caller's business
 
     assert outer(3) == 3 and calls == ["L"]
-    with pytest.raises(
-        ValueError, match=r"^L must be >= 1, got 0$"
-    ):
+    with pytest.raises(ValueError, match=r"^L must be >= 1, got 0$"):
         inner(0)  # called directly, it checks
     with pytest.raises(ValueError):
         outer(0)
@@ -300,9 +274,7 @@ def test_a_name_no_enclosing_call_declared_is_checked_where_it_is_declared():
         return inner(L, ridge=fit_ridge)
 
     assert outer(3, 0) == 3
-    with pytest.raises(
-        ValueError, match=r"^ridge must be >= 0, got -1$"
-    ):
+    with pytest.raises(ValueError, match=r"^ridge must be >= 0, got -1$"):
         outer(3, -1)
     assert _validation._INSIDE.checked == frozenset()
 
@@ -321,9 +293,7 @@ def test_declared_tensors_share_their_symbols_and_read_other_arguments():
 
     @validate_params(
         model=Model(SimpleRNN),
-        x=Tensor(
-            shape=("B", "T", "model.input_dim"), dtype_of="model"
-        ),
+        x=Tensor(shape=("B", "T", "model.input_dim"), dtype_of="model"),
         y=Tensor(shape=("B", "T", None)),
         W=Tensor(shape=("m", "m")),
         ks=Ints(1),
@@ -348,22 +318,16 @@ def test_declared_tensors_share_their_symbols_and_read_other_arguments():
         match=r"^x must have shape \(B, T, model\.input_dim\), got .* should be 3\)$",
     ):
         f(torch.zeros(2, 5, 2), y, W, rnn, [1])
-    with pytest.raises(
-        TypeError, match=r"^x has dtype torch\.float64 but model's"
-    ):
+    with pytest.raises(TypeError, match=r"^x has dtype torch\.float64 but model's"):
         f(x.double(), y, W, rnn, [1])
-    with pytest.raises(
-        ValueError, match=r"^W must have shape \(m, m\)"
-    ):
+    with pytest.raises(ValueError, match=r"^W must have shape \(m, m\)"):
         f(x, y, W[:, :3], rnn, [1])
     with pytest.raises(TypeError, match=r"^model must be an "):
         f(x, y, W, LSTM(3, 4), [1])  # the model is checked first
     with pytest.raises(ValueError, match=r"^ks\[i\] must be >= 1"):
         f(x, y, W, rnn, [1, 0])
     with pytest.raises(TypeError, match="refers to undeclared"):
-        validate_params(x=Tensor(shape=("model.input_dim",)))(
-            lambda x, model: x
-        )
+        validate_params(x=Tensor(shape=("model.input_dim",)))(lambda x, model: x)
 
 
 def test_a_subclass_declares_its_base_constraints_once():
@@ -378,11 +342,7 @@ def test_a_subclass_declares_its_base_constraints_once():
     assert LinearSystem.__init__ is _MatrixRNN.__init__
     assert SimpleRNN.__init__.__rnnlib_params__ == {
         **base,
-        "activation": SimpleRNN.__init__.__rnnlib_params__[
-            "activation"
-        ],
+        "activation": SimpleRNN.__init__.__rnnlib_params__["activation"],
     }
-    with pytest.raises(
-        ValueError, match=r"^spectral_norm must lie in"
-    ):
+    with pytest.raises(ValueError, match=r"^spectral_norm must lie in"):
         SimpleRNN(3, 4, spectral_norm=-1.0)

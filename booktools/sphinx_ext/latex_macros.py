@@ -35,11 +35,7 @@ def _add_macros(app, config) -> None:
     if not macros:
         return
     elements = dict(config.latex_elements or {})
-    elements["preamble"] = (
-        elements.get("preamble", "")
-        + "\n"
-        + latex_preamble(macros)
-    )
+    elements["preamble"] = elements.get("preamble", "") + "\n" + latex_preamble(macros)
     config.latex_elements = elements
 
 

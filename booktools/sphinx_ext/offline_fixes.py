@@ -33,15 +33,11 @@ def _dedupe_scripts(
         return
     seen, kept = set(), []
     for js in scripts:
-        filename = (
-            getattr(js, "filename", js) or ""
-        )  # inline scripts: None or ""
+        filename = getattr(js, "filename", js) or ""  # inline scripts: None or ""
         attributes = getattr(js, "attributes", {}) or {}
         key = (
             str(filename),
-            tuple(
-                sorted((k, str(v)) for k, v in attributes.items())
-            ),
+            tuple(sorted((k, str(v)) for k, v in attributes.items())),
         )
         if key not in seen:
             seen.add(key)
@@ -57,9 +53,7 @@ def _status_words(app, doctree, docname: str) -> None:
             continue
         for text in list(table.findall(nodes.Text)):
             if str(text) in _STATUS_WORDS:
-                text.parent.replace(
-                    text, nodes.Text(_STATUS_WORDS[str(text)])
-                )
+                text.parent.replace(text, nodes.Text(_STATUS_WORDS[str(text)]))
 
 
 def setup(app) -> dict[str, Any]:

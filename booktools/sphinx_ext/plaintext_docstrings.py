@@ -118,9 +118,7 @@ def _braces(text: str) -> str:
 
 def is_formula(text: str) -> bool:
     """Whether an inline literal holds a formula (math signs, no code punctuation)."""
-    return bool(
-        FORMULA_SIGNS.search(text)
-    ) and not CODE_SIGNS.search(text)
+    return bool(FORMULA_SIGNS.search(text)) and not CODE_SIGNS.search(text)
 
 
 def _balanced(text: str) -> bool:
@@ -222,13 +220,9 @@ def ascii_to_tex(text: str) -> str:
     t = re.sub(r"(?<![\w.])1\[", r"\\mathbf{1}[", t)
     t = re.sub(r"(?<![\\A-Za-z])grad(?![A-Za-z])", r"\\nabla ", t)
     for g in GREEK:
-        t = re.sub(
-            rf"(?<![\\A-Za-z]){g}(?![A-Za-z])", rf"\\{g}", t
-        )
+        t = re.sub(rf"(?<![\\A-Za-z]){g}(?![A-Za-z])", rf"\\{g}", t)
     for f in FUNCTIONS:
-        t = re.sub(
-            rf"(?<![\\A-Za-z]){f}(?![A-Za-z])", rf"\\{f}", t
-        )
+        t = re.sub(rf"(?<![\\A-Za-z]){f}(?![A-Za-z])", rf"\\{f}", t)
     t = re.sub(r"\{inf\}", r"{\\infty}", t)
     t = re.sub(r"(?<![\\\w])inf\b", r"\\infty ", t)
     for f in OPERATORS:
@@ -246,9 +240,7 @@ def ascii_to_tex(text: str) -> str:
     t = t.replace(" * ", r" \cdot ")
     # prose inside a formula (1[z has exactly one 1]) is text; other words
     # (PARITY, tokens, norm) upright, as the names they are
-    t = PROSE.sub(
-        lambda m: upright(r"\text{ " + m.group(0) + " }"), t
-    )
+    t = PROSE.sub(lambda m: upright(r"\text{ " + m.group(0) + " }"), t)
     t = re.sub(
         r"(?<![\\{\w])[A-Za-z]{2,}(?![A-Za-z0-9{])",
         lambda m: (
@@ -279,13 +271,9 @@ def ascii_to_tex(text: str) -> str:
 
 
 #: a word of prose that carries a formula sign (``h^(l)``, ``||W||_2``, ``m^(-1/2)``)
-_MATH_WORD = re.compile(
-    r"\S*(?:\^|\|\||<=|>=|_\{|\bsqrt\(|\bsum_)\S*"
-)
+_MATH_WORD = re.compile(r"\S*(?:\^|\|\||<=|>=|_\{|\bsqrt\(|\bsum_)\S*")
 #: what may join two such words into one formula
-_JOIN = re.compile(
-    r"^(?:\s*(?:[=<>+*/~-]|<=|>=|\b[A-Za-z]\b|\b\d+(?:\.\d+)?\b)\s*)*$"
-)
+_JOIN = re.compile(r"^(?:\s*(?:[=<>+*/~-]|<=|>=|\b[A-Za-z]\b|\b\d+(?:\.\d+)?\b)\s*)*$")
 
 
 def formula_spans(text: str) -> list[tuple[int, int, str]]:
@@ -295,9 +283,7 @@ def formula_spans(text: str) -> list[tuple[int, int, str]]:
     operators and short symbols; punctuation that closes the sentence is left out.
     A run whose TeX would not balance its braces, or that holds code, is left as text.
     """
-    words = [
-        (m.start(), m.end()) for m in _MATH_WORD.finditer(text)
-    ]
+    words = [(m.start(), m.end()) for m in _MATH_WORD.finditer(text)]
     runs: list[list[int]] = []
     for start, end in words:
         if runs and _JOIN.match(text[runs[-1][1] : start]):
@@ -310,13 +296,9 @@ def formula_spans(text: str) -> list[tuple[int, int, str]]:
             end -= 1
         body = text[start:end]
         # unmatched closing parenthesis: a sentence's, not the formula's
-        while body.endswith(")") and body.count(")") > body.count(
-            "("
-        ):
+        while body.endswith(")") and body.count(")") > body.count("("):
             body, end = body[:-1], end - 1
-        while body.startswith("(") and body.count(
-            "("
-        ) > body.count(")"):
+        while body.startswith("(") and body.count("(") > body.count(")"):
             body, start = body[1:], start + 1
         if (
             not body
@@ -338,11 +320,7 @@ _DOUBLE_SCRIPT = re.compile(rf"_{_SCRIPT}_|\^{_SCRIPT}\^")
 
 def _safe_tex(tex: str) -> bool:
     """Whether MathJax will typeset ``tex``: balanced braces, no double sub/superscript."""
-    return (
-        "`" not in tex
-        and _balanced(tex)
-        and not _DOUBLE_SCRIPT.search(tex)
-    )
+    return "`" not in tex and _balanced(tex) and not _DOUBLE_SCRIPT.search(tex)
 
 
 def _escape_bars(text: str) -> str:
@@ -363,9 +341,7 @@ def _math_literal(m: re.Match) -> str:
     tex = ascii_to_tex(body)
     if not _safe_tex(tex):
         return m.group(0)
-    return " ".join(
-        f":math:`{piece}`" for piece in _breakable(tex)
-    )
+    return " ".join(f":math:`{piece}`" for piece in _breakable(tex))
 
 
 #: where a long inline formula may break: before a relation or a binary + or -
@@ -387,19 +363,10 @@ def _breakable(tex: str, width: int = 48) -> list[str]:
             ")": -1,
             "]": -1,
         }.get(ch, 0)
-        depth += tex.startswith("\\langle", i) - tex.startswith(
-            "\\rangle", i
-        )
-        if (
-            depth == 0
-            and _BREAK.match(tex, i)
-            and i - cuts[-1] > 12
-        ):
+        depth += tex.startswith("\\langle", i) - tex.startswith("\\rangle", i)
+        if depth == 0 and _BREAK.match(tex, i) and i - cuts[-1] > 12:
             cuts.append(i + 1)
-    pieces = [
-        tex[a:b].strip()
-        for a, b in zip(cuts, cuts[1:] + [len(tex)])
-    ]
+    pieces = [tex[a:b].strip() for a, b in zip(cuts, cuts[1:] + [len(tex)])]
     if not all(_safe_tex(p) for p in pieces):
         return [tex]
     return [p for p in pieces if p]
@@ -429,9 +396,7 @@ def render(lines: list[str]) -> list[str]:
             # a literal block: shown as a block that wraps at the column (rnnlib-docstring)
             head = line.rstrip()[:-2].rstrip()
             if head.strip():
-                prose.append(
-                    head + (":" if not head.endswith(":") else "")
-                )
+                prose.append(head + (":" if not head.endswith(":") else ""))
             flush()
             block_indent = _indent(line)
             pad = " " * block_indent
@@ -492,15 +457,12 @@ def parses_cleanly(lines: list[str]) -> bool:
     from docutils import nodes
 
     return not stream.getvalue().strip() and not any(
-        m["level"] >= 2
-        for m in doctree.findall(nodes.system_message)
+        m["level"] >= 2 for m in doctree.findall(nodes.system_message)
     )
 
 
 def _literal_block(lines: list[str]) -> list[str]:
-    body = [
-        ("    " + line) if line.strip() else "" for line in lines
-    ]
+    body = [("    " + line) if line.strip() else "" for line in lines]
     return (
         [
             ".. code-block:: text",
@@ -512,23 +474,15 @@ def _literal_block(lines: list[str]) -> list[str]:
     )
 
 
-def _docstring(
-    app, what, name, obj, options, lines: list[str]
-) -> None:
+def _docstring(app, what, name, obj, options, lines: list[str]) -> None:
     if not lines:
         return
     rendered = render(lines)
-    lines[:] = (
-        rendered + [""]
-        if parses_cleanly(rendered)
-        else _literal_block(lines)
-    )
+    lines[:] = rendered + [""] if parses_cleanly(rendered) else _literal_block(lines)
 
 
 def setup(app):
-    app.setup_extension(
-        "sphinx.ext.autodoc"
-    )  # whatever the order of extra_extensions
+    app.setup_extension("sphinx.ext.autodoc")  # whatever the order of extra_extensions
     app.connect("autodoc-process-docstring", _docstring)
     return {
         "version": "2.0",

@@ -41,9 +41,7 @@ LIVE_ONLY_CLASS = "rnnlib-live-only"
 
 def _cell_of(node: nodes.Node) -> nodes.Element | None:
     while node is not None:
-        if isinstance(
-            node, nodes.container
-        ) and "cell" in node.get("classes", []):
+        if isinstance(node, nodes.container) and "cell" in node.get("classes", []):
             return node
         node = node.parent
     return None
@@ -61,17 +59,15 @@ def _slider_words(source: str) -> str:
     for name, kind, value, low, high in SLIDER.findall(source):
         if kind == "log_slider":
             low, high = f"10^{low.strip()}", f"10^{high.strip()}"
-        words.append(
-            f"``{name}`` (from {low.strip()} to {high.strip()})"
-        )
+        words.append(f"``{name}`` (from {low.strip()} to {high.strip()})")
     return ", ".join(words)
 
 
 #: how a reader runs the notebook, with launch buttons on the page and without
-RUN_WITH_LAUNCH = (
-    "the launch button at the top of the page, or Jupyter"
+RUN_WITH_LAUNCH = "the launch button at the top of the page, or Jupyter"
+RUN_WITHOUT_LAUNCH = (
+    "download it with the download button at the top of the page and open it in Jupyter"
 )
-RUN_WITHOUT_LAUNCH = "download it with the download button at the top of the page and open it in Jupyter"
 
 
 def has_launch_buttons(config) -> bool:
@@ -84,9 +80,7 @@ def has_launch_buttons(config) -> bool:
     )
 
 
-def live_only_note(
-    source: str, *, launch: bool = False
-) -> nodes.Element:
+def live_only_note(source: str, *, launch: bool = False) -> nodes.Element:
     """The note that stands for an explorer's controls on the static page.
 
     ``launch``: the page has a launch button (:func:`has_launch_buttons`); without one the
@@ -104,20 +98,13 @@ def live_only_note(
     para = nodes.paragraph()
     # inline literals for the slider names
     for i, part in enumerate(text.split("``")):
-        para += (
-            nodes.literal(part, part)
-            if i % 2
-            else nodes.Text(part)
-        )
+        para += nodes.literal(part, part) if i % 2 else nodes.Text(part)
     note += para
     return note
 
 
 def _is_widget_view(node: nodes.Node) -> bool:
-    return (
-        isinstance(node, nodes.raw)
-        and WIDGET_VIEW in node.astext()
-    )
+    return isinstance(node, nodes.raw) and WIDGET_VIEW in node.astext()
 
 
 def _empty(node: nodes.Element) -> bool:
@@ -209,30 +196,19 @@ class FigureCells(SphinxTransform):
         for cell in list(self.document.findall(nodes.container)):
             if cell.get("nb_element") != "cell_code":
                 continue
-            name = (cell.get("cell_metadata") or {}).get(
-                "figure_name"
-            )
+            name = (cell.get("cell_metadata") or {}).get("figure_name")
             named = False
             for fig in list(cell.findall(nodes.figure)):
-                if any(
-                    isinstance(n, nodes.image)
-                    for n in fig.findall()
-                ):
+                if any(isinstance(n, nodes.image) for n in fig.findall()):
                     if name and not named:
-                        fig["names"].append(
-                            nodes.fully_normalize_name(name)
-                        )
-                        self.document.note_explicit_target(
-                            fig, fig
-                        )
+                        fig["names"].append(nodes.fully_normalize_name(name))
+                        self.document.note_explicit_target(fig, fig)
                         named = True
                     continue
                 keep = [
                     child
                     for child in fig.children
-                    if not isinstance(
-                        child, (nodes.caption, nodes.legend)
-                    )
+                    if not isinstance(child, (nodes.caption, nodes.legend))
                 ]
                 fig.replace_self(keep)
 
@@ -254,8 +230,7 @@ class ClaimLines(SphinxTransform):
     def apply(self, **kwargs) -> None:
         for box in list(self.document.findall(nodes.container)):
             if box.get("mime_type") != "text/plain" or not (
-                box.parent is not None
-                and box.parent.get("nb_element") == "mime_bundle"
+                box.parent is not None and box.parent.get("nb_element") == "mime_bundle"
             ):
                 continue
             match = CLAIM_LINE.match(box.astext().strip())

@@ -17,9 +17,7 @@ from rnnlib.plotting import _style
 
 matplotlib.use("Agg")
 
-CHROMIUM = shutil.which("chromium") and shutil.which(
-    "chromedriver"
-)
+CHROMIUM = shutil.which("chromium") and shutil.which("chromedriver")
 STYLE = (
     "<style>body{margin:0} article.bd-article{width:676px;font:16px sans-serif}"
     " div.cell_output pre{white-space:pre-wrap;overflow-wrap:anywhere}"
@@ -53,9 +51,7 @@ def _book_figure_png() -> bytes:
     fig, axes = _style.new_figure(3)
     for ax in axes:
         ax.plot([1, 2, 3], label="a line")
-        ax.legend(
-            fontsize=7
-        )  # raised to the style's smallest size
+        ax.legend(fontsize=7)  # raised to the style's smallest size
     data = _style.figure_png(fig)
     plt.close(fig)
     return data
@@ -65,18 +61,14 @@ def test_constants_agree_with_the_figure_style():
     assert browser.MIN_FIGURE_TEXT_PX == _style.MIN_TEXT_PX
     assert browser.SMALLEST_FONT_KEY == _style.SMALLEST_FONT_KEY
     # the style's smallest font at natural size is above the check's threshold
-    assert (
-        _style.MIN_FONT_PT * _style.DPI / 72 >= _style.MIN_TEXT_PX
-    )
+    assert _style.MIN_FONT_PT * _style.DPI / 72 >= _style.MIN_TEXT_PX
 
 
 def test_book_figures_fit_the_column_and_record_their_font():
     data = _book_figure_png()
     text, dpi = browser.png_text_and_dpi(data)
     assert abs(dpi - _style.DPI) < 0.5
-    assert (
-        float(text[_style.SMALLEST_FONT_KEY]) >= _style.MIN_FONT_PT
-    )
+    assert float(text[_style.SMALLEST_FONT_KEY]) >= _style.MIN_FONT_PT
     import io
 
     from PIL import Image
@@ -84,10 +76,7 @@ def test_book_figures_fit_the_column_and_record_their_font():
     width = Image.open(io.BytesIO(data)).width
     assert width <= _style.COLUMN_PX + 2
     shown = min(width, _style.COLUMN_PX)
-    assert (
-        browser.figure_text_px(data, width, shown)
-        >= browser.MIN_FIGURE_TEXT_PX
-    )
+    assert browser.figure_text_px(data, width, shown) >= browser.MIN_FIGURE_TEXT_PX
 
 
 def test_figure_text_px_is_points_times_dpi_times_scale():
@@ -98,15 +87,10 @@ def test_figure_text_px_is_points_times_dpi_times_scale():
 
     width = Image.open(io.BytesIO(data)).width
     px = browser.figure_text_px(data, width, 676)
-    assert px == pytest.approx(
-        8 * 110 / 72 * 676 / width, rel=0.01
-    )
+    assert px == pytest.approx(8 * 110 / 72 * 676 / width, rel=0.01)
     assert px < browser.MIN_FIGURE_TEXT_PX
     # not a matplotlib figure: not measured
-    assert (
-        browser.figure_text_px(b"\x89PNG\r\n\x1a\n", 10, 10)
-        is None
-    )
+    assert browser.figure_text_px(b"\x89PNG\r\n\x1a\n", 10, 10) is None
 
 
 def test_layout_problems_name_each_defect():
@@ -141,12 +125,8 @@ def test_layout_problems_name_each_defect():
     problems = browser.layout_problems(probe)
     assert problems[0].startswith("text output wraps")
     assert problems[1].startswith("figure text too small")
-    assert problems[2].startswith(
-        "table clipped by its box: 839 px in 676 px"
-    )
-    assert problems[3].startswith(
-        "empty gap: div.cell_output is 256 px tall"
-    )
+    assert problems[2].startswith("table clipped by its box: 839 px in 676 px")
+    assert problems[3].startswith("empty gap: div.cell_output is 256 px tall")
     assert browser.layout_problems({}) == []
 
 
@@ -162,23 +142,15 @@ def test_text_problems_name_object_reprs_and_frozen_bars():
     assert "frozen" in problems[1] and "0/5" in problems[1]
     # ordinary prose with percentages, bars and fractions passes
     assert (
-        browser.text_problems(
-            "loss 0.5 | 3/4 of the seeds | 100% agree; see <a> at 0x"
-        )
+        browser.text_problems("loss 0.5 | 3/4 of the seeds | 100% agree; see <a> at 0x")
         == []
     )
 
 
-@pytest.mark.skipif(
-    not CHROMIUM, reason="needs chromium and chromedriver"
-)
-def test_browser_check_fails_a_planted_layout_page(
-    tmp_path, capsys, monkeypatch
-):
+@pytest.mark.skipif(not CHROMIUM, reason="needs chromium and chromedriver")
+def test_browser_check_fails_a_planted_layout_page(tmp_path, capsys, monkeypatch):
     """Each planted defect fails, named; the page with the book's figure and a table that fits passes."""
-    monkeypatch.setattr(
-        browser, "ruff_line_length", lambda root=None: None
-    )
+    monkeypatch.setattr(browser, "ruff_line_length", lambda root=None: None)
     html = tmp_path / "html"
     html.mkdir()
     (html / "small.png").write_bytes(_small_figure_png())
@@ -215,7 +187,9 @@ def test_browser_check_fails_a_planted_layout_page(
     )
     api = html / "chapters" / "api"
     api.mkdir(parents=True)
-    literal = "<code class='docutils literal notranslate'><span class='pre'>{}</span></code>"
+    literal = (
+        "<code class='docutils literal notranslate'><span class='pre'>{}</span></code>"
+    )
     (api / "ascii.html").write_text(
         _page(
             "ASCII",
@@ -229,9 +203,7 @@ def test_browser_check_fails_a_planted_layout_page(
     (api / "typeset.html").write_text(
         _page(
             "Typeset",
-            "<p>Call "
-            + literal.format("relu_identity(generator=0)")
-            + ".</p>",
+            "<p>Call " + literal.format("relu_identity(generator=0)") + ".</p>",
         )
     )
     assert browser.main([str(html)]) == 1

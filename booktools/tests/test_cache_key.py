@@ -56,16 +56,12 @@ def test_cache_survives_when_nothing_changed(book):
         "rnnlib/_data/JSB_Chorales.mat",
     ],
 )
-def test_cache_is_cleared_when_library_or_pins_change(
-    book, changed
-):
+def test_cache_is_cleared_when_library_or_pins_change(book, changed):
     cache_key.check("_build", book)
     markers = _fake_cache(book / "_build")
     path = book / changed
     path.write_text(
-        path.read_text() + "# changed\n"
-        if path.exists()
-        else "VALUE = 2\n"
+        path.read_text() + "# changed\n" if path.exists() else "VALUE = 2\n"
     )
     cache_key.check("_build", book)
     assert not any(m.exists() for m in markers), (

@@ -32,20 +32,14 @@ def test_the_chapter_runs_on_a_standard_file(tmp_path):
     from nbclient import NotebookClient
 
     files = _library_test_module()
-    path = files.write_pickle(
-        tmp_path / "JSB_Chorales.pickle", files.synthetic_jsb()
-    )
+    path = files.write_pickle(tmp_path / "JSB_Chorales.pickle", files.synthetic_jsb())
     nb = nbformat.read(CHAPTER, as_version=4)
     at = next(
-        i
-        for i, c in enumerate(nb.cells)
-        if "parameters" in c.metadata.get("tags", [])
+        i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])
     )
     lines = [f"benchmark_path = {str(path)!r}", "ks = [1, 2, 4]"]
     lines += [f"{k} = {v!r}" for k, v in files.TINY.items()]
-    nb.cells.insert(
-        at + 1, nbformat.v4.new_code_cell("\n".join(lines))
-    )
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell("\n".join(lines)))
     env_strict = os.environ.pop("RNNLIB_STRICT_CLAIMS", None)
     try:
         NotebookClient(
@@ -58,7 +52,5 @@ def test_the_chapter_runs_on_a_standard_file(tmp_path):
         if env_strict is not None:
             os.environ["RNNLIB_STRICT_CLAIMS"] = env_strict
     text = json.dumps([c.get("outputs", []) for c in nb.cells])
-    assert (
-        "JSB_Chorales.pickle" in text
-    )  # the statistics table names the file
+    assert "JSB_Chorales.pickle" in text  # the statistics table names the file
     assert "Traceback" not in text

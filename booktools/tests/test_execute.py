@@ -22,9 +22,7 @@ def _book(tmp_path):
     (tmp_path / "rnnlib" / "a.py").write_text("A = 1\n")
     for name in ("requirements.txt", "Makefile"):
         shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "_config.yml").write_text(
-        yaml.safe_dump({"execute": {"timeout": 60}})
-    )
+    (tmp_path / "_config.yml").write_text(yaml.safe_dump({"execute": {"timeout": 60}}))
     (tmp_path / "_toc.yml").write_text(
         yaml.safe_dump(
             {
@@ -57,9 +55,7 @@ def _book(tmp_path):
 def test_book_executions_are_recorded_once(tmp_path, capsys):
     root = _book(tmp_path)
     results = ex.execute(["book"], root=root, jobs=2, threads=1)
-    assert sorted(
-        (r.job.target, r.job.path.name) for r in results
-    ) == [
+    assert sorted((r.job.target, r.job.path.name) for r in results) == [
         ("book", "one.ipynb"),
         ("book", "two.ipynb"),
     ]
@@ -69,20 +65,12 @@ def test_book_executions_are_recorded_once(tmp_path, capsys):
         ("one", "threads 1\n"),
         ("two", "cwd chapters\n"),
     ):
-        nb = nbformat.read(
-            root / "chapters" / f"{name}.ipynb", as_version=4
-        )
+        nb = nbformat.read(root / "chapters" / f"{name}.ipynb", as_version=4)
         record = cache.match_cache_notebook(
             nb
         )  # what jupyter-book's cache mode looks up
-        assert (
-            record.data["execution_seconds"] > 0
-            and record.data["jobs"] == 2
-        )
-        assert (
-            record.data["cpu_seconds"] is None
-            or record.data["cpu_seconds"] >= 0
-        )
+        assert record.data["execution_seconds"] > 0 and record.data["jobs"] == 2
+        assert record.data["cpu_seconds"] is None or record.data["cpu_seconds"] >= 0
         # where the wall time went, and the budget's unit measured in the same run
         assert list(record.data["phases"]) == list(ex.PHASES)
         assert record.data["reference_cpu_seconds"] > 0
@@ -91,55 +79,37 @@ def test_book_executions_are_recorded_once(tmp_path, capsys):
             merged.cells[1].outputs[0]["text"] == printed
         )  # the kernel's threads, run in the chapter's folder
     out = capsys.readouterr().out
-    assert (
-        "executing 2 notebooks, 2 at a time, 1 thread(s) each"
-        in out
-    )
+    assert "executing 2 notebooks, 2 at a time, 1 thread(s) each" in out
     # nothing is executed twice
     assert ex.execute(["book"], root=root, jobs=2, threads=1) == []
     # an edited chapter is executed again; the other is not
-    nb = nbformat.read(
-        root / "chapters" / "two.ipynb", as_version=4
-    )
+    nb = nbformat.read(root / "chapters" / "two.ipynb", as_version=4)
     nb.cells[1].source += "\n2 + 2"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
     again = ex.execute(["book"], root=root, jobs=1)
-    assert [(r.job.target, r.job.path.name) for r in again] == [
-        ("book", "two.ipynb")
-    ]
+    assert [(r.job.target, r.job.path.name) for r in again] == [("book", "two.ipynb")]
 
 
 def test_only_executes_the_notebooks_named(tmp_path):
     root = _book(tmp_path)
-    results = ex.execute(
-        ["book"], root=root, jobs=1, only=["chapters/two.ipynb"]
-    )
+    results = ex.execute(["book"], root=root, jobs=1, only=["chapters/two.ipynb"])
     assert [r.job.path.name for r in results] == ["two.ipynb"]
-    assert (
-        ex.execute(["book"], root=root, only=["two.ipynb"]) == []
-    )
+    assert ex.execute(["book"], root=root, only=["two.ipynb"]) == []
 
 
 def test_a_failing_chapter_is_reported_and_not_cached(tmp_path):
     root = _book(tmp_path)
-    nb = nbformat.read(
-        root / "chapters" / "two.ipynb", as_version=4
-    )
+    nb = nbformat.read(root / "chapters" / "two.ipynb", as_version=4)
     nb.cells[1].source = "raise ValueError('broken chapter')"
     nbformat.write(nb, root / "chapters" / "two.ipynb")
-    results = {
-        r.job.path.name: r
-        for r in ex.execute(["book"], root=root, jobs=2)
-    }
+    results = {r.job.path.name: r for r in ex.execute(["book"], root=root, jobs=2)}
     assert results["one.ipynb"].error is None
     assert (
         results["two.ipynb"].nb is None
         and "broken chapter" in results["two.ipynb"].error
     )
     with pytest.raises(KeyError):
-        get_cache(
-            str(root / "_build" / ".jupyter_cache")
-        ).match_cache_notebook(nb)
+        get_cache(str(root / "_build" / ".jupyter_cache")).match_cache_notebook(nb)
 
 
 def test_bad_arguments_are_named(tmp_path):
@@ -148,13 +118,9 @@ def test_bad_arguments_are_named(tmp_path):
         match=r"targets: expected some of \['book', 'student'\], got \['all'\]",
     ):
         ex.execute(["all"], root=_book(tmp_path))
-    with pytest.raises(
-        ValueError, match="jobs: expected an integer >= 1, got 0"
-    ):
+    with pytest.raises(ValueError, match="jobs: expected an integer >= 1, got 0"):
         ex.execute(["book"], root=tmp_path, jobs=0)
-    with pytest.raises(
-        FileNotFoundError, match="no student edition in"
-    ):
+    with pytest.raises(FileNotFoundError, match="no student edition in"):
         ex.execute(["student"], root=tmp_path)
 
 
@@ -164,29 +130,17 @@ def test_nbval_notebooks_export_the_cache_and_name_what_is_missing(
     root = _book(tmp_path)
     chapters = [root / "chapters" / "two.ipynb"]
     out = root / "_build" / "nbval"
-    with pytest.raises(
-        FileNotFoundError, match="build: no execution cache at"
-    ):
-        nbval_notebooks.export(
-            chapters, root / "_build", out, root
-        )
+    with pytest.raises(FileNotFoundError, match="build: no execution cache at"):
+        nbval_notebooks.export(chapters, root / "_build", out, root)
     ex.execute(["book"], root=root, jobs=1, only=["one.ipynb"])
-    with pytest.raises(
-        LookupError, match="two.ipynb: no execution in"
-    ):
-        nbval_notebooks.export(
-            chapters, root / "_build", out, root
-        )
+    with pytest.raises(LookupError, match="two.ipynb: no execution in"):
+        nbval_notebooks.export(chapters, root / "_build", out, root)
     ex.execute(["book"], root=root, jobs=1)
     (out / "stale.ipynb").parent.mkdir(parents=True)
     (out / "stale.ipynb").write_text("{}")
-    written = nbval_notebooks.export(
-        chapters, root / "_build", out, root
-    )
+    written = nbval_notebooks.export(chapters, root / "_build", out, root)
     assert written == [out / "chapters" / "two.ipynb"]
-    assert not (
-        out / "stale.ipynb"
-    ).exists()  # only what was asked
+    assert not (out / "stale.ipynb").exists()  # only what was asked
     nb = nbformat.read(written[0], as_version=4)
     assert nb.cells[1].outputs[0]["text"] == "cwd chapters\n"
     assert nb.cells[1].execution_count == 1
@@ -202,16 +156,12 @@ def test_strip_notebooks(tmp_path):
         root / "_build" / "nbval",
         root,
     )
-    ids = [
-        c.id for c in nbformat.read(executed, as_version=4).cells
-    ]
+    ids = [c.id for c in nbformat.read(executed, as_version=4).cells]
     assert strip_notebooks.main(["--check", str(executed)]) == 1
     assert strip_notebooks.main([str(executed)]) == 0
     nb = nbformat.read(executed, as_version=4)
     assert all(
-        c.outputs == []
-        and c.execution_count is None
-        and "execution" not in c.metadata
+        c.outputs == [] and c.execution_count is None and "execution" not in c.metadata
         for c in nb.cells
         if c.cell_type == "code"
     )
@@ -248,10 +198,7 @@ def test_execution_times_are_reported_in_reference_units_and_never_fail_on_a_tim
         },  # no CPU, no reference: wall time
     }
     lines, missing, warnings = exec_times.check(records)
-    assert (
-        lines[2].startswith("| chapters/a.ipynb")
-        and "|  20.0 |" in lines[2]
-    )
+    assert lines[2].startswith("| chapters/a.ipynb") and "|  20.0 |" in lines[2]
     assert "2.0, 0.1, 97.0, 0.9" in lines[2]
     assert missing == []
     assert warnings == [
@@ -272,9 +219,7 @@ def test_exec_times_reports_in_make_test_and_enforces_only_in_bench(
 
     (tmp_path / ".jupyter_cache").mkdir()
     over = {"chapters/b.ipynb": {"execution_seconds": 95.0}}
-    monkeypatch.setattr(
-        exec_times, "execution_records", lambda build: over
-    )
+    monkeypatch.setattr(exec_times, "execution_records", lambda build: over)
     assert exec_times.main([str(tmp_path)]) == 0
     assert exec_times.main(["--enforce", str(tmp_path)]) == 1
     monkeypatch.setattr(
@@ -317,13 +262,9 @@ def _with_exercise(root):
     (root / "student" / "chapters").mkdir(parents=True)
     shutil.copy(root / "_toc.yml", root / "student" / "_toc.yml")
     for name in ("one", "two"):
-        student = se.student_notebook(
-            root / "chapters" / f"{name}.ipynb"
-        )
+        student = se.student_notebook(root / "chapters" / f"{name}.ipynb")
         se.add_install_cell(student, "https://example.org/book")
-        for cell in (
-            student.cells
-        ):  # its import of rnnlib (torch) only costs time here
+        for cell in student.cells:  # its import of rnnlib (torch) only costs time here
             if cell.metadata.get(se.INSTALL_KEY):
                 cell.source = "import os  # the install cell"
         nbformat.write(
@@ -334,11 +275,7 @@ def _with_exercise(root):
 
 
 def _outputs(nb):
-    return [
-        (c.execution_count, c.outputs)
-        for c in nb.cells
-        if c.cell_type == "code"
-    ]
+    return [(c.execution_count, c.outputs) for c in nb.cells if c.cell_type == "code"]
 
 
 def test_student_notebooks_reuse_the_chapters_execution_and_run_only_the_stubs(
@@ -356,9 +293,7 @@ def test_student_notebooks_reuse_the_chapters_execution_and_run_only_the_stubs(
     # the setup cell ran once, in the book's execution: the stubs' run did not need it
     runs = root / "chapters" / "runs.txt"
     assert runs.read_text() == "x"
-    book = ex.executed_in_build(
-        root / "chapters" / "two.ipynb", root / "_build"
-    )
+    book = ex.executed_in_build(root / "chapters" / "two.ipynb", root / "_build")
     student = ex.executed_in_build(
         root / "student" / "chapters" / "two.ipynb",
         root / "student" / "_build",
@@ -367,22 +302,15 @@ def test_student_notebooks_reuse_the_chapters_execution_and_run_only_the_stubs(
     # the install cell first, then the chapter's outputs, numbered as one run
     assert [n for n, _ in got] == [1, 2, 3, 4]
     assert got[0][1] == []
-    assert [
-        [o.get("text") or o.get("data") for o in outs]
-        for _, outs in got[1:3]
-    ] == [
-        [o.get("text") or o.get("data") for o in outs]
-        for _, outs in _outputs(book)[:2]
+    assert [[o.get("text") or o.get("data") for o in outs] for _, outs in got[1:3]] == [
+        [o.get("text") or o.get("data") for o in outs] for _, outs in _outputs(book)[:2]
     ]
     assert got[1][1][1]["execution_count"] == 2
     assert "setup done" in got[2][1][0]["text"]
     # the stub: its own NotImplementedError; the solution's output nowhere
     (error,) = got[3][1]
     assert error["ename"] == "NotImplementedError"
-    assert (
-        student.metadata["language_info"]
-        == book.metadata["language_info"]
-    )
+    assert student.metadata["language_info"] == book.metadata["language_info"]
     assert "SOLUTION" not in json.dumps(student)
     assert "SOLUTION" in json.dumps(book)
     from jupyter_cache import get_cache
@@ -428,23 +356,15 @@ def test_a_student_notebook_that_differs_from_its_chapter_is_executed_in_full(
     assert results["student", "two.ipynb"].job.reuse is None
     # its setup cell ran in its own folder, in the book's execution and in its own
     assert (root / "chapters" / "runs.txt").read_text() == "x"
-    assert (
-        root / "student" / "chapters" / "runs.txt"
-    ).read_text() == "x"
-    student = ex.executed_in_build(
-        path, root / "student" / "_build"
-    )
+    assert (root / "student" / "chapters" / "runs.txt").read_text() == "x"
+    student = ex.executed_in_build(path, root / "student" / "_build")
     assert "changed" in json.dumps(student)
     # and so is one whose chapter has no execution yet (the student edition alone)
     shutil.rmtree(root / "student" / "_build")
     shutil.rmtree(root / "_build")
-    alone = ex.execute(
-        ["student"], root=root, jobs=1, only=["two.ipynb"]
-    )
+    alone = ex.execute(["student"], root=root, jobs=1, only=["two.ipynb"])
     assert all(r.job.reuse is None for r in alone)
-    assert (
-        root / "student" / "chapters" / "runs.txt"
-    ).read_text() == "xx"
+    assert (root / "student" / "chapters" / "runs.txt").read_text() == "xx"
 
 
 def test_every_student_notebook_of_the_book_reuses_its_chapters_execution():

@@ -23,9 +23,7 @@ import nbformat
 from booktools import grade, gradebook
 from booktools import student_edition as se
 
-FIXTURES = (
-    Path(__file__).resolve().parent / "fixtures" / "homework"
-)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "homework"
 REFERENCE = FIXTURES / "assignment.ipynb"
 
 RIGHT = {
@@ -67,9 +65,7 @@ rnnlib.homework.check_exercise_8_1(my_project_spectral)""",
 
 rnnlib.homework.check_exercise_8_2(my_project_rows)""",
 }
-ANSWER = (
-    "Row sums are not column sums: take W = [[r, r], [0, 0]] ..."
-)
+ANSWER = "Row sums are not column sums: take W = [[r, r], [0, 0]] ..."
 
 
 def _swap(number: str, old: str, new: str) -> dict[str, str]:
@@ -173,9 +169,7 @@ PLANTED: dict[str, tuple[dict, list[str]]] = {
     # wrong answer, and a table of the answers to the installed checker's fixed inputs
     "partial_and_gaming": (
         {
-            **_swap(
-                "1.1", "[eps_x * x_bar, zeros]", "[x_bar, zeros]"
-            ),
+            **_swap("1.1", "[eps_x * x_bar, zeros]", "[x_bar, zeros]"),
             "1.2": "import numpy as np\n"
             "torch.allclose = lambda *a, **k: True\n"
             "torch.isclose = lambda a, b, **k: torch.ones_like(a, dtype=torch.bool)\n"
@@ -219,28 +213,16 @@ def _submission(changes: dict) -> nbformat.NotebookNode:
         number = cell.metadata.get(se.EXERCISE_KEY)
         if number:
             if "helper" in changes and number == "8.1":
-                cells.append(
-                    nbformat.v4.new_code_cell(changes["helper"])
-                )
+                cells.append(nbformat.v4.new_code_cell(changes["helper"]))
             source = changes.get(number, RIGHT[number])
             if source is None:
                 continue
             cell.source = source
-        if cell.metadata.get(se.ANSWER_KEY) and changes.get(
-            "answer", ANSWER
-        ):
-            cell.source = (
-                f"**Your answer to exercise 8.3.** {ANSWER}"
-            )
+        if cell.metadata.get(se.ANSWER_KEY) and changes.get("answer", ANSWER):
+            cell.source = f"**Your answer to exercise 8.3.** {ANSWER}"
         cells.append(cell)
-        if (
-            cell.cell_type == "code"
-            and not number
-            and "extra" in changes
-        ):
-            cells.append(
-                nbformat.v4.new_code_cell(changes.pop("extra"))
-            )
+        if cell.cell_type == "code" and not number and "extra" in changes:
+            cells.append(nbformat.v4.new_code_cell(changes.pop("extra")))
     nb.cells = cells
     return nb
 
@@ -300,9 +282,7 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     assert all(r[6] == "" for r in rows[1:])
     detail = json.loads((out / "grades.json").read_text())
     messages = {
-        g["student"]: {
-            e["number"]: e["detail"] for e in g["exercises"]
-        }
+        g["student"]: {e["number"]: e["detail"] for e in g["exercises"]}
         for g in detail["grades"]
     }
     wrong = {
@@ -326,64 +306,36 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
         "your function calls rnnlib.elman.normalize_sequence"
         in messages["library_and_raises"]["1.1"]
     )
-    assert (
-        "rnnlib.stability.project_spectral"
-        in messages["library_and_raises"]["8.1"]
-    )
-    assert (
-        "rnnlib.stability.project_l1_rows"
-        in messages["library_and_raises"]["8.2"]
-    )
-    assert (
-        "time limit of 15 s"
-        in messages["replaced_checker_endless_loop"]["8.2"]
-    )
+    assert "rnnlib.stability.project_spectral" in messages["library_and_raises"]["8.1"]
+    assert "rnnlib.stability.project_l1_rows" in messages["library_and_raises"]["8.2"]
+    assert "time limit of 15 s" in messages["replaced_checker_endless_loop"]["8.2"]
     assert "kernel died" in messages["deleted_cell_crash"]["8.2"]
     # partial credit names the share; the attacks fail on the fresh inputs
     assert messages["partial_and_gaming"]["1.1"].startswith(
         "1 of 3 checks passed on fresh inputs"
     )
-    assert messages["partial_and_gaming"]["1.2"].startswith(
-        "0 of 3 checks passed"
-    )
-    assert messages["partial_and_gaming"]["8.1"].startswith(
-        "0 of 5 checks passed"
-    )
+    assert messages["partial_and_gaming"]["1.2"].startswith("0 of 3 checks passed")
+    assert messages["partial_and_gaming"]["8.1"].startswith("0 of 5 checks passed")
     # no message shows an expected value: "got ..., expected ..." is gone
     assert not any(
-        "expected " in m and "got " in m
-        for g in messages.values()
-        for m in g.values()
+        "expected " in m and "got " in m for g in messages.values() for m in g.values()
     )
     assert "Exercise 8.1" in messages["stub"]["8.1"]
     assert "no code cell" in messages["deleted_cell_crash"]["8.1"]
-    assert (
-        "wrong values"
-        in messages["replaced_checker_endless_loop"]["8.1"]
-    )
+    assert "wrong values" in messages["replaced_checker_endless_loop"]["8.1"]
     # the answers to the prose exercise, beside the statement and the model answer
-    answers = (
-        out / "answers" / "right__assignment.md"
-    ).read_text()
+    answers = (out / "answers" / "right__assignment.md").read_text()
     assert (
-        ANSWER in answers
-        and "### Model answer" in answers
-        and "An answer." in answers
+        ANSWER in answers and "### Model answer" in answers and "An answer." in answers
     )
     assert (
         "*(not answered)*"
-        in (
-            out
-            / "answers"
-            / "right_helper_slow_no_answer__assignment.md"
-        ).read_text()
+        in (out / "answers" / "right_helper_slow_no_answer__assignment.md").read_text()
     )
     # fast mode did not run the unrelated slow cell (it sleeps 120 s and raises: run, it
     # would be an error outside the exercises); no clock decides it
     slow = next(
-        g
-        for g in detail["grades"]
-        if g["student"] == "right_helper_slow_no_answer"
+        g for g in detail["grades"] if g["student"] == "right_helper_slow_no_answer"
     )
     assert slow["skipped"] >= 1 and slow["other_errors"] == []
     # the exports and the feedback files
@@ -396,12 +348,8 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
         "SIS Login ID",
         "Section",
     ] and canvas[0][5:] == ["assignment"]
-    assert {r[0]: r[5] for r in canvas[1:]}[
-        "partial_and_gaming"
-    ] == "2.67"
-    feedback = (
-        out / "feedback" / "partial_and_gaming__assignment.md"
-    ).read_text()
+    assert {r[0]: r[5] for r in canvas[1:]}["partial_and_gaming"] == "2.67"
+    feedback = (out / "feedback" / "partial_and_gaming__assignment.md").read_text()
     assert "| 1.1 | FAIL | 0.67 / 2 |" in feedback
     assert "1 of 3 checks passed on fresh inputs" in feedback
 
@@ -412,9 +360,7 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     for r in table:
         if r["student"] in ("right", "partial_and_gaming"):
             r["8.3"] = "2.5"
-    with open(
-        out / "gradebook.csv", "w", newline="", encoding="utf-8"
-    ) as f:
+    with open(out / "gradebook.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
@@ -446,15 +392,9 @@ def test_a_class_of_planted_submissions_is_graded_in_parallel_into_a_gradebook(
     assert again["partial_and_gaming"]["1.1"] == "0.67"
     assert again["partial_and_gaming"]["8.3"] == "2.5"
     assert again["partial_and_gaming"]["total"] == "5.17"
-    assert (
-        again["right"]["8.3"] == "2.5"
-        and again["right"]["total"] == "10.5"
-    )
+    assert again["right"]["8.3"] == "2.5" and again["right"]["total"] == "10.5"
     regraded = json.loads((out / "grades.json").read_text())
-    assert (
-        regraded["graded_now"] == 1
-        and regraded["submissions"] == 9
-    )
+    assert regraded["graded_now"] == 1 and regraded["submissions"] == 9
     assert seeds == {
         e["number"]: e["seed"]
         for g in regraded["grades"]
@@ -478,18 +418,12 @@ def test_the_gradebook_note_lists_every_error_and_answers_are_per_notebook():
         "cell 3 (not an exercise cell) raised NameError: name 'x' is not defined; "
         "cell 7 (not an exercise cell) raised ValueError: bad"
     )
-    assert (
-        gradebook.note({"failure": "kernel died"}) == "kernel died"
-    )
+    assert gradebook.note({"failure": "kernel died"}) == "kernel died"
     assert grade.answers_name(
         "alice", Path("s/alice/05_sgd.ipynb")
-    ) != grade.answers_name(
-        "alice", Path("s/alice/08_stability.ipynb")
-    )
+    ) != grade.answers_name("alice", Path("s/alice/08_stability.ipynb"))
     assert (
-        grade.answers_name(
-            "group/bob", Path("x/08_stability.ipynb")
-        )
+        grade.answers_name("group/bob", Path("x/08_stability.ipynb"))
         == "group_bob__08_stability.md"
     )
 
@@ -534,20 +468,14 @@ def test_late_policy_and_exports_from_records(tmp_path):
 
     records = [
         record("ada", "2027-01-15T23:00:00+00:00", 4),
-        record(
-            "bo", "2027-01-16T01:00:00+00:00", 2
-        ),  # 1 started day late
-        record(
-            "cy", "2027-01-19T01:00:00+00:00", 1
-        ),  # 4 days: past max_days
+        record("bo", "2027-01-16T01:00:00+00:00", 2),  # 1 started day late
+        record("cy", "2027-01-19T01:00:00+00:00", 1),  # 4 days: past max_days
     ]
     roster = tmp_path / "roster.csv"
     roster.write_text(
         "student,name,email,sis_id,section\nada,Ada L.,ada@uni.edu,1001,A\n"
     )
-    rows = gradebook.write_gradebook(
-        records, tmp_path, config=config, roster=roster
-    )
+    rows = gradebook.write_gradebook(records, tmp_path, config=config, roster=roster)
     by = {r.student: r for r in rows}
     assert (
         by["ada"].days_late,
@@ -569,14 +497,9 @@ def test_late_policy_and_exports_from_records(tmp_path):
     assert scope[0] == ["Name", "SID", "Email", "08_stability"]
     assert scope[1] == ["Ada L.", "1001", "ada@uni.edu", "4"]
     assert scope[2][:2] == ["bo", "bo"]
-    text = (
-        tmp_path / "feedback" / "bo__08_stability.md"
-    ).read_text()
+    text = (tmp_path / "feedback" / "bo__08_stability.md").read_text()
     assert "1 day late (the points are multiplied by 0.9)" in text
-    assert (
-        "| 8.2 | FAIL | 1 / 2 |" in text
-        and "Exercise 8.2: wrong values" in text
-    )
+    assert "| 8.2 | FAIL | 1 / 2 |" in text and "Exercise 8.2: wrong values" in text
     # a prose grade typed into the gradebook survives a rewrite; a bad one is named
     path = tmp_path / "gradebook.csv"
     path.write_text(
@@ -585,9 +508,7 @@ def test_late_policy_and_exports_from_records(tmp_path):
             "ada,08_stability.ipynb,2,2,3",
         )
     )
-    rows = gradebook.write_gradebook(
-        records, tmp_path, config=config
-    )
+    rows = gradebook.write_gradebook(records, tmp_path, config=config)
     assert {r.student: r.total for r in rows}["ada"] == 7.0
     path.write_text(
         path.read_text().replace(

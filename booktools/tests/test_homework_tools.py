@@ -26,9 +26,7 @@ from booktools.execute import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 from rnnlib import homework
 
-FIXTURES = (
-    Path(__file__).resolve().parent / "fixtures" / "homework"
-)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "homework"
 CHAPTERS = chapter_notebooks(ROOT)
 GUIDE = ROOT / "chapters" / "instructor_guide.md"
 
@@ -116,9 +114,7 @@ END = "```{solution-end}\n```"
     ],
 )
 def test_malformed_gates_are_named(cells, message):
-    nb = _notebook(
-        *(nbformat.v4.new_markdown_cell(c) for c in cells)
-    )
+    nb = _notebook(*(nbformat.v4.new_markdown_cell(c) for c in cells))
     with pytest.raises(se.MarkupError, match=message):
         se.student_notebook(nb)
 
@@ -134,13 +130,9 @@ def test_bad_arguments_are_named(tmp_path):
         match="notebook must be a path or an nbformat notebook, got dict",
     ):
         se.find_exercises({"cells": []})
-    with pytest.raises(
-        FileNotFoundError, match="root: .* has no _toc.yml"
-    ):
+    with pytest.raises(FileNotFoundError, match="root: .* has no _toc.yml"):
         se.build_student_edition(tmp_path, tmp_path / "out")
-    with pytest.raises(
-        FileNotFoundError, match="notebook: no such file"
-    ):
+    with pytest.raises(FileNotFoundError, match="notebook: no such file"):
         grade.grade_notebook(tmp_path / "missing.ipynb")
     assert grade.main([str(tmp_path / "missing.ipynb")]) == 2
 
@@ -150,7 +142,9 @@ def test_bad_arguments_are_named(tmp_path):
 
 def test_student_edition_of_the_fixture_gives_the_expected_cells():
     student = se.student_notebook(FIXTURES / "markup.ipynb")
-    raise_line = 'raise NotImplementedError("Exercise {}: replace this line by your solution")'
+    raise_line = (
+        'raise NotImplementedError("Exercise {}: replace this line by your solution")'
+    )
     expected = [
         (
             "markdown",
@@ -196,29 +190,22 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         ),
         (
             "code",
-            "def square(x):\n    # YOUR CODE HERE\n    "
-            + raise_line.format("99.4"),
+            "def square(x):\n    # YOUR CODE HERE\n    " + raise_line.format("99.4"),
         ),
         ("markdown", "## Summary\n\nThe end."),
     ]
-    assert [
-        (c.cell_type, c.source) for c in student.cells
-    ] == expected
+    assert [(c.cell_type, c.source) for c in student.cells] == expected
     stubs = [
         c
         for c in student.cells
-        if c.cell_type == "code"
-        and "NotImplementedError" in c.source
+        if c.cell_type == "code" and "NotImplementedError" in c.source
     ]
-    answers = [
-        c for c in student.cells if se.ANSWER_KEY in c.metadata
-    ]
+    answers = [c for c in student.cells if se.ANSWER_KEY in c.metadata]
     assert [c.metadata[se.ANSWER_KEY] for c in answers] == ["99.3"]
     assert answers[0].metadata["nbgrader"]["grade"] is True
     assert answers[0].metadata["nbgrader"]["points"] > 0
     assert all(
-        c.metadata["nbgrader"]["solution"]
-        and not c.metadata["nbgrader"]["grade"]
+        c.metadata["nbgrader"]["solution"] and not c.metadata["nbgrader"]["grade"]
         for c in stubs
     )
     assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == [
@@ -227,17 +214,14 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         "99.4",
     ]
     assert all(
-        c.metadata["tags"] == ["raises-exception", "remove-output"]
-        for c in stubs
+        c.metadata["tags"] == ["raises-exception", "remove-output"] for c in stubs
     )
-    assert (
-        student.cells[1].metadata == {}
-    )  # ordinary cells are untouched
+    assert student.cells[1].metadata == {}  # ordinary cells are untouched
     assert student.metadata["rnnlib_edition"] == "student"
     # the student edition of a student edition is itself (stubs are recognised, nothing else to strip)
-    assert [
-        c.source for c in se.student_notebook(student).cells
-    ] == [c.source for c in student.cells]
+    assert [c.source for c in se.student_notebook(student).cells] == [
+        c.source for c in student.cells
+    ]
 
 
 def test_find_exercises_of_the_fixture():
@@ -257,9 +241,7 @@ def test_find_exercises_of_the_fixture():
         ("99.3", "prose", 0, [], True),
         ("99.4", "code", 1, [13], True),
     ]
-    student = se.find_exercises(
-        se.student_notebook(FIXTURES / "markup.ipynb")
-    )
+    student = se.find_exercises(se.student_notebook(FIXTURES / "markup.ipynb"))
     assert [(e.number, e.solution_blocks) for e in student] == [
         (e.number, e.solution_blocks) for e in found
     ]
@@ -273,9 +255,7 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
     instructor = se.find_exercises(path)
     student_nb = se.student_notebook(path)
     student = se.find_exercises(student_nb)
-    assert [e.number for e in student] == [
-        e.number for e in instructor
-    ]
+    assert [e.number for e in student] == [e.number for e in instructor]
     for ins, stu in zip(instructor, student):
         assert stu.solution_blocks == ins.solution_blocks, (
             f"exercise {ins.number}: stubs and solution blocks differ"
@@ -317,9 +297,7 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
         for index in ex.code_cells:
             leaked = [
                 line
-                for line in student_nb.cells[index].source.split(
-                    "\n"
-                )
+                for line in student_nb.cells[index].source.split("\n")
                 if line.strip() in solution_lines
             ]
             assert not leaked, (
@@ -333,14 +311,10 @@ def test_chapter_exercises_follow_the_convention(path):
         assert ex.number.split(".")[0] == str(_chapter_of(path)), (
             f"{path.name}: exercise {ex.number} in another chapter"
         )
-        assert re.match(
-            rf"{re.escape(ex.number)} · \S", ex.title
-        ), (
+        assert re.match(rf"{re.escape(ex.number)} · \S", ex.title), (
             f"exercise {ex.number}: title {ex.title!r} is not 'N.M · ...'"
         )
-        assert ex.gated, (
-            f"exercise {ex.number} has no {{solution-start}} gate"
-        )
+        assert ex.gated, f"exercise {ex.number} has no {{solution-start}} gate"
         if ex.kind == "code":
             assert ex.number in ex.checkers, (
                 f"exercise {ex.number}: its code cells never call check_exercise_{ex.number.replace('.', '_')}"
@@ -363,9 +337,7 @@ def _checker_calls_by_chapter() -> dict[str, set[str]]:
 def test_every_checker_call_in_a_chapter_is_registered():
     for name, numbers in _checker_calls_by_chapter().items():
         unknown = numbers - set(homework.CHECKERS)
-        assert not unknown, (
-            f"{name} calls unregistered checkers {sorted(unknown)}"
-        )
+        assert not unknown, f"{name} calls unregistered checkers {sorted(unknown)}"
 
 
 @pytest.mark.parametrize(
@@ -394,16 +366,11 @@ def test_every_registered_checker_is_called_in_its_chapter(number):
 def test_build_student_edition_writes_a_book(tmp_path):
     out = tmp_path / "student"
     written = se.build_student_edition(ROOT, out)
-    assert sorted(p.name for p in written) == [
-        p.name for p in CHAPTERS
-    ]
+    assert sorted(p.name for p in written) == [p.name for p in CHAPTERS]
     toc = yaml.safe_load((out / "_toc.yml").read_text())
     toc_text = yaml.safe_dump(toc)
     for path in CHAPTERS:
-        if (
-            f"chapters/{path.stem}"
-            in (ROOT / "_toc.yml").read_text()
-        ):
+        if f"chapters/{path.stem}" in (ROOT / "_toc.yml").read_text():
             assert f"chapters/{path.stem}" in toc_text
     assert "instructor_guide" not in toc_text
     assert not (out / "chapters" / "instructor_guide.md").exists()
@@ -412,42 +379,27 @@ def test_build_student_edition_writes_a_book(tmp_path):
     ).exists()
     cfg = yaml.safe_load((out / "_config.yml").read_text())
     assert cfg["title"].endswith("(student edition)")
-    assert (
-        cfg["launch_buttons"]["colab_url"] == ""
-        and "repository" not in cfg
-    )
+    assert cfg["launch_buttons"]["colab_url"] == "" and "repository" not in cfg
     assert "student" not in cfg["exclude_patterns"]
     for path in written:
         nb = nbformat.read(path, as_version=4)
         assert nb.metadata["rnnlib_edition"] == "student"
         assert all(
-            c.get("outputs", []) == []
-            for c in nb.cells
-            if c.cell_type == "code"
+            c.get("outputs", []) == [] for c in nb.cells if c.cell_type == "code"
         )
 
 
 def test_student_config_keeps_launch_buttons_for_a_student_repository():
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    student = se.student_config(
-        cfg, "https://example.org/course/student-edition"
-    )
-    assert (
-        student["repository"]["url"]
-        == "https://example.org/course/student-edition"
-    )
+    student = se.student_config(cfg, "https://example.org/course/student-edition")
+    assert student["repository"]["url"] == "https://example.org/course/student-edition"
     # off in the book (solutions), on in a hosted student edition
     assert cfg["launch_buttons"]["colab_url"] == ""
-    assert student["launch_buttons"]["colab_url"].startswith(
-        "https://"
-    )
-    assert student["launch_buttons"]["binderhub_url"].startswith(
-        "https://"
-    )
+    assert student["launch_buttons"]["colab_url"].startswith("https://")
+    assert student["launch_buttons"]["binderhub_url"].startswith("https://")
     assert (
         cfg["title"] in student["title"]
-        and cfg["repository"]["url"]
-        != student["repository"]["url"]
+        and cfg["repository"]["url"] != student["repository"]["url"]
     )
 
 
@@ -473,23 +425,17 @@ def test_one_setting_turns_on_the_student_editions_launch_buttons(
         "no student repository yet: the buttons are off"
     )
     se.build_student_edition(root, tmp_path / "off")
-    off = yaml.safe_load(
-        (tmp_path / "off" / "_config.yml").read_text()
-    )
+    off = yaml.safe_load((tmp_path / "off" / "_config.yml").read_text())
     assert off["launch_buttons"]["colab_url"] == ""
     assert not (tmp_path / "off" / "environment.yml").exists()
     url = "https://example.org/course/student-edition"
     cfg["student_edition"]["repository_url"] = url
     (root / "_config.yml").write_text(yaml.safe_dump(cfg))
     se.build_student_edition(root, tmp_path / "on")
-    on = yaml.safe_load(
-        (tmp_path / "on" / "_config.yml").read_text()
-    )
+    on = yaml.safe_load((tmp_path / "on" / "_config.yml").read_text())
     assert on["repository"]["url"] == url
     assert on["launch_buttons"]["colab_url"].startswith("https://")
-    assert on["launch_buttons"]["binderhub_url"].startswith(
-        "https://"
-    )
+    assert on["launch_buttons"]["binderhub_url"].startswith("https://")
     assert "student_edition" not in on
     assert (tmp_path / "on" / "environment.yml").exists()
     cfg["student_edition"]["repository_url"] = "github.com/x"
@@ -502,11 +448,7 @@ def test_one_setting_turns_on_the_student_editions_launch_buttons(
 
 
 def _fill(nb, number, source):
-    cell = next(
-        c
-        for c in nb.cells
-        if c.metadata.get(se.EXERCISE_KEY) == number
-    )
+    cell = next(c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) == number)
     cell.source = source
 
 
@@ -530,11 +472,7 @@ def test_grade_a_completed_assignment(tmp_path):
         "rnnlib.homework.check_exercise_1_2(my_hidden_states)",
     )
     # 8.1: the student deleted the exercise cell; 8.2: prints a fake pass line instead of calling the checker
-    nb.cells = [
-        c
-        for c in nb.cells
-        if c.metadata.get(se.EXERCISE_KEY) != "8.1"
-    ]
+    nb.cells = [c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) != "8.1"]
     _fill(
         nb,
         "8.2",
@@ -545,9 +483,7 @@ def test_grade_a_completed_assignment(tmp_path):
     report = grade.grade_notebook(
         path, reference=FIXTURES / "assignment.ipynb", timeout=120
     )
-    got = {
-        e.number: (e.status, e.detail) for e in report.exercises
-    }
+    got = {e.number: (e.status, e.detail) for e in report.exercises}
     assert list(got) == ["1.1", "1.2", "8.1", "8.2", "8.3"]
     assert got["1.1"] == (
         "pass",
@@ -579,9 +515,7 @@ def test_grade_a_completed_assignment(tmp_path):
 def test_grading_an_execution_made_elsewhere(tmp_path):
     """``--executed``: the student edition is graded from the execution its HTML shows, not run again."""
     path = tmp_path / "assignment.ipynb"
-    nbformat.write(
-        se.student_notebook(FIXTURES / "assignment.ipynb"), path
-    )
+    nbformat.write(se.student_notebook(FIXTURES / "assignment.ipynb"), path)
     from booktools.execute import Job, run_job
 
     result = run_job(Job("student", path, True, 120, 1, 1))
@@ -602,9 +536,7 @@ def test_grading_an_execution_made_elsewhere(tmp_path):
     stale = nbformat.read(path, as_version=4)
     stale.cells[1].source += "\n# edited after the execution"
     nbformat.write(stale, path)
-    with pytest.raises(
-        ValueError, match="executed: its cells are not those of"
-    ):
+    with pytest.raises(ValueError, match="executed: its cells are not those of"):
         grade.grade_notebook(
             path,
             reference=FIXTURES / "assignment.ipynb",
@@ -615,19 +547,13 @@ def test_grading_an_execution_made_elsewhere(tmp_path):
 def test_executed_in_build_names_what_is_missing(tmp_path):
     path = tmp_path / "nb.ipynb"
     nbformat.write(
-        nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_code_cell("1")]
-        ),
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]),
         path,
     )
-    with pytest.raises(
-        FileNotFoundError, match="build: no execution cache at"
-    ):
+    with pytest.raises(FileNotFoundError, match="build: no execution cache at"):
         executed_in_build(path, tmp_path / "_build")
     (tmp_path / "_build" / ".jupyter_cache").mkdir(parents=True)
-    with pytest.raises(
-        LookupError, match="no execution in .* matches its code"
-    ):
+    with pytest.raises(LookupError, match="no execution in .* matches its code"):
         executed_in_build(path, tmp_path / "_build")
     assert (
         grade.main(
@@ -643,9 +569,7 @@ def test_executed_in_build_names_what_is_missing(tmp_path):
     with pytest.raises(
         SystemExit
     ):  # without --expect-stubs the checkers would not be re-run
-        grade.main(
-            ["--executed", str(tmp_path / "_build"), str(path)]
-        )
+        grade.main(["--executed", str(tmp_path / "_build"), str(path)])
 
 
 # --------------------------------------------------------------------------- instructor guide, Makefile, launch links
@@ -654,12 +578,8 @@ def test_executed_in_build_names_what_is_missing(tmp_path):
 def _guide_rows() -> dict[str, list[str]]:
     rows = {}
     for line in GUIDE.read_text(encoding="utf-8").splitlines():
-        cells = [
-            c.strip() for c in line.strip().strip("|").split("|")
-        ]
-        if line.startswith("|") and re.fullmatch(
-            r"\d+\.\d+", cells[0]
-        ):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and re.fullmatch(r"\d+\.\d+", cells[0]):
             assert cells[0] not in rows, (
                 f"instructor_guide.md lists exercise {cells[0]} twice"
             )
@@ -669,15 +589,9 @@ def _guide_rows() -> dict[str, list[str]]:
 
 def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
     rows = _guide_rows()
-    found = {
-        e.number: (path, e)
-        for path in CHAPTERS
-        for e in se.find_exercises(path)
-    }
+    found = {e.number: (path, e) for path in CHAPTERS for e in se.find_exercises(path)}
     missing = [
-        row
-        for row in se.exercise_rows(ROOT)
-        if row.split("|")[1].strip() not in rows
+        row for row in se.exercise_rows(ROOT) if row.split("|")[1].strip() not in rows
     ]
     assert not missing, (
         "chapters/instructor_guide.md misses exercises; add these rows (estimate the time):\n"
@@ -702,9 +616,7 @@ def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
 
 def test_instructor_guide_is_in_the_toc_before_the_bibliography():
     toc = (ROOT / "_toc.yml").read_text()
-    assert toc.index("chapters/instructor_guide") < toc.index(
-        "chapters/bibliography"
-    )
+    assert toc.index("chapters/instructor_guide") < toc.index("chapters/bibliography")
 
 
 BUILT = ROOT / "_build" / "html" / "chapters"
@@ -715,14 +627,10 @@ def _require_built(page: Path, command: str) -> None:
     part of ``make test``, runs these tests after the builds, where a missing page is a failure)."""
     if page.exists():
         return
-    message = (
-        f"{page.relative_to(ROOT)} is not built (run `{command}`)"
-    )
+    message = f"{page.relative_to(ROOT)} is not built (run `{command}`)"
     if os.environ.get("RNNLIB_REQUIRE_BUILD"):
         pytest.fail(message)
-    pytest.skip(
-        message + "; `make test` runs this check after the build"
-    )
+    pytest.skip(message + "; `make test` runs this check after the build")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
@@ -804,16 +712,11 @@ def test_built_student_pages_have_stubs_and_no_solutions(path):
     page = STUDENT_HTML / f"{path.stem}.html"
     _require_built(page, "make student")
     html = page.read_text(encoding="utf-8")
-    assert 'class="solution' not in html, (
-        f"{page.name} shows a solution"
-    )
+    assert 'class="solution' not in html, f"{page.name} shows a solution"
     assert "BEGIN SOLUTION" not in html
     for ex in se.find_exercises(path):
         if ex.kind == "code":
-            assert (
-                f"Exercise {ex.number}: replace this line by your solution"
-                in html
-            )
+            assert f"Exercise {ex.number}: replace this line by your solution" in html
 
 
 # --------------------------------------------------------------------------- answer cells, points, fast grading
@@ -824,27 +727,18 @@ def test_every_prose_exercise_of_the_student_edition_has_an_answer_cell(
     path,
 ):
     student = se.student_notebook(path)
-    prose = [
-        e.number
-        for e in se.find_exercises(path)
-        if e.kind == "prose"
-    ]
+    prose = [e.number for e in se.find_exercises(path) if e.kind == "prose"]
     for number in prose:
         at = [
             i
             for i, c in enumerate(student.cells)
             if c.metadata.get(se.ANSWER_KEY) == number
         ]
-        assert len(at) == 1, (
-            f"exercise {number}: {len(at)} answer cells"
-        )
+        assert len(at) == 1, f"exercise {number}: {len(at)} answer cells"
         statement = student.cells[at[0] - 1]
         assert statement.cell_type == "markdown" and (
-            f":label: ex-{number.replace('.', '-')}"
-            in statement.source
-        ), (
-            f"exercise {number}: its answer cell does not follow its statement"
-        )
+            f":label: ex-{number.replace('.', '-')}" in statement.source
+        ), f"exercise {number}: its answer cell does not follow its statement"
     assert grade.collect_answers(student) == {n: "" for n in prose}
     ids = [c.get("id") for c in student.cells]
     assert len(ids) == len(set(ids)), "cell ids are unique"
@@ -852,11 +746,7 @@ def test_every_prose_exercise_of_the_student_edition_has_an_answer_cell(
 
 def test_every_exercise_has_points_in_the_grading_config():
     points = se.exercise_points()
-    numbers = {
-        e.number
-        for path in CHAPTERS
-        for e in se.find_exercises(path)
-    }
+    numbers = {e.number for path in CHAPTERS for e in se.find_exercises(path)}
     assert not numbers - set(points), (
         f"booktools/grading.yml has no points for {sorted(numbers - set(points))}"
     )
@@ -864,9 +754,7 @@ def test_every_exercise_has_points_in_the_grading_config():
         f"booktools/grading.yml lists exercises no chapter has: {sorted(set(points) - numbers)}"
     )
     assert all(p > 0 for p in points.values())
-    assert "booktools/grading.yml" in GUIDE.read_text(
-        encoding="utf-8"
-    )
+    assert "booktools/grading.yml" in GUIDE.read_text(encoding="utf-8")
 
 
 def test_fast_grading_runs_what_the_exercise_cells_need():
@@ -881,14 +769,10 @@ def test_fast_grading_runs_what_the_exercise_cells_need():
         "def f(x, results=None):\n    y = helper(x) + table['a']\n    return [results for results in y]\n\n"
         "rnnlib.homework.check_exercise_8_1(f)\nprint(results)",  # 7: the exercise
     ]
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(c) for c in cells]
-    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     assert 2 in grade.cells_to_run(nb, {7})  # print(results)
     nb.cells[7].source = cut_after_checker(cells[7])
-    assert nb.cells[7].source.endswith(
-        "rnnlib.homework.check_exercise_8_1(f)"
-    )
+    assert nb.cells[7].source.endswith("rnnlib.homework.check_exercise_8_1(f)")
     assert grade.cells_to_run(nb, {7}) == {0, 1, 3, 5, 6, 7}
     # what the grader runs: the definitions, not the student's own check
     assert drop_checker_calls(cells[7]) == (
@@ -911,9 +795,7 @@ def test_chapter_5_is_graded_in_seconds_from_its_exercise_cells(
     exercise passes without running the chapter's experiments."""
     path = tmp_path / "05_sgd.ipynb"
     nbformat.write(
-        nbformat.read(
-            ROOT / "chapters" / "05_sgd.ipynb", as_version=4
-        ),
+        nbformat.read(ROOT / "chapters" / "05_sgd.ipynb", as_version=4),
         path,
     )
     report = grade.grade_notebook(path, timeout=120)
@@ -943,12 +825,8 @@ def test_built_student_site_has_no_solution_in_any_page_or_download():
                 if se.BEGIN in line:
                     inside = True
         # a line the student edition itself shows (outside its stubs) is no leak
-        shown = "\n".join(
-            c.source for c in se.student_notebook(path).cells
-        )
-        solution_lines = {
-            line for line in solution_lines if line not in shown
-        }
+        shown = "\n".join(c.source for c in se.student_notebook(path).cells)
+        solution_lines = {line for line in solution_lines if line not in shown}
     leaks = []
     for file in STUDENT_SITE.rglob("*"):
         if not file.is_file() or file.suffix not in (
@@ -969,9 +847,7 @@ def test_built_student_site_has_no_solution_in_any_page_or_download():
             'class="solution',
         ):
             if marker in text:
-                leaks.append(
-                    f"{file.relative_to(STUDENT_SITE)}: {marker}"
-                )
+                leaks.append(f"{file.relative_to(STUDENT_SITE)}: {marker}")
         leaks += [
             f"{file.relative_to(STUDENT_SITE)}: {line}"
             for line in solution_lines
@@ -979,6 +855,4 @@ def test_built_student_site_has_no_solution_in_any_page_or_download():
         ][:3]
     assert not leaks, "\n".join(leaks[:20])
     downloads = list((STUDENT_SITE / "_sources").rglob("*.ipynb"))
-    assert downloads, (
-        "the student site offers its notebooks for download"
-    )
+    assert downloads, "the student site offers its notebooks for download"

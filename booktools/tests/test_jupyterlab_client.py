@@ -35,9 +35,7 @@ STUDENT = "02_concept_class.ipynb"
 SHOTS = ROOT / "_build" / "html" / "_screenshots" / "jupyterlab"
 
 pytestmark = pytest.mark.skipif(
-    not (
-        shutil.which("chromium") and shutil.which("chromedriver")
-    ),
+    not (shutil.which("chromium") and shutil.which("chromedriver")),
     reason="needs chromium and chromedriver (make browser-deps)",
 )
 

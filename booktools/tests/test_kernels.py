@@ -15,9 +15,7 @@ from booktools.toc import ROOT
 
 
 def _notebook(path: Path, code: str) -> Path:
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(code)]
-    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -44,9 +42,9 @@ def test_the_executions_kernel_listens_on_ipc_sockets_of_its_own(
     transport, ip = result.nb.cells[0].outputs[0]["text"].split()
     assert transport == "ipc"
     # an absolute path in this user's private folder: no other process is handed it
-    assert Path(ip).is_absolute() and Path(
-        ip
-    ).parent.name.startswith("booktools-kernels-")
+    assert Path(ip).is_absolute() and Path(ip).parent.name.startswith(
+        "booktools-kernels-"
+    )
     assert list(result.phases) == list(ex.PHASES)
 
 
@@ -71,23 +69,16 @@ def test_a_kernel_that_cannot_start_is_reported_at_once_with_its_stderr(
         )
     )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    result = ex.run_job(
-        _job(_notebook(tmp_path / "nb.ipynb", "1"))
-    )
+    result = ex.run_job(_job(_notebook(tmp_path / "nb.ipynb", "1")))
     assert result.nb is None
     # jupyter-client's liveness check, not the start-up time-out, ended the wait
-    assert (
-        "Kernel died before replying to kernel_info"
-        in result.error
-    )
+    assert "Kernel died before replying to kernel_info" in result.error
     assert "didn't respond in" not in result.error
     assert "planted: no kernel here" in result.error
 
 
 def test_the_builds_cell_limit_is_the_one_of_the_waits_table():
-    config = yaml.safe_load(
-        (ROOT / "_config.yml").read_text(encoding="utf-8")
-    )
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     assert config["execute"]["timeout"] == kernels.WAITS.cell
     assert ex.default_timeout() == kernels.WAITS.cell
 
@@ -99,9 +90,7 @@ def test_the_nbval_plugin_gives_nbval_ipc_kernels_and_the_waits(
 
     from booktools import nbval_notebooks
 
-    monkeypatch.setattr(
-        nbval.kernel, "KernelManager", nbval.kernel.KernelManager
-    )
+    monkeypatch.setattr(nbval.kernel, "KernelManager", nbval.kernel.KernelManager)
     option = type(
         "Option",
         (),
@@ -114,10 +103,7 @@ def test_the_nbval_plugin_gives_nbval_ipc_kernels_and_the_waits(
     nbval_notebooks.pytest_configure(config)
     assert nbval.kernel.KernelManager is kernels.IPCKernelManager
     assert option.nbval_cell_timeout == kernels.WAITS.cell
-    assert (
-        option.nbval_kernel_startup_timeout
-        == kernels.WAITS.kernel_start
-    )
+    assert option.nbval_kernel_startup_timeout == kernels.WAITS.kernel_start
     # a value given on the command line stays
     option.nbval_cell_timeout = 17
     nbval_notebooks.pytest_configure(config)
@@ -144,17 +130,13 @@ def test_the_sliced_reply_wait_keeps_nbclients_time_out_semantics(
         return nbformat.v4.new_notebook(
             cells=[
                 nbformat.v4.new_code_cell("x = 41 + 1\nx"),
-                nbformat.v4.new_code_cell(
-                    "import time\ntime.sleep(30)"
-                ),
+                nbformat.v4.new_code_cell("import time\ntime.sleep(30)"),
             ]
         )
 
     nb = notebook()
     with pytest.raises(CellTimeoutError):
-        kernels.Client(
-            nb, timeout=3, kernel_name="python3"
-        ).execute()
+        kernels.Client(nb, timeout=3, kernel_name="python3").execute()
     assert nb.cells[0].outputs[0]["data"]["text/plain"] == "42"
     nb = notebook()
     client = kernels.Client(
@@ -175,9 +157,7 @@ def test_the_sliced_reply_wait_keeps_nbclients_time_out_semantics(
         client.empty_polls >= 2
     )  # the sleeping cell was polled for, a second at a time
     # the kernel was interrupted, as nbclient does at the limit
-    assert [o.get("ename") for o in nb.cells[1].outputs] == [
-        "KeyboardInterrupt"
-    ]
+    assert [o.get("ename") for o in nb.cells[1].outputs] == ["KeyboardInterrupt"]
 
 
 def test_nbval_keeps_every_output_message_of_a_long_cell(tmp_path):

@@ -33,15 +33,11 @@ CHAPTERS = ("stable", "drifting", "raising")
 def _nbval_options() -> list[str]:
     """The options the Makefile's nbval step passes to pytest (read from its recipe)."""
     makefile = (ROOT / "Makefile").read_text()
-    recipe = makefile[makefile.index("\nnbval:") :].split("\n\n")[
-        0
-    ]
+    recipe = makefile[makefile.index("\nnbval:") :].split("\n\n")[0]
     command = re.search(
         r"-m pytest (.*?)\$\(if", recipe.replace("\\\n", " "), re.S
     ).group(1)
-    return shlex.split(
-        command.replace("$(NBVAL_CELL_TIMEOUT)", "60")
-    )
+    return shlex.split(command.replace("$(NBVAL_CELL_TIMEOUT)", "60"))
 
 
 @pytest.fixture(scope="module")
@@ -54,24 +50,18 @@ def nbval_run(tmp_path_factory):
             FIXTURES / f"{name}.ipynb",
             root / "chapters" / f"{name}.ipynb",
         )
-    (root / "_config.yml").write_text(
-        yaml.safe_dump({"execute": {"timeout": 60}})
-    )
+    (root / "_config.yml").write_text(yaml.safe_dump({"execute": {"timeout": 60}}))
     (root / "_toc.yml").write_text(
         yaml.safe_dump(
             {
                 "format": "jb-book",
                 "root": "chapters/stable",
-                "chapters": [
-                    {"file": f"chapters/{n}"} for n in CHAPTERS[1:]
-                ],
+                "chapters": [{"file": f"chapters/{n}"} for n in CHAPTERS[1:]],
             }
         )
     )
     results = ex.execute(["book"], root=root, jobs=2, threads=1)
-    assert all(r.error is None for r in results), [
-        r.error for r in results
-    ]
+    assert all(r.error is None for r in results), [r.error for r in results]
     written = nbval_notebooks.export(
         [root / "chapters" / f"{n}.ipynb" for n in CHAPTERS],
         root / "_build",
@@ -116,9 +106,7 @@ def _outcomes(output: str) -> dict[str, str]:
 
 def test_the_exported_notebooks_hold_the_builds_outputs(nbval_run):
     _, written = nbval_run
-    assert [p.name for p in written] == [
-        f"{n}.ipynb" for n in CHAPTERS
-    ]
+    assert [p.name for p in written] == [f"{n}.ipynb" for n in CHAPTERS]
     assert all(p.parent.name == "chapters" for p in written)
     stable = nbformat.read(written[0], as_version=4)
     code = [c for c in stable.cells if c.cell_type == "code"]
@@ -140,9 +128,7 @@ def test_a_chapter_that_reproduces_passes_despite_timings_and_addresses(
     result, _ = nbval_run
     outcomes = _outcomes(result.stdout)
     stable = {k: v for k, v in outcomes.items() if "stable" in k}
-    assert stable and set(stable.values()) == {"PASSED"}, (
-        result.stdout
-    )
+    assert stable and set(stable.values()) == {"PASSED"}, result.stdout
     assert len(stable) == 5  # one pytest item per code cell
 
 
@@ -159,9 +145,9 @@ def test_a_printed_number_that_changes_fails_with_the_cell_and_the_diff(
     # the cell's code and both outputs are shown, with their diff
     assert 'print(f"loss {random.random():.6f}")' in report
     assert "mismatch 'stdout'" in report
-    assert re.search(
-        r"^ *- loss 0\.\d{6}$", report, re.M
-    ) and re.search(r"^ *\+ loss 0\.\d{6}$", report, re.M), report
+    assert re.search(r"^ *- loss 0\.\d{6}$", report, re.M) and re.search(
+        r"^ *\+ loss 0\.\d{6}$", report, re.M
+    ), report
 
 
 def test_a_chapter_that_raises_fails(nbval_run):
@@ -179,10 +165,7 @@ def test_nbval_waits_a_minute_for_outputs_of_a_finished_cell(
 ):
     # the Makefile's run loads the plugin (its header line) ...
     result, _ = nbval_run
-    assert (
-        f"nbval waits up to {nbval_notebooks.OUTPUT_TIMEOUT} s"
-        in result.stdout
-    )
+    assert f"nbval waits up to {nbval_notebooks.OUTPUT_TIMEOUT} s" in result.stdout
     # ... whose hook lifts nbval's fixed 5 s on every cell item, and only there
     from nbval.plugin import IPyNbCell
 
@@ -190,9 +173,7 @@ def test_nbval_waits_a_minute_for_outputs_of_a_finished_cell(
     cell.output_timeout = 5
     other = type("Other", (), {"output_timeout": 5})()
     nbval_notebooks.pytest_collection_modifyitems([cell, other])
-    assert (
-        cell.output_timeout == nbval_notebooks.OUTPUT_TIMEOUT == 60
-    )
+    assert cell.output_timeout == nbval_notebooks.OUTPUT_TIMEOUT == 60
     assert other.output_timeout == 5
 
 
@@ -228,16 +209,11 @@ def test_the_sanitizer_file_masks_timings_addresses_and_ids_only():
         "5 steps of 10 seeds",
     ):
         assert clean(kept) == kept
-    assert (
-        clean("<Foo at 0x7f3a2b4c5d60>") == "<Foo at 0x<address>>"
+    assert clean("<Foo at 0x7f3a2b4c5d60>") == "<Foo at 0x<address>>"
+    assert clean("/tmp/ipykernel_4242/1234567.py:3: UserWarning") == (
+        "/tmp/ipykernel_<pid>/<cell>.py:3: UserWarning"
     )
-    assert clean(
-        "/tmp/ipykernel_4242/1234567.py:3: UserWarning"
-    ) == ("/tmp/ipykernel_<pid>/<cell>.py:3: UserWarning")
-    assert (
-        clean("model 0123456789abcdef0123456789abcdef")
-        == "model <model id>"
-    )
+    assert clean("model 0123456789abcdef0123456789abcdef") == "model <model id>"
     assert clean("\x1b[31mred\x1b[0m") == "red"
 
 
@@ -282,9 +258,7 @@ def test_one_widget_walk_serves_the_export_and_the_grader():
             }
         }
     }
-    assert widget_errors(nb) == [
-        (0, "ValueError (inside a widget)", "bad")
-    ]
+    assert widget_errors(nb) == [(0, "ValueError (inside a widget)", "bad")]
     lifted = lift_widget_outputs(nb).cells[0].outputs
     assert [o["output_type"] for o in lifted] == [
         "error",

@@ -80,11 +80,7 @@ def test_code_stays_code(code):
 
 
 def test_render_typesets_a_literal_and_leaves_code():
-    lines = P.render(
-        [
-            "The identity ``E[H^2] = |theta|^2`` of ``fit(x, ridge=0.1)``."
-        ]
-    )
+    lines = P.render(["The identity ``E[H^2] = |theta|^2`` of ``fit(x, ridge=0.1)``."])
     assert lines == [
         r"The identity :math:`\mathbb{E}[H^{2}] = |\theta|^{2}` of "
         "``fit(x, ridge=0.1)``."
@@ -139,9 +135,6 @@ def test_a_long_inline_formula_breaks_at_its_relations():
     )
     pieces = P._breakable(tex)
     assert len(pieces) == 4 and " ".join(pieces) == tex
-    assert (
-        pieces[1].startswith(r"\ge")
-        and pieces[3] == r"- \delta(x)"
-    )
+    assert pieces[1].startswith(r"\ge") and pieces[3] == r"- \delta(x)"
     assert all(P._safe_tex(p) for p in pieces)
     assert P._breakable("a = b") == ["a = b"]

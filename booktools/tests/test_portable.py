@@ -88,9 +88,7 @@ EXPECTED = {
 
 def _glue_cell() -> nbformat.NotebookNode:
     """A code cell as myst_nb.glue(..., display=False) leaves it after execution."""
-    cell = nbformat.v4.new_code_cell(
-        "glue('ch01_slope', 0.123, display=False)"
-    )
+    cell = nbformat.v4.new_code_cell("glue('ch01_slope', 0.123, display=False)")
     for name, text in (("ch01_slope", "0.123"), ("ch01_n", "12")):
         cell.outputs.append(
             nbformat.v4.new_output(
@@ -105,9 +103,7 @@ def _glue_cell() -> nbformat.NotebookNode:
             )
         )
     cell.outputs.append(
-        nbformat.v4.new_output(
-            "stream", name="stdout", text="visible\n"
-        )
+        nbformat.v4.new_output("stream", name="stdout", text="visible\n")
     )
     return cell
 
@@ -127,16 +123,12 @@ def _planted_chapter(
         cell.metadata["rnnlib_macros"] = True
         cell.metadata["tags"] = ["remove-cell"]
         nb.cells.append(cell)
-    nb.cells.append(
-        nbformat.v4.new_markdown_cell("# 1. A planted chapter")
-    )
+    nb.cells.append(nbformat.v4.new_markdown_cell("# 1. A planted chapter"))
     nb.cells.append(_glue_cell())
     for kind, text in PLANTED.items():
         nb.cells.append(nbformat.v4.new_markdown_cell(text))
         nb.cells[-1].metadata["planted"] = kind
-    stub = nbformat.v4.new_code_cell(
-        'raise NotImplementedError("Exercise 1.1")'
-    )
+    stub = nbformat.v4.new_code_cell('raise NotImplementedError("Exercise 1.1")')
     stub.metadata["tags"] = ["raises-exception", "remove-output"]
     stub.outputs.append(
         nbformat.v4.new_output(
@@ -168,15 +160,11 @@ def edition(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _context(
-    edition: Path, base: str = "https://book.example"
-) -> portable.Context:
+def _context(edition: Path, base: str = "https://book.example") -> portable.Context:
     return portable.Context(
         docname="chapters/01_demo",
         index=portable.book_index(edition),
-        bibliography=portable.Bibliography(
-            edition / "references.bib"
-        ),
+        bibliography=portable.Bibliography(edition / "references.bib"),
         macros=MACROS,
         values={},
         link_base=base,
@@ -186,17 +174,13 @@ def _context(
 def _converted(
     edition: Path,
 ) -> tuple[nbformat.NotebookNode, portable.Context]:
-    nb = nbformat.read(
-        edition / "chapters" / "01_demo.ipynb", as_version=4
-    )
+    nb = nbformat.read(edition / "chapters" / "01_demo.ipynb", as_version=4)
     ctx = _context(edition)
     return portable.portable_notebook(nb, ctx, executed=nb), ctx
 
 
 def _markdown(nb) -> str:
-    return "\n\n".join(
-        c.source for c in nb.cells if c.cell_type == "markdown"
-    )
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
 
 
 def test_macros_expand_as_tex_would():
@@ -217,16 +201,10 @@ def test_macros_expand_as_tex_would():
 def test_the_book_macros_expand_to_no_book_macro():
     macros = book_macros()
     for name in macros:
-        args = "{a}" * (
-            macros[name][1]
-            if isinstance(macros[name], list)
-            else 0
-        )
+        args = "{a}" * (macros[name][1] if isinstance(macros[name], list) else 0)
         out = portable.expand_macros(f"\\{name}{args}", macros)
         assert not any(
-            f"\\{m}" in out.replace("\\mathbf", "")
-            for m in macros
-            if len(m) > 2
+            f"\\{m}" in out.replace("\\mathbf", "") for m in macros if len(m) > 2
         ), (name, out)
 
 
@@ -239,9 +217,10 @@ def test_directive_options_are_read_as_myst_reads_them():
         {"label": "l", "nonumber": ""},
         "Body",
     )
-    assert portable.split_directive(
-        "{note}", "---\nclass: x\n---\nHi"
-    )[2:] == ({"class": "x"}, "Hi")
+    assert portable.split_directive("{note}", "---\nclass: x\n---\nHi")[2:] == (
+        {"class": "x"},
+        "Hi",
+    )
     assert portable.split_directive("python", "x = 1") is None
 
 
@@ -249,9 +228,7 @@ def test_the_index_numbers_statements_through_the_book(edition):
     index = portable.book_index(edition)
     assert index.targets["thm-main"].text() == "Theorem 1"
     assert index.targets["thm-2"].text() == "Theorem 2"
-    assert (
-        index.targets["ex-1-1"].text() == "Exercise 1.1 · Try it"
-    )
+    assert index.targets["ex-1-1"].text() == "Exercise 1.1 · Try it"
     assert index.targets["sec-more"].title == "Other"
     assert index.titles["chapters/02_more"] == "2. More"
     with pytest.raises(FileNotFoundError, match="edition_root"):
@@ -263,62 +240,37 @@ def test_the_conversion_leaves_no_myst(edition):
     text = _markdown(nb)
     assert ctx.warnings == []
     assert portable.count_myst(text) == 0
-    assert (
-        "{" + "glue" not in text
-        and "```{" not in text
-        and ":::{" not in text
-    )
-    assert (
-        "**Theorem 1 (Main).** Let $\\mathbf{w}\\in{\\mathbb{R}}^d$"
-        in text
-    )
+    assert "{" + "glue" not in text and "```{" not in text and ":::{" not in text
+    assert "**Theorem 1 (Main).** Let $\\mathbf{w}\\in{\\mathbb{R}}^d$" in text
     assert "*Proof.* Obvious" in text and text.count("∎") == 1
     assert "> **Note.** A note with $\\varepsilon_x$." in text
     assert "The slope is 0.12, the count 12." in text
     assert "In a reader copy: 0.1." in text
+    assert "As Panigrahi and Goyal (2021) show (and (Miller and Hardt, 2019))." in text
+    assert "[Theorem 1](https://book.example/chapters/01_demo.html#thm-main)" in text
     assert (
-        "As Panigrahi and Goyal (2021) show (and (Miller and Hardt, 2019))."
-        in text
+        "[the other page](https://book.example/chapters/02_more.html#sec-more)" in text
     )
-    assert (
-        "[Theorem 1](https://book.example/chapters/01_demo.html#thm-main)"
-        in text
-    )
-    assert (
-        "[the other page](https://book.example/chapters/02_more.html#sec-more)"
-        in text
-    )
-    assert (
-        "[2. More](https://book.example/chapters/02_more.html)"
-        in text
-    )
+    assert "[2. More](https://book.example/chapters/02_more.html)" in text
     assert "% typed" not in text and "(sec-here)=" not in text
     assert "$$\n\\begin{align}\na &= \\varepsilon_x" in text
     assert "**Exercise 1.1 · Try it.** Show $x\\ge 0$." in text
     assert "**Solution to Exercise 1.1 · Try it.**" in text
     assert (
-        "![A plot](img/plot.png)\n\n*Figure 1.* The plot with $\\varepsilon_x$."
-        in text
+        "![A plot](img/plot.png)\n\n*Figure 1.* The plot with $\\varepsilon_x$." in text
     )
     assert (
         "See [Figure 1](https://book.example/chapters/01_demo.html#fig-plot), or [Fig. 1]("
         in text
     )
-    assert nb.cells[-1].source.startswith(
-        portable.REFERENCES_HEADING
-    )
+    assert nb.cells[-1].source.startswith(portable.REFERENCES_HEADING)
     assert "Stable recurrent models" in nb.cells[-1].source
     # the macro cell is gone, the code cell keeps its visible output, not the glue records
-    assert not any(
-        c.metadata.get("rnnlib_macros") for c in nb.cells
-    )
+    assert not any(c.metadata.get("rnnlib_macros") for c in nb.cells)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert [o.output_type for o in code[0].outputs] == ["stream"]
     # a stub's error, hidden by the book (remove-output), is not shown either; its code is
-    assert (
-        code[1].outputs == []
-        and "NotImplementedError" in code[1].source
-    )
+    assert code[1].outputs == [] and "NotImplementedError" in code[1].source
 
 
 def test_relative_links_without_a_base_url(edition):
@@ -330,14 +282,11 @@ def test_relative_links_without_a_base_url(edition):
 
 def test_a_missing_value_is_reported(edition):
     ctx = _context(edition)
-    assert (
-        portable.convert_role("glue:text", "nope:.2f", ctx)
-        == portable.MISSING_VALUE
-    )
+    assert portable.convert_role("glue:text", "nope:.2f", ctx) == portable.MISSING_VALUE
     assert "nope" in ctx.warnings[0]
-    assert portable.text_defects(portable.MISSING_VALUE)[
-        0
-    ].startswith("glued value missing")
+    assert portable.text_defects(portable.MISSING_VALUE)[0].startswith(
+        "glued value missing"
+    )
 
 
 def test_text_defects_name_each_kind():
@@ -383,26 +332,20 @@ def _can_check() -> bool:
         portable.mathjax_dir()
     except FileNotFoundError:
         return False
-    return bool(
-        shutil.which("chromium") and shutil.which("chromedriver")
-    )
+    return bool(shutil.which("chromium") and shutil.which("chromedriver"))
 
 
 @pytest.mark.skipif(
     not _can_check(),
     reason="needs chromium, chromedriver and the vendored MathJax",
 )
-def test_the_check_fails_on_every_planted_defect_and_passes_the_copy(
-    edition, tmp_path
-):
+def test_the_check_fails_on_every_planted_defect_and_passes_the_copy(edition, tmp_path):
     source = edition / "chapters" / "01_demo.ipynb"
     # the source as a front end without MyST shows it
     bare = _planted_chapter()
     # an authoring slip no conversion mends: a formula MathJax cannot close
     bare.cells.append(
-        nbformat.v4.new_markdown_cell(
-            "An unclosed formula $x + 1 and a dollar."
-        )
+        nbformat.v4.new_markdown_cell("An unclosed formula $x + 1 and a dollar.")
     )
     raw = tmp_path / "raw.ipynb"
     nbformat.write(bare, raw)
@@ -413,33 +356,26 @@ def test_the_check_fails_on_every_planted_defect_and_passes_the_copy(
     assert results[converted] == []
     problems = results[raw]
     # the rendered Markdown cells: the macro cell, the title, then one per planted kind
-    assert any(
-        p.startswith("markdown cell 1: macro cell (YAML)")
-        for p in problems
-    ), problems
+    assert any(p.startswith("markdown cell 1: macro cell (YAML)") for p in problems), (
+        problems
+    )
     for i, kind in enumerate(PLANTED, start=3):
         if kind in EXPECTED:
             assert any(
-                p.startswith(
-                    f"markdown cell {i}: {EXPECTED[kind]}"
-                )
-                for p in problems
+                p.startswith(f"markdown cell {i}: {EXPECTED[kind]}") for p in problems
             ), (
                 kind,
                 problems,
             )
     last = len(PLANTED) + 3
     assert any(
-        p.startswith(f"markdown cell {last}: untypeset math")
-        for p in problems
+        p.startswith(f"markdown cell {last}: untypeset math") for p in problems
     ), problems
     assert source.exists()
     # without the macro cell, the same formula is a MathJax error
     nbformat.write(_planted_chapter(macro_cell=False), raw)
     problems = portable.check_notebooks([raw])[raw]
-    assert any(
-        "MathJax error" in p and "epsx" in p for p in problems
-    ), problems
+    assert any("MathJax error" in p and "epsx" in p for p in problems), problems
 
 
 def test_broken_links_are_found_in_the_local_build(tmp_path):
@@ -460,17 +396,12 @@ def test_broken_links_are_found_in_the_local_build(tmp_path):
     nbformat.write(nb, out / "01_demo.ipynb")
     problems = portable.broken_links(out / "01_demo.ipynb")
     assert len(problems) == 2, problems
-    assert (
-        "#nope (no such anchor)" in problems[0]
-        and "02_x.html" in problems[1]
-    )
+    assert "#nope (no such anchor)" in problems[0] and "02_x.html" in problems[1]
     with pytest.raises(FileNotFoundError, match="notebook"):
         portable.broken_links(tmp_path / "missing.ipynb")
 
 
-def test_make_lab_portable_opens_the_portable_copies(
-    monkeypatch, tmp_path
-):
+def test_make_lab_portable_opens_the_portable_copies(monkeypatch, tmp_path):
     """``make lab PORTABLE=1``: the copies are (re)made, keeping newer ones, and JupyterLab opens them."""
     from booktools import lab
 
@@ -506,11 +437,7 @@ def test_make_lab_portable_opens_the_portable_copies(
 def test_built_download_buttons_serve_the_portable_copies(edition):
     """After ``make test``'s portable step (``--install``), "download .ipynb" gives plain Markdown."""
     sources = (
-        portable.edition_root(edition)
-        / "_build"
-        / "html"
-        / "_sources"
-        / "chapters"
+        portable.edition_root(edition) / "_build" / "html" / "_sources" / "chapters"
     )
     if not sources.is_dir():
         message = f"{sources} is not built (run `make test`)"
@@ -530,9 +457,7 @@ def test_built_download_buttons_serve_the_portable_copies(edition):
             )
         )
     }
-    assert not raw, (
-        f"downloads with MyST left (constructs per notebook): {raw}"
-    )
+    assert not raw, f"downloads with MyST left (constructs per notebook): {raw}"
 
 
 def test_the_copy_opens_with_the_chapters_results(edition):
@@ -542,16 +467,12 @@ def test_the_copy_opens_with_the_chapters_results(edition):
     claims = registry()
     paper = next(c for c in claims.values() if c.kind == "paper")
     ours = next(c for c in claims.values() if c.kind != "paper")
-    nb = nbformat.read(
-        edition / "chapters" / "01_demo.ipynb", as_version=4
-    )
+    nb = nbformat.read(edition / "chapters" / "01_demo.ipynb", as_version=4)
     check = nbformat.v4.new_code_cell("claims.check(...)")
     check.outputs = [
         nbformat.v4.new_output(
             "display_data",
-            data={
-                "text/plain": f"claim {paper.id} (reproduced): slope -0.5"
-            },
+            data={"text/plain": f"claim {paper.id} (reproduced): slope -0.5"},
         ),
         nbformat.v4.new_output(
             "stream",
@@ -560,38 +481,21 @@ def test_the_copy_opens_with_the_chapters_results(edition):
         ),
     ]
     nb.cells.append(check)
-    out = portable.portable_notebook(
-        nb, _context(edition), executed=nb
-    )
-    titles = [
-        i
-        for i, c in enumerate(out.cells)
-        if c.source.startswith("# 1.")
-    ]
+    out = portable.portable_notebook(nb, _context(edition), executed=nb)
+    titles = [i for i, c in enumerate(out.cells) if c.source.startswith("# 1.")]
     box = out.cells[titles[0] + 1].source
     assert box.startswith(
         "**What this chapter checks: 2 claims (1 reproduced, 1 not reproduced)**"
     )
-    assert (
-        "- **reproduced**: " in box
-        and "- **not reproduced**: " in box
-    )
-    ours_line = next(
-        line
-        for line in box.splitlines()
-        if f"#check-{ours.id}" in line
-    )
+    assert "- **reproduced**: " in box and "- **not reproduced**: " in box
+    ours_line = next(line for line in box.splitlines() if f"#check-{ours.id}" in line)
     # said once, whether the registered text says it already or not
     assert ours_line.count(f"our {ours.kind}") == 1, ours_line
     said = next(
-        c
-        for c in claims.values()
-        if c.kind != "paper" and f"(our {c.kind})" in c.text
+        c for c in claims.values() if c.kind != "paper" and f"(our {c.kind})" in c.text
     )
     check.outputs[1]["text"] = f"claim {said.id} (reproduced): 1\n"
-    again = portable.portable_notebook(
-        nb, _context(edition), executed=nb
-    )
+    again = portable.portable_notebook(nb, _context(edition), executed=nb)
     line = next(
         line
         for c in again.cells
@@ -599,25 +503,16 @@ def test_the_copy_opens_with_the_chapters_results(edition):
         if f"#check-{said.id}" in line
     )
     assert line.count(f"our {said.kind}") == 1, line
-    assert (
-        f"https://book.example/chapters/01_demo.html#check-{paper.id}"
-        in box
-    )
-    assert (
-        f"https://book.example/chapters/ledger.html#claim-{ours.id}"
-        in box
-    )
+    assert f"https://book.example/chapters/01_demo.html#check-{paper.id}" in box
+    assert f"https://book.example/chapters/ledger.html#claim-{ours.id}" in box
     # a chapter that checks no claim gets no box
     plain, _ = _converted(edition)
     assert not any(
-        c.source.startswith("**What this chapter checks")
-        for c in plain.cells
+        c.source.startswith("**What this chapter checks") for c in plain.cells
     )
 
 
-def test_only_names_a_chapter_by_path_file_or_stem(
-    edition, tmp_path
-):
+def test_only_names_a_chapter_by_path_file_or_stem(edition, tmp_path):
     """``--only`` takes chapters/01_demo.ipynb, 01_demo.ipynb or 01_demo; a name that matches
     no notebook is refused with the edition's names (it used to convert nothing, silently)."""
     (edition / "_config.yml").write_text(
@@ -636,12 +531,8 @@ def test_only_names_a_chapter_by_path_file_or_stem(
             execute_missing=False,
             only=[name],
         )
-        assert [c.target.name for c in done] == [
-            "01_demo.ipynb"
-        ], name
-    with pytest.raises(
-        ValueError, match="no notebook.*03_x.*01_demo"
-    ):
+        assert [c.target.name for c in done] == ["01_demo.ipynb"], name
+    with pytest.raises(ValueError, match="no notebook.*03_x.*01_demo"):
         portable.convert_edition(
             "book",
             tmp_path / "out",

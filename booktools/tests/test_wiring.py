@@ -37,9 +37,7 @@ def test_toc_lists_existing_pages_and_every_chapter():
     )
     listed = {p.resolve() for p in toc.chapter_notebooks()}
     for nb in sorted((ROOT / "chapters").glob("*.ipynb")):
-        assert nb.resolve() in listed, (
-            f"{nb.name} is not in _toc.yml"
-        )
+        assert nb.resolve() in listed, f"{nb.name} is not in _toc.yml"
 
 
 def test_toc_helper_keeps_the_order_and_the_root(tmp_path):
@@ -88,9 +86,7 @@ def test_toc_helper_keeps_the_order_and_the_root(tmp_path):
         "01_a.ipynb",
     ]
     assert toc.missing_pages(tmp_path) == ["chapters/missing"]
-    pruned = toc.without(
-        toc.read_toc(tmp_path), ("chapters/01_a",)
-    )
+    pruned = toc.without(toc.read_toc(tmp_path), ("chapters/01_a",))
     assert "chapters/01_a" not in yaml.safe_dump(
         pruned
     ) and "chapters/02_b" in yaml.safe_dump(pruned)
@@ -106,21 +102,17 @@ def test_no_other_module_walks_the_toc():
             assert not re.search(
                 r"""["']_toc\.yml["']\)?\.read_text|glob\(["']\*\.ipynb""",
                 text,
-            ), (
-                f"{path.relative_to(ROOT)} walks the chapters itself; use booktools.toc"
-            )
+            ), f"{path.relative_to(ROOT)} walks the chapters itself; use booktools.toc"
 
 
 # --------------------------------------------------------------------------- the package
 
 
 def test_package_init_is_a_docstring():
-    tree = ast.parse(
-        (ROOT / "booktools" / "__init__.py").read_text()
+    tree = ast.parse((ROOT / "booktools" / "__init__.py").read_text())
+    assert len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr), (
+        "booktools/__init__.py holds only its docstring"
     )
-    assert len(tree.body) == 1 and isinstance(
-        tree.body[0], ast.Expr
-    ), "booktools/__init__.py holds only its docstring"
     assert booktools.__doc__
 
 
@@ -149,8 +141,7 @@ def test_every_tool_runs_as_a_module(tool):
         env={
             k: v
             for k, v in os.environ.items()
-            if k
-            not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "IN_TEST")
+            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "IN_TEST")
         },
     )
     assert result.returncode == 0, result.stderr
@@ -159,25 +150,19 @@ def test_every_tool_runs_as_a_module(tool):
 
 def test_pyproject_installs_both_packages_and_configures_ruff():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert config["tool"]["setuptools"]["packages"]["find"][
-        "include"
-    ] == [
+    assert config["tool"]["setuptools"]["packages"]["find"]["include"] == [
         "rnnlib*",
         "booktools*",
     ]
     ruff = config["tool"]["ruff"]
-    assert "*.ipynb" in ruff["extend-include"] and isinstance(
-        ruff["line-length"], int
-    )
+    assert "*.ipynb" in ruff["extend-include"] and isinstance(ruff["line-length"], int)
 
 
 def test_sphinx_extensions_are_installed_modules():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "local_extensions" not in config["sphinx"]
     ours = [
-        e
-        for e in config["sphinx"]["extra_extensions"]
-        if e.startswith("booktools.")
+        e for e in config["sphinx"]["extra_extensions"] if e.startswith("booktools.")
     ]
     assert ours == [
         "booktools.sphinx_ext.plaintext_docstrings",
@@ -206,10 +191,7 @@ def test_ci_runs_the_readme_test_command():
 
 def test_book_build_fails_on_errors():
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
-    assert (
-        cfg["sphinx"]["config"]["nb_execution_raise_on_error"]
-        is True
-    )
+    assert cfg["sphinx"]["config"]["nb_execution_raise_on_error"] is True
     assert cfg["execute"]["execute_notebooks"] == "cache"
     assert "-W -n --keep-going" in (ROOT / "Makefile").read_text()
 
@@ -231,8 +213,7 @@ def _dry_run(target: str) -> list[str]:
         env={
             k: v
             for k, v in os.environ.items()
-            if k
-            not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "IN_TEST")
+            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "IN_TEST")
         },
     )
     assert result.returncode == 0, result.stderr
@@ -250,43 +231,30 @@ def test_make_test_executes_each_chapter_twice_and_each_student_notebook_once():
     commands = _dry_run("test")
     executions = [c for c in commands if "booktools.execute" in c]
     assert [
-        c
-        for c in executions
-        if re.search(r"booktools\.execute .*\bbook\b", c)
+        c for c in executions if re.search(r"booktools\.execute .*\bbook\b", c)
     ] == [
-        c
-        for c in executions
-        if re.search(r"booktools\.execute .*\bbook student$", c)
+        c for c in executions if re.search(r"booktools\.execute .*\bbook student$", c)
     ] and len(executions) == 1, executions
-    assert not any(
-        "nbconvert" in c or "repro_check" in c for c in commands
-    )
+    assert not any("nbconvert" in c or "repro_check" in c for c in commands)
     nbval = [c for c in commands if "--nbval" in c]
     assert len(nbval) == 1, nbval
     assert (
         "--nbval " in nbval[0] + " "
         and "--nbval-lax" not in nbval[0]
-        and "--nbval-sanitize-with booktools/nbval_sanitize.cfg"
-        in nbval[0]
+        and "--nbval-sanitize-with booktools/nbval_sanitize.cfg" in nbval[0]
         and nbval[0].rstrip().endswith("_build/nbval")
     ), nbval
-    assert any(
-        "booktools.nbval_notebooks --out _build/nbval" in c
-        for c in commands
-    )
+    assert any("booktools.nbval_notebooks --out _build/nbval" in c for c in commands)
     assert commands.index(executions[0]) < commands.index(nbval[0])
     assert any(
-        "booktools.grade --expect-stubs --executed student/_build"
-        in c
+        "booktools.grade --expect-stubs --executed student/_build" in c
         for c in commands
     )
     assert any("booktools.exec_times" in c for c in commands)
-    assert any(
-        "ruff format --check" in c for c in commands
-    ) and any("ruff check" in c for c in commands)
-    unit = [
-        c for c in commands if re.search(r"-m pytest tests\b", c)
-    ]
+    assert any("ruff format --check" in c for c in commands) and any(
+        "ruff check" in c for c in commands
+    )
+    unit = [c for c in commands if re.search(r"-m pytest tests\b", c)]
     assert unit and not any("booktools" in c for c in unit), (
         "make unit runs the library's tests only"
     )
@@ -295,14 +263,8 @@ def test_make_test_executes_each_chapter_twice_and_each_student_notebook_once():
 def test_make_nbval_checks_one_chapter():
     commands = _dry_run("nbval NB=chapters/05_sgd.ipynb")
     text = "\n".join(commands)
-    assert (
-        "booktools.execute --jobs 2 book --only chapters/05_sgd.ipynb"
-        in text
-    )
-    assert (
-        "booktools.nbval_notebooks --out _build/nbval chapters/05_sgd.ipynb"
-        in text
-    )
+    assert "booktools.execute --jobs 2 book --only chapters/05_sgd.ipynb" in text
+    assert "booktools.nbval_notebooks --out _build/nbval chapters/05_sgd.ipynb" in text
     assert "--nbval " in text and " -n " not in text
 
 
@@ -315,12 +277,8 @@ def test_make_book_needs_no_browser():
 
 def test_makefile_has_the_homework_targets():
     makefile = (ROOT / "Makefile").read_text()
-    test_recipe = makefile[makefile.index("\ntest:") :].split(
-        "\n\n"
-    )[0]
-    assert re.search(r"\bstudent-check\b", test_recipe), (
-        "make test runs student-check"
-    )
+    test_recipe = makefile[makefile.index("\ntest:") :].split("\n\n")[0]
+    assert re.search(r"\bstudent-check\b", test_recipe), "make test runs student-check"
     for target in (
         "student:",
         "student-check:",

@@ -82,9 +82,7 @@ def norm_profile(
     for m in widths:
         norms = []
         for k in range(n_nets):
-            net = ElmanRNN(
-                d, m, generator=derive(generator, "network", m, k)
-            )
+            net = ElmanRNN(d, m, generator=derive(generator, "network", m, k))
             x = sample_normalized_sequence(
                 batch_size,
                 L,
@@ -93,12 +91,7 @@ def norm_profile(
                 generator=derive(generator, "data", m, k),
             )
             with torch.no_grad():
-                norms.append(
-                    net.hidden_states(x)
-                    .norm(dim=2)
-                    .mean(dim=0)
-                    .numpy()
-                )
+                norms.append(net.hidden_states(x).norm(dim=2).mean(dim=0).numpy())
         norms = np.stack(norms)
         means.append(norms.mean(axis=0))
         stds.append(norms.std(axis=0, ddof=1))
@@ -127,9 +120,7 @@ def flip_fraction_vs_eps(
     """
     model = check_model(model, ElmanRNN)
     if len(eps_values) == 0:
-        raise ValueError(
-            "eps_values must contain at least one value"
-        )
+        raise ValueError("eps_values must contain at least one value")
     x_bar = sample_true_sequence(
         batch_size,
         L,
@@ -140,9 +131,7 @@ def flip_fraction_vs_eps(
     seed = derive_seed(generator, "replacements")
     return np.array(
         [
-            pattern_flip_fraction(
-                model, x_bar, eps, position, generator=seed
-            )
+            pattern_flip_fraction(model, x_bar, eps, position, generator=seed)
             for eps in eps_values
         ]
     )
@@ -163,9 +152,7 @@ def sequence_norms(
     Used by the explorer of chapter 1. The network comes from
     ``derive(generator, "network")``, the sequences from ``derive(generator, "data")``.
     """
-    net = ElmanRNN(
-        d, width, generator=derive(generator, "network")
-    )
+    net = ElmanRNN(d, width, generator=derive(generator, "network"))
     x = sample_normalized_sequence(
         batch_size,
         L,

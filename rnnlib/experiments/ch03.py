@@ -48,10 +48,7 @@ __all__ = [
 
 def _check_taus(taus: object) -> list[float]:
     check_sequence(taus, "taus", "positive numbers")
-    return [
-        check_real(t, "taus[i]", low=0.0, low_open=True)
-        for t in taus
-    ]
+    return [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
 
 
 @dataclass(frozen=True)
@@ -139,9 +136,7 @@ def gap_sweep(
                 n_perturbations=n_perturbations,
                 generator=directions,
             )
-            gaps[k] = [
-                (r.gap, r.pseudo, r.flip_fraction) for r in results
-            ]
+            gaps[k] = [(r.gap, r.pseudo, r.flip_fraction) for r in results]
         mean = gaps.mean(axis=0)
         rel[:, j] = mean[:, 0] / mean[:, 1]
         flips[:, j] = mean[:, 2]
@@ -181,9 +176,7 @@ class DirectionGapSweep:
     def select(self, kind: str) -> GapSweep:
         """The (taus, widths) tables of one kind of direction, as a :class:`GapSweep`."""
         if kind not in self.kinds:
-            raise ValueError(
-                f"kind must be one of {self.kinds}, got {kind!r}"
-            )
+            raise ValueError(f"kind must be one of {self.kinds}, got {kind!r}")
         i = self.kinds.index(kind)
         return GapSweep(
             self.widths,
@@ -207,9 +200,7 @@ def _unit_direction(
             generator=gen,
             dtype=model.W.dtype,
         )
-    return aligned_perturbation(
-        model, x, 1.0, kind=kind, generator=gen
-    )
+    return aligned_perturbation(model, x, 1.0, kind=kind, generator=gen)
 
 
 @validate_params(
@@ -305,13 +296,9 @@ def direction_gap_sweep(
                     r = i * n_perturbations + q
                     for t in range(len(taus)):
                         sums[0, i, t, j, k] += float(
-                            (change[r, t] - pseudo[r, t])
-                            .abs()
-                            .mean()
+                            (change[r, t] - pseudo[r, t]).abs().mean()
                         )
-                        sums[1, i, t, j, k] += float(
-                            pseudo[r, t].abs().mean()
-                        )
+                        sums[1, i, t, j, k] += float(pseudo[r, t].abs().mean())
                         sums[2, i, t, j, k] += float(flips[r, t])
     sums /= n_perturbations
     gap, pseudo, flips = sums.mean(axis=-1)
@@ -386,9 +373,7 @@ def linearization_sample(
         model,
         x,
         (
-            random_perturbation(
-                d, m, tau, generator=gen, dtype=torch.float64
-            )
+            random_perturbation(d, m, tau, generator=gen, dtype=torch.float64)
             for _ in range(n_perturbations)
         ),
         [1.0],

@@ -101,19 +101,13 @@ def lemma44_sweep(
     trials = np.zeros((len(widths), n_trials))
     for j, m in enumerate(widths):
         gen = derive(generator, "lemma44", m)
-        v = torch.randn(
-            n_trials, d, generator=gen, dtype=torch.float64
-        )
-        x = torch.randn(
-            n_trials, d, generator=gen, dtype=torch.float64
-        )
+        v = torch.randn(n_trials, d, generator=gen, dtype=torch.float64)
+        x = torch.randn(n_trials, d, generator=gen, dtype=torch.float64)
         v, x = (
             v / v.norm(dim=1, keepdim=True),
             x / x.norm(dim=1, keepdim=True),
         )
-        T = torch.randn(
-            n_trials, m, d, generator=gen, dtype=torch.float64
-        )
+        T = torch.randn(n_trials, m, d, generator=gen, dtype=torch.float64)
         s = torch.einsum("tmd,td->tm", T, v) * torch.relu(
             torch.einsum("tmd,td->tm", T, x)
         )
@@ -165,9 +159,7 @@ class DecodingSweep:
     n_train: np.ndarray
 
 
-@validate_params(
-    "d", "n_networks", n_train=Int(0), n_train_per_m=Int(0)
-)
+@validate_params("d", "n_networks", n_train=Int(0), n_train_per_m=Int(0))
 def decoding_sweep(
     widths: Sequence[int],
     lengths: Sequence[int],
@@ -198,21 +190,15 @@ def decoding_sweep(
     lengths = check_ints(lengths, "lengths", minimum=3)
     check_sequence(eps_values, "eps_values", "numbers in (0, 1]")
     eps_values = [
-        check_real(
-            e, "eps_values[i]", low=0.0, high=1.0, low_open=True
-        )
+        check_real(e, "eps_values[i]", low=0.0, high=1.0, low_open=True)
         for e in eps_values
     ]
     shape = (len(widths), len(lengths), len(eps_values))
-    nets = np.zeros(
-        (3, n_networks, *shape)
-    )  # naive, fitted, analytic
+    nets = np.zeros((3, n_networks, *shape))  # naive, fitted, analytic
     profiles, a_profiles, n_profiles = {}, {}, {}
     n_trains = [max(n_train, n_train_per_m * m) for m in widths]
     for i, m in enumerate(
-        progress_bar(
-            widths, enabled=progress, desc="widths", leave=True
-        )
+        progress_bar(widths, enabled=progress, desc="widths", leave=True)
     ):
         for j, L in enumerate(lengths):
             for k, eps in enumerate(eps_values):
@@ -232,25 +218,17 @@ def decoding_sweep(
                             n_train=n_trains[i],
                             n_test=n_test,
                             ridge=ridge,
-                            generator=derive(
-                                seed, "data", m, L, net
-                            ),
+                            generator=derive(seed, "data", m, L, net),
                         )
                     )
                 key = (m, L, eps)
-                for q, name in enumerate(
-                    ("naive", "fitted", "analytic")
-                ):
-                    nets[q, :, i, j, k] = [
-                        getattr(r, name).mean() for r in runs
-                    ]
+                for q, name in enumerate(("naive", "fitted", "analytic")):
+                    nets[q, :, i, j, k] = [getattr(r, name).mean() for r in runs]
                 profiles[key] = (
                     np.mean([r.naive for r in runs], axis=0),
                     np.mean([r.fitted for r in runs], axis=0),
                 )
-                a_profiles[key] = np.mean(
-                    [r.analytic for r in runs], axis=0
-                )
+                a_profiles[key] = np.mean([r.analytic for r in runs], axis=0)
                 n_profiles[key] = np.stack([r.naive for r in runs])
     naive, fitted, analytic = nets.mean(axis=1)
     return DecodingSweep(
@@ -295,9 +273,7 @@ class GrowthFit:
         return self.exp_rss < self.lin_rss
 
 
-def growth_fit(
-    depths: Sequence[float], errors: np.ndarray
-) -> GrowthFit:
+def growth_fit(depths: Sequence[float], errors: np.ndarray) -> GrowthFit:
     """Fit ``e = exp(a + b k)`` and ``e = a + b k`` to each row of ``errors`` against ``depths`` (chapter 4).
 
     The exponential model is fitted by least squares on ``log e``, the
@@ -309,11 +285,7 @@ def growth_fit(
     """
     k = np.asarray(depths, dtype=float)
     e = np.atleast_2d(np.asarray(errors, dtype=float))
-    if (
-        k.ndim != 1
-        or len(np.unique(k)) < 3
-        or not np.all(np.isfinite(k))
-    ):
+    if k.ndim != 1 or len(np.unique(k)) < 3 or not np.all(np.isfinite(k)):
         raise ValueError(
             f"depths must be at least 3 distinct finite numbers, got {depths!r}"
         )
@@ -329,9 +301,7 @@ def growth_fit(
         ab = np.linalg.lstsq(X, np.log(row), rcond=None)[0]
         fit_exp = np.exp(X @ ab)
         w = 1.0 / row
-        cd = np.linalg.lstsq(X * w[:, None], row * w, rcond=None)[
-            0
-        ]
+        cd = np.linalg.lstsq(X * w[:, None], row * w, rcond=None)[0]
         fit_lin = X @ cd
         rate.append(math.exp(ab[1]))
         slope.append(cd[1])
@@ -384,9 +354,7 @@ def step_feature_sweep(
     in [-1, 1]; it is averaged over ``n_draws`` draws per width.
     """
     if not isinstance(functions, dict) or not functions:
-        raise ValueError(
-            "functions must be a non-empty dict {name: function}"
-        )
+        raise ValueError("functions must be a non-empty dict {name: function}")
     widths = check_ints(widths, "widths", minimum=1)
     u = torch.linspace(-1.0, 1.0, n_points, dtype=torch.float64)
     names = list(functions)
@@ -410,9 +378,7 @@ def step_feature_sweep(
                             fit,
                             u,
                             m,
-                            generator=derive(
-                                generator, "features", f, m, k
-                            ),
+                            generator=derive(generator, "features", f, m, k),
                         )
                         - target
                     )
@@ -480,15 +446,13 @@ def correlation_sweep(
                 dtype=dtype,
             )
             cs.append(
-                backprop_correlations(
-                    model, normalize_sequence(x_bar, eps_x)
-                )[..., 0].double()
+                backprop_correlations(model, normalize_sequence(x_bar, eps_x))[
+                    ..., 0
+                ].double()
             )
         c = torch.cat(cs)  # (n_networks * batch, L)
         last.append(float(c[:, -1].mean()))
-        max_earlier.append(
-            float(c[:, :-1].abs().amax(dim=1).mean())
-        )
+        max_earlier.append(float(c[:, :-1].abs().amax(dim=1).mean()))
         profile.append(c.abs().mean(dim=0).numpy())
     return CorrelationSweep(
         np.asarray(widths),
@@ -560,9 +524,7 @@ def construction_sweep(
         n_test, L, d, generator=derive(seed, "test"), dtype=dtype
     )
     rows, nets, sample = [], [], None
-    for m in progress_bar(
-        widths, enabled=progress, desc="widths", leave=True
-    ):
+    for m in progress_bar(widths, enabled=progress, desc="widths", leave=True):
         per_net = []
         for k in range(n_networks):
             model = ElmanRNN(
@@ -579,9 +541,7 @@ def construction_sweep(
                 generator=derive(seed, "fit", m, k),
                 **construct_kwargs,
             )
-            e = evaluate_construction(
-                model, c, target, x_bar, eps_x
-            )
+            e = evaluate_construction(model, c, target, x_bar, eps_x)
             per_net.append(
                 [
                     e.error,

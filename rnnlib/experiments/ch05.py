@@ -115,9 +115,7 @@ class RegressionTask(NamedTuple):
     y_eval: torch.Tensor
 
 
-@validate_params(
-    "L", "d", "eps_x", "n_eval", "dtype", n_train=Int(2), p=Int(1)
-)
+@validate_params("L", "d", "eps_x", "n_eval", "dtype", n_train=Int(2), p=Int(1))
 def regression_task(
     L: int,
     d: int,
@@ -145,9 +143,7 @@ def regression_task(
         dtype=dtype,
     )
     y = (y - y.mean()) / y.std()
-    return RegressionTask(
-        x[:n_train], y[:n_train], x[n_train:], y[n_train:]
-    )
+    return RegressionTask(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
 
 
 @dataclass
@@ -247,15 +243,10 @@ def rnn_sweep(
     """
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
-    lam = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
+    lam = check_real(out_scale, "out_scale", low=0.0, low_open=True)
     if not widths or not seeds:
         raise ValueError("widths and seeds must be non-empty")
-    out = [
-        np.full((len(seeds), len(widths)), np.nan)
-        for _ in RnnSweep._fields
-    ]
+    out = [np.full((len(seeds), len(widths)), np.nan) for _ in RnnSweep._fields]
     for i, seed in enumerate(seeds):
         x, y, xe, ye = regression_task(
             L,
@@ -333,14 +324,11 @@ def lazy_grid(
     """
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     out_scales = [
-        check_real(s, "out_scales[i]", low=0.0, low_open=True)
-        for s in out_scales
+        check_real(s, "out_scales[i]", low=0.0, low_open=True) for s in out_scales
     ]
     seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
     if not widths or not out_scales or not seeds:
-        raise ValueError(
-            "widths, out_scales and seeds must be non-empty"
-        )
+        raise ValueError("widths, out_scales and seeds must be non-empty")
     shape = (len(seeds), len(out_scales), len(widths))
     names = (
         "rel_move",
@@ -363,32 +351,22 @@ def lazy_grid(
     )
     out = {k: np.full(shape, np.nan) for k in names}
     diverged = np.zeros(shape, dtype=bool)
-    pairs = [
-        [[None] * len(widths) for _ in out_scales] for _ in seeds
-    ]
+    pairs = [[[None] * len(widths) for _ in out_scales] for _ in seeds]
     cells = [
         (i, k, j)
         for i in range(len(seeds))
         for k in range(len(out_scales))
         for j in range(len(widths))
     ]
-    for i, k, j in progress_bar(
-        cells, enabled=progress, desc="runs"
-    ):
+    for i, k, j in progress_bar(cells, enabled=progress, desc="runs"):
         seed, lam, m = seeds[i], out_scales[k], widths[j]
-        x, y, xe, ye = regression_task(
-            L, d, eps_x, n_train, n_eval, generator=seed
-        )
-        model = ElmanRNN(
-            d, m, generator=derive(seed, "weights", m)
-        )
+        x, y, xe, ye = regression_task(L, d, eps_x, n_train, n_eval, generator=seed)
+        model = ElmanRNN(d, m, generator=derive(seed, "weights", m))
         kbar = float(tangent_kernel_diag(model, x).mean())
         lr = lr_scale / (lam**2 * kbar)
         out["lr"][i, k, j] = lr
         out["init_eval"][i, k, j] = float(
-            objective(
-                predict(model, xe, lam), ye, "squared"
-            ).mean()
+            objective(predict(model, xe, lam), ye, "squared").mean()
         )
         ridge = lam**2 * kbar / (lr_scale * steps)
         ftr, fev, star_norm, star = kernel_reference(
@@ -421,9 +399,7 @@ def lazy_grid(
         h, hp = pair.rnn.history, pair.pseudo.history
         with torch.no_grad():
             z_star = lam * (
-                elman_last_state(
-                    model.W + star[0], model.A + star[1], x
-                )
+                elman_last_state(model.W + star[0], model.A + star[1], x)
                 @ model.B.transpose(0, 1)
             )
         vals = dict(
@@ -434,18 +410,12 @@ def lazy_grid(
             pair_relative=pair.relative_gap[-1],
             train_rnn=h.train_loss[-1],
             train_pseudo=hp.train_loss[-1],
-            train_kernel=float(
-                objective(ftr, y, "squared").mean()
-            ),
+            train_kernel=float(objective(ftr, y, "squared").mean()),
             eval_rnn=h.eval_loss[-1],
             eval_pseudo=hp.eval_loss[-1],
-            eval_kernel=float(
-                objective(fev, ye, "squared").mean()
-            ),
+            eval_kernel=float(objective(fev, ye, "squared").mean()),
             star_norm=star_norm,
-            train_star_rnn=float(
-                objective(z_star, y, "squared").mean()
-            ),
+            train_star_rnn=float(objective(z_star, y, "squared").mean()),
             convexity_mean=float(pair.convexity_mean.mean()),
             convexity_max=float(pair.convexity_max.max()),
         )
@@ -573,17 +543,13 @@ def limit_kernel_reference(
                 f"offset must be a pair (f0, f0_eval) of tensors or None, got {type(offset).__name__}"
             )
         f0 = check_tensor(offset[0], "offset[0]", shape=(n, 1))
-        f0e = check_tensor(
-            offset[1], "offset[1]", shape=(x_eval.shape[0], 1)
-        )
+        f0e = check_tensor(offset[1], "offset[1]", shape=(x_eval.shape[0], 1))
         f0, f0e = f0.double(), f0e.double()
     K = limit_tangent_kernel(x)
     kbar = float(K.diagonal().mean())
     Ke = limit_tangent_kernel(x_eval, x) / kbar
     alpha, _ = kernel_ridge(K / kbar, y.double() - f0, ridge)
-    return LimitKernelReference(
-        f0 + (K / kbar) @ alpha, f0e + Ke @ alpha
-    )
+    return LimitKernelReference(f0 + (K / kbar) @ alpha, f0e + Ke @ alpha)
 
 
 @dataclass(frozen=True)
@@ -629,28 +595,20 @@ def limit_reference_sweep(
     """
     widths = check_ints(widths, "widths", minimum=2)
     seeds = check_ints(seeds, "seeds", minimum=0)
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
+    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
     steps = check_int(steps, "steps", minimum=1)
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
+    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
     ridge = 1.0 / (lr_scale * steps)
     shape = (len(seeds), len(widths))
     centred = np.zeros(len(seeds))
     offset, finite, gap = (np.zeros(shape) for _ in range(3))
     for i, seed in enumerate(seeds):
-        x, y, xe, ye = regression_task(
-            L, d, eps_x, n_train, n_eval, generator=seed
-        )
+        x, y, xe, ye = regression_task(L, d, eps_x, n_train, n_eval, generator=seed)
         yd = ye.double()
         _, ze = limit_kernel_reference(x, y, xe, ridge=ridge)
         centred[i] = float(objective(ze, yd, "squared").mean())
         for j, m in enumerate(widths):
-            model = ElmanRNN(
-                d, m, generator=derive(seed, "weights", m)
-            )
+            model = ElmanRNN(d, m, generator=derive(seed, "weights", m))
             kbar = float(tangent_kernel_diag(model, x).mean())
             fe = kernel_reference(
                 model,
@@ -664,18 +622,10 @@ def limit_reference_sweep(
                 predict(model, x, out_scale),
                 predict(model, xe, out_scale),
             )
-            _, le = limit_kernel_reference(
-                x, y, xe, ridge=ridge, offset=f0
-            )
-            offset[i, j] = float(
-                objective(le, yd, "squared").mean()
-            )
-            finite[i, j] = float(
-                objective(fe.double(), yd, "squared").mean()
-            )
-            gap[i, j] = float(
-                (fe.double() - le).square().mean().sqrt()
-            )
+            _, le = limit_kernel_reference(x, y, xe, ridge=ridge, offset=f0)
+            offset[i, j] = float(objective(le, yd, "squared").mean())
+            finite[i, j] = float(objective(fe.double(), yd, "squared").mean())
+            gap[i, j] = float((fe.double() - le).square().mean().sqrt())
     return LimitReference(
         np.array(widths),
         np.array(seeds),
@@ -717,9 +667,7 @@ def _against_limit(
     x, y, xe, ye = task
     d = x.shape[-1]
     n_train = x.shape[0]
-    order = sgd_order(
-        n_train, steps, 1, derive(generator, "order")
-    )
+    order = sgd_order(n_train, steps, 1, derive(generator, "order"))
     xd = x.double()
     K = limit_tangent_kernel(xd)
     kbar = float(K.diagonal().mean())
@@ -731,12 +679,8 @@ def _against_limit(
         K_eval=limit_tangent_kernel(xe.double(), xd) / kbar,
     ).f_eval
     scale = float(f_inf.square().mean().sqrt())
-    limit_loss = float(
-        objective(f_inf, ye.double(), "squared").mean()
-    )
-    distance, initial, loss = (
-        np.zeros(len(widths)) for _ in range(3)
-    )
+    limit_loss = float(objective(f_inf, ye.double(), "squared").mean())
+    distance, initial, loss = (np.zeros(len(widths)) for _ in range(3))
     preds = np.zeros((len(widths), xe.shape[0]))
     for j, m in enumerate(widths):
         model = ElmanRNN(
@@ -759,13 +703,9 @@ def _against_limit(
         )
         f_m = run.predict(xe).double()
         f_0 = predict(model, xe, out_scale).double()
-        distance[j] = (
-            float((f_m - f_inf).square().mean().sqrt()) / scale
-        )
+        distance[j] = float((f_m - f_inf).square().mean().sqrt()) / scale
         initial[j] = float(f_0.square().mean().sqrt()) / scale
-        loss[j] = float(
-            objective(f_m, ye.double(), "squared").mean()
-        )
+        loss[j] = float(objective(f_m, ye.double(), "squared").mean())
         preds[j] = f_m[:, 0].numpy()
     return AgainstLimit(
         distance,
@@ -820,9 +760,7 @@ def against_limit(
         )
     widths = check_ints(widths, "widths", minimum=2)
     if doubled and any(m % 2 for m in widths):
-        raise ValueError(
-            f"widths must be even with doubled=True, got {list(widths)}"
-        )
+        raise ValueError(f"widths must be even with doubled=True, got {list(widths)}")
     seed = check_int(generator, "generator", minimum=0)
     return _against_limit(
         RegressionTask(x, y, xe, ye),
@@ -905,16 +843,12 @@ def limit_convergence(
     widths = check_ints(widths, "widths", minimum=2)
     seeds = check_ints(seeds, "seeds", minimum=0)
     if doubled and any(m % 2 for m in widths):
-        raise ValueError(
-            f"widths must be even with doubled=True, got {list(widths)}"
-        )
+        raise ValueError(f"widths must be even with doubled=True, got {list(widths)}")
     shape = (len(seeds), len(widths))
     distance, initial, loss = (np.zeros(shape) for _ in range(3))
     limit_loss = np.zeros(len(seeds))
     for i, seed in enumerate(
-        progress_bar(
-            seeds, enabled=progress, desc="RNN against its limit"
-        )
+        progress_bar(seeds, enabled=progress, desc="RNN against its limit")
     ):
         task = regression_task(
             L,
@@ -1003,9 +937,7 @@ def _check_lazy_config(config: object) -> dict:
         )
     missing = sorted(set(RECORD) - set(config))
     if missing:
-        raise ValueError(
-            f"config must have the keys of RECORD; missing {missing}"
-        )
+        raise ValueError(f"config must have the keys of RECORD; missing {missing}")
     for key in ("widths", "seeds", "limit_widths", "limit_seeds"):
         check_ints(config[key], f"config[{key!r}]", minimum=0)
     return dict(config)
@@ -1035,18 +967,14 @@ def _record_runs(
 ) -> dict:
     kw = _sweep_kw(cfg)
     tasks = [("sweep", s) for s in cfg["seeds"]] + [
-        (init, s)
-        for init in ("doubled", "iid")
-        for s in cfg["limit_seeds"]
+        (init, s) for init in ("doubled", "iid") for s in cfg["limit_seeds"]
     ]
     sweep: dict = {k: [] for k in RnnSweep._fields}
     limit: dict = {
         init: {k: [] for k in (*_LIMIT_FIELDS, "limit_eval_loss")}
         for init in ("doubled", "iid")
     }
-    for kind, seed in progress_bar(
-        tasks, enabled=progress, desc="record runs"
-    ):
+    for kind, seed in progress_bar(tasks, enabled=progress, desc="record runs"):
         if kind == "sweep":
             r = rnn_sweep(
                 cfg["widths"],
@@ -1056,9 +984,7 @@ def _record_runs(
                 **kw,
             )
             for k in RnnSweep._fields:
-                sweep[k].append(
-                    [float(v) for v in getattr(r, k)[0]]
-                )
+                sweep[k].append([float(v) for v in getattr(r, k)[0]])
         else:
             c = limit_convergence(
                 cfg["limit_widths"],
@@ -1068,18 +994,12 @@ def _record_runs(
                 **kw,
             )
             for k in _LIMIT_FIELDS:
-                limit[kind][k].append(
-                    [float(v) for v in getattr(c, k)[0]]
-                )
-            limit[kind]["limit_eval_loss"].append(
-                float(c.limit_eval_loss[0])
-            )
+                limit[kind][k].append([float(v) for v in getattr(c, k)[0]])
+            limit[kind]["limit_eval_loss"].append(float(c.limit_eval_loss[0]))
     return {"sweep": sweep, "limit": limit}
 
 
-def run_lazy_record(
-    config: Mapping | None = None, *, progress: bool = False
-) -> dict:
+def run_lazy_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded runs of chapter 5 (``make record CH=05``): the laziness sweep and the RNN against its limit.
 
     For each seed of ``config["seeds"]`` (:data:`RECORD` by default),
@@ -1152,9 +1072,7 @@ def check_lazy_record(record: Mapping) -> float:
     when the record was made, or if the config was edited after it. Returns the
     largest relative difference.
     """
-    return records.check_live_fingerprint(
-        record, CHAPTER, lazy_fingerprint
-    )
+    return records.check_live_fingerprint(record, CHAPTER, lazy_fingerprint)
 
 
 def _record_results(record: object, part: str) -> dict:
@@ -1172,21 +1090,14 @@ def _record_results(record: object, part: str) -> dict:
 def recorded_sweep(record: Mapping) -> RnnSweep:
     """The record's laziness sweep as an :class:`RnnSweep` (arrays (seeds, widths) of ``record["config"]``), chapter 5."""
     sweep = _record_results(record, "sweep")
-    return RnnSweep(
-        *(
-            np.asarray(sweep[k], dtype=float)
-            for k in RnnSweep._fields
-        )
-    )
+    return RnnSweep(*(np.asarray(sweep[k], dtype=float) for k in RnnSweep._fields))
 
 
 def recorded_limit(record: Mapping, init: str) -> LimitConvergence:
     """The record's :func:`limit_convergence` from one initialization, ``"doubled"`` or ``"iid"`` (chapter 5)."""
     limit = _record_results(record, "limit")
     if init not in ("doubled", "iid"):
-        raise ValueError(
-            f"init must be 'doubled' or 'iid', got {init!r}"
-        )
+        raise ValueError(f"init must be 'doubled' or 'iid', got {init!r}")
     cfg, res = record["config"], limit[init]
     return LimitConvergence(
         np.array(cfg["limit_widths"]),

@@ -199,9 +199,7 @@ def generalization_run(
     )
     k_train = tangent_kernel_diag(model, x)
     lr = lr_scale / (out_scale**2 * float(k_train.mean()))
-    steps = (
-        max(1, int(round(epochs * n))) if steps is None else steps
-    )
+    steps = max(1, int(round(epochs * n))) if steps is None else steps
     res = train_rnn(
         model,
         x,
@@ -213,12 +211,11 @@ def generalization_run(
         generator=derive(seed, "order", width, n),
         log_every=steps,
     )
-    h = res.history  # flips and coupling measured on the training inputs; the test loss once, below
+    h = (
+        res.history
+    )  # flips and coupling measured on the training inputs; the test loss once, below
     norm = math.sqrt(
-        float(
-            res.dW.double().square().sum()
-            + res.dA.double().square().sum()
-        )
+        float(res.dW.double().square().sum() + res.dA.double().square().sum())
     )
     rad = rademacher_bound(k_train, out_scale=out_scale, norm=norm)
     xs = torch.cat([x, xt[:200]])
@@ -358,9 +355,7 @@ def limit_generalization_curve(
     ns = check_ints(ns, "ns", minimum=2)
     seed = as_seed(generator)
     n_test = check_int(n_test, "n_test", minimum=1)
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
+    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
     epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
     if steps is not None:
         steps = check_int(steps, "steps", minimum=1)
@@ -372,24 +367,16 @@ def limit_generalization_curve(
         low_open=True,
         high_open=True,
     )
-    train_points = check_int(
-        train_points, "train_points", minimum=1
-    )
+    train_points = check_int(train_points, "train_points", minimum=1)
     block = check_int(block, "block", minimum=1)
     gram_size = (
-        max(ns)
-        if gram_size is None
-        else check_int(gram_size, "gram_size", minimum=0)
+        max(ns) if gram_size is None else check_int(gram_size, "gram_size", minimum=0)
     )
     if steps is None and max(ns) > gram_size:
         raise ValueError(
             f"ns must not exceed gram_size = {gram_size} when the steps grow with N (steps=None), got {max(ns)}"
         )
-    n_pool = (
-        max(ns)
-        if n_pool is None
-        else check_int(n_pool, "n_pool", minimum=max(ns))
-    )
+    n_pool = max(ns) if n_pool is None else check_int(n_pool, "n_pool", minimum=max(ns))
     x, y, xt, yt = classification_task(
         L,
         d,
@@ -407,9 +394,7 @@ def limit_generalization_curve(
     out = []
     for n in ns:
         T = max(1, round(epochs * n)) if steps is None else steps
-        order = torch.randint(
-            0, n, (T,), generator=derive(seed, "order", n)
-        )
+        order = torch.randint(0, n, (T,), generator=derive(seed, "order", n))
         kbar = float(diag[:n].mean())
         full = G is not None and n <= gram_size
         if full:
@@ -437,20 +422,14 @@ def limit_generalization_curve(
         else:
             n_points = min(n, train_points)
             z_train = (
-                lr_scale
-                * (
-                    _cross(x[:n_points], x[idx], block) / kbar
-                ).numpy()
-                @ gamma
+                lr_scale * (_cross(x[:n_points], x[idx], block) / kbar).numpy() @ gamma
             )
             y_train = y[:n_points].numpy()
             Kt = _cross(xt, x[idx], block)
         z_test = lr_scale * (Kt / kbar).numpy() @ gamma
         quad = max(float(gamma @ (K.numpy() @ gamma)) / kbar, 0.0)
         norm = lr_scale * math.sqrt(quad)
-        rad = rademacher_bound(
-            diag[:n] / kbar, out_scale=1.0, norm=norm
-        )
+        rad = rademacher_bound(diag[:n] / kbar, out_scale=1.0, norm=norm)
         k_max = float(torch.cat([diag[:n], diag_t]).max()) / kbar
         b = logistic_loss_bound(norm * math.sqrt(k_max))
         train_loss = _logistic(z_train, y_train)
@@ -618,12 +597,8 @@ def theorem_terms(
     """
     seed = as_seed(generator)
     if n_logs > steps:
-        raise ValueError(
-            f"n_logs must be <= steps = {steps}, got {n_logs}"
-        )
-    w = torch.randn(
-        1, 1, (L - 2) * (d - 1), generator=derive(seed, "target")
-    )
+        raise ValueError(f"n_logs must be <= steps = {steps}, got {n_logs}")
+    w = torch.randn(1, 1, (L - 2) * (d - 1), generator=derive(seed, "target"))
     target = ConceptTarget(
         [[get_function("sin")]],
         w / w.norm(),
@@ -631,15 +606,11 @@ def theorem_terms(
         L - 2,
         d - 1,
     )
-    xb = sample_true_sequence(
-        n + n_test, L, d, generator=derive(seed, "data")
-    )
+    xb = sample_true_sequence(n + n_test, L, d, generator=derive(seed, "data"))
     x_all = normalize_sequence(xb, eps_x)
     y_all = target(xb)
     x, y, xt, yt = x_all[:n], y_all[:n], x_all[n:], y_all[n:]
-    model = ElmanRNN(
-        d, width, generator=derive(seed, "weights", width)
-    )
+    model = ElmanRNN(d, width, generator=derive(seed, "weights", width))
     cons = construct_existence(
         model, target, eps_x, generator=derive(seed, "fit", width)
     )
@@ -665,32 +636,24 @@ def theorem_terms(
         z = predict(cur, x, out_scale)
         zt = predict(cur, xt, out_scale)
         lin = f0 + out_scale * pseudo_network(model, dW, dA, x)
-        lin_t = f0_t + out_scale * pseudo_network(
-            model, dW, dA, xt
-        )
+        lin_t = f0_t + out_scale * pseudo_network(model, dW, dA, xt)
         if k == n_logs:  # theta_T: its norm and its loss only
             final = float(_sq(zt, yt).mean())
             norm_final = math.sqrt(
-                float(dW.double().square().sum())
-                + float(dA.double().square().sum())
+                float(dW.double().square().sum()) + float(dA.double().square().sum())
             )
             break
         gp = (z - y).abs().sum(dim=1)
-        dlt = convexity_gap(
-            model, (dW, dA), star, x, out_scale=out_scale
-        )
+        dlt = convexity_gap(model, (dW, dA), star, x, out_scale=out_scale)
         prods.append(float((gp * dlt).mean()))
         deltas.append(float(dlt.mean()))
         kt = tangent_kernel_diag(cur, x)
-        g2max = max(
-            g2max, float((gp**2 * out_scale**2 * kt).max())
-        )
+        g2max = max(g2max, float((gp**2 * out_scale**2 * kt).max()))
         tr, te = _sq(z, y).mean(), _sq(zt, yt).mean()
         train.append(float(tr))
         test.append(float(te))
         coupling.append(
-            abs(float(tr - _sq(lin, y).mean()))
-            + abs(float(te - _sq(lin_t, yt).mean()))
+            abs(float(tr - _sq(lin, y).mean())) + abs(float(te - _sq(lin_t, yt).mean()))
         )
         chunk = int(bounds[k + 1] - bounds[k])
         if chunk > 0:
@@ -710,9 +673,7 @@ def theorem_terms(
     reg_dist = theta_star**2 / (2 * lr * T)
     reg_grad = lr * g2max / 2
     ball = theta_star + math.sqrt(
-        theta_star**2
-        + 2 * lr * T * (float(loss_star.max()) + e)
-        + lr**2 * T * g2max
+        theta_star**2 + 2 * lr * T * (float(loss_star.max()) + e) + lr**2 * T * g2max
     )
     ks = torch.cat([k_train, tangent_kernel_diag(model, xt[:200])])
     f0s = torch.cat([f0, f0_t[:200]]).abs()[:, 0]
@@ -835,12 +796,8 @@ def _check_record_config(config: object) -> dict:
         )
     missing = sorted(set(RECORD) - set(config))
     if missing:
-        raise ValueError(
-            f"config must have the keys of RECORD; missing {missing}"
-        )
-    bad = sorted(
-        set(config["initializations"]) - {"iid", "doubled"}
-    )
+        raise ValueError(f"config must have the keys of RECORD; missing {missing}")
+    bad = sorted(set(config["initializations"]) - {"iid", "doubled"})
     if bad:
         raise ValueError(
             f"config['initializations'] must be 'iid' or 'doubled', got {bad}"
@@ -860,9 +817,7 @@ def _check_record_config(config: object) -> dict:
     return dict(config)
 
 
-def _run(
-    cfg: Mapping, n: int, m: int, generator: int, init: str, **kw
-):
+def _run(cfg: Mapping, n: int, m: int, generator: int, init: str, **kw):
     return generalization_run(
         n,
         m,
@@ -902,17 +857,13 @@ def _fixed_curve(
         delta=cfg["delta"],
         gram_size=0,
         train_points=(
-            cfg["fixed_train_points"]
-            if train_points is None
-            else train_points
+            cfg["fixed_train_points"] if train_points is None else train_points
         ),
         n_pool=max(ns),
     )
 
 
-def run_width_record(
-    config: Mapping | None = None, *, progress: bool = False
-) -> dict:
+def run_width_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded runs of chapter 6 (``make record CH=06``): the width sweep, the sweep over N, the fixed-T learner.
 
     For each initialization of ``config`` (:data:`RECORD` by default), seed and width,
@@ -930,9 +881,7 @@ def run_width_record(
     run uses the chapter's streams, so the chapter's live runs at its own seeds
     are rows of the record, which it checks.
     """
-    cfg = _check_record_config(
-        RECORD if config is None else config
-    )
+    cfg = _check_record_config(RECORD if config is None else config)
     cells = [
         (init, i, j)
         for init in cfg["initializations"]
@@ -946,28 +895,20 @@ def run_width_record(
     ]
 
     def empty(keys, rows, cols):
-        return {
-            k: [[math.nan] * len(cols) for _ in rows] for k in keys
-        }
+        return {k: [[math.nan] * len(cols) for _ in rows] for k in keys}
 
     out = {
         init: empty(_KEPT, cfg["seeds"], cfg["widths"])
         for init in cfg["initializations"]
     }
-    out["n_sweep"] = empty(
-        _KEPT_N, cfg["n_sweep_seeds"], cfg["n_sweep_ns"]
-    )
-    out["fixed_t"] = empty(
-        _KEPT_FIXED, cfg["fixed_seeds"], cfg["fixed_ns"]
-    )
+    out["n_sweep"] = empty(_KEPT_N, cfg["n_sweep_seeds"], cfg["n_sweep_ns"])
+    out["fixed_t"] = empty(_KEPT_FIXED, cfg["fixed_seeds"], cfg["fixed_ns"])
     tasks = (
         [("width", c) for c in cells]
         + [("n", c) for c in ns_cells]
         + [("fixed", i) for i in range(len(cfg["fixed_seeds"]))]
     )
-    for kind, c in progress_bar(
-        tasks, enabled=progress, desc="record runs"
-    ):
+    for kind, c in progress_bar(tasks, enabled=progress, desc="record runs"):
         if kind == "width":
             init, i, j = c
             r = _run(
@@ -993,9 +934,7 @@ def run_width_record(
         else:
             runs = _fixed_curve(cfg, cfg["fixed_seeds"][c])
             for k in _KEPT_FIXED:
-                out["fixed_t"][k][c] = [
-                    float(getattr(r, k)) for r in runs
-                ]
+                out["fixed_t"][k][c] = [float(getattr(r, k)) for r in runs]
     return out
 
 
@@ -1008,9 +947,7 @@ def width_fingerprint(config: Mapping | None = None) -> dict:
     numbers of every run and ``config`` itself. Any change to the training code, its
     constants or the config changes it (:func:`check_width_record`). Takes a second.
     """
-    cfg = _check_record_config(
-        RECORD if config is None else config
-    )
+    cfg = _check_record_config(RECORD if config is None else config)
     small = {**cfg, "n_pool": _FP["n"], "n_test": _FP["n_test"]}
     out: dict = {"config": copy.deepcopy(cfg)}
     for init in cfg["initializations"]:
@@ -1037,8 +974,7 @@ def width_fingerprint(config: Mapping | None = None) -> dict:
             train_points=_FP["n"],
         )
         out[f"fixed_t seed={seed}"] = [
-            {k: float(getattr(r, k)) for k in _KEPT_FIXED}
-            for r in runs
+            {k: float(getattr(r, k)) for k in _KEPT_FIXED} for r in runs
         ]
     return out
 
@@ -1077,9 +1013,7 @@ def check_width_record(record: Mapping) -> float:
     when the record was made, or if the config was edited after it. Returns the
     largest relative difference.
     """
-    return records.check_live_fingerprint(
-        record, CHAPTER, width_fingerprint
-    )
+    return records.check_live_fingerprint(record, CHAPTER, width_fingerprint)
 
 
 def width_trends(record: Mapping, field: str = "gap") -> dict:
@@ -1090,18 +1024,12 @@ def width_trends(record: Mapping, field: str = "gap") -> dict:
     positive values (``gap``, ``norm``, ``rademacher``, ...).
     """
     if not isinstance(record, Mapping) or "results" not in record:
-        raise ValueError(
-            "record must be a record (rnnlib.records.read_record)"
-        )
+        raise ValueError("record must be a record (rnnlib.records.read_record)")
     if field not in _KEPT:
-        raise ValueError(
-            f"field must be one of {_KEPT}, got {field!r}"
-        )
+        raise ValueError(f"field must be one of {_KEPT}, got {field!r}")
     cfg, res = record["config"], record["results"]
     return {
-        init: trends.loglog_trend(
-            cfg["widths"], np.asarray(res[init][field])
-        )
+        init: trends.loglog_trend(cfg["widths"], np.asarray(res[init][field]))
         for init in cfg["initializations"]
     }
 

@@ -146,9 +146,7 @@ def draw_strings(
     n_samples = check_int(n_samples, "n_samples", minimum=2)
     n = check_int(n, "n", minimum=2)
     if min_length is not None:
-        min_length = check_int(
-            min_length, "min_length", minimum=1, maximum=n
-        )
+        min_length = check_int(min_length, "min_length", minimum=1, maximum=n)
     if language == "dl1":
         z = sample_dl1_balanced(
             n_samples,
@@ -225,9 +223,7 @@ def _check_language(name: object, what: str) -> None:
     try:
         get_language(name)
     except ValueError as err:
-        raise ValueError(
-            f"{what} {str(err).removeprefix('name: ')}"
-        ) from None
+        raise ValueError(f"{what} {str(err).removeprefix('name: ')}") from None
 
 
 def limit_kernel_curve(
@@ -256,9 +252,7 @@ def limit_kernel_curve(
     n = check_int(n, "n", minimum=2)
     sizes = check_ints(sizes, "sizes", minimum=4)
     seeds = check_int(seeds, "seeds", minimum=1)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
     test_fraction = check_real(
         test_fraction,
         "test_fraction",
@@ -306,25 +300,16 @@ def limit_kernel_curve(
             ytr = 2 * split.y_train.to(f64) - 1
             K = limit_tangent_kernel(xtr)
             alpha, lam = _krr_loo(K, ytr, ridges)
-            zte, inv = torch.unique(
-                split.z_test, dim=0, return_inverse=True
-            )
+            zte, inv = torch.unique(split.z_test, dim=0, return_inverse=True)
             yte = torch.zeros(len(zte), dtype=f64)
             yte[inv] = split.y_test.to(f64)
             pred = (
-                limit_tangent_kernel(
-                    encode_strings(zte, eps_x, dtype=f64), xtr
-                )
-                @ alpha
+                limit_tangent_kernel(encode_strings(zte, eps_x, dtype=f64), xtr) @ alpha
                 > 0
             )
             correct = (pred.to(f64) == yte).to(f64)
             pos = yte == 1
-            rates = [
-                float(correct[m].mean())
-                for m in (pos, ~pos)
-                if bool(m.any())
-            ]
+            rates = [float(correct[m].mean()) for m in (pos, ~pos) if bool(m.any())]
             pf = limit_tangent_kernel(xf, xtr) @ alpha > 0
             yf64 = yf.to(f64)
             fit = K @ alpha > 0
@@ -333,15 +318,11 @@ def limit_kernel_curve(
             out["balanced"][s, j] = float(np.mean(rates))
             p = float(yte.mean())
             out["constant"][s, j] = max(p, 1 - p)
-            out["fresh"][s, j] = float(
-                (pf.to(f64) == yf64).to(f64).mean()
-            )
+            out["fresh"][s, j] = float((pf.to(f64) == yf64).to(f64).mean())
             q = float(yf64.mean())
             out["fresh_constant"][s, j] = max(q, 1 - q)
             out["train_acc"][s, j] = float(
-                (fit.to(f64) == split.y_train.to(f64))
-                .to(f64)
-                .mean()
+                (fit.to(f64) == split.y_train.to(f64)).to(f64).mean()
             )
             out["ridge"][s, j] = lam
     return KernelCurve(language, n, np.array(sizes), **out)
@@ -368,20 +349,14 @@ def distinct_test(
 def best_constant(y: torch.Tensor) -> float:
     """Accuracy of the best constant answer on labels ``y`` (0/1): ``max(p, 1 - p)`` (chapter 7)."""
     if not isinstance(y, torch.Tensor):
-        raise TypeError(
-            f"y must be a tensor of 0/1 labels, got {type(y).__name__}"
-        )
+        raise TypeError(f"y must be a tensor of 0/1 labels, got {type(y).__name__}")
     if y.ndim != 1 or len(y) == 0:
-        raise ValueError(
-            "y must hold at least one label (one dimension)"
-        )
+        raise ValueError("y must hold at least one label (one dimension)")
     p = float(y.to(torch.float64).mean())
     return max(p, 1.0 - p)
 
 
-def unseen_mask(
-    split: HeldOutSplit, z: torch.Tensor
-) -> torch.Tensor:
+def unseen_mask(split: HeldOutSplit, z: torch.Tensor) -> torch.Tensor:
     """Which strings of ``z`` are not training strings of ``split`` (bool, (batch,); chapter 7)."""
     split = check_split(split)
     z = check_strings(z)
@@ -390,9 +365,7 @@ def unseen_mask(
             f"z must have the training width {split.z_train.shape[1]}, got {z.shape[1]}"
         )
     train = {tuple(r) for r in split.z_train.tolist()}
-    return torch.tensor(
-        [tuple(r) not in train for r in z.tolist()]
-    )
+    return torch.tensor([tuple(r) not in train for r in z.tolist()])
 
 
 #: The count rules of :func:`count_rule`: name -> rule on the number s of 1s.
@@ -424,9 +397,7 @@ def count_rule(split: HeldOutSplit) -> CountRule:
     y = split.y_train.to(torch.bool)
     name = max(
         COUNT_RULES,
-        key=lambda k: float(
-            (COUNT_RULES[k](s) == y).double().mean()
-        ),
+        key=lambda k: float((COUNT_RULES[k](s) == y).double().mean()),
     )
     rule = COUNT_RULES[name]
 
@@ -448,9 +419,7 @@ def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
     return 1.0 - float(unseen_mask(split, z).double().mean())
 
 
-def memorizer(
-    split: HeldOutSplit, fallback: Callable | None = None
-) -> Callable:
+def memorizer(split: HeldOutSplit, fallback: Callable | None = None) -> Callable:
     """Memorize the training strings, else answer ``fallback`` (chapter 7).
 
     A string of ``z`` that is a training string of ``split`` gets the
@@ -470,9 +439,7 @@ def memorizer(
         )
     width = split.z_train.shape[1]
     votes: dict[tuple, list[float]] = {}
-    for row, label in zip(
-        split.z_train.tolist(), split.y_train.tolist()
-    ):
+    for row, label in zip(split.z_train.tolist(), split.y_train.tolist()):
         votes.setdefault(tuple(row), []).append(float(label))
     table = {k: float(np.mean(v) >= 0.5) for k, v in votes.items()}
     majority = float(split.y_train.to(torch.float64).mean() >= 0.5)
@@ -554,9 +521,7 @@ def subset_rule(
     mask = torch.zeros(width, dtype=torch.float64)
 
     def accuracy(m: torch.Tensor) -> float:
-        return float(
-            (_subset_predict(ones, m) == y).double().mean()
-        )
+        return float((_subset_predict(ones, m) == y).double().mean())
 
     best = accuracy(mask)
     while True:
@@ -586,9 +551,7 @@ def subset_rule(
 
 def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
     codes = token_codes(z)
-    return (
-        torch.nn.functional.one_hot(codes, 5).flatten(1).double()
-    )
+    return torch.nn.functional.one_hot(codes, 5).flatten(1).double()
 
 
 def additive_logistic(
@@ -634,9 +597,7 @@ def additive_logistic(
                 f"z must have the training width {width} (one table per position)"
             )
         Xz = _one_hot_codes(z)
-        Xz = torch.cat(
-            [Xz, torch.ones(len(Xz), 1, dtype=Xz.dtype)], dim=1
-        )
+        Xz = torch.cat([Xz, torch.ones(len(Xz), 1, dtype=Xz.dtype)], dim=1)
         return (Xz @ theta > 0).to(torch.float32)
 
     return predict
@@ -651,9 +612,7 @@ def nearest_neighbour(split: HeldOutSplit) -> Callable:
     training majority. Returns ``predict`` (strings -> 0/1 float32).
     """
     split = check_split(split)
-    zt, inv = torch.unique(
-        split.z_train, dim=0, return_inverse=True
-    )
+    zt, inv = torch.unique(split.z_train, dim=0, return_inverse=True)
     yt = torch.zeros(len(zt), dtype=torch.float64)
     yt[inv] = split.y_train.to(torch.float64)
     majority = float(split.y_train.to(torch.float64).mean() >= 0.5)
@@ -663,9 +622,7 @@ def nearest_neighbour(split: HeldOutSplit) -> Callable:
         d = (z[:, None, :] != zt[None, :, :]).sum(dim=2)
         nearest = d == d.min(dim=1, keepdim=True).values
         vote = (nearest * yt).sum(1) / nearest.sum(1)
-        out = torch.where(
-            vote == 0.5, majority, (vote > 0.5).double()
-        )
+        out = torch.where(vote == 0.5, majority, (vote > 0.5).double())
         return out.to(torch.float32)
 
     return predict
@@ -708,9 +665,7 @@ def kernel_learner(
     sign (as in :func:`limit_kernel_curve`). Returns ``predict``.
     """
     split = check_split(split)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
     ridges = [
         check_real(r, "ridges[i]", low=0.0, low_open=True)
         for r in check_sequence(ridges, "ridges", "positive reals")
@@ -722,9 +677,7 @@ def kernel_learner(
 
     def predict(z: torch.Tensor) -> torch.Tensor:
         x = encode_strings(check_strings(z), eps_x, dtype=f64)
-        return (limit_tangent_kernel(x, xtr) @ alpha > 0).to(
-            torch.float32
-        )
+        return (limit_tangent_kernel(x, xtr) @ alpha > 0).to(torch.float32)
 
     return predict
 
@@ -747,22 +700,12 @@ def lazy_step(
     """
     split = check_split(split)
     width = check_int(width, "width", minimum=1)
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
-    out_scale = check_real(
-        out_scale, "out_scale", low=0.0, low_open=True
-    )
-    lr_scale = check_real(
-        lr_scale, "lr_scale", low=0.0, low_open=True
-    )
-    model = ElmanRNN(
-        4, width, 1, generator=derive(generator, "weights")
-    )
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
+    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
+    model = ElmanRNN(4, width, 1, generator=derive(generator, "weights"))
     kbar = float(
-        tangent_kernel_diag(
-            model, encode_strings(split.z_train, eps_x)
-        ).mean()
+        tangent_kernel_diag(model, encode_strings(split.z_train, eps_x)).mean()
     )
     return lr_scale / (out_scale**2 * kbar)
 
@@ -823,9 +766,7 @@ def score_learner(
     sizes = [len(p[0]) for p in parts]
     correct, train_ok, *fresh_ok = torch.split(ok, sizes)
     rates = [
-        float(correct[m].double().mean())
-        for m in (y == 1, y == 0)
-        if bool(m.any())
+        float(correct[m].double().mean()) for m in (y == 1, y == 0) if bool(m.any())
     ]
     fresh_acc = unseen_acc = nan
     if fresh_ok:
@@ -862,8 +803,7 @@ LEARNERS = {
     "training data (0-1 accuracy)",
     "memorize + constant": "training label of a training string, "
     "else the training majority",
-    "memorize + count rule": "training label of a training string, "
-    "else the count rule",
+    "memorize + count rule": "training label of a training string, else the count rule",
 }
 
 
@@ -949,11 +889,7 @@ def compare_learners(
             predict = memorizer(split, count_rule(split)[1])
         else:
             predict = nearest_neighbour(split)
-        out.append(
-            score_learner(
-                name, what, predict, split, fresh, **extra
-            )
-        )
+        out.append(score_learner(name, what, predict, split, fresh, **extra))
     return out
 
 
@@ -965,9 +901,7 @@ def mean_scores(
     first = runs[0]
     for run in runs:
         if [s.learner for s in run] != [s.learner for s in first]:
-            raise ValueError(
-                "runs must list the same learners in the same order"
-            )
+            raise ValueError("runs must list the same learners in the same order")
     fields = (
         "accuracy balanced fresh train_accuracy fresh_unseen "
         "flip_fraction coupling_relative"
@@ -975,8 +909,7 @@ def mean_scores(
     out = []
     for i, s in enumerate(first):
         values = {
-            f: float(np.mean([getattr(run[i], f) for run in runs]))
-            for f in fields
+            f: float(np.mean([getattr(run[i], f) for run in runs])) for f in fields
         }
         whats = {run[i].what for run in runs}
         what = s.what if len(whats) == 1 else LEARNERS[s.learner]
@@ -1017,13 +950,9 @@ def pattern_count_neuron(k: int) -> PatternCountNeuron:
     c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
     poly = np.polynomial.Polynomial([1.0])
     for j in range(k):
-        poly = poly * np.polynomial.Polynomial(
-            [-j / (k - j), 1.0 / (c * (k - j))]
-        )
+        poly = poly * np.polynomial.Polynomial([-j / (k - j), 1.0 / (c * (k - j))])
     return PatternCountNeuron(
-        polynomial(
-            list(poly.coef), name=f"pattern count, k = {k}"
-        ),
+        polynomial(list(poly.coef), name=f"pattern count, k = {k}"),
         c,
     )
 
@@ -1037,9 +966,7 @@ def pattern_count_complexity(k: int, R: float) -> float:
     return complexity_s(phi, R, log10=True)
 
 
-def pattern_count_target(
-    n: int, pattern: str
-) -> ConceptRepresentation:
+def pattern_count_target(n: int, pattern: str) -> ConceptRepresentation:
     """Pattern matching at length n as a concept-class target of counting neurons (chapter 7; ours).
 
     The unit window weights of :func:`rnnlib.languages.pattern_neurons`
@@ -1087,9 +1014,7 @@ class LanguageRuns:
 
     def learners(self) -> dict:
         """Every learner that was run, by label: ``"wide RNN, m = 256"``, ``"practical RNN"``, ``"additive"``."""
-        out = {
-            f"wide RNN, m = {m}": r for m, r in self.wide.items()
-        }
+        out = {f"wide RNN, m = {m}": r for m, r in self.wide.items()}
         if self.practical is not None:
             out["practical RNN"] = self.practical
         if self.additive is not None:
@@ -1098,9 +1023,7 @@ class LanguageRuns:
 
 
 def _check_widths(widths: object) -> list[int]:
-    if isinstance(widths, (str, bytes)) or not isinstance(
-        widths, Sequence
-    ):
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence):
         raise TypeError(
             f"widths must be a list of positive integers, got {type(widths).__name__}"
         )
@@ -1218,9 +1141,7 @@ def accuracy_table(
         raise ValueError(
             f"lengths must be a non-empty list of positive integers, got {lengths!r}"
         )
-    lengths = [
-        check_int(n, "lengths[i]", minimum=1) for n in lengths
-    ]
+    lengths = [check_int(n, "lengths[i]", minimum=1) for n in lengths]
     names = [get_language(name).name for name in languages]
     jobs = [(name, n) for name in names for n in lengths]
     if progress:
@@ -1256,9 +1177,7 @@ def length_generalization(
         raise TypeError(
             f"runs must be an rnnlib.experiments.ch07.LanguageRuns, got {type(runs).__name__}"
         )
-    z, y = sample_language(
-        runs.language, n_samples, n_test, generator=generator
-    )
+    z, y = sample_language(runs.language, n_samples, n_test, generator=generator)
     return {
         label: r.accuracy(z, y)
         for label, r in runs.learners().items()
@@ -1293,18 +1212,14 @@ class LearnabilityAtlas:
         """``constant / shuffled``: below 1, the kernel's route finds structure beyond the class balance."""
         return self.constant / self.shuffled
 
-    def bits_per_symbol(
-        self, which: str = "constant"
-    ) -> np.ndarray:
+    def bits_per_symbol(self, which: str = "constant") -> np.ndarray:
         """The least-squares slope of ``log2`` of ``which`` ("constant" or "shuffled") against n, (languages, eps_values).
 
         ``C ~ 2^(b n)``: ``b`` near 1 is the growth of random labels (the route needs about as many
         samples as there are strings), near 0 a polynomial growth at these lengths.
         """
         if which not in ("constant", "shuffled"):
-            raise ValueError(
-                f"which must be 'constant' or 'shuffled', got {which!r}"
-            )
+            raise ValueError(f"which must be 'constant' or 'shuffled', got {which!r}")
         values = np.log2(getattr(self, which))
         n = self.lengths.astype(float)
         nc = n - n.mean()
@@ -1315,12 +1230,8 @@ class LearnabilityAtlas:
         ) / float(nc @ nc)
 
 
-def _atlas_args(
-    languages: object, lengths: object, eps_values: object
-) -> tuple:
-    languages = list(
-        check_sequence(languages, "languages", "language names")
-    )
+def _atlas_args(languages: object, lengths: object, eps_values: object) -> tuple:
+    languages = list(check_sequence(languages, "languages", "language names"))
     for name in languages:
         _check_language(name, "languages[i]")
     lengths = check_ints(lengths, "lengths", minimum=2)
@@ -1329,16 +1240,10 @@ def _atlas_args(
             f"lengths must be at most 12 (a 2^n x 2^n kernel), got {max(lengths)}"
         )
     if len(lengths) < 2:
-        raise ValueError(
-            "lengths must hold at least 2 lengths (a slope in n)"
-        )
+        raise ValueError("lengths must hold at least 2 lengths (a slope in n)")
     eps_values = [
-        check_real(
-            e, "eps_values[i]", low=0.0, high=1.0, low_open=True
-        )
-        for e in check_sequence(
-            eps_values, "eps_values", "reals in (0, 1]"
-        )
+        check_real(e, "eps_values[i]", low=0.0, high=1.0, low_open=True)
+        for e in check_sequence(eps_values, "eps_values", "reals in (0, 1]")
     ]
     return languages, lengths, eps_values
 
@@ -1362,19 +1267,14 @@ def learnability_atlas(
     no structure; permutations from ``derive(generator, "shuffle", n, k)``). Lengths up to
     12 (a 4096 x 4096 kernel). Returns a :class:`LearnabilityAtlas`.
     """
-    languages, lengths, eps_values = _atlas_args(
-        languages, lengths, eps_values
-    )
+    languages, lengths, eps_values = _atlas_args(languages, lengths, eps_values)
     shape = (len(languages), len(lengths), len(eps_values))
     constant, shuffled = np.zeros(shape), np.zeros(shape)
     positives = np.zeros(shape[:2])
     f64 = torch.float64
     for j, n in enumerate(lengths):
         z = all_strings(n)
-        labels = [
-            get_language(name).membership(z).to(f64)
-            for name in languages
-        ]
+        labels = [get_language(name).membership(z).to(f64) for name in languages]
         perms = [
             torch.randperm(
                 len(z),
@@ -1385,9 +1285,7 @@ def learnability_atlas(
         for i, y in enumerate(labels):
             positives[i, j] = float(y.mean())
         for e, eps in enumerate(eps_values):
-            K = limit_tangent_kernel(
-                encode_strings(z, eps, dtype=f64)
-            )
+            K = limit_tangent_kernel(encode_strings(z, eps, dtype=f64))
             # every indicator and every shuffle in one solve
             F = torch.stack(
                 [
@@ -1463,9 +1361,7 @@ def walsh_spectrum(
     coefficients, to compare with :func:`learnability_atlas`. Returns a
     :class:`WalshSpectrum`.
     """
-    languages, lengths, eps_values = _atlas_args(
-        languages, lengths, eps_values
-    )
+    languages, lengths, eps_values = _atlas_args(languages, lengths, eps_values)
     f64 = torch.float64
     shape = (len(lengths), len(eps_values))
     off, top, low = (np.zeros(shape) for _ in range(3))
@@ -1478,36 +1374,24 @@ def walsh_spectrum(
         chi = 1.0 - 2.0 * ((z @ z.T) % 2).to(f64)
         degree = z.sum(dim=1)
         F = torch.stack(
-            [
-                2 * get_language(name).membership(z).to(f64) - 1
-                for name in languages
-            ],
+            [2 * get_language(name).membership(z).to(f64) - 1 for name in languages],
             dim=1,
         )
         fhat = chi @ F / size
         mass = np.zeros((len(eps_values), n + 1))
         counts = np.array([math.comb(n, k) for k in range(n + 1)])
         for e, eps in enumerate(eps_values):
-            K = limit_tangent_kernel(
-                encode_strings(z, eps, dtype=f64)
-            )
+            K = limit_tangent_kernel(encode_strings(z, eps, dtype=f64))
             Kw = chi @ K @ chi.T / size**2
             lam = Kw.diagonal()
-            off[j, e] = float(
-                (Kw - torch.diag(lam)).norm() / Kw.norm()
-            )
+            off[j, e] = float((Kw - torch.diag(lam)).norm() / Kw.norm())
             total = float(lam.sum())
-            mass[e] = [
-                float(lam[degree == k].sum()) / total
-                for k in range(n + 1)
-            ]
+            mass[e] = [float(lam[degree == k].sum()) / total for k in range(n + 1)]
             top[j, e] = float(lam[degree == n].sum()) / total
             low[j, e] = float(lam.min()) / total
             norm2 = (fhat.square() / lam[:, None]).sum(dim=0)
             constant[:, j, e] = (
-                float(K.diagonal().max())
-                * norm2
-                / F.square().mean(dim=0)
+                float(K.diagonal().max()) * norm2 / F.square().mean(dim=0)
             ).numpy()
         masses.append(mass)
         means.append(mass / counts)
@@ -1551,15 +1435,9 @@ def language_task(
             f"n_train + n_eval must be at most 2^n = {2**n} (distinct strings), got"
             f" {n_train + n_eval}"
         )
-    eps_x = check_real(
-        eps_x, "eps_x", low=0.0, high=1.0, low_open=True
-    )
+    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
     z = all_strings(n)
-    z = z[
-        torch.randperm(
-            len(z), generator=derive(generator, "strings")
-        )
-    ]
+    z = z[torch.randperm(len(z), generator=derive(generator, "strings"))]
     z = z[: n_train + n_eval]
     y = 2 * get_language(language).membership(z).to(dtype) - 1
     x = encode_strings(z, eps_x, dtype=dtype)
@@ -1618,9 +1496,7 @@ def _check_limit_config(config: object) -> dict:
         )
     missing = sorted(set(RECORD) - set(config))
     if missing:
-        raise ValueError(
-            f"config must have the keys of RECORD; missing {missing}"
-        )
+        raise ValueError(f"config must have the keys of RECORD; missing {missing}")
     _check_language(config["language"], "config['language']")
     for key in ("widths", "seeds"):
         check_ints(config[key], f"config[{key!r}]", minimum=0)
@@ -1642,9 +1518,7 @@ def _limit_runs(
             "constant",
         )
     }
-    for seed in progress_bar(
-        cfg["seeds"], enabled=progress, desc="record runs"
-    ):
+    for seed in progress_bar(cfg["seeds"], enabled=progress, desc="record runs"):
         task = language_task(
             cfg["language"],
             cfg["n"],
@@ -1674,15 +1548,11 @@ def _limit_runs(
             out[k].append([float(v) for v in rows[k]])
         out["limit_accuracy"].append(float((lim == ye).mean()))
         out["limit_eval_loss"].append(float(r.limit_eval_loss))
-        out["constant"].append(
-            float(max(ye.mean(), 1 - ye.mean()))
-        )
+        out["constant"].append(float(max(ye.mean(), 1 - ye.mean())))
     return out
 
 
-def run_limit_record(
-    config: Mapping | None = None, *, progress: bool = False
-) -> dict:
+def run_limit_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded run of chapter 7 (``make record CH=07``): lazy SGD at finite width against its limit on a language.
 
     For each seed of ``config["seeds"]`` (:data:`RECORD` by default), the task
@@ -1744,9 +1614,7 @@ def check_limit_record(record: Mapping) -> float:
     Raises :class:`rnnlib.records.StaleRecordError` when the code path or the config
     changed since the record was made. Returns the largest relative difference.
     """
-    return records.check_live_fingerprint(
-        record, CHAPTER, limit_fingerprint
-    )
+    return records.check_live_fingerprint(record, CHAPTER, limit_fingerprint)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

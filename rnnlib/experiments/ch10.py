@@ -59,9 +59,7 @@ __all__ = [
 ]
 
 
-def smallest_k(
-    distances: np.ndarray, ks: Sequence[int], eps: float
-) -> np.ndarray:
+def smallest_k(distances: np.ndarray, ks: Sequence[int], eps: float) -> np.ndarray:
     """The smallest truncation length with distance <= ``eps``, interpolated between the ks (chapter 10).
 
     ``distances[..., j]`` is ``||w_N - w^k_N||`` at ``k = ks[j]`` (ks increasing). The
@@ -81,9 +79,7 @@ def smallest_k(
     if np.any(np.diff(ks_arr) <= 0):
         raise ValueError(f"ks must be increasing, got {list(ks)}")
     if not np.all(np.isfinite(d)) or np.any(d < 0):
-        raise ValueError(
-            "distances must be finite and non-negative"
-        )
+        raise ValueError("distances must be finite and non-negative")
     flat = d.reshape(-1, ks_arr.size)
     out = np.full(flat.shape[0], np.nan)
     for r, row in enumerate(flat):
@@ -173,13 +169,9 @@ def k_star_sweep(
     if any(np.diff(Ns) <= 0) or any(np.diff(ks) <= 0):
         raise ValueError("Ns and ks must be increasing")
     if ks[-1] >= T:
-        raise ValueError(
-            f"ks must be < T = {T} (k >= T is the full model), got {ks}"
-        )
+        raise ValueError(f"ks must be < T = {T} (k >= T is the full model), got {ks}")
     if len(seeds) < 2:
-        raise ValueError(
-            f"seeds must hold at least 2 seeds, got {list(seeds)}"
-        )
+        raise ValueError(f"seeds must hold at least 2 seeds, got {list(seeds)}")
     starts = []
     for s in seeds:
         gen = as_generator(int(s))
@@ -224,10 +216,7 @@ def k_star_sweep(
             for ci in range(len(schedules))
             for k in runs
         ]
-        parts = [
-            torch.stack([starts[si][j] for si, _, _ in order])
-            for j in range(5)
-        ]
+        parts = [torch.stack([starts[si][j] for si, _, _ in order]) for j in range(5)]
         alphas = torch.tensor(
             np.stack([schedules[ci] for _, ci, _ in order]),
             dtype=dtype,
@@ -240,12 +229,8 @@ def k_star_sweep(
             project=project,
             last_only=last_only,
         ).numpy()  # (steps + 1, R, P)
-        w = w.reshape(
-            steps + 1, len(starts), len(schedules), len(runs), -1
-        )
-        return np.linalg.norm(
-            w[..., 1:, :] - w[..., :1, :], axis=-1
-        )
+        w = w.reshape(steps + 1, len(starts), len(schedules), len(runs), -1)
+        return np.linalg.norm(w[..., 1:, :] - w[..., :1, :], axis=-1)
 
     # alpha/i and the fixed constant step: one run to N_max, read at every N
     long = [lr / np.arange(1, N_max + 1)]
@@ -260,16 +245,9 @@ def k_star_sweep(
         axis=1,
     )
     if constant_lr is not None:
-        dist[f"constant {constant_lr:g}"] = d[at, :, 1].transpose(
-            1, 0, 2
-        )
-    k_star = {
-        lab: smallest_k(d, ks, eps) for lab, d in dist.items()
-    }
-    slopes = {
-        lab: seed_slopes(np.log(Ns), v)
-        for lab, v in k_star.items()
-    }
+        dist[f"constant {constant_lr:g}"] = d[at, :, 1].transpose(1, 0, 2)
+    k_star = {lab: smallest_k(d, ks, eps) for lab, d in dist.items()}
+    slopes = {lab: seed_slopes(np.log(Ns), v) for lab, v in k_star.items()}
     return KStarSweep(
         Ns,
         ks,
@@ -303,27 +281,15 @@ def scalar_smoothness(
     """
     gen = as_generator(generator)
     T_max = max(Ts)
-    x = torch.randn(
-        batch, T_max, generator=gen, dtype=torch.float64
-    ).numpy()
-    y = torch.randn(
-        batch, generator=gen, dtype=torch.float64
-    ).numpy()
+    x = torch.randn(batch, T_max, generator=gen, dtype=torch.float64).numpy()
+    y = torch.randn(batch, generator=gen, dtype=torch.float64).numpy()
     out = np.empty((2, len(Ts)))
     for j, T in enumerate(Ts):
-        e = np.arange(
-            T - 1, -1, -1, dtype=float
-        )  # T - s for s = 1..T
+        e = np.arange(T - 1, -1, -1, dtype=float)  # T - s for s = 1..T
         xs = x[:, :T]
         h = xs @ w**e
-        h1 = xs @ (
-            e * np.where(e >= 1, w ** np.maximum(e - 1, 0), 0.0)
-        )
-        h2 = xs @ (
-            e
-            * (e - 1)
-            * np.where(e >= 2, w ** np.maximum(e - 2, 0), 0.0)
-        )
+        h1 = xs @ (e * np.where(e >= 1, w ** np.maximum(e - 1, 0), 0.0))
+        h2 = xs @ (e * (e - 1) * np.where(e >= 2, w ** np.maximum(e - 2, 0), 0.0))
         out[0, j] = abs(np.mean(h1**2 + (h - y) * h2))
         out[1, j] = abs(np.mean((h - y) * h1))
     return out

@@ -150,13 +150,9 @@ RECORD: dict = {
 #: The record at a size that takes seconds (CI runs it; never written over the record).
 SMOKE: dict = copy.deepcopy(RECORD)
 SMOKE["seeds"] = [0, 1]  # two: paired differences need two seeds
-SMOKE["music"].update(
-    hidden=4, max_steps=4, eval_every=2, patience=1, n_train=12
-)
+SMOKE["music"].update(hidden=4, max_steps=4, eval_every=2, patience=1, n_train=12)
 SMOKE["sweep"] = {"f_max": [0.9], "seeds": [0, 1]}
-SMOKE["text"].update(
-    hidden=4, max_steps=2, eval_every=1, patience=1, n_train=8
-)
+SMOKE["text"].update(hidden=4, max_steps=2, eval_every=1, patience=1, n_train=8)
 SMOKE.update(ks=[2], jac_n=2, r_multi=2)
 
 # the short deterministic run whose outputs fingerprint the code path
@@ -196,25 +192,19 @@ def _check_params(params: dict) -> dict:
     ):
         out[name] = check_int(out[name], name, minimum=1)
     for name in ("music_lr", "clip", "lam", "f_max"):
-        out[name] = check_real(
-            out[name], name, low=0.0, low_open=True
-        )
+        out[name] = check_real(out[name], name, low=0.0, low_open=True)
     return out
 
 
 def _check_music(music: object) -> PianoRollData:
     if not isinstance(music, PianoRollData):
-        raise TypeError(
-            f"music must be a PianoRollData, got {type(music).__name__}"
-        )
+        raise TypeError(f"music must be a PianoRollData, got {type(music).__name__}")
     return music
 
 
 def _check_text(text: object) -> TextData | None:
     if text is not None and not isinstance(text, TextData):
-        raise TypeError(
-            f"text must be a TextData or None, got {type(text).__name__}"
-        )
+        raise TypeError(f"text must be a TextData or None, got {type(text).__name__}")
     return text
 
 
@@ -225,15 +215,11 @@ def _check_config(config: object) -> dict:
         )
     missing = set(RECORD) - set(config)
     if missing:
-        raise ValueError(
-            f"config is missing {sorted(missing)} (see RECORD)"
-        )
+        raise ValueError(f"config is missing {sorted(missing)} (see RECORD)")
     if not config["seeds"] or not all(
         isinstance(s, int) and s >= 0 for s in config["seeds"]
     ):
-        raise ValueError(
-            "config['seeds'] must be a non-empty list of ints >= 0"
-        )
+        raise ValueError("config['seeds'] must be a non-empty list of ints >= 0")
     unknown = set(config["music"]["variants"]) - set(VARIANTS)
     if unknown:
         raise ValueError(
@@ -276,18 +262,14 @@ def train_stable_and_unstable(
     ``<= f_max``). Returns ``{"unstable": (model, history), "stable": (model, history)}``.
     """
     if "stable" in train_kwargs:
-        raise ValueError(
-            "train_kwargs must not set stable: both variants are trained"
-        )
+        raise ValueError("train_kwargs must not set stable: both variants are trained")
     out = {}
     for variant in ("unstable", "stable"):
         out[variant] = _train_one(
             kind,
             train,
             valid,
-            constraint="certified"
-            if variant == "stable"
-            else None,
+            constraint="certified" if variant == "stable" else None,
             input_dim=input_dim,
             hidden_dim=hidden_dim,
             readout=readout,
@@ -325,9 +307,7 @@ def _train_one(
         input_dim,
         hidden_dim,
         readout=readout,
-        forget_bias=AUTHORS_FORGET_BIAS
-        if constraint == "authors"
-        else 1.0,
+        forget_bias=AUTHORS_FORGET_BIAS if constraint == "authors" else 1.0,
         generator=derive(generator, "init"),
         dtype=dtype,
     )
@@ -369,9 +349,7 @@ def train_variant(
     The model trains on ``device`` and is returned on the CPU.
     """
     if name not in VARIANTS:
-        raise ValueError(
-            f"name must be one of {list(VARIANTS)}, got {name!r}"
-        )
+        raise ValueError(f"name must be one of {list(VARIANTS)}, got {name!r}")
     generator = check_int(generator, "generator", minimum=0)
     kind, constraint = VARIANTS[name]
     return _train_one(
@@ -460,9 +438,7 @@ def _history_dict(h: NextStepHistory) -> dict:
         "eval_steps": [int(s) for s in h.eval_steps],
         "valid": [float(v) for v in h.valid],
         "lambda": [float(v) for v in h.lam],
-        "forget_max": [float(v) for v in h.forget]
-        if h.forget is not None
-        else [],
+        "forget_max": [float(v) for v in h.forget] if h.forget is not None else [],
     }
 
 
@@ -486,18 +462,13 @@ def measure_music(
     ``r_multi``-step Jacobian norm on the first ``jac_n`` test chorales.
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
     jac_n = check_int(jac_n, "jac_n", minimum=1)
     r_multi = check_int(r_multi, "r_multi", minimum=1)
     out = {
         "test": float(ns.evaluate(model, test)),
         "lambda": float(model.worst_case_lambda()),
-        "truncation": {
-            str(k): ns.truncation_excess(model, test, k)
-            for k in ks
-        },
+        "truncation": {str(k): ns.truncation_excess(model, test, k) for k in ks},
     }
     if model.kind == "lstm":
         f = ns.forget_gates(model, test)
@@ -507,27 +478,16 @@ def measure_music(
             "p99": float(np.quantile(f, 0.99)),
         }
         # the bound the certificate uses (1 when sigma saturates in float64)
-        out["forget bound"] = float(
-            lstm_forget_bound(model.core, 1.0)
-        )
+        out["forget bound"] = float(lstm_forget_bound(model.core, 1.0))
     if jacobians:
         jac = list(test[:jac_n])
-        out["contractive"] = float(
-            np.mean(ns.local_jacobian_norms(model, jac) < 1)
-        )
+        out["contractive"] = float(np.mean(ns.local_jacobian_norms(model, jac) < 1))
         out["multi"] = float(
-            np.median(
-                ns.multi_step_jacobian_norms(model, jac, r_multi)
-            )
+            np.median(ns.multi_step_jacobian_norms(model, jac, r_multi))
         )
         if model.kind == "lstm":
             out["contractive inf"] = float(
-                np.mean(
-                    ns.local_jacobian_norms(
-                        model, jac, ord=math.inf
-                    )
-                    < 1
-                )
+                np.mean(ns.local_jacobian_norms(model, jac, ord=math.inf) < 1)
             )
     return out
 
@@ -536,9 +496,7 @@ def _subset(seqs: Sequence, n: int | None) -> list:
     return list(seqs) if n is None else list(seqs[:n])
 
 
-def _baselines(
-    music: PianoRollData, text: TextData | None
-) -> dict:
+def _baselines(music: PianoRollData, text: TextData | None) -> dict:
     out = {}
     tasks = {"music": (music, N_KEYS)}
     if text is not None:
@@ -548,9 +506,7 @@ def _baselines(
             ("marginal", False),
             ("previous step", True),
         ):
-            b = ns.fit_baseline(
-                d.train, input_dim=n, previous=previous
-            )
+            b = ns.fit_baseline(d.train, input_dim=n, previous=previous)
             out[f"{task} {name}"] = float(ns.evaluate(b, d.test))
     return out
 
@@ -608,8 +564,7 @@ def _record_task(
             ks=cfg["ks"],
             jac_n=cfg["jac_n"],
             r_multi=cfg["r_multi"],
-            jacobians=name.endswith("unstable")
-            or f_max == cfg["f_max"],
+            jacobians=name.endswith("unstable") or f_max == cfg["f_max"],
         )
     else:
         measured = {
@@ -669,9 +624,7 @@ def run_record(
     tasks: list[tuple] = []
     if text is not None:
         tasks += [
-            ("text", seed, name)
-            for name in tc["variants"]
-            for seed in cfg["seeds"]
+            ("text", seed, name) for name in tc["variants"] for seed in cfg["seeds"]
         ]
     tasks += [
         ("music", seed, name, cfg["f_max"])
@@ -686,9 +639,7 @@ def run_record(
     rows: dict[tuple, dict] = {}
     if jobs == 1:
         for task in tasks:
-            _, row, line = _record_task(
-                task, music, text, cfg, dev, progress
-            )
+            _, row, line = _record_task(task, music, text, cfg, dev, progress)
             rows[task] = row
             log(line)
     else:
@@ -712,8 +663,7 @@ def run_record(
     }
     for seed in cfg["seeds"]:
         results["music"][str(seed)] = {
-            name: rows["music", seed, name, cfg["f_max"]]
-            for name in mc["variants"]
+            name: rows["music", seed, name, cfg["f_max"]] for name in mc["variants"]
         }
     for f_max in cfg["sweep"]["f_max"]:
         results["sweep"][str(f_max)] = {
@@ -723,8 +673,7 @@ def run_record(
     if text is not None:
         for seed in cfg["seeds"]:
             results["text"][str(seed)] = {
-                name: rows["text", seed, name]
-                for name in tc["variants"]
+                name: rows["text", seed, name] for name in tc["variants"]
             }
     return results
 
@@ -764,10 +713,9 @@ def fingerprint(
         dtype=torch.float64,
         device="cpu",
     )
-    jobs = [
-        ("music", name, cfg["f_max"])
-        for name in cfg["music"]["variants"]
-    ] + [("music", "lstm stable", cfg["sweep"]["f_max"][0])]
+    jobs = [("music", name, cfg["f_max"]) for name in cfg["music"]["variants"]] + [
+        ("music", "lstm stable", cfg["sweep"]["f_max"][0])
+    ]
     if text is not None:
         jobs += [
             ("text", name, cfg["f_max"])
@@ -792,27 +740,19 @@ def fingerprint(
             d.train[:n],
             d.valid[: _FP["n_valid"]],
             generator=0,
-            input_dim=N_KEYS
-            if task == "music"
-            else len(text.vocab),
+            input_dim=N_KEYS if task == "music" else len(text.vocab),
             hidden_dim=_FP["hidden"],
-            readout="bernoulli"
-            if task == "music"
-            else "categorical",
+            readout="bernoulli" if task == "music" else "categorical",
             lr=cfg[task]["lr"],
             f_max=f_max,
-            window=cfg["text"]["window"]
-            if task == "text"
-            else None,
+            window=cfg["text"]["window"] if task == "text" else None,
             **sizes,
         )
         out[f"{task} {name} f_max={f_max}"] = {
             "loss": [float(v) for v in hist.loss],
             "valid": [float(v) for v in hist.valid],
             "lambda": [float(v) for v in hist.lam],
-            "test": float(
-                ns.evaluate(model, d.test[: _FP["n_valid"]])
-            ),
+            "test": float(ns.evaluate(model, d.test[: _FP["n_valid"]])),
         }
     return out
 
@@ -857,11 +797,7 @@ def make_record(
             for task in ("music", "text")
             for by_model in results[task].values()
             for row in by_model.values()
-        ] + [
-            row
-            for by_model in results["sweep"].values()
-            for row in by_model.values()
-        ]
+        ] + [row for by_model in results["sweep"].values() for row in by_model.values()]
         return sum(row["cpu_seconds"] for row in rows)
 
     return records.build_record(
@@ -887,9 +823,7 @@ def make_record(
 
 def load_record(path: str | Path | None = None) -> dict:
     """The committed record of chapter 11 (``chapters/records/ch11.json`` by default)."""
-    return records.read_record(
-        records.record_path(CHAPTER) if path is None else path
-    )
+    return records.read_record(records.record_path(CHAPTER) if path is None else path)
 
 
 def check_record(
@@ -976,9 +910,7 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict:
     }
 
 
-def overlap(
-    record: Mapping, histories: Mapping, generator: int
-) -> float:
+def overlap(record: Mapping, histories: Mapping, generator: int) -> float:
     """Largest difference between the live run's validation curve and the record's, where they overlap.
 
     The live run trains the record's music models with the same settings for
@@ -1003,9 +935,7 @@ def overlap(
         for s, v in zip(h.eval_steps, h.valid):
             if int(s) in steps:
                 diff = abs(float(v) - steps[int(s)])
-                worst = (
-                    diff if math.isnan(worst) else max(worst, diff)
-                )
+                worst = diff if math.isnan(worst) else max(worst, diff)
     return worst
 
 
@@ -1022,16 +952,12 @@ def seed_values(
     if not isinstance(record, Mapping) or "results" not in record:
         raise ValueError("record must be a record (load_record)")
     if task not in ("music", "text"):
-        raise ValueError(
-            f"task must be 'music' or 'text', got {task!r}"
-        )
+        raise ValueError(f"task must be 'music' or 'text', got {task!r}")
     rows = record["results"][task]
     out = []
     for seed in sorted(rows, key=int):
         if name not in rows[seed]:
-            raise ValueError(
-                f"name {name!r} is not in the record's {task} rows"
-            )
+            raise ValueError(f"name {name!r} is not in the record's {task} rows")
         value = rows[seed][name]
         for part in key.split("/"):
             value = value[part]
@@ -1039,9 +965,7 @@ def seed_values(
     return out
 
 
-def sweep_values(
-    record: Mapping, key: str = "test"
-) -> dict[float, list]:
+def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     """The forget-gate sweep of a record: ``f_max -> [key on each sweep seed]`` (chapter 11).
 
     The bound of the main runs (``config["f_max"]``, the certified ``"lstm
@@ -1059,11 +983,7 @@ def sweep_values(
         return value
 
     seeds = [str(s) for s in cfg["sweep"]["seeds"]]
-    out = {
-        float(cfg["f_max"]): [
-            get(res["music"][s]["lstm stable"]) for s in seeds
-        ]
-    }
+    out = {float(cfg["f_max"]): [get(res["music"][s]["lstm stable"]) for s in seeds]}
     for f, rows in res["sweep"].items():
         out[float(f)] = [get(rows[s]) for s in seeds]
     return dict(sorted(out.items()))
@@ -1089,9 +1009,7 @@ def inference_bound_at(
     the other entries NaN. Returns a dict of floats (``vacuous`` as 0/1).
     """
     if not isinstance(model, NextStepModel):
-        raise TypeError(
-            f"model must be a NextStepModel, got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
     k = check_int(k, "k", minimum=1)
     eps = check_real(eps, "eps", low=0.0, low_open=True)
     if (
@@ -1099,9 +1017,7 @@ def inference_bound_at(
         or not isinstance(seqs, Sequence)
         or len(seqs) == 0
     ):
-        raise ValueError(
-            "seqs must be a non-empty list of sequences"
-        )
+        raise ValueError("seqs must be a non-empty list of sequences")
     cert = certify(model.core, x_bound=1.0)
     if not cert.stable:
         raise ValueError(
@@ -1121,11 +1037,7 @@ def inference_bound_at(
             "vacuous": 1.0,
         }
     B = max(
-        float(
-            np.sqrt(
-                (np.asarray(q, dtype=float) ** 2).sum(axis=1)
-            ).max()
-        )
+        float(np.sqrt((np.asarray(q, dtype=float) ** 2).sum(axis=1)).max())
         for q in seqs
     )
     L = input_lipschitz(model.core)

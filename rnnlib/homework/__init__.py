@@ -45,13 +45,9 @@ __all__ = [
     "run_cases",
 ]
 
-for _info in sorted(
-    pkgutil.iter_modules(__path__), key=lambda i: i.name
-):
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
     if _info.name.startswith("chapter"):
-        _module = importlib.import_module(
-            f"{__name__}.{_info.name}"
-        )
+        _module = importlib.import_module(f"{__name__}.{_info.name}")
         for _name in getattr(_module, "__all__", []):
             globals()[_name] = getattr(_module, _name)
             __all__.append(_name)

@@ -138,11 +138,7 @@ class Exercise:
     call: Callable = _call_directly
 
     def __post_init__(self) -> None:
-        parts = (
-            self.number.split(".")
-            if isinstance(self.number, str)
-            else []
-        )
+        parts = self.number.split(".") if isinstance(self.number, str) else []
         if len(parts) != 2 or not all(p.isdigit() for p in parts):
             raise ValueError(
                 f"number must be an exercise number 'N.M', got {self.number!r}"
@@ -152,21 +148,12 @@ class Exercise:
                 raise TypeError(
                     f"{name} must be callable, got {_describe(getattr(self, name))}"
                 )
-        if not isinstance(self.seed, int) or isinstance(
-            self.seed, bool
-        ):
-            raise TypeError(
-                f"seed must be an int, got {_describe(self.seed)}"
-            )
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise TypeError(f"seed must be an int, got {_describe(self.seed)}")
         for name in ("atol", "rtol"):
             value = getattr(self, name)
-            if (
-                not isinstance(value, (int, float))
-                or not value >= 0
-            ):
-                raise ValueError(
-                    f"{name} must be a number >= 0, got {value!r}"
-                )
+            if not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         for fn in self.forbidden:
             if _function_of(fn) is None:
                 raise TypeError(
@@ -174,17 +161,13 @@ class Exercise:
                     f"function runs), got {_describe(fn)}"
                 )
 
-    def check(
-        self, student: Callable, generator: int | None = None
-    ) -> None:
+    def check(self, student: Callable, generator: int | None = None) -> None:
         """The student's check: :func:`compare_with_reference` on the cases of the seed ``generator`` (default: the exercise's ``seed``)."""
         compare_with_reference(
             self.number,
             student,
             self.reference,
-            self.cases(
-                self.seed if generator is None else generator
-            ),
+            self.cases(self.seed if generator is None else generator),
             atol=self.atol,
             rtol=self.rtol,
             forbidden=self.forbidden,
@@ -193,19 +176,14 @@ class Exercise:
 
     def expected(self, cases: Iterable[Case]) -> list[np.ndarray]:
         """The reference's result on each case, as a plain array (computed where this runs)."""
-        return [
-            _plain(self.reference(*c.args, **c.kwargs))[0]
-            for c in cases
-        ]
+        return [_plain(self.reference(*c.args, **c.kwargs))[0] for c in cases]
 
     def sealed_names(self) -> dict[str, Callable]:
         """The functions sealed while the student's function runs, by the name a message gives them."""
         return {
             (
                 f"the checker's reference ({_qualified(fn)})"
-                if _qualified(fn).startswith(
-                    __name__.rpartition(".")[0]
-                )
+                if _qualified(fn).startswith(__name__.rpartition(".")[0])
                 else f"{_qualified(fn)}, a library function that does what "
                 "this exercise asks you to write"
             ): fn
@@ -221,9 +199,7 @@ def register(exercise: Exercise) -> Callable[[Callable], Callable]:
     from the traceback (IPython hides that frame too: ``__tracebackhide__``).
     """
     if not isinstance(exercise, Exercise):
-        raise TypeError(
-            f"exercise must be an Exercise, got {_describe(exercise)}"
-        )
+        raise TypeError(f"exercise must be an Exercise, got {_describe(exercise)}")
     number = exercise.number
     if number in CHECKERS:
         raise ValueError(
@@ -287,10 +263,7 @@ def _function_of(fn: Callable) -> types.FunctionType | None:
     fn = getattr(fn, "__func__", fn)
     while hasattr(fn, "__wrapped__"):
         fn = fn.__wrapped__
-    if (
-        isinstance(fn, types.FunctionType)
-        and not fn.__code__.co_freevars
-    ):
+    if isinstance(fn, types.FunctionType) and not fn.__code__.co_freevars:
         return fn
     return None
 
@@ -360,9 +333,7 @@ def mismatch(
     """
     for name, value in (("atol", atol), ("rtol", rtol)):
         if not isinstance(value, (int, float)) or not value >= 0:
-            raise ValueError(
-                f"{name} must be a number >= 0, got {value!r}"
-            )
+            raise ValueError(f"{name} must be a number >= 0, got {value!r}")
     got, expected = np.asarray(got), np.asarray(expected)
     if got.shape != expected.shape:
         return (
@@ -376,19 +347,12 @@ def mismatch(
     close = np.isclose(got_as, expected, atol=atol, rtol=rtol)
     if close.all():
         return None
-    diff = np.abs(
-        got_as.astype(np.float64) - expected.astype(np.float64)
-    )
+    diff = np.abs(got_as.astype(np.float64) - expected.astype(np.float64))
     if np.isnan(diff).any():
-        where = tuple(
-            int(i) for i in np.argwhere(np.isnan(diff))[0]
-        )
+        where = tuple(int(i) for i in np.argwhere(np.isnan(diff))[0])
         largest = f"your result is NaN at index {where}"
     else:
-        where = tuple(
-            int(i)
-            for i in np.unravel_index(np.argmax(diff), diff.shape)
-        )
+        where = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))
         largest = (
             f"the largest difference, of order {_order(float(diff.max()))}, "
             f"is at index {where}"
@@ -428,10 +392,7 @@ def _run_student(
         with _sealed(sealed):
             got = call(
                 student,
-                *(
-                    a.clone() if isinstance(a, torch.Tensor) else a
-                    for a in case.args
-                ),
+                *(a.clone() if isinstance(a, torch.Tensor) else a for a in case.args),
                 **case.kwargs,
             )
     except NotImplementedError:
@@ -446,9 +407,7 @@ def _run_student(
             f"Exercise {exercise}: your function raised {type(exc).__name__}: {exc}\n"
             f"  on input: {case.description}"
         ) from exc
-    if (
-        _CALLED
-    ):  # the student's code caught the sealed call's error
+    if _CALLED:  # the student's code caught the sealed call's error
         raise ExerciseCheckFailed(
             f"Exercise {exercise}: your function calls {_CALLED[0]}\n"
             f"  on input: {case.description}"
@@ -459,9 +418,7 @@ def _run_student(
         )
     try:
         return _plain(got)
-    except (
-        Exception
-    ) as exc:  # a sparse or otherwise unreadable tensor
+    except Exception as exc:  # a sparse or otherwise unreadable tensor
         raise ExerciseCheckFailed(
             f"Exercise {exercise}: your result ({_describe(got)}) cannot be read as an array "
             f"({type(exc).__name__}: {exc})\n  on input: {case.description}"
@@ -505,15 +462,11 @@ def compare_with_reference(
     )
     cases = list(cases)
     if not cases:
-        raise ValueError(
-            f"Exercise {exercise}: the checker has no test cases"
-        )
+        raise ValueError(f"Exercise {exercise}: the checker has no test cases")
     expected_values = spec.expected(cases)
     sealed = spec.sealed_names()
     for case, expected in zip(cases, expected_values):
-        got, got_dtype = _run_student(
-            exercise, student_fn, call, case, sealed
-        )
+        got, got_dtype = _run_student(exercise, student_fn, call, case, sealed)
         message = mismatch(
             exercise,
             case.description,
@@ -569,9 +522,7 @@ def run_cases(
         started = time.perf_counter()
         entry: dict = {}
         try:
-            got, dtype = _run_student(
-                number, student, exercise.call, case, sealed
-            )
+            got, dtype = _run_student(number, student, exercise.call, case, sealed)
             np.save(
                 folder / RESULT_FILE.format(index=index),
                 got,
@@ -607,14 +558,10 @@ def read_results(folder: str | Path, count: int) -> list[Result]:
     entry, or an unreadable one, is "missing".
     """
     if not isinstance(count, int) or count < 0:
-        raise ValueError(
-            f"count must be an int >= 0, got {count!r}"
-        )
+        raise ValueError(f"count must be an int >= 0, got {count!r}")
     folder = Path(folder)
     try:
-        statuses = json.loads(
-            (folder / STATUS_FILE).read_text(encoding="utf-8")
-        )
+        statuses = json.loads((folder / STATUS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         statuses = []
     if not isinstance(statuses, list):
@@ -652,9 +599,5 @@ def read_results(folder: str | Path, count: int) -> list[Result]:
                 )
             )
             continue
-        out.append(
-            Result(
-                "ok", value, str(entry.get("dtype", value.dtype))
-            )
-        )
+        out.append(Result("ok", value, str(entry.get("dtype", value.dtype))))
     return out

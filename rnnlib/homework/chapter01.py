@@ -47,9 +47,7 @@ def _cases_1_2(generator: int) -> list[Case]:
     ]:
         W = torch.randn(m, m, generator=gen) * (2 / m) ** 0.5
         A = torch.randn(m, d, generator=gen) * (2 / m) ** 0.5
-        x = normalize_sequence(
-            sample_true_sequence(batch, L, d, generator=gen), 0.5
-        )
+        x = normalize_sequence(sample_true_sequence(batch, L, d, generator=gen), 0.5)
         cases.append(
             Case(
                 f"W {tuple(W.shape)}, A {tuple(A.shape)}, x {tuple(x.shape)} (batch, L, d)",
@@ -59,9 +57,7 @@ def _cases_1_2(generator: int) -> list[Case]:
     return cases
 
 
-EXERCISE_1_1 = Exercise(
-    "1.1", _cases_1_1, normalize_sequence, seed=11
-)
+EXERCISE_1_1 = Exercise("1.1", _cases_1_1, normalize_sequence, seed=11)
 EXERCISE_1_2 = Exercise(
     "1.2",
     _cases_1_2,
@@ -73,9 +69,7 @@ EXERCISE_1_2 = Exercise(
 
 @register(EXERCISE_1_1)
 def check_exercise_1_1(
-    student_normalize: Callable[
-        [torch.Tensor, float], torch.Tensor
-    ],
+    student_normalize: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
     """Exercise 1.1: ``student_normalize(x_bar, eps_x)`` must build the normalized sequence (Definition 3.1)."""
     EXERCISE_1_1.check(student_normalize)

@@ -12,9 +12,7 @@ from ._core import Case, Exercise, register
 __all__ = ["check_exercise_2_1"]
 
 
-def _reference_complexity_s(
-    coefficients: torch.Tensor, R: float
-) -> torch.Tensor:
+def _reference_complexity_s(coefficients: torch.Tensor, R: float) -> torch.Tensor:
     return torch.tensor(
         complexity_s(polynomial(coefficients.tolist()), R),
         dtype=torch.float64,
@@ -39,12 +37,8 @@ def _cases_2_1(generator: int) -> list[Case]:
     ]
     for _ in range(4):
         degree = int(torch.randint(1, 6, (1,), generator=gen))
-        c = torch.randn(
-            degree + 1, generator=gen, dtype=torch.float64
-        )
-        R = round(
-            float(0.1 + 2.9 * torch.rand(1, generator=gen)), 3
-        )
+        c = torch.randn(degree + 1, generator=gen, dtype=torch.float64)
+        R = round(float(0.1 + 2.9 * torch.rand(1, generator=gen)), 3)
         cases.append(
             Case(
                 f"coefficients {[round(v, 4) for v in c.tolist()]} (degree {degree}), R = {R}",
@@ -67,9 +61,7 @@ EXERCISE_2_1 = Exercise(
 
 @register(EXERCISE_2_1)
 def check_exercise_2_1(
-    student_complexity_s: Callable[
-        [torch.Tensor, float], torch.Tensor
-    ],
+    student_complexity_s: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
     """Exercise 2.1: ``student_complexity_s(c, R)`` must return C_s(phi, R) for ``phi(z) = sum_i c[i] z^i``.
 

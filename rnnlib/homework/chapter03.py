@@ -15,9 +15,7 @@ __all__ = ["check_exercise_3_1"]
 
 
 def _reference_pseudo(W, A, B, dW, dA, x) -> torch.Tensor:
-    model = ElmanRNN(
-        A.shape[1], W.shape[0], B.shape[0], dtype=W.dtype
-    )
+    model = ElmanRNN(A.shape[1], W.shape[0], B.shape[0], dtype=W.dtype)
     with torch.no_grad():
         model.W.copy_(W)
         model.A.copy_(A)
@@ -39,14 +37,8 @@ def _cases_3_1(generator: int) -> list[Case]:
             dtype=torch.float64,
         )
         gen = derive(generator, "perturbation", k)
-        dW = (
-            torch.randn(m, m, generator=gen, dtype=torch.float64)
-            / m
-        )
-        dA = (
-            torch.randn(m, d, generator=gen, dtype=torch.float64)
-            / m
-        )
+        dW = torch.randn(m, m, generator=gen, dtype=torch.float64) / m
+        dA = torch.randn(m, d, generator=gen, dtype=torch.float64) / m
         x = sample_normalized_sequence(
             batch,
             L,

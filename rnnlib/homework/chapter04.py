@@ -51,9 +51,7 @@ def _cases_4_3(generator: int) -> list[Case]:
     return cases
 
 
-EXERCISE_4_3 = Exercise(
-    "4.3", _cases_4_3, naive_decode, seed=4_3, atol=1e-9, rtol=1e-7
-)
+EXERCISE_4_3 = Exercise("4.3", _cases_4_3, naive_decode, seed=4_3, atol=1e-9, rtol=1e-7)
 
 
 @register(EXERCISE_4_3)

@@ -19,9 +19,7 @@ def _reference_rademacher(K, out_scale, norm) -> torch.Tensor:
         list(itertools.product([-1.0, 1.0], repeat=n)),
         dtype=K.dtype,
     )
-    quad = torch.einsum("sn,nm,sm->s", signs, K, signs).clamp_min(
-        0
-    )
+    quad = torch.einsum("sn,nm,sm->s", signs, K, signs).clamp_min(0)
     return out_scale * norm * quad.sqrt().mean() / n
 
 

@@ -18,9 +18,7 @@ def _every_one_followed_by_zero(z: torch.Tensor) -> torch.Tensor:
     return (~double & (z[:, -1] == 0)).to(torch.float32)
 
 
-def _labels_of_automaton(
-    build_automaton: Callable[[], DFA], z: torch.Tensor
-):
+def _labels_of_automaton(build_automaton: Callable[[], DFA], z: torch.Tensor):
     """How exercise 7.1 is called: build the student's automaton, then label the strings ``z`` with it."""
     dfa = build_automaton()
     if not isinstance(dfa, DFA):
@@ -28,19 +26,13 @@ def _labels_of_automaton(
     return dfa.accepts(z)
 
 
-def _near_language(
-    n: int, count: int, gen: torch.Generator
-) -> torch.Tensor:
+def _near_language(n: int, count: int, gen: torch.Generator) -> torch.Tensor:
     """``count`` strings of length ``n``: words of (0 | 10)* cut to length ``n``, every other one with one bit flipped."""
     rows = []
     for i in range(count):
         tokens: list[int] = []
         while len(tokens) < n:
-            tokens += (
-                [1, 0]
-                if torch.rand(1, generator=gen) < 0.4
-                else [0]
-            )
+            tokens += [1, 0] if torch.rand(1, generator=gen) < 0.4 else [0]
         row = torch.tensor(tokens[:n], dtype=torch.int64)
         if i % 2:
             flip = int(torch.randint(0, n, (1,), generator=gen))

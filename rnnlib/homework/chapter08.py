@@ -27,9 +27,7 @@ def _cases_8_1(generator: int) -> list[Case]:
     ]:
         W = torch.randn(m, m, generator=gen, dtype=torch.float64)
         factor = 1.5 + 2.5 * float(torch.rand(1, generator=gen))
-        W = W * (
-            factor * radius / torch.linalg.matrix_norm(W, ord=2)
-        )
+        W = W * (factor * radius / torch.linalg.matrix_norm(W, ord=2))
         norm = float(torch.linalg.matrix_norm(W, ord=2))
         cases.append(
             Case(
@@ -70,12 +68,7 @@ def _cases_8_2(generator: int) -> list[Case]:
         (6, 10, 1.0, 0.395),
         (16, 16, 0.3, 0.155),
     ]:
-        W = (
-            torch.randn(
-                rows, cols, generator=gen, dtype=torch.float64
-            )
-            * scale
-        )
+        W = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * scale
         outside = W.abs().sum(1, keepdim=True) <= radius
         W = torch.where(
             outside,
@@ -83,8 +76,8 @@ def _cases_8_2(generator: int) -> list[Case]:
             W,
         )
         if rows > 1:
-            W[0] = (
-                W[0] * (0.5 * radius / W[0].abs().sum())
+            W[0] = W[0] * (
+                0.5 * radius / W[0].abs().sum()
             )  # one row already inside the ball: must stay unchanged
         sums = W.abs().sum(1)
         cases.append(
@@ -109,9 +102,7 @@ EXERCISE_8_2 = Exercise(
 
 @register(EXERCISE_8_2)
 def check_exercise_8_2(
-    student_project_rows: Callable[
-        [torch.Tensor, float], torch.Tensor
-    ],
+    student_project_rows: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
     """Exercise 8.2: ``student_project_rows(W, radius)`` must project every row of ``W`` onto the l1-ball."""
     EXERCISE_8_2.check(student_project_rows)

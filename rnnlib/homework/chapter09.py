@@ -16,9 +16,7 @@ __all__ = ["check_exercise_9_1"]
 def _reference_9_1(
     W: torch.Tensor, U: torch.Tensor, x: torch.Tensor, k: int
 ) -> torch.Tensor:
-    model = SimpleRNN(
-        U.shape[1], W.shape[0], activation="tanh", dtype=W.dtype
-    )
+    model = SimpleRNN(U.shape[1], W.shape[0], activation="tanh", dtype=W.dtype)
     with torch.no_grad():
         model.W.copy_(W)
         model.U.copy_(U)
@@ -37,14 +35,9 @@ def _cases_9_1(generator: int) -> list[Case]:
         (2, 12, 4, 5, 4),
         (1, 5, 2, 4, 9),  # k > T: the full network
     ]:
-        W = (
-            torch.randn(m, m, generator=gen, dtype=torch.float64)
-            / m**0.5
-        )
+        W = torch.randn(m, m, generator=gen, dtype=torch.float64) / m**0.5
         U = torch.randn(m, n, generator=gen, dtype=torch.float64)
-        x = torch.randn(
-            batch, T, n, generator=gen, dtype=torch.float64
-        )
+        x = torch.randn(batch, T, n, generator=gen, dtype=torch.float64)
         cases.append(
             Case(
                 f"W {(m, m)}, U {(m, n)}, x {(batch, T, n)} (batch, T, n), k = {k}",

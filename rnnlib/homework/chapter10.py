@@ -12,9 +12,7 @@ from ._core import Case, Exercise, register
 __all__ = ["check_exercise_10_1"]
 
 
-def _reference_10_1(
-    gap: float, beta: float, alphas: torch.Tensor
-) -> torch.Tensor:
+def _reference_10_1(gap: float, beta: float, alphas: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(
         growth_recursion_bound(gap, beta, alphas.numpy()),
         dtype=torch.float64,
@@ -26,13 +24,10 @@ def _cases_10_1(generator: int) -> list[Case]:
     gen = torch.Generator().manual_seed(generator)
     gap, beta = [
         round(float(v), 4)
-        for v in 0.01
-        + torch.rand(2, generator=gen) * torch.tensor([0.2, 3.0])
+        for v in 0.01 + torch.rand(2, generator=gen) * torch.tensor([0.2, 3.0])
     ]
     n = int(torch.randint(20, 101, (1,), generator=gen))
-    step = round(
-        float(0.05 + 0.5 * torch.rand(1, generator=gen)), 3
-    )
+    step = round(float(0.05 + 0.5 * torch.rand(1, generator=gen)), 3)
     return [
         Case(
             f"gap = {gap}, beta = {beta}, constant step {step}, N = 5",
@@ -55,10 +50,7 @@ def _cases_10_1(generator: int) -> list[Case]:
             (
                 gap,
                 beta,
-                step
-                * torch.rand(
-                    n, generator=gen, dtype=torch.float64
-                ),
+                step * torch.rand(n, generator=gen, dtype=torch.float64),
             ),
         ),
         Case(
@@ -85,9 +77,7 @@ EXERCISE_10_1 = Exercise(
 
 @register(EXERCISE_10_1)
 def check_exercise_10_1(
-    student_recursion: Callable[
-        [float, float, torch.Tensor], torch.Tensor
-    ],
+    student_recursion: Callable[[float, float, torch.Tensor], torch.Tensor],
 ) -> None:
     """Exercise 10.1: ``student_recursion(gap, beta, alphas)`` must return delta_0..delta_N of the growth recursion."""
     EXERCISE_10_1.check(student_recursion)

@@ -28,12 +28,8 @@ def _cases_11_1(generator: int) -> list[Case]:
         (3, 4, 7),
         (4, 9, 88),
     ]:
-        logits = 4 * torch.randn(
-            batch, T, K, generator=gen, dtype=torch.float64
-        )
-        targets = (
-            torch.rand(batch, T, K, generator=gen) < 0.1
-        ).double()
+        logits = 4 * torch.randn(batch, T, K, generator=gen, dtype=torch.float64)
+        targets = (torch.rand(batch, T, K, generator=gen) < 0.1).double()
         lengths = torch.randint(1, T + 1, (batch,), generator=gen)
         mask = torch.arange(T).unsqueeze(0) < lengths.unsqueeze(1)
         cases.append(
@@ -71,9 +67,7 @@ EXERCISE_11_1 = Exercise(
 
 @register(EXERCISE_11_1)
 def check_exercise_11_1(
-    student_nll: Callable[
-        [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor
-    ],
+    student_nll: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
     """Exercise 11.1: ``student_nll(logits, targets, mask)`` must return the mean NLL per predicted frame (nats).
 
@@ -82,12 +76,8 @@ def check_exercise_11_1(
     EXERCISE_11_1.check(student_nll)
 
 
-def _reference_11_3(
-    W: torch.Tensor, h: torch.Tensor
-) -> torch.Tensor:
-    return torch.linalg.matrix_norm(
-        (1 - h**2).unsqueeze(-1) * W, ord=2
-    )
+def _reference_11_3(W: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    return torch.linalg.matrix_norm((1 - h**2).unsqueeze(-1) * W, ord=2)
 
 
 def _cases_11_3(generator: int) -> list[Case]:
@@ -95,15 +85,8 @@ def _cases_11_3(generator: int) -> list[Case]:
     gen = torch.Generator().manual_seed(generator)
     cases = []
     for m, N in [(1, 1), (3, 4), (8, 10), (16, 5)]:
-        W = (
-            2
-            * torch.randn(m, m, generator=gen, dtype=torch.float64)
-            / m**0.5
-        )
-        h = torch.tanh(
-            3
-            * torch.randn(N, m, generator=gen, dtype=torch.float64)
-        )
+        W = 2 * torch.randn(m, m, generator=gen, dtype=torch.float64) / m**0.5
+        h = torch.tanh(3 * torch.randn(N, m, generator=gen, dtype=torch.float64))
         cases.append(Case(f"W {(m, m)}, h {(N, m)}", (W, h)))
     return cases
 
@@ -120,9 +103,7 @@ EXERCISE_11_3 = Exercise(
 
 @register(EXERCISE_11_3)
 def check_exercise_11_3(
-    student_norms: Callable[
-        [torch.Tensor, torch.Tensor], torch.Tensor
-    ],
+    student_norms: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
     """Exercise 11.3: ``student_norms(W, h)`` must return ``||diag(1 - h_t^2) W||_2`` for each row h_t of h (N, m)."""
     EXERCISE_11_3.check(student_norms)

@@ -79,9 +79,7 @@ def smallest_font_pt(fig: Figure) -> float:
         for t in fig.findobj(Text)
         if t.get_visible() and t.get_text().strip()
     ]
-    return (
-        float(min(sizes)) if sizes else float(STYLE["font.size"])
-    )
+    return float(min(sizes)) if sizes else float(STYLE["font.size"])
 
 
 def _raise_small_fonts(fig: Figure) -> None:
@@ -106,18 +104,14 @@ def figure_png(fig: Figure) -> bytes:
     if report:
         with open(report, "a") as out:
             for line in _legend_overlaps(fig):
-                out.write(
-                    f"{fig.number if hasattr(fig, 'number') else '?'}: {line}\n"
-                )
+                out.write(f"{fig.number if hasattr(fig, 'number') else '?'}: {line}\n")
     buf = io.BytesIO()
     fig.savefig(
         buf,
         format="png",
         dpi=DPI,
         bbox_inches="tight",
-        metadata={
-            SMALLEST_FONT_KEY: f"{smallest_font_pt(fig):.2f}"
-        },
+        metadata={SMALLEST_FONT_KEY: f"{smallest_font_pt(fig):.2f}"},
     )
     return buf.getvalue()
 
@@ -125,16 +119,12 @@ def figure_png(fig: Figure) -> bytes:
 def _register_png_formatter() -> None:
     try:
         from IPython import get_ipython
-    except (
-        ImportError
-    ):  # pragma: no cover - IPython is a dependency of the book
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book
         return
     shell = get_ipython()
     if shell is None or not hasattr(shell, "display_formatter"):
         return
-    shell.display_formatter.formatters["image/png"].for_type(
-        Figure, figure_png
-    )
+    shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
 
 
 def use_book_style() -> None:
@@ -166,33 +156,22 @@ def new_figure(
     is the height of one row; ``axes`` is a flat array of ``ncols`` axes.
     """
     if isinstance(ncols, bool) or not isinstance(ncols, int):
-        raise TypeError(
-            f"ncols must be a positive integer, got {ncols!r}"
-        )
+        raise TypeError(f"ncols must be a positive integer, got {ncols!r}")
     if ncols < 1:
-        raise ValueError(
-            f"ncols must be a positive integer, got {ncols!r}"
-        )
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
     use_book_style()
     per_row = min(ncols, MAX_PANELS_PER_ROW)
     rows = -(-ncols // per_row)
     if width is None:
-        width = (
-            COLUMN_WIDTH if per_row > 1 else 0.85 * COLUMN_WIDTH
-        )
+        width = COLUMN_WIDTH if per_row > 1 else 0.85 * COLUMN_WIDTH
     width = min(float(width), COLUMN_WIDTH)
     row_height = height if rows == 1 else 0.8 * height
-    fig = plt.figure(
-        figsize=(width, row_height * rows), layout="constrained"
-    )
+    fig = plt.figure(figsize=(width, row_height * rows), layout="constrained")
     mosaic = [
-        [min(r * per_row + c, ncols - 1) for c in range(per_row)]
-        for r in range(rows)
+        [min(r * per_row + c, ncols - 1) for c in range(per_row)] for r in range(rows)
     ]
     by_index = fig.subplot_mosaic(mosaic)
-    return BookFigure(
-        fig, np.array([by_index[i] for i in range(ncols)])
-    )
+    return BookFigure(fig, np.array([by_index[i] for i in range(ncols)]))
 
 
 def legend_outside(ax, **kwargs) -> None:
@@ -217,9 +196,7 @@ def legend_outside(ax, **kwargs) -> None:
     axes_box = ax.get_window_extent(renderer)
     below = axes_box.y0 - ax.get_tightbbox(renderer).y0
     offset = max(below, 0.0) * 72 / fig.dpi + 2
-    where = offset_copy(
-        ax.transAxes, fig=fig, y=-offset, units="points"
-    )
+    where = offset_copy(ax.transAxes, fig=fig, y=-offset, units="points")
     ncols = kwargs.pop("ncols", None)
 
     def place(n: int):
@@ -239,8 +216,7 @@ def legend_outside(ax, **kwargs) -> None:
     for n in range(min(len(handles), 3), 0, -1):
         legend = place(n)
         if n == 1 or (
-            legend.get_window_extent(renderer).width
-            <= 1.05 * axes_box.width
+            legend.get_window_extent(renderer).width <= 1.05 * axes_box.width
         ):
             break
 
@@ -260,13 +236,9 @@ def _values(
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{name} must be numbers, got {type(values).__name__}"
-        ) from exc
+        raise TypeError(f"{name} must be numbers, got {type(values).__name__}") from exc
     if ndim is not None and arr.ndim != ndim:
-        raise ValueError(
-            f"{name} must be {ndim}-dimensional, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if (np.isnan(arr) if allow_inf else ~np.isfinite(arr)).any():
@@ -277,9 +249,7 @@ def _values(
     return arr
 
 
-def _same_length(
-    values: np.ndarray, n: int, name: str, other: str
-) -> None:
+def _same_length(values: np.ndarray, n: int, name: str, other: str) -> None:
     if values.shape[0] != n:
         raise ValueError(
             f"{name} must have one entry per {other} ({n}), got shape {values.shape}"
@@ -297,9 +267,7 @@ def _table(table: object, name: str) -> dict:
     return table
 
 
-def _record(
-    obj: object, name: str, fields: tuple[str, ...], kind: str
-) -> None:
+def _record(obj: object, name: str, fields: tuple[str, ...], kind: str) -> None:
     missing = [f for f in fields if not hasattr(obj, f)]
     if missing:
         raise TypeError(
@@ -307,9 +275,7 @@ def _record(
         )
 
 
-def seeds_and_mean(
-    ax, x, values, label, marker="o", logx=True, logy=True
-):
+def seeds_and_mean(ax, x, values, label, marker="o", logx=True, logy=True):
     """One line (the mean over seeds of ``values`` (seeds, len(x))) with each seed's points, in the line's colour (chapters 5, 6); returns the mean."""
     mean = values.mean(axis=0)
     line = ax.plot(x, mean, marker + "-", ms=4, label=label)[0]
@@ -348,9 +314,7 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
         or np.any(y <= 0)
         or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y)))
     ):
-        raise ValueError(
-            "x and y must be positive and finite for a log-log fit"
-        )
+        raise ValueError("x and y must be positive and finite for a log-log fit")
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
@@ -402,20 +366,11 @@ def _legend_overlaps(fig: Figure) -> list[str]:
                 t = np.linspace(0, 1, 40)[:, None]
                 pts.append(a + t * (b - a))
             pts = np.concatenate(pts)
-            hits += int(
-                (_inside(box, pts) & _inside(axbox, pts)).sum()
-            )
+            hits += int((_inside(box, pts) & _inside(axbox, pts)).sum())
         for patch in ax.patches:
-            if (
-                isinstance(patch, Rectangle)
-                and patch.get_visible()
-            ):
+            if isinstance(patch, Rectangle) and patch.get_visible():
                 ext = patch.get_window_extent()
-                if (
-                    ext.width > 0
-                    and ext.height > 0
-                    and ext.overlaps(box)
-                ):
+                if ext.width > 0 and ext.height > 0 and ext.overlaps(box):
                     hits += 1
         for coll in ax.collections:
             if not isinstance(coll, Collection):
@@ -439,7 +394,5 @@ def _legend_overlaps(fig: Figure) -> list[str]:
                 )
                 if t
             )
-            found.append(
-                f"{hits} points under the legend of '{name}'"
-            )
+            found.append(f"{hits} points under the legend of '{name}'")
     return found

@@ -23,9 +23,7 @@ __all__ = [
 ]
 
 
-def plot_norm_profile(
-    profile, *, step_for_spread: int | None = None
-) -> Figure:
+def plot_norm_profile(profile, *, step_for_spread: int | None = None) -> Figure:
     """Chapter 1: mean |h^(l)| along the sequence per width, and the spread against width.
 
     ``profile`` is an :class:`rnnlib.experiments.ch01.NormProfile`. The right
@@ -46,12 +44,8 @@ def plot_norm_profile(
     fig, (ax0, ax1) = new_figure(2)
     steps = np.arange(1, L + 1)
     for i, m in enumerate(widths):
-        ax0.plot(
-            steps, mean[i], marker="o", ms=3, label=f"m = {m}"
-        )
-        ax0.fill_between(
-            steps, mean[i] - std[i], mean[i] + std[i], alpha=0.12
-        )
+        ax0.plot(steps, mean[i], marker="o", ms=3, label=f"m = {m}")
+        ax0.fill_between(steps, mean[i] - std[i], mean[i] + std[i], alpha=0.12)
     ax0.plot(
         steps,
         predicted,
@@ -63,9 +57,7 @@ def plot_norm_profile(
     ax0.set_ylabel(r"$\|h^{(l)}\|$ (mean $\pm$ sd over networks)")
     legend_outside(ax0, fontsize=8)
     spread = std[:, step]
-    ax1.loglog(
-        widths, spread, "o-", label=f"step $l = {step + 1}$"
-    )
+    ax1.loglog(widths, spread, "o-", label=f"step $l = {step + 1}$")
     slope = loglog_slope(widths, spread)
     ax1.loglog(
         widths,
@@ -83,18 +75,14 @@ def plot_norm_profile(
     return fig
 
 
-def plot_sequence_norms(
-    norms: np.ndarray, *, title: str = ""
-) -> Figure:
+def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
     """Chapter 1 explorer: |h^(l)| against l, one thin line per sequence, with the mean in black.
 
     ``norms`` has shape (batch, L), e.g. from ``rnnlib.experiments.ch01.sequence_norms``.
     """
     norms = _values(norms, "norms")
     if norms.ndim != 2:
-        raise ValueError(
-            f"norms must have shape (batch, L), got {norms.shape}"
-        )
+        raise ValueError(f"norms must have shape (batch, L), got {norms.shape}")
     fig, (ax,) = new_figure(1, width=6.0)
     steps = np.arange(1, norms.shape[1] + 1)
     ax.plot(steps, norms.T, color="tab:blue", alpha=0.25, lw=0.8)

@@ -106,9 +106,7 @@ def plot_complexity(
     ):
         for label, values in table.items():
             values = np.asarray(values, dtype=float)
-            ok = np.isfinite(values) & (
-                (values > 0) if ax is ax1 else True
-            )
+            ok = np.isfinite(values) & ((values > 0) if ax is ax1 else True)
             ax.plot(
                 radii[ok],
                 values[ok],
@@ -158,9 +156,7 @@ def plot_dl1(
         "count",
     )
     fig, (ax0, ax1) = new_figure(2, width=9.0)
-    ax0.semilogx(
-        lengths, additive_mse, "o-", label="best additive fit"
-    )
+    ax0.semilogx(lengths, additive_mse, "o-", label="best additive fit")
     ax0.axhline(
         2 / 9,
         color="k",
@@ -187,12 +183,8 @@ def plot_dl1(
         ms=7,
         label=r"$D_{L_1}$ label",
     )
-    ax1.plot(
-        counts, additive_by_count, "o--", label="best additive fit"
-    )
-    ax1.plot(
-        counts, neuron_by_count, "s-", label=r"neuron $s(2-s)$"
-    )
+    ax1.plot(counts, additive_by_count, "o--", label="best additive fit")
+    ax1.plot(counts, neuron_by_count, "s-", label=r"neuron $s(2-s)$")
     ax1.axhline(0.5, color="gray", ls=":", lw=1.0)
     ax1.set_xticks(counts)
     ax1.set_xlabel("number of 1s, $s$")

@@ -53,9 +53,7 @@ def plot_pseudo_gap(sweep) -> Figure:
             label=rf"$\tau = {tau:g}$: slope {loglog_slope(widths, flips):.2f}",
         )
     ref = sweep.relative_gap[0, 0] * (widths / widths[0]) ** -0.25
-    ax0.loglog(
-        widths, ref, "k:", lw=1.2, label=r"$\propto m^{-1/4}$"
-    )
+    ax0.loglog(widths, ref, "k:", lw=1.2, label=r"$\propto m^{-1/4}$")
     ax1.loglog(
         widths,
         sweep.flip_fraction[0, 0] * (widths / widths[0]) ** -0.5,
@@ -65,9 +63,7 @@ def plot_pseudo_gap(sweep) -> Figure:
     )
     for ax in (ax0, ax1):
         ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
-        ax.xaxis.set_minor_formatter(
-            matplotlib.ticker.NullFormatter()
-        )
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax0.set_xlabel("width $m$")
     ax0.set_ylabel("relative gap RNN vs pseudo-network")
     ax1.set_xlabel("width $m$")
@@ -101,13 +97,9 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     taus = [float(t) for t in sweep.taus]
     if tau not in taus:
-        raise ValueError(
-            f"tau must be one of the sweep's taus {taus}, got {tau!r}"
-        )
+        raise ValueError(f"tau must be one of the sweep's taus {taus}, got {tau!r}")
     t = taus.index(tau)
-    rel = _values(
-        sweep.relative_gap, "sweep.relative_gap", ndim=3
-    )[:, t]
+    rel = _values(sweep.relative_gap, "sweep.relative_gap", ndim=3)[:, t]
     gap = _values(sweep.gap, "sweep.gap", ndim=3)[:, t]
     pseudo = _values(sweep.pseudo, "sweep.pseudo", ndim=3)[:, t]
     fig, (ax0, ax1) = new_figure(2, width=9.0)
@@ -141,9 +133,7 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     )
     for ax in (ax0, ax1):
         ax.set_xticks(widths, labels=[f"{int(w)}" for w in widths])
-        ax.xaxis.set_minor_formatter(
-            matplotlib.ticker.NullFormatter()
-        )
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("width $m$")
     ax0.set_ylabel(rf"relative gap at $\tau = {tau:g}$")
     ax1.set_ylabel("mean absolute value")
@@ -176,16 +166,12 @@ def plot_linearization(sample) -> Figure:
     )
     rel = np.mean(np.abs(true - pseudo)) / np.mean(np.abs(pseudo))
     fig, (ax,) = new_figure(1, width=5.0, height=4.2)
-    lim = 1.05 * float(
-        max(np.abs(true).max(), np.abs(pseudo).max())
-    )
+    lim = 1.05 * float(max(np.abs(true).max(), np.abs(pseudo).max()))
     ax.plot([-lim, lim], [-lim, lim], "k:", lw=1.2)
     ax.scatter(pseudo, true, s=10, alpha=0.6)
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
-    ax.set_xlabel(
-        r"pseudo-network $F(\mathbf{x}; \Delta W, \Delta A)$"
-    )
+    ax.set_xlabel(r"pseudo-network $F(\mathbf{x}; \Delta W, \Delta A)$")
     ax.set_ylabel(
         r"$F_{\mathrm{rnn}}(W + \Delta W, A + \Delta A) - F_{\mathrm{rnn}}(W, A)$"
     )

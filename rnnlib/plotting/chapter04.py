@@ -28,9 +28,7 @@ __all__ = [
 
 def _reference(ax, x, y0, slope, label) -> None:
     x = np.asarray(x, dtype=float)
-    ax.loglog(
-        x, y0 * (x / x[0]) ** slope, "k:", lw=1.2, label=label
-    )
+    ax.loglog(x, y0 * (x / x[0]) ** slope, "k:", lw=1.2, label=label)
 
 
 def plot_relu_identity(sweep) -> Figure:
@@ -108,9 +106,7 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     widths = _values(sweep.widths, "sweep.widths", ndim=1)
     lengths = [int(v) for v in sweep.lengths]
     if L not in lengths:
-        raise ValueError(
-            f"L must be one of the sweep's lengths {lengths}, got {L}"
-        )
+        raise ValueError(f"L must be one of the sweep's lengths {lengths}, got {L}")
     eps_list = [float(e) for e in sweep.eps_values]
     if eps_x not in eps_list:
         raise ValueError(
@@ -141,9 +137,7 @@ def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     for ax in (ax0, ax1):
         ax.set_xlabel(r"depth $k = L - \ell$ of the token")
         legend_outside(ax, fontsize=8)
-    ax0.set_ylabel(
-        r"error on $\bar x^{(\ell)}$ (max-abs, per $\varepsilon_x$)"
-    )
+    ax0.set_ylabel(r"error on $\bar x^{(\ell)}$ (max-abs, per $\varepsilon_x$)")
     fitted = _values(sweep.fitted, "sweep.fitted", ndim=3)
     for j, length in enumerate(lengths):
         row = fitted[:, j, k_eps]
@@ -212,9 +206,7 @@ def plot_inversion(
     )
     fig, axes = new_figure(4, height=3.6)
     widths = _values(by_width.widths, "by_width.widths", ndim=1)
-    lengths = _values(
-        by_length.lengths, "by_length.lengths", ndim=1
-    )
+    lengths = _values(by_length.lengths, "by_length.lengths", ndim=1)
     eps = _values(by_eps.eps_values, "by_eps.eps_values", ndim=1)
     for field, label, style, color in _INVERSES:
         y = _values(getattr(by_width, field), f"by_width.{field}")
@@ -227,9 +219,7 @@ def plot_inversion(
             color=color,
             label=f"{label}: slope {loglog_slope(widths, y):.2f}",
         )
-        yl = _values(
-            getattr(by_length, field), f"by_length.{field}"
-        )
+        yl = _values(getattr(by_length, field), f"by_length.{field}")
         axes[1].semilogy(
             lengths,
             yl[0, :, 0],
@@ -239,48 +229,36 @@ def plot_inversion(
             label=label,
         )
         ye = _values(getattr(by_eps, field), f"by_eps.{field}")
-        axes[2].loglog(
-            eps, ye[0, 0, :], style, ms=4, color=color, label=label
-        )
+        axes[2].loglog(eps, ye[0, 0, :], style, ms=4, color=color, label=label)
     width_ticks(axes[0], widths)
     axes[0].set_xlabel("width $m$")
     axes[0].set_title(
         rf"$L = {int(by_width.lengths[0])}$, "
         rf"$\varepsilon_x = {float(by_width.eps_values[0]):g}$"
     )
-    axes[1].set_xticks(
-        lengths, labels=[f"{int(v)}" for v in lengths]
-    )
+    axes[1].set_xticks(lengths, labels=[f"{int(v)}" for v in lengths])
     axes[1].set_xlabel("length $L$")
     axes[1].set_title(
         rf"$m = {int(by_length.widths[0])}$, "
         rf"$\varepsilon_x = {float(by_length.eps_values[0]):g}$"
     )
     axes[2].set_xticks(eps, labels=[f"{v:g}" for v in eps])
-    axes[2].xaxis.set_minor_formatter(
-        matplotlib.ticker.NullFormatter()
-    )
+    axes[2].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[2].set_xlabel(r"token scale $\varepsilon_x$")
-    axes[2].set_title(
-        rf"$m = {int(by_eps.widths[0])}$, $L = {int(by_eps.lengths[0])}$"
-    )
+    axes[2].set_title(rf"$m = {int(by_eps.widths[0])}$, $L = {int(by_eps.lengths[0])}$")
     axes[0].set_ylabel(r"mean error on $\bar x^{(\ell)}$")
     axes[2].set_ylabel(r"mean error on $\bar x^{(\ell)}$")
     for ax in axes[:3]:
         ax.axhline(1.0, color="k", ls=":", lw=1.0)
     legend_outside(axes[0], fontsize=8, ncols=1)
     k = _values(growth.depths, "growth.depths", ndim=1)
-    mean = _values(growth.errors, "growth.errors", ndim=2).mean(
-        axis=0
-    )
+    mean = _values(growth.errors, "growth.errors", ndim=2).mean(axis=0)
     X = np.stack([np.ones_like(k), k], axis=1)
     ab = np.linalg.lstsq(X, np.log(mean), rcond=None)[0]
     w = 1.0 / mean
     cd = np.linalg.lstsq(X * w[:, None], mean * w, rcond=None)[0]
     ax = axes[3]
-    ax.semilogy(
-        k, mean, "^", ms=5, color="C3", label="naive, mean"
-    )
+    ax.semilogy(k, mean, "^", ms=5, color="C3", label="naive, mean")
     ax.semilogy(
         k,
         np.exp(X @ ab),
@@ -339,9 +317,7 @@ def plot_decoding_profile(errors) -> Figure:
             ms=4,
             label="analytic inverse (ours)",
         )
-    ax.axhline(
-        1.0, color="k", ls=":", lw=1.2, label="no information"
-    )
+    ax.axhline(1.0, color="k", ls=":", lw=1.2, label="no information")
     ax.set_xlabel(r"position $\ell$ of the token")
     ax.set_ylabel(r"error on $\bar x^{(\ell)}$")
     ax.set_title(
@@ -351,9 +327,7 @@ def plot_decoding_profile(errors) -> Figure:
     return fig
 
 
-def plot_step_features(
-    sweep, complexities: dict | None = None
-) -> Figure:
+def plot_step_features(sweep, complexities: dict | None = None) -> Figure:
     """Chapter 4: Lemma 4.1's error against the number m of random step features, per function.
 
     ``sweep`` is an :class:`rnnlib.experiments.ch04.StepFeatureSweep`; the legend gives
@@ -370,9 +344,7 @@ def plot_step_features(
     fig, (ax,) = new_figure(1, width=6.4, height=4.0)
     for f, name in enumerate(sweep.names):
         extra = (
-            f", {complexities[name]}"
-            if complexities and name in complexities
-            else ""
+            f", {complexities[name]}" if complexities and name in complexities else ""
         )
         ax.loglog(
             widths,
@@ -381,9 +353,7 @@ def plot_step_features(
             ms=4,
             label=rf"{name}: $\sqrt{{E H^2}}$ = {sweep.norms[f]:.3g}{extra}, slope {loglog_slope(widths, errors[f]):.2f}",
         )
-    _reference(
-        ax, widths, errors[0, 0], -0.5, r"$\propto m^{-1/2}$"
-    )
+    _reference(ax, widths, errors[0, 0], -0.5, r"$\propto m^{-1/2}$")
     width_ticks(ax, widths)
     ax.set_xlabel("number of features $m$")
     ax.set_ylabel(r"mean of $\max_u |\mathrm{average} - \phi(u)|$")
@@ -407,9 +377,7 @@ def plot_correlations(sweep) -> Figure:
     fig, (ax0, ax1) = new_figure(2, width=9.0)
     steps = np.arange(1, profile.shape[1] + 1)
     for j, m in enumerate(widths):
-        ax0.semilogy(
-            steps, profile[j], "o-", ms=3, label=f"m = {int(m)}"
-        )
+        ax0.semilogy(steps, profile[j], "o-", ms=3, label=f"m = {int(m)}")
     ax0.set_xlabel("step $i$")
     ax0.set_ylabel(r"mean $|c_i|$")
     legend_outside(ax0, fontsize=8)
@@ -425,9 +393,7 @@ def plot_correlations(sweep) -> Figure:
         ms=4,
         label=rf"$\max_{{i<L}}|c_i|$, slope {loglog_slope(widths, earlier):.2f}",
     )
-    ax1.axhline(
-        2.0, color="k", ls=":", lw=1.2, label=r"Var$(b) = 2$"
-    )
+    ax1.axhline(2.0, color="k", ls=":", lw=1.2, label=r"Var$(b) = 2$")
     width_ticks(ax1, widths)
     ax1.set_xlabel("width $m$")
     legend_outside(ax1, fontsize=8)
@@ -490,7 +456,5 @@ def plot_construction(sweep) -> Figure:
     ax1.set_ylim(-lim, lim)
     ax1.set_xlabel(r"target $F^*(\bar x)$")
     ax1.set_ylabel(r"pseudo-network $F(x; 0, A^*)$")
-    ax1.set_title(
-        rf"$m = {int(widths[-1])}$, $\varepsilon_x = {sweep.eps_x:g}$"
-    )
+    ax1.set_title(rf"$m = {int(widths[-1])}$, $\varepsilon_x = {sweep.eps_x:g}$")
     return fig

@@ -43,23 +43,17 @@ def plot_laziness(grid) -> Figure:
     ``grid`` is an :class:`rnnlib.experiments.ch05.LazyGrid` with one output scale; points are
     seeds, lines their means; fitted log-log slopes in the legends.
     """
-    _record(
-        grid, "grid", _GRID, "an rnnlib.experiments.ch05.LazyGrid"
-    )
+    _record(grid, "grid", _GRID, "an rnnlib.experiments.ch05.LazyGrid")
     widths = _values(grid.widths, "grid.widths", ndim=1)
     rel = _values(grid.rel_move[:, 0], "grid.rel_move", ndim=2)
     spec = _values(grid.spec_move[:, 0], "grid.spec_move", ndim=2)
-    flips = _values(
-        grid.flip_fraction[:, 0], "grid.flip_fraction", ndim=2
-    )
+    flips = _values(grid.flip_fraction[:, 0], "grid.flip_fraction", ndim=2)
     coup = _values(
         grid.coupling_relative[:, 0],
         "grid.coupling_relative",
         ndim=2,
     )
-    pair = _values(
-        grid.pair_relative[:, 0], "grid.pair_relative", ndim=2
-    )
+    pair = _values(grid.pair_relative[:, 0], "grid.pair_relative", ndim=2)
     fig, (ax0, ax1, ax2) = new_figure(3, width=12.0)
     m_rel = rel.mean(axis=0)
     seeds_and_mean(
@@ -80,9 +74,7 @@ def plot_laziness(grid) -> Figure:
     m_spec = spec.mean(axis=0)
     ax0b.plot(widths, m_spec, "s--", ms=4, color="C1")
     ax0b.set_ylim(0, 1.6 * float(spec.max()))
-    ax0b.set_ylabel(
-        r"$\sqrt{m}\,\|W_T-W_0\|_2$ (dashed)", color="C1"
-    )
+    ax0b.set_ylabel(r"$\sqrt{m}\,\|W_T-W_0\|_2$ (dashed)", color="C1")
     ax0b.grid(False)
     m_flip = seeds_and_mean(ax1, widths, flips, "flip fraction")
     ax1.plot(
@@ -127,19 +119,11 @@ def plot_out_scale(grid) -> Figure:
     Left: held-out loss at initialization and after training (RNN), mean over seeds.
     Right: flip fraction and relative coupling gap (how far the RNN left its pseudo-network).
     """
-    _record(
-        grid, "grid", _GRID, "an rnnlib.experiments.ch05.LazyGrid"
-    )
+    _record(grid, "grid", _GRID, "an rnnlib.experiments.ch05.LazyGrid")
     lam = _values(grid.out_scales, "grid.out_scales", ndim=1)
-    init = _values(
-        grid.init_eval[:, :, 0], "grid.init_eval", ndim=2
-    )
-    final = _values(
-        grid.eval_rnn[:, :, 0], "grid.eval_rnn", ndim=2
-    )
-    flips = _values(
-        grid.flip_fraction[:, :, 0], "grid.flip_fraction", ndim=2
-    )
+    init = _values(grid.init_eval[:, :, 0], "grid.init_eval", ndim=2)
+    final = _values(grid.eval_rnn[:, :, 0], "grid.eval_rnn", ndim=2)
+    flips = _values(grid.flip_fraction[:, :, 0], "grid.flip_fraction", ndim=2)
     coup = _values(
         grid.coupling_relative[:, :, 0],
         "grid.coupling_relative",
@@ -147,12 +131,8 @@ def plot_out_scale(grid) -> Figure:
     )
     fig, (ax0, ax1) = new_figure(2, width=9.5)
     seeds_and_mean(ax0, lam, init, "at initialization")
-    seeds_and_mean(
-        ax0, lam, final, "after training (RNN)", marker="s"
-    )
-    ax0.axhline(
-        0.5, color="k", ls=":", lw=1.2, label="predicting 0"
-    )
+    seeds_and_mean(ax0, lam, final, "after training (RNN)", marker="s")
+    ax0.axhline(0.5, color="k", ls=":", lw=1.2, label="predicting 0")
     ax0.set_ylabel("held-out squared loss")
     seeds_and_mean(ax1, lam, flips, "flip fraction")
     seeds_and_mean(
@@ -199,9 +179,7 @@ def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
         "pair.pseudo.history.train_loss",
         ndim=1,
     )
-    rel = _values(
-        pair.relative_gap[1:], "pair.relative_gap", ndim=1
-    )
+    rel = _values(pair.relative_gap[1:], "pair.relative_gap", ndim=1)
     fig, (ax0, ax1) = new_figure(2, width=9.5)
     ax0.plot(steps, rnn, "o-", ms=4, label="RNN")
     ax0.plot(
@@ -329,8 +307,6 @@ def plot_limit_convergence(doubled, iid) -> Figure:
     )
     width_ticks(ax, widths)
     ax.set_xlabel("width $m$")
-    ax.set_ylabel(
-        r"$\|f_m-f_\infty\|\,/\,\|f_\infty\|$ (held out)"
-    )
+    ax.set_ylabel(r"$\|f_m-f_\infty\|\,/\,\|f_\infty\|$ (held out)")
     legend_outside(ax, fontsize=8)
     return fig

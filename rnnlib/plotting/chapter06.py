@@ -35,14 +35,10 @@ def _field(runs, name: str) -> np.ndarray:
             raise TypeError(
                 f"runs must hold rnnlib.experiments.ch06.GeneralizationRun records, got {type(r).__name__}"
             )
-    return _values(
-        [getattr(r, name) for r in runs], f"runs[i].{name}", ndim=1
-    )
+    return _values([getattr(r, name) for r in runs], f"runs[i].{name}", ndim=1)
 
 
-def _by(
-    runs, key: str, name: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _by(runs, key: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct values of ``key``, the mean of ``name`` at each, and every point."""
     keys, vals = _field(runs, key), _field(runs, name)
     xs = np.unique(keys)
@@ -80,9 +76,7 @@ def plot_gap_vs_n(runs) -> Figure:
             alpha=0.35,
             color=line.get_color(),
         )
-    ax.axhline(
-        math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$"
-    )
+    ax.axhline(math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(xs, labels=[f"{int(x)}" for x in xs])
@@ -120,9 +114,7 @@ def plot_complexity_vs_width(runs) -> Figure:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(xs, labels=[f"{int(x)}" for x in xs])
-        ax.xaxis.set_minor_formatter(
-            matplotlib.ticker.NullFormatter()
-        )
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("width $m$")
         legend_outside(ax, fontsize=8, ncols=1)
     ax0.set_ylabel("logistic loss")
@@ -143,9 +135,7 @@ def plot_limit_bound(passes, fixed) -> Figure:
                 f"{name} must be a non-empty list of rnnlib.experiments.ch06.LimitRun, got {runs!r}"
             )
         for r in runs:
-            if not all(
-                hasattr(r, f) for f in ("n", "bound", "gap")
-            ):
+            if not all(hasattr(r, f) for f in ("n", "bound", "gap")):
                 raise TypeError(
                     f"{name} must be a list of rnnlib.experiments.ch06.LimitRun records, got {type(r).__name__}"
                 )
@@ -172,9 +162,7 @@ def plot_limit_bound(passes, fixed) -> Figure:
             alpha=0.6,
             label=f"|measured gap|, {what}",
         )
-    ax.axhline(
-        math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$"
-    )
+    ax.axhline(math.log(2), color="k", ls=":", lw=1.2, label=r"$\log 2$")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("training sequences $N$")
@@ -218,12 +206,7 @@ def plot_theorem_terms(runs) -> Figure:
     ws = np.unique(_field(runs, "width"))
     mean = {
         k: np.array(
-            [
-                np.mean(
-                    [getattr(r, k) for r in runs if r.width == w]
-                )
-                for w in ws
-            ]
+            [np.mean([getattr(r, k) for r in runs if r.width == w]) for w in ws]
         )
         for k in [*names, "population_loss", "zero_loss"]
     }
@@ -232,9 +215,7 @@ def plot_theorem_terms(runs) -> Figure:
     floor = 10 ** math.floor(math.log10(max(pop.min() / 3, 1e-12)))
     pos = np.arange(len(ws))
     below = np.full(len(ws), floor)
-    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()[
-        "color"
-    ]
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, k in enumerate(names):
         top = below + mean[k]
         ax0.bar(
@@ -287,9 +268,7 @@ def plot_theorem_terms(runs) -> Figure:
     ax1.set_xscale("log")
     ax1.set_yscale("log")
     ax1.set_xticks(ws, labels=[f"{int(w)}" for w in ws])
-    ax1.xaxis.set_minor_formatter(
-        matplotlib.ticker.NullFormatter()
-    )
+    ax1.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax1.set_xlabel("width $m$")
     ax1.set_ylabel("each term (log axis)")
     handles, labels = ax0.get_legend_handles_labels()
@@ -333,9 +312,7 @@ def plot_gap_vs_width_record(
         and math.isfinite(limit_gap)
         and limit_gap > 0
     ):
-        raise ValueError(
-            f"limit_gap must be a positive number, got {limit_gap!r}"
-        )
+        raise ValueError(f"limit_gap must be a positive number, got {limit_gap!r}")
     fig, (ax0, ax1) = new_figure(2, width=9.5)
     for (label, gap), marker in zip(gaps.items(), "osD^v"):
         gap = _values(gap, f"gaps[{label!r}]", ndim=2)

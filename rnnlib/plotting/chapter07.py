@@ -32,9 +32,7 @@ def plot_learner_accuracy(
     ``accuracies`` maps a learner's name to its accuracy in [0, 1].
     """
     accuracies = _table(accuracies, "accuracies")
-    values = _values(
-        list(accuracies.values()), "accuracies", ndim=1
-    )
+    values = _values(list(accuracies.values()), "accuracies", ndim=1)
     base = float(_values([baseline], "baseline")[0])
     fig, (ax,) = new_figure(1, width=5.4, height=3.4)
     labels = [str(k).replace(", ", ",\n") for k in accuracies]
@@ -66,9 +64,7 @@ def plot_learner_accuracy(
     return fig
 
 
-def plot_eps_effect(
-    eps_values, accuracies, baseline: float
-) -> Figure:
+def plot_eps_effect(eps_values, accuracies, baseline: float) -> Figure:
     """Chapter 7: held-out accuracy at a fixed budget against eps_x; ``accuracies`` is (seeds, len(eps_values))."""
     eps = _values(eps_values, "eps_values", ndim=1)
     acc = _values(accuracies, "accuracies", ndim=2)
@@ -87,9 +83,7 @@ def plot_eps_effect(
         color="C0",
         label="wide RNN, mean over seeds",
     )
-    ax.axhline(
-        base, color="k", ls="--", lw=1.2, label="majority baseline"
-    )
+    ax.axhline(base, color="k", ls="--", lw=1.2, label="majority baseline")
     ax.set_xlabel(r"token scale $\varepsilon_x$")
     ax.set_ylabel("accuracy on held-out strings")
     ax.set_ylim(0, 1.05)
@@ -112,9 +106,7 @@ def plot_length_sweep(
     fig, (ax,) = new_figure(1, width=5.4, height=3.4)
     for i, (label, acc) in enumerate(accuracies.items()):
         acc = _values(acc, f"accuracies[{label!r}]", ndim=1)
-        _same_length(
-            acc, len(n), f"accuracies[{label!r}]", "length"
-        )
+        _same_length(acc, len(n), f"accuracies[{label!r}]", "length")
         ax.plot(n, acc, "o-", color=f"C{i}", label=label)
     ax.plot(n, base, "k--", lw=1.2, label="majority baseline")
     ax.set_xlabel("maximal string length $n$")
@@ -126,9 +118,7 @@ def plot_length_sweep(
     return fig
 
 
-def plot_representation_complexity(
-    lengths, log10_cs: dict, R: float
-) -> Figure:
+def plot_representation_complexity(lengths, log10_cs: dict, R: float) -> Figure:
     """Chapter 7: log10 C_s(Phi, R) of each concept-class representation against n (left) and sqrt(n) (right)."""
     n = _values(lengths, "lengths", ndim=1)
     log10_cs = _table(log10_cs, "log10_cs")
@@ -145,33 +135,25 @@ def plot_representation_complexity(
             rf"$\log_{{10}} \mathfrak{{C}}_{{\mathfrak{{s}}}}(\phi, R = {R:g})$"
         )
     ax0.set_title("polynomial = straight line here", fontsize=9)
-    ax1.set_title(
-        r"$e^{\Theta(\sqrt{n})}$ = straight line here", fontsize=9
-    )
+    ax1.set_title(r"$e^{\Theta(\sqrt{n})}$ = straight line here", fontsize=9)
     ax0.legend(fontsize=8)
     return fig
 
 
-def plot_accuracy_grid(
-    row_labels, col_labels, tables: dict
-) -> Figure:
+def plot_accuracy_grid(row_labels, col_labels, tables: dict) -> Figure:
     """Chapter 7: heat maps of accuracy (rows: languages, columns: settings), one panel per learner.
 
     ``tables`` maps a panel title to an array (len(row_labels), len(col_labels)) of accuracies in [0, 1].
     """
     tables = _table(tables, "tables")
-    fig, axes = new_figure(
-        len(tables), width=4.6 * len(tables), height=3.8
-    )
+    fig, axes = new_figure(len(tables), width=4.6 * len(tables), height=3.8)
     for ax, (title, acc) in zip(axes, tables.items()):
         acc = _values(acc, f"tables[{title!r}]", ndim=2)
         if acc.shape != (len(row_labels), len(col_labels)):
             raise ValueError(
                 f"tables[{title!r}] must have shape ({len(row_labels)}, {len(col_labels)}), got {acc.shape}"
             )
-        ax.imshow(
-            acc, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto"
-        )
+        ax.imshow(acc, vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
         for i in range(acc.shape[0]):
             for j in range(acc.shape[1]):
                 ax.text(
@@ -184,14 +166,10 @@ def plot_accuracy_grid(
                 )
         ax.set_xticks(
             range(len(col_labels)),
-            labels=[
-                str(c).replace(", ", "\n") for c in col_labels
-            ],
+            labels=[str(c).replace(", ", "\n") for c in col_labels],
             fontsize=8,
         )
-        ax.set_yticks(
-            range(len(row_labels)), labels=row_labels, fontsize=8
-        )
+        ax.set_yticks(range(len(row_labels)), labels=row_labels, fontsize=8)
         ax.grid(False)
         ax.set_title(title, fontsize=10)
     return fig
@@ -216,9 +194,7 @@ def plot_kernel_curves(curves: dict) -> Figure:
             label="held-out (distinct)",
         )
         ax.plot(n, c.balanced.mean(0), "s--", label="balanced")
-        ax.plot(
-            n, c.fresh.mean(0), "^:", label="fresh i.i.d. draws"
-        )
+        ax.plot(n, c.fresh.mean(0), "^:", label="fresh i.i.d. draws")
         ax.plot(
             n,
             c.constant.mean(0),
@@ -265,12 +241,7 @@ def plot_learnability_atlas(atlas, eps_x: float) -> Figure:
     e = int(hits[0])
     n = _values(atlas.lengths, "atlas.lengths", ndim=1)
     C = _values(atlas.constant, "atlas.constant", ndim=3)[:, :, e]
-    ratio = (
-        C
-        / _values(atlas.shuffled, "atlas.shuffled", ndim=3)[
-            :, :, e
-        ]
-    )
+    ratio = C / _values(atlas.shuffled, "atlas.shuffled", ndim=3)[:, :, e]
     fig, (ax0, ax1) = new_figure(2, width=9.5, height=4.2)
     markers = "os^vD<>ph*"
     for k, name in enumerate(atlas.languages):
@@ -314,12 +285,8 @@ def plot_walsh_spectrum(spectrum) -> Figure:
         ("lengths", "eps_values", "degree_mass", "degree_mean"),
         "an rnnlib.experiments.ch07.WalshSpectrum",
     )
-    n = int(
-        _values(spectrum.lengths, "spectrum.lengths", ndim=1)[-1]
-    )
-    eps = _values(
-        spectrum.eps_values, "spectrum.eps_values", ndim=1
-    )
+    n = int(_values(spectrum.lengths, "spectrum.lengths", ndim=1)[-1])
+    eps = _values(spectrum.eps_values, "spectrum.eps_values", ndim=1)
     mean = _values(
         spectrum.degree_mean[-1],
         "spectrum.degree_mean[-1]",
@@ -351,8 +318,6 @@ def plot_walsh_spectrum(spectrum) -> Figure:
     ax1.set_ylabel("share of the trace")
     for ax in (ax0, ax1):
         ax.set_xticks(k)
-        ax.set_xlabel(
-            f"Walsh degree $|S|$ (strings of length {n})"
-        )
+        ax.set_xlabel(f"Walsh degree $|S|$ (strings of length {n})")
     ax0.legend(fontsize=8)
     return fig

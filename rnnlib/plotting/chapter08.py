@@ -38,9 +38,7 @@ def plot_state_distance(
     for i, (label, dist) in enumerate(distances.items()):
         dist = _values(dist, f"distances[{label!r}]", ndim=1)
         t = np.arange(1, dist.size + 1)
-        line = ax.semilogy(
-            t, np.maximum(dist, 1e-300), label=label
-        )[0]
+        line = ax.semilogy(t, np.maximum(dist, 1e-300), label=label)[0]
         if lams and label in lams and lams[label] < 1:
             ax.semilogy(
                 t,
@@ -55,18 +53,14 @@ def plot_state_distance(
     return fig
 
 
-def plot_init_norms(
-    widths: Sequence[int], norms: dict[str, np.ndarray]
-) -> Figure:
+def plot_init_norms(widths: Sequence[int], norms: dict[str, np.ndarray]) -> Figure:
     """Chapter 8: ``||W||_2`` of standard initializations against the width, with the stability line 1."""
     widths = _values(widths, "widths", ndim=1)
     _table(norms, "norms")
     fig, (ax,) = new_figure(1, width=5.6)
     for scheme, values in norms.items():
         values = _values(values, f"norms[{scheme!r}]", ndim=2)
-        _same_length(
-            values, widths.size, f"norms[{scheme!r}]", "width"
-        )
+        _same_length(values, widths.size, f"norms[{scheme!r}]", "width")
         ax.errorbar(
             widths,
             values.mean(axis=1),
@@ -76,9 +70,7 @@ def plot_init_norms(
             capsize=2,
             label=scheme,
         )
-    ax.axhline(
-        1.0, color="k", ls=":", lw=1.2, label=r"$\|W\|_2 = 1$"
-    )
+    ax.axhline(1.0, color="k", ls=":", lw=1.2, label=r"$\|W\|_2 = 1$")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("width $m$")
     ax.set_ylabel(r"$\|W\|_2$ at initialization")
@@ -111,9 +103,7 @@ def plot_jacobian_hist(
                 color=line.get_facecolor()[:3],
             )
     ax.axvline(1.0, color="k", ls=":", lw=1.2)
-    ax.set_xlabel(
-        r"$\|\partial s_t/\partial s_{t-1}\|_2$ along the data"
-    )
+    ax.set_xlabel(r"$\|\partial s_t/\partial s_{t-1}\|_2$ along the data")
     ax.set_ylabel("count")
     legend_outside(ax)
     return fig

@@ -41,15 +41,11 @@ def plot_gradient_difference(
             "k",
         )
         if label not in lams:
-            raise ValueError(
-                f"lams has no contraction constant for {label!r}"
-            )
+            raise ValueError(f"lams has no contraction constant for {label!r}")
     fig, (ax,) = new_figure(1, width=5.8)
     for label, gap in gaps.items():
         gap = np.asarray(gap, dtype=float)
-        line = ax.semilogy(
-            ks, np.maximum(gap, 1e-300), "o-", ms=3, label=label
-        )[0]
+        line = ax.semilogy(ks, np.maximum(gap, 1e-300), "o-", ms=3, label=label)[0]
         envelope = ks * lams[label] ** ks
         ax.semilogy(
             ks,
@@ -78,12 +74,8 @@ def plot_weight_distance(
     panel is drawn against the total step length instead of N, so that schedules
     are compared at equal ``sum alpha_i``.
     """
-    ks = np.asarray(
-        _values(ks, "ks", ndim=1), dtype=np.asarray(ks).dtype
-    )
-    k_index = check_int(
-        k_index, "k_index", minimum=-ks.size, maximum=ks.size - 1
-    )
+    ks = np.asarray(_values(ks, "ks", ndim=1), dtype=np.asarray(ks).dtype)
+    k_index = check_int(k_index, "k_index", minimum=-ks.size, maximum=ks.size - 1)
     _table(distances, "distances")
     for label, dist in distances.items():
         _same_length(
@@ -96,9 +88,7 @@ def plot_weight_distance(
         _table(step_lengths, "step_lengths")
         for label, dist in distances.items():
             if label not in step_lengths:
-                raise ValueError(
-                    f"step_lengths has no entry for {label!r}"
-                )
+                raise ValueError(f"step_lengths has no entry for {label!r}")
             n_steps = np.asarray(dist).shape[1] - 1
             _same_length(
                 _values(
@@ -134,18 +124,14 @@ def plot_weight_distance(
     return fig
 
 
-def _seed_rows(
-    table: dict[str, np.ndarray], name: str, n_cols: int, what: str
-) -> None:
+def _seed_rows(table: dict[str, np.ndarray], name: str, n_cols: int, what: str) -> None:
     _table(table, name)
     for label, rows in table.items():
         rows = _values(rows, f"{name}[{label!r}]", ndim=2)
         _same_length(rows.T, n_cols, f"{name}[{label!r}]", what)
 
 
-def plot_k_star(
-    Ns: Sequence[int], k_star: dict[str, np.ndarray]
-) -> Figure:
+def plot_k_star(Ns: Sequence[int], k_star: dict[str, np.ndarray]) -> Figure:
     """Chapter 10: the smallest k with ``||w_N - w^k_N|| <= eps`` against N (log axis), per schedule.
 
     ``k_star`` maps a schedule label to an array (seeds, len(Ns)); each seed is a thin
@@ -156,9 +142,7 @@ def plot_k_star(
     fig, (ax,) = new_figure(1, width=5.8)
     for label, rows in k_star.items():
         rows = np.asarray(rows, dtype=float)
-        line = ax.semilogx(
-            Ns, rows.mean(axis=0), "o-", ms=3, lw=1.8, label=label
-        )[0]
+        line = ax.semilogx(Ns, rows.mean(axis=0), "o-", ms=3, lw=1.8, label=label)[0]
         for r in rows:
             ax.semilogx(
                 Ns,
@@ -171,9 +155,7 @@ def plot_k_star(
     ax.set_xticks(Ns, [f"{v:g}" for v in Ns])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("gradient steps $N$ (log scale)")
-    ax.set_ylabel(
-        r"smallest $k$ with $\|w_N - w^k_N\|_2 \leq \varepsilon$"
-    )
+    ax.set_ylabel(r"smallest $k$ with $\|w_N - w^k_N\|_2 \leq \varepsilon$")
     legend_outside(ax, fontsize=8)
     return fig
 
@@ -192,9 +174,7 @@ def plot_scalar_smoothness(
         rows = np.asarray(rows, dtype=float)
         line = ax.semilogy(Ts, rows[0], "o-", ms=3, label=label)[0]
         for r in rows[1:]:
-            ax.semilogy(
-                Ts, r, "o-", ms=2, lw=0.6, color=line.get_color()
-            )
+            ax.semilogy(Ts, r, "o-", ms=2, lw=0.6, color=line.get_color())
     ax.set_xlabel("sequence length $T$")
     ax.set_ylabel(r"smoothness $|p_T''(w)|$")
     legend_outside(ax, fontsize=8)

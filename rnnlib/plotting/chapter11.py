@@ -75,23 +75,17 @@ def plot_local_contraction(
     n = len(norms)
     cols = min(n, 2)
     rows = (n + cols - 1) // cols
-    fig, first = new_figure(
-        1, width=3.4 * cols + 0.4, height=2.9 * rows
-    )
+    fig, first = new_figure(1, width=3.4 * cols + 0.4, height=2.9 * rows)
     for ax in np.atleast_1d(first):
         ax.remove()
-    axes = np.atleast_1d(
-        fig.subplots(rows, cols, squeeze=False).ravel()
-    )
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
     for ax in axes[n:]:
         ax.remove()
     for ax, (label, values) in zip(axes, norms.items()):
         values = _values(values, f"norms[{label!r}]", ndim=1)
         ax.hist(values, bins=40, color="C0", alpha=0.75)
         ax.axvline(1.0, color="k", ls=":", lw=1.2)
-        title = (
-            f"{label}\n{np.mean(values < 1):.0%} of steps contract"
-        )
+        title = f"{label}\n{np.mean(values < 1):.0%} of steps contract"
         if worst_case and label in worst_case:
             w = check_real(
                 worst_case[label],
@@ -125,18 +119,10 @@ def plot_validation_curves(
     fig, (ax,) = new_figure(1, width=6.2)
     for label, pair in curves.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(
-                f"curves[{label!r}] must be a pair (steps, values)"
-            )
-        steps = _values(
-            pair[0], f"curves[{label!r}] steps", ndim=1
-        )
-        values = _values(
-            pair[1], f"curves[{label!r}] values", ndim=1
-        )
-        _same_length(
-            values, steps.size, f"curves[{label!r}]", "steps"
-        )
+            raise ValueError(f"curves[{label!r}] must be a pair (steps, values)")
+        steps = _values(pair[0], f"curves[{label!r}] steps", ndim=1)
+        values = _values(pair[1], f"curves[{label!r}] values", ndim=1)
+        _same_length(values, steps.size, f"curves[{label!r}]", "steps")
         line = ax.plot(steps, values, "-", lw=1.2, label=label)[0]
         if label in best:
             at = int(np.argmin(np.abs(steps - best[label])))
@@ -193,9 +179,7 @@ def plot_price_of_stability(
             capsize=3,
             label="certified LSTM",
         )
-        for i, (name, value) in enumerate(
-            (reference or {}).items()
-        ):
+        for i, (name, value) in enumerate((reference or {}).items()):
             ax.axhline(
                 check_real(value, f"reference[{name!r}]"),
                 color="0.5",

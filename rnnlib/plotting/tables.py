@@ -19,9 +19,7 @@ __all__ = ["Table", "html_table"]
 
 
 #: a cell that is one number (as :func:`_cell` writes it): the book's CSS never breaks it
-_NUMBER = re.compile(
-    r"[+\-\u2212]?(\d+(\.\d*)?([eE][+\-]?\d+)?|\u221e)"
-)
+_NUMBER = re.compile(r"[+\-\u2212]?(\d+(\.\d*)?([eE][+\-]?\d+)?|\u221e)")
 
 
 class Table:
@@ -65,15 +63,10 @@ class Table:
 
     def __repr__(self) -> str:
         cols = [self.header, *self.rows]
-        widths = [
-            max(len(r[j]) for r in cols)
-            for j in range(len(self.header))
-        ]
+        widths = [max(len(r[j]) for r in cols) for j in range(len(self.header))]
         lines = [self.caption] if self.caption else []
         for r in cols:
-            lines.append(
-                "  ".join(c.rjust(w) for c, w in zip(r, widths))
-            )
+            lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)))
         return "\n".join(lines)
 
 
@@ -85,9 +78,7 @@ def _cell(value: object, digits: int, name: str) -> str:
         try:
             # numpy and torch scalars, integers kept as integers
             value = item() if callable(item) else float(value)
-            if isinstance(value, bool) or not isinstance(
-                value, Real
-            ):
+            if isinstance(value, bool) or not isinstance(value, Real):
                 raise TypeError
         except (TypeError, ValueError):
             raise TypeError(
@@ -121,13 +112,9 @@ def html_table(
             f"header must be a sequence of strings, got {type(header).__name__}"
         )
     if not header or not all(isinstance(h, str) for h in header):
-        raise ValueError(
-            "header must be a non-empty sequence of strings"
-        )
+        raise ValueError("header must be a non-empty sequence of strings")
     if isinstance(rows, str) or not isinstance(rows, Sequence):
-        raise TypeError(
-            f"rows must be a sequence of rows, got {type(rows).__name__}"
-        )
+        raise TypeError(f"rows must be a sequence of rows, got {type(rows).__name__}")
     if caption is not None and not isinstance(caption, str):
         raise TypeError(
             f"caption must be a string or None, got {type(caption).__name__}"
