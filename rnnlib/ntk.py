@@ -129,24 +129,20 @@ def _gradient_pieces(
     ``D^(l)`` is read off the states as ``1[h^(l) > 0]`` (the derivative autograd uses for ReLU).
     """
     with torch.no_grad():
-        h = elman_hidden_states(
-            model.W.detach(), model.A.detach(), x
-        )
+        h = elman_hidden_states(model.W.detach(), model.A.detach(), x)
         h_prev = previous_states(h)
         D = (h > 0).to(x.dtype)
         return back_matrices(model, x)[:, :, 0, :] * D, h_prev
 
 
-def _diagonal_terms(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
+def _diagonal_terms(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``<u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence, (N, L, L); no grad."""
     u, h_prev = _gradient_pieces(model, x)
     with torch.no_grad():
         uu = torch.einsum("nlm,nkm->nlk", u, u)
-        zz = torch.einsum(
-            "nlm,nkm->nlk", h_prev, h_prev
-        ) + torch.einsum("nld,nkd->nlk", x, x)
+        zz = torch.einsum("nlm,nkm->nlk", h_prev, h_prev) + torch.einsum(
+            "nld,nkd->nlk", x, x
+        )
         return uu * zz
 
 
@@ -185,9 +181,7 @@ def tangent_kernel(
         return (uu * zz).sum(dim=(2, 3))
 
 
-def tangent_kernel_diag(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
+def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
 
     The diagonal of :func:`tangent_kernel` at cost ~ N L^2 m instead of N^2 L^2 m:
@@ -208,9 +202,7 @@ class KernelRidge(NamedTuple):
 
 
 @validate_params("ridge")
-def kernel_ridge(
-    K: torch.Tensor, y: torch.Tensor, ridge: float
-) -> KernelRidge:
+def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> KernelRidge:
     """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
 
     Minimizes ``(1/N) sum_n (f(x_n) - y_n)^2 / 2 + (ridge / 2) ||theta||^2`` over
@@ -222,9 +214,7 @@ def kernel_ridge(
     """
     K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"K must be square (N, N), got shape {tuple(K.shape)}"
-        )
+        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
     y = check_tensor(y, "y")
     if y.dim() not in (1, 2) or y.shape[0] != K.shape[0]:
         raise ValueError(
@@ -233,13 +223,9 @@ def kernel_ridge(
     n = K.shape[0]
     Kd = K.to(torch.float64)
     yd = y.to(torch.float64)
-    alpha = torch.linalg.solve(
-        Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd
-    )
+    alpha = torch.linalg.solve(Kd + ridge * n * torch.eye(n, dtype=torch.float64), yd)
     a2 = alpha if alpha.dim() == 2 else alpha[:, None]
-    norm = float(
-        torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt()
-    )
+    norm = float(torch.einsum("nk,nm,mk->", a2, Kd, a2).clamp_min(0).sqrt())
     return KernelRidge(alpha.to(K.dtype), norm)
 
 
@@ -293,31 +279,24 @@ def kernel_reference(
     x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], model.output_dim))
     if y.dtype != x.dtype:
-        raise TypeError(
-            f"y has dtype {y.dtype} but x has {x.dtype}"
-        )
+        raise TypeError(f"y has dtype {y.dtype} but x has {x.dtype}")
     x_eval = model.check_input(x_eval, "x_eval")
     B = model.B.transpose(0, 1)
     with torch.no_grad():
         f0, f0e = (
-            out_scale
-            * (elman_last_state(model.W, model.A, xx) @ B)
+            out_scale * (elman_last_state(model.W, model.A, xx) @ B)
             for xx in (x, x_eval)
         )
     K = out_scale**2 * tangent_kernel(model, x)
     alpha, norm = kernel_ridge(K, y - f0, ridge)
     Ke = out_scale**2 * tangent_kernel(model, x_eval, x)
     if not return_weights:
-        return KernelReference(
-            f0 + K @ alpha, f0e + Ke @ alpha, norm
-        )
+        return KernelReference(f0 + K @ alpha, f0e + Ke @ alpha, norm)
     W = model.W.detach().clone().requires_grad_(True)
     A = model.A.detach().clone().requires_grad_(True)
     out = (elman_last_state(W, A, x) @ B.detach() * alpha).sum()
     gW, gA = torch.autograd.grad(out_scale * out, (W, A))
-    return KernelReference(
-        f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA)
-    )
+    return KernelReference(f0 + K @ alpha, f0e + Ke @ alpha, norm, (gW, gA))
 
 
 class KernelSGD(NamedTuple):
@@ -331,9 +310,7 @@ class KernelSGD(NamedTuple):
     gamma: torch.Tensor
 
 
-def _loss_slope(
-    z: np.ndarray, y: np.ndarray, loss: str
-) -> np.ndarray:
+def _loss_slope(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     """dG/dz of the squared ``(z - y)^2 / 2`` or the logistic ``log(1 + exp(-y z))``."""
     if loss == "squared":
         return z - y
@@ -382,16 +359,10 @@ def kernel_sgd(
     K = check_tensor(K, "K", ndim=2)
     n = K.shape[0]
     if K.shape[1] != n:
-        raise ValueError(
-            f"K must be square (N, N), got shape {tuple(K.shape)}"
-        )
+        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
     y = check_tensor(y, "y", shape=(n, "k"))
-    if loss == "logistic" and not bool(
-        ((y == 1) | (y == -1)).all()
-    ):
-        raise ValueError(
-            "y must hold labels in {-1, +1} for the logistic loss"
-        )
+    if loss == "logistic" and not bool(((y == 1) | (y == -1)).all()):
+        raise ValueError("y must hold labels in {-1, +1} for the logistic loss")
     if not isinstance(order, torch.Tensor) or order.dtype not in (
         torch.int32,
         torch.int64,
@@ -402,8 +373,7 @@ def kernel_sgd(
     if order.dim() == 1:
         order = order[:, None]
     if order.dim() != 2 or (
-        order.numel()
-        and (int(order.min()) < 0 or int(order.max()) >= n)
+        order.numel() and (int(order.min()) < 0 or int(order.max()) >= n)
     ):
         raise ValueError(
             f"order must be (T, b) or (T,) indices in [0, {n}), got shape {tuple(order.shape)}"
@@ -411,36 +381,23 @@ def kernel_sgd(
     k = y.shape[1]
     f = np.zeros((n, k))
     if f0 is not None:
-        f = (
-            check_tensor(f0, "f0", shape=(n, k))
-            .double()
-            .numpy()
-            .copy()
-        )
+        f = check_tensor(f0, "f0", shape=(n, k)).double().numpy().copy()
     if K_eval is not None:
-        K_eval = check_tensor(
-            K_eval, "K_eval", shape=("N_eval", n)
-        )
+        K_eval = check_tensor(K_eval, "K_eval", shape=("N_eval", n))
         fe = np.zeros((K_eval.shape[0], k))
         if f0_eval is not None:
             fe = (
-                check_tensor(
-                    f0_eval, "f0_eval", shape=(K_eval.shape[0], k)
-                )
+                check_tensor(f0_eval, "f0_eval", shape=(K_eval.shape[0], k))
                 .double()
                 .numpy()
             )
     elif f0_eval is not None:
-        raise ValueError(
-            "f0_eval must come with K_eval (the kernel that moves it)"
-        )
+        raise ValueError("f0_eval must come with K_eval (the kernel that moves it)")
     Kn = K.detach().double().numpy()
     yn = y.detach().double().numpy()
     gamma = np.zeros((n, k))
     scale = lr / (order.shape[1] * k)
-    if (
-        order.shape[1] == 1 and k == 1
-    ):  # P&G's SGD: one row per step
+    if order.shape[1] == 1 and k == 1:  # P&G's SGD: one row per step
         f1, y1, g1 = f[:, 0], yn[:, 0], gamma[:, 0]
         for i in order[:, 0].tolist():
             r = scale * float(_loss_slope(f1[i], y1[i], loss))
@@ -453,20 +410,14 @@ def kernel_sgd(
             f -= Kn[idx].T @ r
     f_eval = None
     if K_eval is not None:
-        f_eval = torch.from_numpy(
-            fe + K_eval.detach().double().numpy() @ gamma
-        )
-    return KernelSGD(
-        torch.from_numpy(f), f_eval, torch.from_numpy(gamma)
-    )
+        f_eval = torch.from_numpy(fe + K_eval.detach().double().numpy() @ gamma)
+    return KernelSGD(torch.from_numpy(f), f_eval, torch.from_numpy(gamma))
 
 
 # --- the tangent kernel at infinite width ----------------------------------------------------------
 
 
-def _check_pair(
-    x: object, x2: object
-) -> tuple[torch.Tensor, torch.Tensor, bool]:
+def _check_pair(x: object, x2: object) -> tuple[torch.Tensor, torch.Tensor, bool]:
     x = check_tensor(x, "x", ndim=3)
     same = x2 is None
     x2 = x if same else check_tensor(x2, "x2", ndim=3)
@@ -476,6 +427,10 @@ def _check_pair(
             f"{x.shape[2]}), got shape {tuple(x2.shape)}"
         )
     return x.to(torch.float64), x2.to(torch.float64), same
+
+
+#: 1 - cos below which two pre-activations count as parallel (128 float64 ulps of 1).
+_COS_SNAP = 2.0**-45
 
 
 def _arccos_step(S, r1, r2, H, two_kappa, same):
@@ -490,17 +445,20 @@ def _arccos_step(S, r1, r2, H, two_kappa, same):
     """
     i1 = torch.where(r1 > 0, 1.0 / r1.clamp_min(1e-300), 0.0)
     i2 = torch.where(r2 > 0, 1.0 / r2.clamp_min(1e-300), 0.0)
-    cos = torch.mul(
-        S, i1[:, None], out=H
-    )  # H is free: S holds H^(l-1)
+    cos = torch.mul(S, i1[:, None], out=H)  # H is free: S holds H^(l-1)
     cos.mul_(i2[None, :]).clamp_(-1.0, 1.0)
-    if same:  # theta(x, x) = 0 exactly (rounding would give ~1e-8, and kappa with it)
+    # Parallel pairs (x with itself, two sequences that share their first l tokens) have
+    # cos = 1 exactly; rounding leaves 1 - cos of a few ulps, which arccos turns into
+    # theta ~ 1e-8, machine-dependent (BLAS sums the entries of a row in its own order).
+    # Within _COS_SNAP of 1, cos is 1: an error of at most sqrt(2 _COS_SNAP) = 2.4e-7 in
+    # theta for a pair that is that close without being parallel; distinct strings of the
+    # book are at 1 - cos >= 8e-4.
+    cos.masked_fill_(cos >= 1.0 - _COS_SNAP, 1.0)
+    if same:  # theta(x, x) = 0 exactly
         cos.diagonal().fill_(1.0)
     theta = torch.arccos(cos, out=two_kappa).neg_().add_(math.pi)
     # sin theta = sqrt(1 - cos^2), computed into S (S is not needed any more)
-    sin = (
-        torch.mul(cos, cos, out=S).neg_().add_(1.0).clamp_(min=0.0)
-    )
+    sin = torch.mul(cos, cos, out=S).neg_().add_(1.0).clamp_(min=0.0)
     sin.sqrt_().addcmul_(theta, cos)  # sin + (pi - theta) cos
     sin.mul_((r1 / math.pi)[:, None]).mul_(r2[None, :])
     H.copy_(sin)  # sqrt(S S') (sin + (pi - theta) cos) / pi
@@ -516,9 +474,7 @@ def _recursion(x, x2, same):
     N2 = x2.shape[0]
     sq1 = (x * x).sum(dim=2)  # (N, L) |x^(l)|^2
     sq2 = sq1 if same else (x2 * x2).sum(dim=2)
-    n1 = torch.cumsum(
-        sq1, dim=1
-    )  # S^l(x, x) = sum_{j<=l} |x^(j)|^2
+    n1 = torch.cumsum(sq1, dim=1)  # S^l(x, x) = sum_{j<=l} |x^(j)|^2
     n2 = n1 if same else torch.cumsum(sq2, dim=1)
     r1, r2 = n1.sqrt(), n2.sqrt()
     H = torch.zeros(N, N2, dtype=torch.float64)
@@ -528,13 +484,9 @@ def _recursion(x, x2, same):
     xt = x.transpose(0, 1).contiguous()  # (L, N, d)
     x2t = xt if same else x2.transpose(0, 1).contiguous()
     for step in range(L):
-        torch.addmm(
-            H, xt[step], x2t[step].T, out=S
-        )  # H^(l-1) + X^l
+        torch.addmm(H, xt[step], x2t[step].T, out=S)  # H^(l-1) + X^l
         S_out.copy_(S)
-        _arccos_step(
-            S, r1[:, step], r2[:, step], H, two_kappa, same
-        )
+        _arccos_step(S, r1[:, step], r2[:, step], H, two_kappa, same)
         yield S_out, H, two_kappa
 
 
@@ -551,9 +503,7 @@ def limit_hidden_covariance(
     and does not depend on the width or the seed of any network.
     """
     x, x2, same = _check_pair(x, x2)
-    return torch.stack(
-        [H.clone() for _, H, _ in _recursion(x, x2, same)], dim=2
-    )
+    return torch.stack([H.clone() for _, H, _ in _recursion(x, x2, same)], dim=2)
 
 
 def limit_tangent_kernel(
@@ -582,9 +532,7 @@ def limit_tangent_kernel(
     return R
 
 
-def cross_time_fraction(
-    model: ElmanRNN, x: torch.Tensor
-) -> torch.Tensor:
+def cross_time_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """The share of the cross-time terms in the finite tangent kernel, per sequence; (N,) (chapter 5).
 
     ``K_m(x, x) = sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)``
@@ -601,9 +549,7 @@ def cross_time_fraction(
     return (total - diag).abs() / total
 
 
-def sample_constant(
-    K: torch.Tensor, f: torch.Tensor
-) -> float | np.ndarray:
+def sample_constant(K: torch.Tensor, f: torch.Tensor) -> float | np.ndarray:
     """The sample-size constant of the Rademacher route for a target on a finite domain: ``||f||_K^2 sup K / E f^2`` (chapter 7, ours).
 
     ``K`` (N, N) is a positive definite kernel matrix on all N points of a domain,
@@ -619,9 +565,7 @@ def sample_constant(
     """
     K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"K must be square, got shape {tuple(K.shape)}"
-        )
+        raise ValueError(f"K must be square, got shape {tuple(K.shape)}")
     one = isinstance(f, torch.Tensor) and f.ndim == 1
     f = check_tensor(f, "f")
     if f.ndim == 1:

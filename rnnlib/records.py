@@ -60,9 +60,7 @@ __all__ = [
 ]
 
 #: Where the records live: ``chapters/records/`` of the book's repository.
-RECORDS_DIR = (
-    Path(__file__).resolve().parent.parent / "chapters" / "records"
-)
+RECORDS_DIR = Path(__file__).resolve().parent.parent / "chapters" / "records"
 #: Relative tolerance of the fingerprint comparison (cross-machine float64 rounding).
 FINGERPRINT_RTOL = 1e-9
 #: Absolute tolerance of the fingerprint comparison, for values near 0.
@@ -112,9 +110,7 @@ def git_commit() -> str:
 
     try:
         sha = git("rev-parse", "HEAD")
-        dirty = git(
-            "status", "--porcelain", "--untracked-files=no"
-        )
+        dirty = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return sha + (" (with uncommitted changes)" if dirty else "")
@@ -160,15 +156,11 @@ def provenance(
             or not math.isfinite(value)
             or value < 0
         ):
-            raise ValueError(
-                f"{name} must be a finite number >= 0, got {value!r}"
-            )
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return {
         "command": command,
         "commit": git_commit() if commit is None else str(commit),
-        "date": datetime.datetime.now(datetime.UTC).strftime(
-            "%Y-%m-%d %H:%M UTC"
-        ),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "device": device,
@@ -206,13 +198,9 @@ def write_record(
         ("provenance", provenance),
     ):
         if not isinstance(value, Mapping):
-            raise TypeError(
-                f"{name} must be a mapping, got {type(value).__name__}"
-            )
+            raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
     if scale not in ("full", "smoke"):
-        raise ValueError(
-            f"scale must be 'full' or 'smoke', got {scale!r}"
-        )
+        raise ValueError(f"scale must be 'full' or 'smoke', got {scale!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {
@@ -246,9 +234,7 @@ def read_record(path: str | Path) -> dict[str, Any]:
         "results",
     } - set(record)
     if missing:
-        raise ValueError(
-            f"path {path}: not a record (missing {sorted(missing)})"
-        )
+        raise ValueError(f"path {path}: not a record (missing {sorted(missing)})")
     return record
 
 
@@ -282,26 +268,18 @@ def fingerprint_difference(
     """
     for name, value in (("stored", stored), ("live", live)):
         if not isinstance(value, Mapping):
-            raise TypeError(
-                f"{name} must be a mapping, got {type(value).__name__}"
-            )
+            raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
     for name, value in (("rtol", rtol), ("atol", atol)):
         if not (isinstance(value, (int, float)) and value >= 0):
-            raise ValueError(
-                f"{name} must be a number >= 0, got {value!r}"
-            )
+            raise ValueError(f"{name} must be a number >= 0, got {value!r}")
     a, b = {}, {}
     _flatten(stored, "", a)
     _flatten(live, "", b)
-    out = [
-        f"{k}: only in one of them"
-        for k in sorted(set(a) ^ set(b))
-    ]
+    out = [f"{k}: only in one of them" for k in sorted(set(a) ^ set(b))]
     for k in sorted(set(a) & set(b)):
         x, y = a[k], b[k]
         numeric = all(
-            isinstance(v, (int, float)) and not isinstance(v, bool)
-            for v in (x, y)
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y)
         )
         if numeric:
             x, y = float(x), float(y)
@@ -327,28 +305,18 @@ def check_fingerprint(
 
     The error's message is :func:`stale_message` (``chapter``), followed by the
     first differing entries. Returns the largest relative difference found
-    (0 when identical), which the chapter prints.
+    among the entries that differ by more than ``atol`` (0 when none does), which
+    the chapter prints.
     """
-    if (
-        not isinstance(record, Mapping)
-        or "fingerprint" not in record
-    ):
-        raise ValueError(
-            "record must be a record (read_record) with a fingerprint"
-        )
-    diffs = fingerprint_difference(
-        record["fingerprint"], live, rtol=rtol, atol=atol
-    )
+    if not isinstance(record, Mapping) or "fingerprint" not in record:
+        raise ValueError("record must be a record (read_record) with a fingerprint")
+    diffs = fingerprint_difference(record["fingerprint"], live, rtol=rtol, atol=atol)
     if diffs:
         raise StaleRecordError(
             stale_message(chapter)
             + " ("
             + "; ".join(diffs[:3])
-            + (
-                f"; {len(diffs) - 3} more"
-                if len(diffs) > 3
-                else ""
-            )
+            + (f"; {len(diffs) - 3} more" if len(diffs) > 3 else "")
             + ")"
         )
     a, b = {}, {}
@@ -361,34 +329,23 @@ def check_fingerprint(
             isinstance(x, (int, float))
             and not isinstance(x, bool)
             and math.isfinite(float(x))
-            and x != y
+            and abs(x - y) > atol  # below atol the absolute tolerance decides
         ):
             worst = max(worst, abs(x - y) / max(abs(y), 1e-300))
     return worst
 
 
-def provenance_line(
-    record: Mapping[str, Any], chapter: int
-) -> str:
+def provenance_line(record: Mapping[str, Any], chapter: int) -> str:
     """The page's provenance line: "recorded … at commit … on …, … CPU-minutes; `make record CH=N` re-runs it"."""
     n = _check_chapter(chapter)
-    if (
-        not isinstance(record, Mapping)
-        or "provenance" not in record
-    ):
+    if not isinstance(record, Mapping) or "provenance" not in record:
         raise ValueError("record must be a record (read_record)")
     p = record["provenance"]
     commit = str(p.get("commit", "unknown"))
     short = commit[:10] + (
-        " (+ uncommitted changes)"
-        if "uncommitted" in commit
-        else ""
+        " (+ uncommitted changes)" if "uncommitted" in commit else ""
     )
-    scale = (
-        ""
-        if record.get("scale") == "full"
-        else f" at {record.get('scale')} size"
-    )
+    scale = "" if record.get("scale") == "full" else f" at {record.get('scale')} size"
     return (
         f"recorded{scale} {p['date']} at commit {short} on {p['device']} "
         f"({p['cpu']}, torch {p['torch']}), "
@@ -414,9 +371,9 @@ def check_live_fingerprint(
         raise ValueError("record must be a record (read_record)")
     stored = record.get("fingerprint")
     if isinstance(stored, Mapping) and "config" in stored:
-        if json.dumps(
-            stored["config"], sort_keys=True
-        ) != json.dumps(record["config"], sort_keys=True):
+        if json.dumps(stored["config"], sort_keys=True) != json.dumps(
+            record["config"], sort_keys=True
+        ):
             raise StaleRecordError(
                 stale_message(chapter)
                 + " (its config is not the one its fingerprint was made at)"
@@ -424,20 +381,14 @@ def check_live_fingerprint(
     try:
         fresh = live(record["config"])
     except (ValueError, KeyError, TypeError) as err:
-        raise StaleRecordError(
-            stale_message(chapter) + f" ({err})"
-        ) from err
+        raise StaleRecordError(stale_message(chapter) + f" ({err})") from err
     return check_fingerprint(record, fresh, chapter)
 
 
-def output_path(
-    path: str | Path | None, chapter: int, *, smoke: bool
-) -> Path:
+def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     """Where a record command writes: the committed record by default; a smoke record only elsewhere."""
     committed = record_path(chapter)
-    if smoke and (
-        path is None or Path(path).resolve() == committed.resolve()
-    ):
+    if smoke and (path is None or Path(path).resolve() == committed.resolve()):
         raise ValueError(
             "path must be given for a smoke record, and it must not be the committed record"
             f" {committed}"
@@ -483,22 +434,16 @@ def record_cli(
         help="worker processes, one thread each (the result does not depend on it)",
     )
     if device:
-        parser.add_argument(
-            "--device", default=os.environ.get("DEVICE") or "cpu"
-        )
+        parser.add_argument("--device", default=os.environ.get("DEVICE") or "cpu")
     args = parser.parse_args(argv)
     out = args.out
     if args.smoke and out is None:
-        out = (
-            Path(tempfile.mkdtemp(prefix=f"ch{n:02d}-smoke-"))
-            / f"ch{n:02d}.json"
-        )
+        out = Path(tempfile.mkdtemp(prefix=f"ch{n:02d}-smoke-")) / f"ch{n:02d}.json"
     dev = getattr(args, "device", "cpu")
     command = (
         f"python -m rnnlib.experiments.ch{n:02d} --smoke"
         if args.smoke
-        else f"make record CH={n:02d}"
-        + (f" DEVICE={dev}" if dev != "cpu" else "")
+        else f"make record CH={n:02d}" + (f" DEVICE={dev}" if dev != "cpu" else "")
     )
     kw = {"device": dev} if device else {}
     path = make(
@@ -538,33 +483,24 @@ def build_record(
     """
     n = _check_chapter(chapter)
     if not isinstance(config, Mapping):
-        raise TypeError(
-            f"config must be a mapping, got {type(config).__name__}"
-        )
+        raise TypeError(f"config must be a mapping, got {type(config).__name__}")
     for name, fn in (("run", run), ("fingerprint", fingerprint)):
         if not callable(fn):
             raise TypeError(f"{name} must be callable, got {fn!r}")
     if worker_cpu is not None and not callable(worker_cpu):
-        raise TypeError(
-            f"worker_cpu must be callable or None, got {worker_cpu!r}"
-        )
+        raise TypeError(f"worker_cpu must be callable or None, got {worker_cpu!r}")
     if not isinstance(device, str) or not device:
-        raise ValueError(
-            f"device must be a non-empty string, got {device!r}"
-        )
+        raise ValueError(f"device must be a non-empty string, got {device!r}")
     out = output_path(path, n, smoke=bool(smoke))
     commit = git_commit()
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     results = run(config)
-    extra = (
-        0.0 if worker_cpu is None else float(worker_cpu(results))
-    )
+    extra = 0.0 if worker_cpu is None else float(worker_cpu(results))
     fp = fingerprint(config)
     prov = provenance(
         command
         or (
-            f"make record CH={n:02d}"
-            + (f" DEVICE={device}" if device != "cpu" else "")
+            f"make record CH={n:02d}" + (f" DEVICE={device}" if device != "cpu" else "")
         ),
         device=device,
         wall_seconds=time.perf_counter() - t_wall,

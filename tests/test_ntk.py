@@ -413,3 +413,20 @@ def test_sample_constant_is_the_min_norm_interpolant_times_sup_k():
     assert math.isclose(sample_constant(K[p][:, p], f[p]), want, rel_tol=1e-10)
     with pytest.raises(ValueError, match="positive definite"):
         sample_constant(-K, f)
+
+
+def test_sequences_sharing_a_prefix_are_parallel_there_to_rounding():
+    """Two sequences equal in their first l tokens have cos = 1 at those steps: H(x, x') = H(x, x).
+
+    Without snapping cos to 1, rounding of a few ulps in cos becomes theta ~ 1e-8 through
+    arccos, and the kernel's value depends on how BLAS orders a row's sum.
+    """
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6, 7, 4, generator=g, dtype=torch.float64)
+    x[1, :5] = x[0, :5]  # x_1 shares x_0's first five tokens
+    H = limit_hidden_covariance(x)
+    torch.testing.assert_close(H[0, 1, :5], H[0, 0, :5], rtol=1e-15, atol=0)
+    # then they part: Cauchy-Schwarz holds strictly
+    assert (H[0, 1, 5:] < (H[0, 0, 5:] * H[1, 1, 5:]).sqrt()).all()
+    K = limit_tangent_kernel(x)
+    assert torch.equal(K, K.T)
