@@ -433,7 +433,7 @@ def _check_pair(x: object, x2: object) -> tuple[torch.Tensor, torch.Tensor, bool
 _COS_SNAP = 2.0**-45
 
 
-def _arccos_step(S, r1, r2, H, two_kappa, same):
+def _arccos_step(S, r1, r2, H, two_kappa):
     """H^l and 2 kappa^l from S^l (N, N2) and the root diagonals r1 (N,), r2 (N2,), into ``H``, ``two_kappa``.
 
     The ReLU arc-cosine expectations of the module docstring. Where a diagonal is 0
@@ -453,9 +453,7 @@ def _arccos_step(S, r1, r2, H, two_kappa, same):
     # Within _COS_SNAP of 1, cos is 1: an error of at most sqrt(2 _COS_SNAP) = 2.4e-7 in
     # theta for a pair that is that close without being parallel; distinct strings of the
     # book are at 1 - cos >= 8e-4.
-    cos.masked_fill_(cos >= 1.0 - _COS_SNAP, 1.0)
-    if same:  # theta(x, x) = 0 exactly
-        cos.diagonal().fill_(1.0)
+    cos.masked_fill_(cos >= 1.0 - _COS_SNAP, 1.0)  # theta(x, x) = 0 with it
     theta = torch.arccos(cos, out=two_kappa).neg_().add_(math.pi)
     # sin theta = sqrt(1 - cos^2), computed into S (S is not needed any more)
     sin = torch.mul(cos, cos, out=S).neg_().add_(1.0).clamp_(min=0.0)
@@ -486,7 +484,7 @@ def _recursion(x, x2, same):
     for step in range(L):
         torch.addmm(H, xt[step], x2t[step].T, out=S)  # H^(l-1) + X^l
         S_out.copy_(S)
-        _arccos_step(S, r1[:, step], r2[:, step], H, two_kappa, same)
+        _arccos_step(S, r1[:, step], r2[:, step], H, two_kappa)
         yield S_out, H, two_kappa
 
 
