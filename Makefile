@@ -28,7 +28,7 @@ RUFF_PATHS ?= .
 # The environment is (re)built when requirements.txt or pyproject.toml change.
 ENV_STAMP := $(VENV)/.installed
 
-.PHONY: book test env unit tools-test lint executions book-strict cache-check bench clean nbval
+.PHONY: vendor strip book test env unit tools-test lint executions book-strict cache-check bench clean nbval
 
 env: $(ENV_STAMP)
 
@@ -39,7 +39,7 @@ env: $(ENV_STAMP)
 # Python 3.12 syntax in torch's test helpers (pip skips it too), and the packages' own test
 # suites (tests/ and test/ folders, 30 of the 68 MB of source; 13 of 76 s of CPU), which
 # nothing imports, except music21's, which `import music21` loads.
-$(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json booktools/vendor_assets.py booktools/assets/ipywidgets_offline.js
+$(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json booktools/assets/ipywidgets_offline.js
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' \
 		|| { echo "set PYTHON=python3.11 (make PYTHON=python3.11 ...)"; exit 1; }
 	@command -v npm >/dev/null 2>&1 || { echo "npm is needed for the book's browser assets (MathJax): install Node.js (Debian: apt-get install npm)"; exit 1; }
@@ -51,8 +51,33 @@ $(ENV_STAMP): requirements.txt pyproject.toml package.json package-lock.json boo
 	$(PY) -c 'import sys, torch; sys.exit(f"torch {torch.__version__} is a CUDA build; requirements.txt pins the CPU build" if torch.version.cuda else None)'
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
-	$(PY) -m booktools.vendor_assets
+	$(MAKE) --no-print-directory vendor
 	@touch $@
+
+# The browser assets the book serves itself (no CDN: the HTML works with no network), from
+# node_modules (package-lock.json) into _extra/_vendor, which Sphinx's html_extra_path serves as
+# _build/html/_vendor (not html_static_path: Jupyter Book would add every .js and .css under a
+# static path to every page). Only what pages load: MathJax's tex-chtml component with the
+# modules it loads lazily, RequireJS, and the ipywidgets embed manager (embed-amd.js and the
+# fonts beside it), which replace the CDN scripts myst-nb adds (nb_ipywidgets_js); and the
+# book's own booktools/assets/ipywidgets_offline.js.
+VENDOR := _extra/_vendor
+WIDGETS := node_modules/@jupyter-widgets/html-manager/dist
+vendor:
+	rm -rf $(VENDOR)
+	mkdir -p $(VENDOR)/mathjax $(VENDOR)/requirejs $(VENDOR)/jupyter-widgets
+	cp -R node_modules/mathjax/es5/tex-chtml.js $(addprefix node_modules/mathjax/es5/,input output ui a11y) $(VENDOR)/mathjax/
+	cp node_modules/requirejs/require.js $(VENDOR)/requirejs/
+	cp -R $(WIDGETS) $(VENDOR)/jupyter-widgets/html-manager
+	find $(VENDOR)/jupyter-widgets/html-manager \( -name 'embed.js' -o -name 'embed.js.*' -o -name 'libembed-amd.js' -o -name '*.map' \) -delete
+	cp booktools/assets/ipywidgets_offline.js $(VENDOR)/jupyter-widgets/offline.js
+
+# Strip the chapters (or NB=...) of outputs and execution counts, as they are stored
+# (CONTRIBUTING.md); cell ids are kept (nbstripout's default renumbers them). The check that
+# none holds outputs is tests/test_repo.py.
+NB ?= chapters/*.ipynb
+strip: env
+	$(PY) -m nbstripout --keep-id $(NB)
 
 # jupyter-cache keys executed notebooks on their code only: wipe it whenever the
 # library or the pins change, so a page never shows outputs of an older rnnlib.
@@ -137,7 +162,7 @@ executions: cache-check student-notebooks
 # One chapter: make nbval NB=chapters/05_sgd.ipynb (it executes the chapter for the book
 # first if the cache lacks it). JOBS chapters at once (pytest-xdist), one thread each (as the
 # book's executions have with JOBS=2 on two cores). nbval's kernels, its cell limit and its
-# waits come from booktools.kernels (WAITS), through the plugin booktools.nbval_notebooks;
+# waits come from booktools.records (WAITS), through the plugin booktools.nbval_notebooks;
 # NBVAL_CELL_TIMEOUT=... overrides the cell limit.
 nbval: $(EXEC_DEP)
 	$(if $(IN_TEST),,$(PY) -m booktools.execute --jobs $(JOBS) book $(if $(NB),--only $(NB)))
@@ -265,7 +290,7 @@ portable-check: $(BUILD_DEP) $(STUDENT_DEP)
 # two lines are the chapters' budget: the reference workload here, and the last build's
 # executions in its units (fails over budget; make book first).
 bench: env
-	$(PY) -m booktools.budget
+	$(PY) -m booktools.records
 	$(PY) -m booktools.exec_times --enforce _build
 	$(PY) benchmarks/bench_elman.py
 	$(PY) benchmarks/bench_pseudo.py

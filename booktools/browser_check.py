@@ -45,9 +45,7 @@ Needs ``chromium`` and ``chromedriver`` (Debian: ``apt-get install chromium chro
 from __future__ import annotations
 
 import argparse
-import functools
 import html
-import http.server
 import io
 import json
 import re
@@ -60,25 +58,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from booktools import toc
-from booktools.kernels import WAITS
+from booktools.markup import is_formula
+from booktools.records import WAITS, make_driver, serve
 from booktools.toc import ROOT
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-    "--disable-extensions",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--mute-audio",
-    # no DNS: every host but the local server is unreachable
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    "--window-size=1280,1000",
-]
 PAGE_TIMEOUT_S = WAITS.page_load
 MAX_SCREENSHOT_HEIGHT = 20000
 
@@ -272,12 +255,9 @@ def text_problems(text: str) -> list[str]:
 def ascii_formula_problems(literals: list[str]) -> list[str]:
     """Inline code spans that hold a formula in ASCII (``E[w w^T 1[w^T x >= 0]] = I/2``).
 
-    A formula is what ``booktools.sphinx_ext.plaintext_docstrings.is_formula`` calls one:
+    A formula is what ``booktools.markup.is_formula`` calls one:
     the docstring hook typesets every such literal, so one left as code is a defect.
     """
-    from booktools.sphinx_ext.plaintext_docstrings import (
-        is_formula,
-    )
 
     left = sorted({t for t in literals if is_formula(t)})
     if not left:
@@ -468,51 +448,6 @@ def layout_problems(
             f"empty gap: {g['what']} is {g['height']} px tall and shows nothing (a hidden widget?)"
         )
     return problems
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
-        pass
-
-
-def serve(
-    html_dir: Path,
-) -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(_QuietHandler, directory=str(html_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
-
-
-def make_driver():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium = (
-        shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or shutil.which("google-chrome")
-    )
-    chromedriver = shutil.which("chromedriver")
-    if not chromium or not chromedriver:
-        sys.exit(
-            "chromium and chromedriver are needed: apt-get install -y chromium chromium-driver (make browser-check does it as root)"
-        )
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.set_capability(
-        "goog:loggingPrefs",
-        {"browser": "ALL", "performance": "ALL"},
-    )
-    driver = webdriver.Chrome(
-        service=Service(executable_path=chromedriver),
-        options=options,
-    )
-    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
-    driver.set_script_timeout(PAGE_TIMEOUT_S)
-    return driver
 
 
 def external_requests(driver, base: str) -> list[str]:

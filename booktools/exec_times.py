@@ -5,15 +5,15 @@ jupyter-cache (``<build>/.jupyter_cache``), how many seconds each execution took
 (wall time), how much CPU time the kernel used, where the wall time went (kernel
 start, first answer, cells, shutdown), how many chapters ran at once, and the CPU
 seconds of the budget's reference workload measured in the same run
-(``booktools.execute``, ``booktools.budget``). This module looks up the cache record
+(``booktools.execute``, ``booktools.records``). This module looks up the cache record
 that matches each chapter of ``_toc.yml`` *as it is now* (jupyter-cache matches on the
 code cells) and prints a table: wall, CPU, CPU in reference units, and the budget in
 those units.
 
 ``make test`` runs it without ``--enforce``: it reports, and warns about a chapter
-whose wall time is far above its CPU time (a stall: :func:`booktools.budget.is_stall`)
+whose wall time is far above its CPU time (a stall: :func:`booktools.records.is_stall`)
 or that is over budget, but it never fails on a time (a test command must pass on a
-busy machine: ``booktools.budget`` says why). It fails only when a chapter has no
+busy machine: ``booktools.records`` says why). It fails only when a chapter has no
 execution record. ``make bench`` runs it with ``--enforce``: then a chapter at or over
 ``budget.CHAPTER_LIMIT_S`` reference-machine seconds (in reference units) or a book at
 or over ``budget.BOOK_LIMIT_S`` fails.
@@ -30,8 +30,8 @@ from pathlib import Path
 import nbformat
 from jupyter_cache import get_cache
 
-from booktools import budget
-from booktools.budget import is_stall
+from booktools import records as budget
+from booktools.records import is_stall
 from booktools.toc import ROOT, chapter_notebooks
 
 
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     print(
         f"x ref: kernel CPU seconds / CPU seconds of the reference workload measured in the same run "
-        f"(booktools.budget); budget: {budget.CHAPTER_LIMIT_S:g} s per chapter and "
+        f"(booktools.records); budget: {budget.CHAPTER_LIMIT_S:g} s per chapter and "
         f"{budget.BOOK_LIMIT_S:g} s for the book on the reference machine, in those units"
     )
     for line in warnings:

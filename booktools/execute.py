@@ -25,14 +25,14 @@ Timing. Each record holds ``execution_seconds``, the wall time of the execution
 (kernel start to kernel shutdown, as myst-nb measures its own), ``cpu_seconds``, the CPU
 time of the kernel process, ``jobs``, how many notebooks ran at once, ``phases``, where
 the wall time went (:func:`run_job`), and ``reference_cpu_seconds``, the budget's unit
-measured in the same run (``booktools.budget``). Each kernel gets ``--threads`` threads
+measured in the same run (``booktools.records``). Each kernel gets ``--threads`` threads
 (default 1, whatever ``jobs``: ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` of the
 kernel). One thread is the chapters' fastest setting, not only the fair one: their
 tensors are small, and with two threads torch's workers spin on them (chapter 10's
 training took 7 to 30 times the CPU time of one thread, chapter 7 over 700 s instead of
 68 s, on two cores). An execution whose wall time is far above its CPU time is reported
-as a stall (:func:`booktools.budget.is_stall`), a warning. Kernels talk over IPC sockets
-(``booktools.kernels``: why).
+as a stall (:func:`booktools.records.is_stall`), a warning. Kernels talk over IPC sockets
+(``booktools.records``: why).
 
 Usage: ``python -m booktools.execute [--jobs N] [--only NOTEBOOK ...] {book,student} ...``
 """
@@ -57,8 +57,15 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from booktools.budget import is_stall, reference_workload
-from booktools.kernels import Client, start_error
+from booktools.markup import EXERCISE_KEY, INSTALL_KEY
+from booktools.records import (
+    Client,
+    executed_in_build,
+    expected_cost,
+    is_stall,
+    reference_workload,
+    start_error,
+)
 from booktools.toc import ROOT, chapter_notebooks
 
 TARGETS = ("book", "student")
@@ -88,7 +95,7 @@ class Result:
     error: str | None
     #: seconds spent in each of :data:`PHASES` (see :func:`run_job`)
     phases: dict[str, float] = field(default_factory=dict)
-    #: one-second polls for a cell's reply that found none yet (booktools.kernels.Client)
+    #: one-second polls for a cell's reply that found none yet (booktools.records.Client)
     empty_polls: int = 0
 
 
@@ -132,7 +139,6 @@ def reusable_prefix(
     (``metadata.rnnlib_install``), then the chapter's first ``k`` code cells with
     the same source, then only stubs (``metadata.rnnlib_exercise``), if any.
     """
-    from booktools.student_edition import EXERCISE_KEY, INSTALL_KEY
 
     code = [c for c in student.cells if c.cell_type == "code"]
     while code and code[0].metadata.get(INSTALL_KEY):
@@ -158,7 +164,6 @@ def _compose(job: Job, nb: nbformat.NotebookNode):
     import copy
 
     from booktools.cell_deps import cells_to_run, cut_after_checker
-    from booktools.student_edition import EXERCISE_KEY, INSTALL_KEY
 
     executed = executed_in_build(job.reuse, job.build)
     k = reusable_prefix(nb, executed)
@@ -234,7 +239,7 @@ def run_job(job: Job) -> Result:
                 f"{type(exc).__name__}: {exc}",
             )
     cpu: list[float | None] = [None]
-    client = Client(  # IPC kernels, the reply polled in slices (booktools.kernels)
+    client = Client(  # IPC kernels, the reply polled in slices (booktools.records)
         nb,
         timeout=job.timeout,
         kernel_name="python3",
@@ -299,7 +304,7 @@ def _store(
 ) -> str:
     """Put a successful execution where the later steps read it; return where.
 
-    ``reference_cpu``: the CPU seconds of ``booktools.budget.reference_workload``
+    ``reference_cpu``: the CPU seconds of ``booktools.records.reference_workload``
     measured in the same run (the budget's unit).
     """
     job = result.job
@@ -326,31 +331,6 @@ def _store(
     return str(cache_dir)
 
 
-def executed_in_build(notebook: str | Path, build: str | Path) -> nbformat.NotebookNode:
-    """The execution of ``notebook`` that the book build in ``build`` shows (its jupyter-cache record).
-
-    This is what the build rendered. (The copy myst-nb writes to
-    ``<build>/jupyter_execute/`` holds no outputs when the page was rendered from the
-    cache.) Raises ``FileNotFoundError`` naming ``build`` when it has no cache, and
-    ``LookupError`` when no record matches the notebook's code as it is now.
-    """
-    from jupyter_cache import get_cache
-
-    cache_dir = Path(build) / ".jupyter_cache"
-    if not cache_dir.is_dir():
-        raise FileNotFoundError(
-            f"build: no execution cache at {str(cache_dir)!r} (build the book first)"
-        )
-    nb = nbformat.read(notebook, as_version=4)
-    try:
-        _, merged = get_cache(str(cache_dir)).merge_match_into_notebook(nb)
-    except KeyError:
-        raise LookupError(
-            f"{notebook}: no execution in {cache_dir} matches its code (build the book first)"
-        ) from None
-    return merged
-
-
 def _is_cached(path: Path, cache_dir: Path) -> bool:
     if not cache_dir.is_dir():
         return False
@@ -363,24 +343,6 @@ def _is_cached(path: Path, cache_dir: Path) -> bool:
     except KeyError:
         return False
     return True
-
-
-#: Chapters that take longest to execute, longest first: a scheduling hint (a wrong one makes
-#: a run slower, never wrong). Measured on the fresh clones of December 2026.
-SLOW_FIRST = (
-    "11_real_data.ipynb",
-    "07_regular_languages.ipynb",
-    "05_sgd.ipynb",
-    "06_generalization.ipynb",
-    "10_truncation_training.ipynb",
-    "04_existence.ipynb",
-)
-
-
-def expected_cost(path: Path) -> int:
-    """A rank for longest-first scheduling: the hint of :data:`SLOW_FIRST`, else 0."""
-    name = Path(path).name
-    return len(SLOW_FIRST) - SLOW_FIRST.index(name) if name in SLOW_FIRST else 0
 
 
 def plan(
@@ -504,7 +466,7 @@ def execute(
         and any(b.target == "book" and b.path == j.reuse for b in todo)
     }
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        # the budget's unit, measured in this run beside the chapters (booktools.budget)
+        # the budget's unit, measured in this run beside the chapters (booktools.records)
         reference = pool.submit(reference_workload)
         futures = {
             pool.submit(run_job, job) for job in todo if job not in waiting.values()
@@ -585,10 +547,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NOTEBOOK",
         help="only these notebooks (by file name), e.g. chapters/05_sgd.ipynb",
     )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the book's folder (default: this repository)",
+    )
     args = parser.parse_args(argv)
     try:
         results = execute(
             args.targets,
+            root=args.root,
             jobs=args.jobs,
             threads=args.threads,
             timeout=args.timeout,

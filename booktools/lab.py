@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -119,16 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     target = ROOT / "lab" / ("student" if args.student else "chapters")
     try:
         if args.portable:
-            from booktools.portable import (
-                DEFAULT_OUT,
-                convert_edition,
-            )
-
             edition = "student" if args.student else "book"
-            target = DEFAULT_OUT / edition
-            copies = [
-                c.target for c in convert_edition(edition, DEFAULT_OUT, keep_newer=True)
-            ]
+            target = ROOT / "portable" / edition
+            # the portable copies (booktools.portable), a reader's newer work kept
+            command = [sys.executable, "-m", "booktools.portable", "--edition"]
+            done = subprocess.run([*command, edition, "--keep-newer"], check=False)
+            if done.returncode:
+                return done.returncode  # portable said why
+            source_root = ROOT / "student" if args.student else ROOT
+            copies = [target / p.name for p in chapter_notebooks(source_root)]
         else:
             copies = prepare(source, target)
     except FileNotFoundError as exc:

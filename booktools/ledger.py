@@ -334,9 +334,7 @@ def _table(classes, widths, header, rows) -> nodes.table:
 
 def _with_math(text: str) -> list:
     """``text`` with its ASCII formulas (``E||h^(l)||^2 = sum_{j<=l} ...``) as inline math."""
-    from booktools.sphinx_ext.plaintext_docstrings import (
-        formula_spans,
-    )
+    from booktools.markup import formula_spans
 
     out, pos = [], 0
     for start, end, tex in formula_spans(text):

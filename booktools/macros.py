@@ -24,39 +24,9 @@ import sys
 from pathlib import Path
 
 import nbformat
-import yaml
 
-from booktools.toc import ROOT, chapter_notebooks
-
-#: Cell metadata key marking the generated macro cell.
-MACRO_KEY = "rnnlib_macros"
-#: Tags of the macro cell: the book does not render it.
-MACRO_TAGS = ("remove-cell",)
-
-
-def book_macros(root: Path = ROOT) -> dict[str, str | list]:
-    """The macros of ``_config.yml`` (``name -> body`` or ``name -> [body, n_args]``)."""
-    config = yaml.safe_load((Path(root) / "_config.yml").read_text(encoding="utf-8"))
-    try:
-        macros = config["sphinx"]["config"]["mathjax3_config"]["tex"]["macros"]
-    except (KeyError, TypeError) as exc:
-        raise ValueError(
-            "_config.yml: no sphinx.config.mathjax3_config.tex.macros"
-        ) from exc
-    for name, body in macros.items():
-        if not (
-            isinstance(body, str)
-            or (
-                isinstance(body, list)
-                and len(body) == 2
-                and isinstance(body[0], str)
-                and isinstance(body[1], int)
-            )
-        ):
-            raise ValueError(
-                f"_config.yml: macro {name!r} must be a string or [body, n_args], got {body!r}"
-            )
-    return dict(macros)
+from booktools.markup import MACRO_KEY, MACRO_TAGS, book_macros, is_macro_cell
+from booktools.toc import chapter_notebooks
 
 
 def definitions(macros: dict[str, str | list]) -> list[str]:
@@ -92,10 +62,6 @@ def macro_source(macros: dict[str, str | list]) -> str:
         + " ".join(definitions(macros))
         + "$"
     )
-
-
-def is_macro_cell(cell) -> bool:
-    return cell.cell_type == "markdown" and bool(cell.metadata.get(MACRO_KEY))
 
 
 def sync(nb: nbformat.NotebookNode, macros: dict) -> bool:

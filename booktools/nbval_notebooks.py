@@ -26,7 +26,7 @@ in the folder of the notebook it checks, here ``_build/nbval/chapters/`` rather 
 does; data ship with packages or are made in temporary folders).
 
 The module is also the pytest plugin of that run (``-p booktools.nbval_notebooks``),
-which gives nbval the machinery's kernels and waits (``booktools.kernels``): its
+which gives nbval the machinery's kernels and waits (``booktools.records``): its
 kernels listen on IPC sockets instead of TCP ports (two nbval workers, and the
 machinery's tests beside them, start kernels at once); its cell and kernel-start
 limits are ``WAITS.cell`` and ``WAITS.kernel_start`` unless given on the command line;
@@ -49,8 +49,14 @@ from pathlib import Path
 
 import nbformat
 
-from booktools.execute import executed_in_build, expected_cost
-from booktools.kernels import WAITS, IPCKernelManager
+from booktools.records import (
+    WAITS,
+    IPCKernelManager,
+    executed_in_build,
+    expected_cost,
+    outputs_below,
+    widget_state,
+)
 from booktools.toc import ROOT, chapter_notebooks
 
 SANITIZER = ROOT / "booktools" / "nbval_sanitize.cfg"
@@ -86,34 +92,6 @@ def export(
         nbformat.write(nb, target)
         written.append(target)
     return written
-
-
-def widget_state(nb: nbformat.NotebookNode) -> dict:
-    """The widget models nbclient stored in ``nb``'s metadata, by model id."""
-    return (
-        nb.metadata.get("widgets", {})
-        .get("application/vnd.jupyter.widget-state+json", {})
-        .get("state", {})
-    )
-
-
-def outputs_below(
-    state: dict, model_id: str, seen: set[str] | None = None
-) -> list[dict]:
-    """The outputs the ``Output`` widgets at or below ``model_id`` hold (children followed, each model once)."""
-    seen = set() if seen is None else seen
-    if model_id in seen or model_id not in state:
-        return []
-    seen.add(model_id)
-    model = state[model_id].get("state", {})
-    found = (
-        list(model.get("outputs", []))
-        if state[model_id].get("model_name") == "OutputModel"
-        else []
-    )
-    for child in model.get("children", []):
-        found += outputs_below(state, str(child).removeprefix("IPY_MODEL_"), seen)
-    return found
 
 
 def lift_widget_outputs(

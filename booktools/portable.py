@@ -81,6 +81,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,6 +91,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from booktools.markup import book_macros, is_macro_cell
+from booktools.records import executed_in_build
 from booktools.toc import ROOT, pages
 
 #: The two editions: the folder that holds each one's ``_toc.yml`` and chapters, relative to the root.
@@ -1038,11 +1041,9 @@ def convert_markdown(text: str, ctx: Context) -> str:
 
 
 def _is_macro_cell(cell) -> bool:
-    from booktools.macros import MACRO_KEY
-
-    return cell.cell_type == "markdown" and (
-        bool(cell.metadata.get(MACRO_KEY))
-        or bool(re.match(r"^---\s*\nmath:", cell.source))
+    """The macro cell (:func:`booktools.markup.is_macro_cell`), or a cell of MyST front matter with macros."""
+    return is_macro_cell(cell) or (
+        cell.cell_type == "markdown" and bool(re.match(r"^---\s*\nmath:", cell.source))
     )
 
 
@@ -1060,9 +1061,7 @@ def results_markdown(executed: nbformat.NotebookNode, ctx: Context) -> str | Non
     """
     from docutils.nodes import make_id
 
-    from booktools.sphinx_ext.plaintext_docstrings import (
-        formula_spans,
-    )
+    from booktools.markup import formula_spans
     from rnnlib.claims import registry
 
     found: dict[str, str] = {}
@@ -1235,11 +1234,10 @@ def executions_of(
     """The build's execution of each notebook of ``paths`` (chapters of ``edition``): its jupyter-cache record.
 
     The notebooks the cache lacks are, where ``execute_missing``, first executed into
-    it by :func:`booktools.execute.execute` (as ``make book`` or ``make student``
-    would, ``jobs`` at a time); a notebook that still has no record maps to None.
+    it by ``python -m booktools.execute`` (as ``make book`` or ``make student``
+    would, ``jobs`` at a time; a failed execution is reported by that command on
+    standard error); a notebook that still has no record maps to None.
     """
-    from booktools.execute import execute, executed_in_build
-
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
         raise ValueError(f"jobs: expected an integer >= 1, got {jobs!r}")
     build = edition_root(edition, root) / "_build"
@@ -1253,7 +1251,9 @@ def executions_of(
     found = {Path(p): read(Path(p)) for p in paths}
     missing = [str(p) for p, nb in found.items() if nb is None]
     if missing and execute_missing:
-        execute([edition], root=Path(root), jobs=jobs, only=missing)
+        command = [sys.executable, "-m", "booktools.execute", edition]
+        command += ["--jobs", str(jobs), "--root", str(root), "--only", *missing]
+        subprocess.run(command, check=False)
         found.update({Path(p): read(Path(p)) for p in missing})
     return found
 
@@ -1315,7 +1315,6 @@ def convert_edition(
     some. ``keep_newer``: leave a copy that is newer than its chapter as it is (a
     reader's work in it, ``make lab PORTABLE=1``).
     """
-    from booktools.macros import book_macros
 
     eroot = edition_root(edition, root)
     if not (eroot / "_toc.yml").is_file():
@@ -1592,7 +1591,7 @@ def check_notebooks(notebooks: list[Path], root: Path = ROOT) -> dict[Path, list
     """
     import shutil
 
-    from booktools.browser_check import make_driver, serve
+    from booktools.records import make_driver, serve
 
     notebooks = [Path(n) for n in notebooks]
     if not notebooks:
@@ -1672,6 +1671,11 @@ def main(argv: list[str] | None = None) -> int:
         help="then make each built edition's 'download .ipynb' serve its portable copies",
     )
     parser.add_argument(
+        "--keep-newer",
+        action="store_true",
+        help="leave a copy newer than its chapter as it is (a reader's work: make lab PORTABLE=1)",
+    )
+    parser.add_argument(
         "--jobs",
         type=int,
         default=2,
@@ -1692,6 +1696,7 @@ def main(argv: list[str] | None = None) -> int:
                 execute_missing=not args.no_execute,
                 only=args.only,
                 jobs=args.jobs,
+                keep_newer=args.keep_newer,
             )
         except (FileNotFoundError, ValueError) as exc:
             print(f"portable: {exc}", file=sys.stderr)

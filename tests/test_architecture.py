@@ -181,6 +181,52 @@ def test_the_scan_sees_imports_inside_functions():
     assert len(edges) > 50
 
 
+#: The machinery's shared modules (ARCHITECTURE.md, "booktools, module by module"): where
+#: the book's sources are, what their markup means, what their executions left (and what
+#: running them needs), and the grader's cell graph. Every other module of booktools is a
+#: tool (a command, a Sphinx extension), and a tool imports only these.
+BOOKTOOLS_HUBS = (
+    "booktools.toc",
+    "booktools.markup",
+    "booktools.records",
+    "booktools.cell_deps",
+)
+
+
+def test_booktools_is_a_star_no_tool_imports_another_tool():
+    """A booktools tool imports only the shared modules; a shared module imports only the
+    shared modules before it in :data:`BOOKTOOLS_HUBS` (no hub reaches back to a tool)."""
+    mods = modules()
+    bad = []
+    for importer, imported, name, line in imports(mods):
+        if not (importer.startswith("booktools.") and imported.startswith("booktools")):
+            continue
+        if importer == imported or imported == "booktools":
+            continue
+        where = f"{mods[importer].relative_to(ROOT)}:{line}"
+        if importer in BOOKTOOLS_HUBS:
+            allowed = BOOKTOOLS_HUBS[: BOOKTOOLS_HUBS.index(importer)]
+            if imported not in allowed:
+                bad.append(f"{where}: the shared module {importer} imports {imported}")
+        elif imported not in BOOKTOOLS_HUBS:
+            what = f"{imported}.{name}" if name else imported
+            bad.append(
+                f"{where}: the tool {importer} imports the tool {what} (move what both "
+                f"need into one of {', '.join(BOOKTOOLS_HUBS)}, or run the other tool "
+                "as a command)"
+            )
+    assert not bad, "\n".join(bad)
+
+
+def test_the_star_check_sees_the_hub_edges():
+    """Not vacuous: the tools' imports of the shared modules are seen."""
+    edges = {(a, b) for a, b, _, _ in imports(modules())}
+    assert ("booktools.student_edition", "booktools.markup") in edges
+    assert ("booktools.exec_times", "booktools.records") in edges
+    assert ("booktools.nbval_notebooks", "booktools.records") in edges
+    assert ("booktools.sphinx_ext.plaintext_docstrings", "booktools.markup") in edges
+
+
 # --- the written map: ARCHITECTURE.md's module tables match the packages -------------------------
 
 ARCHITECTURE = ROOT / "ARCHITECTURE.md"

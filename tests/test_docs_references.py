@@ -5,7 +5,7 @@ resolve, when it has one of these forms (any other span, a code example, an
 option, a third-party name such as ``torch.nn``, is not checked):
 
 * **a dotted name** whose first part is ``rnnlib`` or ``booktools``
-  (``rnnlib.ntk.tangent_kernel``, ``booktools.kernels.WAITS``), alone or at the
+  (``rnnlib.ntk.tangent_kernel``, ``booktools.records.WAITS``), alone or at the
   start of the span before a call or a command's arguments
   (``rnnlib._rng.derive(generator, "weights", k)``, ``booktools.cache_key _build``):
   its longest prefix that is a module is found with ``importlib.util.find_spec``
@@ -373,7 +373,7 @@ def test_every_cited_section_exists():
     [
         "rnnlib.ntk.no_such_kernel",
         "rnnlib.no_such_module",
-        "booktools.kernels.NO_SUCH_WAIT",
+        "booktools.records.NO_SUCH_WAIT",
         "ch05.no_such_sweep",
         "rnnlib.experiments.chNN.no_such_sweep",
         "rnnlib/no_such_module.py",

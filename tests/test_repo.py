@@ -67,7 +67,7 @@ def test_notebooks_are_stored_without_outputs(path):
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] == "code":
             assert cell.get("outputs") == [], (
-                f"{path.name}: cell {i} has outputs (strip them: python -m booktools.strip_notebooks)"
+                f"{path.name}: cell {i} has outputs (strip them: make strip)"
             )
             assert cell.get("execution_count") is None, (
                 f"{path.name}: cell {i} has an execution count"

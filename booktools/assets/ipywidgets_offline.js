@@ -1,4 +1,4 @@
-// Served as _vendor/jupyter-widgets/offline.js (tools/vendor_assets.py), loaded by the
+// Served as _vendor/jupyter-widgets/offline.js (the Makefile's vendor recipe), loaded by the
 // pages with widgets after RequireJS and before the ipywidgets embed manager
 // (nb_ipywidgets_js in _config.yml). Two fixes for a book served offline with MathJax 3:
 //  1. the embed manager derives where its Font Awesome fonts live from its AMD module

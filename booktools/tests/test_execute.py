@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 
 import nbformat
 import pytest
@@ -11,7 +12,7 @@ import yaml
 from jupyter_cache import get_cache
 
 from booktools import execute as ex
-from booktools import nbval_notebooks, strip_notebooks
+from booktools import nbval_notebooks
 from booktools.toc import ROOT
 
 
@@ -147,7 +148,8 @@ def test_nbval_notebooks_export_the_cache_and_name_what_is_missing(
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
-def test_strip_notebooks(tmp_path):
+def test_make_strip_empties_outputs_and_keeps_cell_ids(tmp_path):
+    """``make strip NB=...`` (nbstripout --keep-id) on an executed notebook."""
     root = _book(tmp_path)
     ex.execute(["book"], root=root, jobs=1)
     (executed,) = nbval_notebooks.export(
@@ -156,23 +158,24 @@ def test_strip_notebooks(tmp_path):
         root / "_build" / "nbval",
         root,
     )
-    ids = [c.id for c in nbformat.read(executed, as_version=4).cells]
-    assert strip_notebooks.main(["--check", str(executed)]) == 1
-    assert strip_notebooks.main([str(executed)]) == 0
+    before = nbformat.read(executed, as_version=4)
+    assert any(c.get("outputs") for c in before.cells)
+    make = ["make", "--no-print-directory", "-C", str(ROOT), "strip", f"NB={executed}"]
+    subprocess.run(make, check=True, capture_output=True)
     nb = nbformat.read(executed, as_version=4)
     assert all(
         c.outputs == [] and c.execution_count is None and "execution" not in c.metadata
         for c in nb.cells
         if c.cell_type == "code"
     )
-    assert [c.id for c in nb.cells] == ids  # --keep-id
-    assert strip_notebooks.main(["--check", str(executed)]) == 0
+    assert [c.id for c in nb.cells] == [c.id for c in before.cells]  # --keep-id
 
 
 def test_execution_times_are_reported_in_reference_units_and_never_fail_on_a_time(
     capsys,
 ):
-    from booktools import budget, exec_times
+    from booktools import exec_times
+    from booktools import records as budget
 
     records = {
         "chapters/a.ipynb": {  # 40 s of CPU in a run whose reference workload took 2 s: 20 units
@@ -236,6 +239,7 @@ def _with_exercise(root):
     The setup cell appends to ``runs.txt`` each time it runs; the solution prints
     ``SOLUTION``, which no student output may show.
     """
+    from booktools import markup
     from booktools import student_edition as se
 
     path = root / "chapters" / "two.ipynb"
@@ -262,10 +266,10 @@ def _with_exercise(root):
     (root / "student" / "chapters").mkdir(parents=True)
     shutil.copy(root / "_toc.yml", root / "student" / "_toc.yml")
     for name in ("one", "two"):
-        student = se.student_notebook(root / "chapters" / f"{name}.ipynb")
+        student = markup.student_notebook(root / "chapters" / f"{name}.ipynb")
         se.add_install_cell(student, "https://example.org/book")
         for cell in student.cells:  # its import of rnnlib (torch) only costs time here
-            if cell.metadata.get(se.INSTALL_KEY):
+            if cell.metadata.get(markup.INSTALL_KEY):
                 cell.source = "import os  # the install cell"
         nbformat.write(
             student,
@@ -373,14 +377,14 @@ def test_every_student_notebook_of_the_book_reuses_its_chapters_execution():
     A chapter with a cell after its exercises still works (its student notebook is then
     executed in full), but costs `make test` a whole execution more: this names it.
     """
-    from booktools import student_edition as se
+    from booktools import markup
     from booktools.toc import chapter_notebooks
 
     full = [
         path.name
         for path in chapter_notebooks(ROOT)
         if ex.reusable_prefix(
-            se.student_notebook(path),
+            markup.student_notebook(path),
             nbformat.read(path, as_version=4),
         )
         is None

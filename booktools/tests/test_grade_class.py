@@ -20,8 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from booktools import grade, gradebook
-from booktools import student_edition as se
+from booktools import grade, markup
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "homework"
 REFERENCE = FIXTURES / "assignment.ipynb"
@@ -205,12 +204,12 @@ PLANTED: dict[str, tuple[dict, list[str]]] = {
 
 
 def _submission(changes: dict) -> nbformat.NotebookNode:
-    nb = se.student_notebook(REFERENCE)
+    nb = markup.student_notebook(REFERENCE)
     if changes.get("stub"):
         return nb
     cells = []
     for cell in nb.cells:
-        number = cell.metadata.get(se.EXERCISE_KEY)
+        number = cell.metadata.get(markup.EXERCISE_KEY)
         if number:
             if "helper" in changes and number == "8.1":
                 cells.append(nbformat.v4.new_code_cell(changes["helper"]))
@@ -218,7 +217,7 @@ def _submission(changes: dict) -> nbformat.NotebookNode:
             if source is None:
                 continue
             cell.source = source
-        if cell.metadata.get(se.ANSWER_KEY) and changes.get("answer", ANSWER):
+        if cell.metadata.get(markup.ANSWER_KEY) and changes.get("answer", ANSWER):
             cell.source = f"**Your answer to exercise 8.3.** {ANSWER}"
         cells.append(cell)
         if cell.cell_type == "code" and not number and "extra" in changes:
@@ -413,12 +412,12 @@ def test_the_gradebook_note_lists_every_error_and_answers_are_per_notebook():
             [7, "ValueError", "bad"],
         ],
     }
-    note = gradebook.note(record)
+    note = grade.note(record)
     assert note == (
         "cell 3 (not an exercise cell) raised NameError: name 'x' is not defined; "
         "cell 7 (not an exercise cell) raised ValueError: bad"
     )
-    assert gradebook.note({"failure": "kernel died"}) == "kernel died"
+    assert grade.note({"failure": "kernel died"}) == "kernel died"
     assert grade.answers_name(
         "alice", Path("s/alice/05_sgd.ipynb")
     ) != grade.answers_name("alice", Path("s/alice/08_stability.ipynb"))
@@ -429,7 +428,7 @@ def test_the_gradebook_note_lists_every_error_and_answers_are_per_notebook():
 
 
 def test_late_policy_and_exports_from_records(tmp_path):
-    """booktools.gradebook on records made by hand: no kernel."""
+    """booktools.grade's gradebook on records made by hand: no kernel."""
     config = tmp_path / "grading.yml"
     config.write_text(
         "points:\n  '8.1': 2\n  '8.2': 2\n  '8.3': 3\n"
@@ -475,7 +474,7 @@ def test_late_policy_and_exports_from_records(tmp_path):
     roster.write_text(
         "student,name,email,sis_id,section\nada,Ada L.,ada@uni.edu,1001,A\n"
     )
-    rows = gradebook.write_gradebook(records, tmp_path, config=config, roster=roster)
+    rows = grade.write_gradebook(records, tmp_path, config=config, roster=roster)
     by = {r.student: r for r in rows}
     assert (
         by["ada"].days_late,
@@ -508,7 +507,7 @@ def test_late_policy_and_exports_from_records(tmp_path):
             "ada,08_stability.ipynb,2,2,3",
         )
     )
-    rows = gradebook.write_gradebook(records, tmp_path, config=config)
+    rows = grade.write_gradebook(records, tmp_path, config=config)
     assert {r.student: r.total for r in rows}["ada"] == 7.0
     path.write_text(
         path.read_text().replace(
@@ -522,7 +521,7 @@ def test_late_policy_and_exports_from_records(tmp_path):
         ValueError,
         match=r"ada, 08_stability.ipynb, exercise 8.3: 9 points is outside \[0, 3\]",
     ):
-        gradebook.write_gradebook(records, tmp_path, config=config)
+        grade.write_gradebook(records, tmp_path, config=config)
     config.write_text("late:\n  deadline: '2027-01-15'\n")
     with pytest.raises(ValueError, match="has no time zone"):
-        gradebook.read_config(config)
+        grade.read_config(config)

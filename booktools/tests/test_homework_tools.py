@@ -16,13 +16,13 @@ import nbformat
 import pytest
 import yaml
 
-from booktools import grade
+from booktools import grade, markup
 from booktools import student_edition as se
 from booktools.cell_deps import (
     cut_after_checker,
     drop_checker_calls,
 )
-from booktools.execute import executed_in_build
+from booktools.records import executed_in_build
 from booktools.toc import ROOT, chapter_notebooks
 from rnnlib import homework
 
@@ -40,7 +40,7 @@ def _chapter_of(path: Path) -> int:
 
 def test_stub_solution_keeps_indentation_and_surroundings():
     source = "def f(x):\n    ### BEGIN SOLUTION\n    y = x\n    return y\n    ### END SOLUTION\n\ncheck(f)"
-    stubbed, blocks = se.stub_solution(source, "4.2")
+    stubbed, blocks = markup.stub_solution(source, "4.2")
     assert blocks == 1
     assert stubbed == (
         "def f(x):\n    # YOUR CODE HERE\n"
@@ -66,8 +66,8 @@ def test_stub_solution_keeps_indentation_and_surroundings():
     ],
 )
 def test_malformed_marker_pairs_are_named(source, message):
-    with pytest.raises(se.MarkupError, match=message):
-        se.stub_solution(source, "1.1", where="nb.ipynb: cell 7")
+    with pytest.raises(markup.MarkupError, match=message):
+        markup.stub_solution(source, "1.1", where="nb.ipynb: cell 7")
 
 
 def _notebook(*cells):
@@ -115,8 +115,8 @@ END = "```{solution-end}\n```"
 )
 def test_malformed_gates_are_named(cells, message):
     nb = _notebook(*(nbformat.v4.new_markdown_cell(c) for c in cells))
-    with pytest.raises(se.MarkupError, match=message):
-        se.student_notebook(nb)
+    with pytest.raises(markup.MarkupError, match=message):
+        markup.student_notebook(nb)
 
 
 def test_bad_arguments_are_named(tmp_path):
@@ -124,12 +124,12 @@ def test_bad_arguments_are_named(tmp_path):
         FileNotFoundError,
         match="notebook: no such file .*missing.ipynb",
     ):
-        se.student_notebook(tmp_path / "missing.ipynb")
+        markup.student_notebook(tmp_path / "missing.ipynb")
     with pytest.raises(
         TypeError,
         match="notebook must be a path or an nbformat notebook, got dict",
     ):
-        se.find_exercises({"cells": []})
+        markup.find_exercises({"cells": []})
     with pytest.raises(FileNotFoundError, match="root: .* has no _toc.yml"):
         se.build_student_edition(tmp_path, tmp_path / "out")
     with pytest.raises(FileNotFoundError, match="notebook: no such file"):
@@ -141,7 +141,7 @@ def test_bad_arguments_are_named(tmp_path):
 
 
 def test_student_edition_of_the_fixture_gives_the_expected_cells():
-    student = se.student_notebook(FIXTURES / "markup.ipynb")
+    student = markup.student_notebook(FIXTURES / "markup.ipynb")
     raise_line = (
         'raise NotImplementedError("Exercise {}: replace this line by your solution")'
     )
@@ -182,7 +182,7 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         ),
         (
             "markdown",
-            f"**Your answer to exercise 99.3.** {se.ANSWER_PLACEHOLDER}",
+            f"**Your answer to exercise 99.3.** {markup.ANSWER_PLACEHOLDER}",
         ),
         (
             "markdown",
@@ -200,15 +200,15 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
         for c in student.cells
         if c.cell_type == "code" and "NotImplementedError" in c.source
     ]
-    answers = [c for c in student.cells if se.ANSWER_KEY in c.metadata]
-    assert [c.metadata[se.ANSWER_KEY] for c in answers] == ["99.3"]
+    answers = [c for c in student.cells if markup.ANSWER_KEY in c.metadata]
+    assert [c.metadata[markup.ANSWER_KEY] for c in answers] == ["99.3"]
     assert answers[0].metadata["nbgrader"]["grade"] is True
     assert answers[0].metadata["nbgrader"]["points"] > 0
     assert all(
         c.metadata["nbgrader"]["solution"] and not c.metadata["nbgrader"]["grade"]
         for c in stubs
     )
-    assert [c.metadata[se.EXERCISE_KEY] for c in stubs] == [
+    assert [c.metadata[markup.EXERCISE_KEY] for c in stubs] == [
         "99.1",
         "99.2",
         "99.4",
@@ -219,13 +219,13 @@ def test_student_edition_of_the_fixture_gives_the_expected_cells():
     assert student.cells[1].metadata == {}  # ordinary cells are untouched
     assert student.metadata["rnnlib_edition"] == "student"
     # the student edition of a student edition is itself (stubs are recognised, nothing else to strip)
-    assert [c.source for c in se.student_notebook(student).cells] == [
+    assert [c.source for c in markup.student_notebook(student).cells] == [
         c.source for c in student.cells
     ]
 
 
 def test_find_exercises_of_the_fixture():
-    found = se.find_exercises(FIXTURES / "markup.ipynb")
+    found = markup.find_exercises(FIXTURES / "markup.ipynb")
     assert [
         (
             e.number,
@@ -241,7 +241,7 @@ def test_find_exercises_of_the_fixture():
         ("99.3", "prose", 0, [], True),
         ("99.4", "code", 1, [13], True),
     ]
-    student = se.find_exercises(se.student_notebook(FIXTURES / "markup.ipynb"))
+    student = markup.find_exercises(markup.student_notebook(FIXTURES / "markup.ipynb"))
     assert [(e.number, e.solution_blocks) for e in student] == [
         (e.number, e.solution_blocks) for e in found
     ]
@@ -252,9 +252,9 @@ def test_find_exercises_of_the_fixture():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_student_edition_has_a_stub_for_every_solution_block(path):
-    instructor = se.find_exercises(path)
-    student_nb = se.student_notebook(path)
-    student = se.find_exercises(student_nb)
+    instructor = markup.find_exercises(path)
+    student_nb = markup.student_notebook(path)
+    student = markup.find_exercises(student_nb)
     assert [e.number for e in student] == [e.number for e in instructor]
     for ins, stu in zip(instructor, student):
         assert stu.solution_blocks == ins.solution_blocks, (
@@ -269,8 +269,8 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
         )
     text = "\n".join(c.source for c in student_nb.cells)
     for marker in (
-        se.BEGIN,
-        se.END,
+        markup.BEGIN,
+        markup.END,
         "{solution-start}",
         "{solution-end}",
     ):
@@ -283,7 +283,7 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
         for index in ex.code_cells:
             inside = False
             for line in nb.cells[index].source.split("\n"):
-                if se.END in line:
+                if markup.END in line:
                     inside = False
                 if (
                     inside
@@ -291,7 +291,7 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
                     and not line.strip().startswith("#")
                 ):
                     solution_lines.add(line.strip())
-                if se.BEGIN in line:
+                if markup.BEGIN in line:
                     inside = True
     for ex in student:
         for index in ex.code_cells:
@@ -307,7 +307,7 @@ def test_student_edition_has_a_stub_for_every_solution_block(path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_exercises_follow_the_convention(path):
-    for ex in se.find_exercises(path):
+    for ex in markup.find_exercises(path):
         assert ex.number.split(".")[0] == str(_chapter_of(path)), (
             f"{path.name}: exercise {ex.number} in another chapter"
         )
@@ -329,7 +329,7 @@ def _checker_calls_by_chapter() -> dict[str, set[str]]:
             n
             for c in nb.cells
             if c.cell_type == "code"
-            for n in se.checker_calls(c.source)
+            for n in markup.checker_calls(c.source)
         }
     return calls
 
@@ -448,13 +448,13 @@ def test_one_setting_turns_on_the_student_editions_launch_buttons(
 
 
 def _fill(nb, number, source):
-    cell = next(c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) == number)
+    cell = next(c for c in nb.cells if c.metadata.get(markup.EXERCISE_KEY) == number)
     cell.source = source
 
 
 def test_grade_a_completed_assignment(tmp_path):
     """Instructor fixture -> student edition -> a student's answers -> one grade per exercise."""
-    nb = se.student_notebook(FIXTURES / "assignment.ipynb")
+    nb = markup.student_notebook(FIXTURES / "assignment.ipynb")
     _fill(
         nb,
         "1.1",
@@ -472,7 +472,7 @@ def test_grade_a_completed_assignment(tmp_path):
         "rnnlib.homework.check_exercise_1_2(my_hidden_states)",
     )
     # 8.1: the student deleted the exercise cell; 8.2: prints a fake pass line instead of calling the checker
-    nb.cells = [c for c in nb.cells if c.metadata.get(se.EXERCISE_KEY) != "8.1"]
+    nb.cells = [c for c in nb.cells if c.metadata.get(markup.EXERCISE_KEY) != "8.1"]
     _fill(
         nb,
         "8.2",
@@ -515,7 +515,7 @@ def test_grade_a_completed_assignment(tmp_path):
 def test_grading_an_execution_made_elsewhere(tmp_path):
     """``--executed``: the student edition is graded from the execution its HTML shows, not run again."""
     path = tmp_path / "assignment.ipynb"
-    nbformat.write(se.student_notebook(FIXTURES / "assignment.ipynb"), path)
+    nbformat.write(markup.student_notebook(FIXTURES / "assignment.ipynb"), path)
     from booktools.execute import Job, run_job
 
     result = run_job(Job("student", path, True, 120, 1, 1))
@@ -589,7 +589,9 @@ def _guide_rows() -> dict[str, list[str]]:
 
 def test_instructor_guide_lists_exactly_the_exercises_of_the_chapters():
     rows = _guide_rows()
-    found = {e.number: (path, e) for path in CHAPTERS for e in se.find_exercises(path)}
+    found = {
+        e.number: (path, e) for path in CHAPTERS for e in markup.find_exercises(path)
+    }
     missing = [
         row for row in se.exercise_rows(ROOT) if row.split("|")[1].strip() not in rows
     ]
@@ -714,7 +716,7 @@ def test_built_student_pages_have_stubs_and_no_solutions(path):
     html = page.read_text(encoding="utf-8")
     assert 'class="solution' not in html, f"{page.name} shows a solution"
     assert "BEGIN SOLUTION" not in html
-    for ex in se.find_exercises(path):
+    for ex in markup.find_exercises(path):
         if ex.kind == "code":
             assert f"Exercise {ex.number}: replace this line by your solution" in html
 
@@ -726,13 +728,13 @@ def test_built_student_pages_have_stubs_and_no_solutions(path):
 def test_every_prose_exercise_of_the_student_edition_has_an_answer_cell(
     path,
 ):
-    student = se.student_notebook(path)
-    prose = [e.number for e in se.find_exercises(path) if e.kind == "prose"]
+    student = markup.student_notebook(path)
+    prose = [e.number for e in markup.find_exercises(path) if e.kind == "prose"]
     for number in prose:
         at = [
             i
             for i, c in enumerate(student.cells)
-            if c.metadata.get(se.ANSWER_KEY) == number
+            if c.metadata.get(markup.ANSWER_KEY) == number
         ]
         assert len(at) == 1, f"exercise {number}: {len(at)} answer cells"
         statement = student.cells[at[0] - 1]
@@ -745,8 +747,8 @@ def test_every_prose_exercise_of_the_student_edition_has_an_answer_cell(
 
 
 def test_every_exercise_has_points_in_the_grading_config():
-    points = se.exercise_points()
-    numbers = {e.number for path in CHAPTERS for e in se.find_exercises(path)}
+    points = markup.exercise_points()
+    numbers = {e.number for path in CHAPTERS for e in markup.find_exercises(path)}
     assert not numbers - set(points), (
         f"booktools/grading.yml has no points for {sorted(numbers - set(points))}"
     )
@@ -818,14 +820,14 @@ def test_built_student_site_has_no_solution_in_any_page_or_download():
         for cell in nb.cells:
             inside = False
             for line in cell.source.split("\n"):
-                if se.END in line:
+                if markup.END in line:
                     inside = False
                 if inside and len(line.strip()) > 25:
                     solution_lines.add(line.strip())
-                if se.BEGIN in line:
+                if markup.BEGIN in line:
                     inside = True
         # a line the student edition itself shows (outside its stubs) is no leak
-        shown = "\n".join(c.source for c in se.student_notebook(path).cells)
+        shown = "\n".join(c.source for c in markup.student_notebook(path).cells)
         solution_lines = {line for line in solution_lines if line not in shown}
     leaks = []
     for file in STUDENT_SITE.rglob("*"):
@@ -842,7 +844,7 @@ def test_built_student_site_has_no_solution_in_any_page_or_download():
             continue
         text = file.read_text(encoding="utf-8", errors="replace")
         for marker in (
-            se.BEGIN,
+            markup.BEGIN,
             "{solution-start}",
             'class="solution',
         ):

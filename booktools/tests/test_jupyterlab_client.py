@@ -20,11 +20,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import lab_client  # this folder's harness: a JupyterLab driven by Chromium
 import nbformat
 import pytest
 
-from booktools import lab, lab_client
-from booktools.student_edition import student_notebook
+from booktools import lab
+from booktools.markup import student_notebook
 from booktools.toc import ROOT
 
 CHAPTERS = [

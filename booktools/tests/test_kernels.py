@@ -1,4 +1,4 @@
-"""booktools.kernels: kernels over IPC, a kernel that cannot start reported at once, one table of waits."""
+"""booktools.records: kernels over IPC, a kernel that cannot start reported at once, one table of waits."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import nbformat
 import yaml
 
 from booktools import execute as ex
-from booktools import kernels
+from booktools import records as kernels
 from booktools.toc import ROOT
 
 
@@ -111,7 +111,7 @@ def test_the_nbval_plugin_gives_nbval_ipc_kernels_and_the_waits(
 
 
 def test_a_stall_is_wall_time_far_above_cpu_time():
-    from booktools.budget import is_stall
+    from booktools.records import is_stall
 
     assert not is_stall(30.0, 10.0)
     assert is_stall(320.8, 13.7)  # waited out a time-out

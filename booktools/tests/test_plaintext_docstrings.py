@@ -13,6 +13,7 @@ import pkgutil
 
 import pytest
 
+from booktools import markup
 from booktools.sphinx_ext import plaintext_docstrings as P
 
 CASES = [
@@ -69,14 +70,14 @@ CODE = [
 
 @pytest.mark.parametrize("ascii_, tex", CASES)
 def test_formulas_become_tex(ascii_, tex):
-    assert P.is_formula(ascii_)
-    assert P.ascii_to_tex(ascii_) == tex
-    assert P._safe_tex(tex)
+    assert markup.is_formula(ascii_)
+    assert markup.ascii_to_tex(ascii_) == tex
+    assert markup.safe_tex(tex)
 
 
 @pytest.mark.parametrize("code", CODE)
 def test_code_stays_code(code):
-    assert not P.is_formula(code)
+    assert not markup.is_formula(code)
 
 
 def test_render_typesets_a_literal_and_leaves_code():
@@ -113,11 +114,11 @@ def test_every_formula_of_rnnlib_is_typeset():
     """A literal with a formula sign is typeset safely, or is one of the code spans named here."""
     left, unsafe, typeset = set(), set(), 0
     for literal in _literals():
-        if P.is_formula(literal):
+        if markup.is_formula(literal):
             typeset += 1
-            if not P._safe_tex(P.ascii_to_tex(literal)):
+            if not markup.safe_tex(markup.ascii_to_tex(literal)):
                 unsafe.add(literal)
-        elif P.FORMULA_SIGNS.search(literal):
+        elif markup.FORMULA_SIGNS.search(literal):
             left.add(literal)
     assert typeset > 300
     assert not unsafe
@@ -129,12 +130,12 @@ def test_every_formula_of_rnnlib_is_typeset():
 
 def test_a_long_inline_formula_breaks_at_its_relations():
     """Inline math cannot wrap: a long one becomes pieces cut before top-level signs."""
-    tex = P.ascii_to_tex(
+    tex = markup.ascii_to_tex(
         "G(out_scale F_rnn(x; theta*)) >= G(out_scale F_rnn(x; theta))"
         " + <grad_theta G(F(x; theta)), theta* - theta> - delta(x)"
     )
     pieces = P._breakable(tex)
     assert len(pieces) == 4 and " ".join(pieces) == tex
     assert pieces[1].startswith(r"\ge") and pieces[3] == r"- \delta(x)"
-    assert all(P._safe_tex(p) for p in pieces)
+    assert all(markup.safe_tex(p) for p in pieces)
     assert P._breakable("a = b") == ["a = b"]

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from booktools import portable
-from booktools.macros import book_macros, macro_source
+from booktools.macros import macro_source
+from booktools.markup import book_macros
 
 MACROS = {
     "R": "\\mathbb{R}",
@@ -402,35 +404,42 @@ def test_broken_links_are_found_in_the_local_build(tmp_path):
 
 
 def test_make_lab_portable_opens_the_portable_copies(monkeypatch, tmp_path):
-    """``make lab PORTABLE=1``: the copies are (re)made, keeping newer ones, and JupyterLab opens them."""
+    """``make lab PORTABLE=1``: the copies are (re)made by ``booktools.portable --keep-newer``
+    (a command: no tool imports another), and JupyterLab opens them."""
     from booktools import lab
 
-    calls, opened = [], []
+    commands, calls, opened = [], [], []
 
     def fake_convert(edition, out, **kw):
         calls.append((edition, kw))
-        return [
-            portable.Converted(
-                Path("chapters/01_x.ipynb"),
-                Path(out) / edition / "01_x.ipynb",
-                True,
-                [],
-                0,
-            )
-        ]
+        return []
 
     monkeypatch.setattr(portable, "convert_edition", fake_convert)
+    # the command lab runs, run here in this process
     monkeypatch.setattr(
-        lab.os,
-        "execve",
-        lambda path, argv, env: opened.append(argv),
+        lab.subprocess,
+        "run",
+        lambda command, check: subprocess.CompletedProcess(
+            command, commands.append(command) or portable.main(command[3:])
+        ),
     )
+    monkeypatch.setattr(lab.os, "execve", lambda path, argv, env: opened.append(argv))
+    monkeypatch.setattr(lab, "chapter_notebooks", lambda root: [Path("c/01_x.ipynb")])
     assert lab.main(["--portable", "--student"]) == 0
-    assert calls == [("student", {"keep_newer": True})]
-    assert opened[0][1:3] == [
-        "lab",
-        str(portable.DEFAULT_OUT / "student"),
+    assert commands[0][1:3] == ["-m", "booktools.portable"]
+    assert calls == [
+        (
+            "student",
+            {
+                "base_url": "",
+                "execute_missing": True,
+                "only": None,
+                "jobs": 2,
+                "keep_newer": True,
+            },
+        )
     ]
+    assert opened[0][1:3] == ["lab", str(portable.DEFAULT_OUT / "student")]
 
 
 @pytest.mark.parametrize("edition", ["book", "student"])

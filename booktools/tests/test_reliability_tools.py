@@ -1,4 +1,4 @@
-"""Tests of the reliability checks (booktools.browser_check, booktools.vendor_assets; nbval: test_nbval.py)."""
+"""Tests of the reliability checks (booktools.browser_check, the Makefile's vendor recipe; nbval: test_nbval.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from booktools import browser_check as browser
-from booktools import vendor_assets as vendor
 from booktools.toc import ROOT
 
 CHROMIUM = shutil.which("chromium") and shutil.which("chromedriver")
@@ -39,25 +38,16 @@ def test_raw_math_pattern():
 
 
 def test_config_loads_only_vendored_scripts():
-    """mathjax_path and nb_ipywidgets_js name files that booktools.vendor_assets writes (served as _vendor/)."""
+    """mathjax_path and nb_ipywidgets_js name files the Makefile's vendor recipe wrote (served as _vendor/)."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
-    produced = {f"_vendor/{dst}" for _, dst, *_ in vendor.ASSETS} | {
-        f"_vendor/{dst}" for _, dst in vendor.LOCAL
-    }
-    dirs = {
-        f"_vendor/{dst}" for src, dst, *_ in vendor.ASSETS if not src.endswith(".js")
-    }
-    assert vendor.VENDOR.relative_to(ROOT).parts == (
-        "_extra",
-        "_vendor",
-    ) and config["html_extra_path"] == ["_extra"]
+    assert config["html_extra_path"] == ["_extra"]
     urls = [config["mathjax_path"], *config["nb_ipywidgets_js"]]
+    assert urls
     for url in urls:
         assert "://" not in url, f"{url} is loaded from the network"
-        path = url.removeprefix("../")
-        assert path in produced or any(path.startswith(d + "/") for d in dirs), (
-            f"{url} is not vendored"
-        )
+        path = ROOT / "_extra" / url.removeprefix("../")
+        assert url.removeprefix("../").startswith("_vendor/"), url
+        assert path.is_file(), f"{url}: {path} is missing (make vendor)"
     assert (
         "html_static_path" not in config or "_extra" not in config["html_static_path"]
     )

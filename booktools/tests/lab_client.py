@@ -32,8 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from booktools.browser_check import make_driver
-from booktools.kernels import WAITS
+from booktools.records import WAITS, make_driver
 
 #: The text a rendered markdown cell must not contain: MyST that did not render, a glued
 #: value that was never computed, a comment meant for the build.
@@ -144,7 +143,7 @@ def lab_server(
             "--LabServerApp.extra_labextensions_path=[]",
             "--ServerApp.disable_check_xsrf=False",
             "--LabApp.extension_manager=readonly",
-            # the server's kernels over IPC too (booktools.kernels: no port race with other kernels)
+            # the server's kernels over IPC too (booktools.records: no port race with other kernels)
             "--KernelManager.transport=ipc",
             *(["--allow-root"] if os.geteuid() == 0 else []),
         ],
