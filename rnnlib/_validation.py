@@ -455,12 +455,19 @@ PARAMS: dict[str, Constraint] = {
 
 class _Depth(threading.local):
     depth = 0
-    checked: frozenset = frozenset()
+    checked: dict = {}  # noqa: RUF012 - replaced, never mutated
 
 
-#: In this thread: how many declared public calls are running (``depth``) and the
-#: parameter names they checked (``checked``), which a declared call inside them skips.
+#: In this thread: how many declared public calls are running (``depth``) and what they
+#: checked (``checked``: name -> (the checked value, its constraint)). A declared call
+#: inside them skips a name only when it receives that very object under the same
+#: constraint: a value derived from it (``a * R``, ``min(batch_size, n)``) is checked again.
 _INSIDE = _Depth()
+
+
+def _already_checked(outer: dict, name: str, value: object, spec: object) -> bool:
+    seen = outer.get(name)
+    return seen is not None and seen[0] is value and seen[1] == spec
 
 
 def validate_params(
@@ -474,9 +481,11 @@ def validate_params(
     are recorded as ``fn.__rnnlib_params__`` (``name -> constraint``), which the
     bad-input tests read. A public function that another declared one calls
     (``regression_task`` calls ``sample_task``, which calls
-    ``sample_true_sequence``) trusts its callers for the names they declared, so a
-    parameter is checked once per call, at the boundary the user crossed; a name
-    no enclosing call declared (``dtype`` passed on by a sweep that does not
+    ``sample_true_sequence``) trusts its callers for the values they checked: a
+    parameter that receives the very object an enclosing call checked under the same
+    constraint is not checked again, so it is checked once, at the boundary the user
+    crossed; a value derived from it, or one under another constraint, is checked;
+    a name no enclosing call declared (``dtype`` passed on by a sweep that does not
     declare it, ``ridge`` passed as ``fit_ridge``) is checked where it is declared.
     A declared function in ``names`` lends its constraints (a subclass's
     ``__init__`` declares ``_Base.__init__`` and its own additions once).
@@ -514,12 +523,14 @@ def validate_params(
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             outer = _INSIDE.checked  # what the enclosing declared calls checked
-            todo = [n for n in order if n not in outer]
-            if not todo:
-                return fn(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = bound.arguments
+            todo = [
+                n
+                for n in order
+                if not _already_checked(outer, n, arguments[n], specs[n])
+            ]
             dims = {}  # the sizes the symbols of the shapes took
             for name in todo:
                 value, spec = arguments[name], specs[name]
@@ -531,7 +542,7 @@ def validate_params(
                     else spec.check(value, name)
                 )
             _INSIDE.depth += 1
-            _INSIDE.checked = outer.union(specs)
+            _INSIDE.checked = outer | {n: (arguments[n], specs[n]) for n in specs}
             try:
                 return fn(*bound.args, **bound.kwargs)
             finally:

@@ -232,7 +232,7 @@ def test_choice_and_bool_name_the_argument_and_the_options():
 
 
 def test_only_the_outermost_declared_call_checks():
-    """A public function called by another trusts its caller: each parameter is checked once."""
+    """A declared call inside another skips only the very object its caller checked under the same constraint."""
     from rnnlib import _validation
     from rnnlib._validation import Int, validate_params
 
@@ -250,9 +250,16 @@ def test_only_the_outermost_declared_call_checks():
 
     @validate_params(L=counting)
     def outer(L):
-        return inner(L) + inner(0)  # inner(0) is the caller's business
+        return inner(L) + inner(L + 0)  # the checked object, then the same value
 
-    assert outer(3) == 3 and calls == ["L"]
+    assert outer(3) == 6 and calls == ["L"]  # 3 + 0 is the cached int 3: the same object
+
+    @validate_params(L=counting)
+    def derives(L):
+        return inner(L - 3)  # a derived value is checked, whatever its name
+
+    with pytest.raises(ValueError, match=r"^L must be >= 1, got 0$"):
+        derives(3)
     with pytest.raises(ValueError, match=r"^L must be >= 1, got 0$"):
         inner(0)  # called directly, it checks
     with pytest.raises(ValueError):
@@ -276,7 +283,7 @@ def test_a_name_no_enclosing_call_declared_is_checked_where_it_is_declared():
     assert outer(3, 0) == 3
     with pytest.raises(ValueError, match=r"^ridge must be >= 0, got -1$"):
         outer(3, -1)
-    assert _validation._INSIDE.checked == frozenset()
+    assert _validation._INSIDE.checked == {}
 
 
 def test_declared_tensors_share_their_symbols_and_read_other_arguments():
