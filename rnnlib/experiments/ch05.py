@@ -213,6 +213,7 @@ class RnnSweep(NamedTuple):
     "steps",
     "lr_scale",
     "dtype",
+    "out_scale",
     n_train=Int(2),
 )
 def rnn_sweep(
@@ -243,7 +244,7 @@ def rnn_sweep(
     """
     widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
-    lam = check_real(out_scale, "out_scale", low=0.0, low_open=True)
+    lam = out_scale
     if not widths or not seeds:
         raise ValueError("widths and seeds must be non-empty")
     out = [np.full((len(seeds), len(widths)), np.nan) for _ in RnnSweep._fields]
@@ -510,6 +511,7 @@ class LimitKernelReference(NamedTuple):
     f_eval: torch.Tensor
 
 
+@validate_params("ridge")
 def limit_kernel_reference(
     x: torch.Tensor,
     y: torch.Tensor,
@@ -533,7 +535,6 @@ def limit_kernel_reference(
     n = x.shape[0]
     y = check_tensor(y, "y", shape=(n, 1))
     x_eval = check_tensor(x_eval, "x_eval", ndim=3)
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
     if offset is None:
         f0 = torch.zeros(n, 1, dtype=torch.float64)
         f0e = torch.zeros(x_eval.shape[0], 1, dtype=torch.float64)
@@ -571,6 +572,7 @@ class LimitReference:
     rms_gap: np.ndarray
 
 
+@validate_params("out_scale", "steps", "lr_scale")
 def limit_reference_sweep(
     widths: Sequence[int],
     seeds: Sequence[int],
@@ -595,9 +597,6 @@ def limit_reference_sweep(
     """
     widths = check_ints(widths, "widths", minimum=2)
     seeds = check_ints(seeds, "seeds", minimum=0)
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
-    steps = check_int(steps, "steps", minimum=1)
-    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
     ridge = 1.0 / (lr_scale * steps)
     shape = (len(seeds), len(widths))
     centred = np.zeros(len(seeds))

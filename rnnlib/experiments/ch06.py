@@ -318,6 +318,7 @@ def _logistic(z: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.logaddexp(0.0, -y * z)))
 
 
+@validate_params("n_test", "lr_scale", "steps")
 def limit_generalization_curve(
     ns: Sequence[int],
     generator: int,
@@ -354,11 +355,7 @@ def limit_generalization_curve(
     """
     ns = check_ints(ns, "ns", minimum=2)
     seed = as_seed(generator)
-    n_test = check_int(n_test, "n_test", minimum=1)
-    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
     epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
-    if steps is not None:
-        steps = check_int(steps, "steps", minimum=1)
     delta = check_real(
         delta,
         "delta",

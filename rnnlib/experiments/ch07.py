@@ -41,6 +41,7 @@ from .. import records
 from .._progress import progress_bar
 from .._rng import derive
 from .._validation import (
+    POSITIVE,
     Int,
     check_int,
     check_ints,
@@ -127,6 +128,7 @@ __all__ = [
 ]
 
 
+@validate_params(n=Int(2))
 def draw_strings(
     language: str,
     n_samples: int,
@@ -144,7 +146,6 @@ def draw_strings(
     one flip from a positive). Returns ``(z, y)``.
     """
     n_samples = check_int(n_samples, "n_samples", minimum=2)
-    n = check_int(n, "n", minimum=2)
     if min_length is not None:
         min_length = check_int(min_length, "min_length", minimum=1, maximum=n)
     if language == "dl1":
@@ -226,6 +227,7 @@ def _check_language(name: object, what: str) -> None:
         raise ValueError(f"{what} {str(err).removeprefix('name: ')}") from None
 
 
+@validate_params("eps_x", n=Int(2))
 def limit_kernel_curve(
     language: str,
     n: int,
@@ -249,10 +251,8 @@ def limit_kernel_curve(
     Scores: see :class:`KernelCurve` and the module docstring.
     """
     _check_language(language, "language")
-    n = check_int(n, "n", minimum=2)
     sizes = check_ints(sizes, "sizes", minimum=4)
     seeds = check_int(seeds, "seeds", minimum=1)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
     test_fraction = check_real(
         test_fraction,
         "test_fraction",
@@ -554,6 +554,7 @@ def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.one_hot(codes, 5).flatten(1).double()
 
 
+@validate_params("ridge", "iterations")
 def additive_logistic(
     split: HeldOutSplit,
     *,
@@ -572,8 +573,6 @@ def additive_logistic(
     strings must have the training width.
     """
     split = check_split(split)
-    ridge = check_real(ridge, "ridge", low=0.0, low_open=True)
-    iterations = check_int(iterations, "iterations", minimum=1)
     width = split.z_train.shape[1]
     X = _one_hot_codes(split.z_train)
     X = torch.cat([X, torch.ones(len(X), 1, dtype=X.dtype)], dim=1)
@@ -651,6 +650,7 @@ def neighbour_coverage(split: HeldOutSplit) -> float:
     return float(np.mean(fractions))
 
 
+@validate_params("eps_x")
 def kernel_learner(
     split: HeldOutSplit,
     *,
@@ -665,7 +665,6 @@ def kernel_learner(
     sign (as in :func:`limit_kernel_curve`). Returns ``predict``.
     """
     split = check_split(split)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
     ridges = [
         check_real(r, "ridges[i]", low=0.0, low_open=True)
         for r in check_sequence(ridges, "ridges", "positive reals")
@@ -682,6 +681,7 @@ def kernel_learner(
     return predict
 
 
+@validate_params("width", "eps_x", "out_scale", "lr_scale")
 def lazy_step(
     split: HeldOutSplit,
     width: int,
@@ -699,10 +699,6 @@ def lazy_step(
     about ``lr_scale`` in function space, chapter 5's lazy window.
     """
     split = check_split(split)
-    width = check_int(width, "width", minimum=1)
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
-    out_scale = check_real(out_scale, "out_scale", low=0.0, low_open=True)
-    lr_scale = check_real(lr_scale, "lr_scale", low=0.0, low_open=True)
     model = ElmanRNN(4, width, 1, generator=derive(generator, "weights"))
     kbar = float(
         tangent_kernel_diag(model, encode_strings(split.z_train, eps_x)).mean()
@@ -807,6 +803,7 @@ LEARNERS = {
 }
 
 
+@validate_params("width")
 def compare_learners(
     split: HeldOutSplit,
     fresh: tuple[torch.Tensor, torch.Tensor],
@@ -837,7 +834,6 @@ def compare_learners(
             raise ValueError(
                 f"learners: unknown learner {name!r}; known: {list(LEARNERS)}"
             )
-    width = check_int(width, "width", minimum=1)
     out = []
     for name in names:
         what, extra = LEARNERS[name], {}
@@ -929,6 +925,7 @@ class PatternCountNeuron(NamedTuple):
     c: float
 
 
+@validate_params("k")
 def pattern_count_neuron(k: int) -> PatternCountNeuron:
     """The degree-k neuron ``phi(t) = prod_{j<k} (t/c - j) / (k - j)`` that counts a k-symbol pattern (chapter 7).
 
@@ -946,7 +943,6 @@ def pattern_count_neuron(k: int) -> PatternCountNeuron:
     """
     from ..concepts import polynomial
 
-    k = check_int(k, "k", minimum=1)
     c = math.sqrt(3.0) / (2.0 * math.sqrt(k))
     poly = np.polynomial.Polynomial([1.0])
     for j in range(k):
@@ -957,11 +953,11 @@ def pattern_count_neuron(k: int) -> PatternCountNeuron:
     )
 
 
+@validate_params(R=POSITIVE)
 def pattern_count_complexity(k: int, R: float) -> float:
     """``log10 C_s(phi, R)`` of :func:`pattern_count_neuron` ``(k)`` (chapter 7): the same for every length n."""
     from ..concepts import complexity_s
 
-    R = check_real(R, "R", low=0.0, low_open=True)
     phi, _ = pattern_count_neuron(k)
     return complexity_s(phi, R, log10=True)
 
@@ -1408,6 +1404,7 @@ def walsh_spectrum(
     )
 
 
+@validate_params("n_eval", "eps_x", n=Int(2), n_train=Int(2))
 def language_task(
     language: str,
     n: int,
@@ -1427,15 +1424,11 @@ def language_task(
     ``eps_x``. The task of :func:`rnnlib.experiments.ch05.against_limit` on a language.
     """
     _check_language(language, "language")
-    n = check_int(n, "n", minimum=2)
-    n_train = check_int(n_train, "n_train", minimum=2)
-    n_eval = check_int(n_eval, "n_eval", minimum=1)
     if n_train + n_eval > 2**n:
         raise ValueError(
             f"n_train + n_eval must be at most 2^n = {2**n} (distinct strings), got"
             f" {n_train + n_eval}"
         )
-    eps_x = check_real(eps_x, "eps_x", low=0.0, high=1.0, low_open=True)
     z = all_strings(n)
     z = z[torch.randperm(len(z), generator=derive(generator, "strings"))]
     z = z[: n_train + n_eval]

@@ -35,7 +35,7 @@ import torch
 from .. import next_step as ns
 from .. import records
 from .._rng import derive
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, validate_params
 from ..data import N_KEYS, PianoRollData, TextData
 from ..next_step import (
     NextStepHistory,
@@ -989,6 +989,7 @@ def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     return dict(sorted(out.items()))
 
 
+@validate_params("k")
 def inference_bound_at(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -1010,7 +1011,6 @@ def inference_bound_at(
     """
     if not isinstance(model, NextStepModel):
         raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
-    k = check_int(k, "k", minimum=1)
     eps = check_real(eps, "eps", low=0.0, low_open=True)
     if (
         isinstance(seqs, (str, bytes))
