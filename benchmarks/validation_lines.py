@@ -1,36 +1,51 @@
-"""Measurement: the share of rnnlib's code lines that check arguments (issue 19).
+"""Measurement: how rnnlib validates its arguments, by four figures.
 
-A *code line* is a line of a ``.py`` file under ``rnnlib/`` that holds a token
-other than a comment, and is not part of a docstring. A *validation line* is a
-code line that belongs to one of:
+1. **Declared share**: of the parameters of rnnlib's public functions and classes (the
+   names of every ``__all__``, a class by its ``__init__``; ``self``, ``*args`` and
+   ``**kwargs`` left out), the share whose constraint is declared
+   (``rnnlib._validation.validate_params``: the function's ``__rnnlib_params__``). The
+   others are listed with a reason (``--undeclared``).
+2. **Hand checks the vocabulary expresses**: in a function's body, a call
+   ``check_int``/``check_real``/``check_ints``/``check_tensor``/``check_model``/
+   ``check_sequence`` whose first argument is one of the function's own parameters, or
+   an ``if ...: raise`` on its parameters only. Those of a name ``PARAMS`` declares are
+   counted apart: the vocabulary holds that very constraint.
+3. **Refusals**: the bad inputs ``tests/test_bad_input.py`` feeds to rnnlib (its rows and
+   the cases generated from the declarations).
+4. **Validation lines in bodies**: code lines (no comment, blank or docstring line)
+   inside function bodies that belong to an ``if`` that only raises ``TypeError`` or
+   ``ValueError``, or to a statement whose value is a ``check_*`` call; declarations and
+   ``rnnlib/_validation.py`` itself are not counted.
 
-* ``rnnlib/_validation.py`` (the whole module: checkers, constraint classes,
-  the table ``PARAMS``, the decorator);
-* a function named ``check_*``, ``_check*`` or ``_validate*`` (the exercise
-  checkers of ``rnnlib/homework/`` excluded: they grade answers, they do not
-  check arguments);
-* an ``if`` statement whose body only raises ``TypeError`` or ``ValueError``
-  (the whole statement, condition and message included);
-* a statement whose value is a call of a ``check_*``/``_check*`` function
-  (``x = check_tensor(x, "x", ndim=3)``, ``check_int(n, "n", minimum=1)``);
-* a ``@validate_params(...)`` decorator.
-
-This is the definition of the "validation line" in ``docs/measurements.md``
-(1 December 2026). Usage: ``python benchmarks/validation_lines.py [--by-module]``
-from the repository root; prints ``validation / code = share``.
+``tests/test_validation_measures.py`` keeps figures 1 and 2 from moving the wrong way.
+Usage: ``python benchmarks/validation_lines.py [--undeclared] [--hand]`` from the
+repository root.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib
+import importlib.util
+import inspect
 import io
-import re
+import pkgutil
+import sys
 import tokenize
 from pathlib import Path
+from typing import NamedTuple
 
-ROOT = Path(__file__).resolve().parent.parent / "rnnlib"
-_CHECK_NAME = re.compile(r"^(check_|_check|_validate)")
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "rnnlib"
+CHECKS = {
+    "check_int",
+    "check_real",
+    "check_ints",
+    "check_tensor",
+    "check_model",
+    "check_sequence",
+}
 _SKIP = {
     tokenize.COMMENT,
     tokenize.NL,
@@ -42,115 +57,245 @@ _SKIP = {
 }
 
 
-def _docstring_lines(tree: ast.AST) -> set[int]:
-    out: set[int] = set()
+# --- 1. the declared share ----------------------------------------------------------------
+
+
+def public_callables() -> dict[str, object]:
+    """``dotted name -> function`` (a class: its ``__init__``) for every public rnnlib name."""
+    import rnnlib
+
+    modules = ["rnnlib"] + [
+        f"rnnlib.{m.name}"
+        for m in pkgutil.iter_modules(rnnlib.__path__)
+        if not m.name.startswith("_")
+    ]
+    out: dict[str, object] = {}
+    for modname in modules:
+        module = importlib.import_module(modname)
+        subs = [module]
+        if hasattr(module, "__path__"):
+            subs += [
+                importlib.import_module(f"{modname}.{s.name}")
+                for s in pkgutil.iter_modules(module.__path__)
+                if not s.name.startswith("_")
+            ]
+        for sub in subs:
+            for name in getattr(sub, "__all__", []):
+                obj = getattr(sub, name)
+                fn = obj.__init__ if inspect.isclass(obj) else obj
+                if callable(fn):
+                    out[f"{sub.__name__}.{name}"] = fn
+    return out
+
+
+def _reason(name: str) -> str:
+    if name == "generator":
+        return "a seed or Generator: rnnlib._rng.as_generator checks it"
+    return "not declared yet (checked in the body, or not at all)"
+
+
+class Declared(NamedTuple):
+    declared: int
+    total: int
+    undeclared: list[tuple[str, str, str]]  # (function, parameter, reason)
+
+    @property
+    def share(self) -> float:
+        return self.declared / self.total
+
+
+def declared_share() -> Declared:
+    seen: set[int] = set()
+    declared = total = 0
+    undeclared = []
+    for qualname, fn in sorted(public_callables().items()):
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            continue
+        specs = getattr(fn, "__rnnlib_params__", {})
+        for p in sig.parameters.values():
+            if p.name in ("self", "cls") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            total += 1
+            if p.name in specs:
+                declared += 1
+            else:
+                undeclared.append((qualname, p.name, _reason(p.name)))
+    return Declared(declared, total, undeclared)
+
+
+# --- 2. hand checks -----------------------------------------------------------------------
+
+
+def _only_raises(body: list[ast.stmt]) -> bool:
+    return bool(body) and all(
+        isinstance(s, ast.Raise)
+        and isinstance(s.exc, ast.Call)
+        and getattr(s.exc.func, "id", "") in ("TypeError", "ValueError")
+        for s in body
+    )
+
+
+def _callee(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+class HandCheck(NamedTuple):
+    path: str
+    line: int
+    function: str
+    kind: str  # the check_* called, or "if-raise"
+    parameters: tuple[str, ...]
+
+
+def hand_checks(root: Path = PACKAGE) -> list[HandCheck]:
+    """Every hand-written check of a function's own parameters (see the module docstring)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "_validation.py":
+            continue
+        rel = path.relative_to(root.parent).as_posix()
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+            params = {a.arg for a in args} - {"self", "cls"}
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and _callee(node) in CHECKS
+                    and node.args
+                    and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id in params
+                ):
+                    found.append(
+                        HandCheck(
+                            rel, node.lineno, fn.name, _callee(node), (node.args[0].id,)
+                        )
+                    )
+                elif (
+                    isinstance(node, ast.If)
+                    and not node.orelse
+                    and _only_raises(node.body)
+                ):
+                    names = {
+                        n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)
+                    }
+                    calls = [n for n in ast.walk(node.test) if isinstance(n, ast.Call)]
+                    if (
+                        names & params
+                        and names - {"isinstance", "len"} <= params
+                        and all(_callee(c) in ("isinstance", "len") for c in calls)
+                    ):
+                        found.append(
+                            HandCheck(
+                                rel,
+                                node.lineno,
+                                fn.name,
+                                "if-raise",
+                                tuple(sorted(names & params)),
+                            )
+                        )
+    return found
+
+
+def of_declared_names(checks: list[HandCheck]) -> list[HandCheck]:
+    """The hand checks of a parameter whose name ``PARAMS`` declares."""
+    from rnnlib._validation import PARAMS
+
+    return [c for c in checks if any(p in PARAMS for p in c.parameters)]
+
+
+# --- 3. refusals, 4. validation lines in bodies -------------------------------------------
+
+
+def refusals() -> int:
+    spec = importlib.util.spec_from_file_location(
+        "test_bad_input", ROOT / "tests" / "test_bad_input.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return len(module.ROWS) + len(list(module._generated_params()))
+
+
+def _code_lines(source: str, tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type not in _SKIP:
+            lines.update(range(tok.start[0], tok.end[0] + 1))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if not isinstance(body, list):
-            continue
-        # a string expression statement anywhere in a body is a docstring (or an
-        # attribute docstring): documentation, not code
-        for stmt in body:
+        for stmt in body if isinstance(body, list) else []:
             if (
                 isinstance(stmt, ast.Expr)
                 and isinstance(stmt.value, ast.Constant)
                 and isinstance(stmt.value.value, str)
             ):
-                out.update(range(stmt.lineno, stmt.end_lineno + 1))
-    return out
+                lines -= set(range(stmt.lineno, stmt.end_lineno + 1))
+    return lines
 
 
-def code_lines(source: str, tree: ast.AST) -> set[int]:
-    """The numbers of the lines that hold code (no comment-only, blank or docstring lines)."""
-    lines: set[int] = set()
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type not in _SKIP:
-            lines.update(range(tok.start[0], tok.end[0] + 1))
-    return lines - _docstring_lines(tree)
-
-
-def _span(node: ast.AST) -> set[int]:
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return set(range(first, node.end_lineno + 1))
-
-
-def _callee(call: ast.Call) -> str:
-    f = call.func
-    if isinstance(f, ast.Attribute):
-        return f.attr
-    if isinstance(f, ast.Name):
-        return f.id
-    return ""
-
-
-def _only_raises(body: list[ast.stmt]) -> bool:
-    def is_raise(stmt: ast.stmt) -> bool:
-        if not isinstance(stmt, ast.Raise) or stmt.exc is None:
-            return False
-        exc = stmt.exc
-        name = _callee(exc) if isinstance(exc, ast.Call) else ""
-        return name in ("TypeError", "ValueError")
-
-    return bool(body) and all(is_raise(s) for s in body)
-
-
-def validation_lines(tree: ast.AST, *, whole: bool, exercise: bool) -> set[int]:
-    """The lines of the validation constructs of one module (before intersecting with code lines)."""
-    if whole:
-        return set(range(1, 10**7))
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if _CHECK_NAME.match(node.name) and not exercise:
-                out |= _span(node)
-            for dec in node.decorator_list:
-                target = dec.func if isinstance(dec, ast.Call) else dec
-                name = (
-                    target.attr
-                    if isinstance(target, ast.Attribute)
-                    else getattr(target, "id", "")
-                )
-                if name == "validate_params":
-                    out |= set(range(dec.lineno, dec.end_lineno + 1))
-        elif isinstance(node, ast.If):
-            if _only_raises(node.body) and not node.orelse:
-                out |= _span(node)
-        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign)):
-            value = node.value
-            if isinstance(value, ast.Call) and _CHECK_NAME.match(_callee(value)):
-                out |= _span(node)
-    return out
-
-
-def measure(root: Path = ROOT) -> dict[str, tuple[int, int]]:
-    """``module path -> (validation lines, code lines)`` for every module under ``root``."""
-    out = {}
+def body_validation_lines(root: Path = PACKAGE) -> int:
+    total = 0
     for path in sorted(root.rglob("*.py")):
+        if path.name == "_validation.py":
+            continue
         source = path.read_text()
         tree = ast.parse(source)
-        rel = path.relative_to(root.parent).as_posix()
-        code = code_lines(source, tree)
-        valid = validation_lines(
-            tree,
-            whole=rel == "rnnlib/_validation.py",
-            exercise=rel.startswith("rnnlib/homework/"),
-        )
-        out[rel] = (len(code & valid), len(code))
-    return out
+        lines: set[int] = set()
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for node in ast.walk(fn):
+                span = None
+                if (
+                    isinstance(node, ast.If)
+                    and not node.orelse
+                    and _only_raises(node.body)
+                ):
+                    span = node
+                elif (
+                    isinstance(node, (ast.Expr, ast.Assign))
+                    and isinstance(node.value, ast.Call)
+                    and _callee(node.value).startswith(("check_", "_check"))
+                ):
+                    span = node
+                if span is not None:
+                    lines |= set(range(span.lineno, span.end_lineno + 1))
+        total += len(lines & _code_lines(source, tree))
+    return total
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--by-module", action="store_true")
+    parser.add_argument("--undeclared", action="store_true", help="list them")
+    parser.add_argument("--hand", action="store_true", help="list the hand checks")
     args = parser.parse_args()
-    table = measure()
-    if args.by_module:
-        for rel, (v, c) in sorted(table.items(), key=lambda kv: -kv[1][0]):
-            if v:
-                print(f"{v:5d} / {c:5d} = {v / c:6.1%}  {rel}")
-    v = sum(v for v, _ in table.values())
-    c = sum(c for _, c in table.values())
-    print(f"validation lines / rnnlib code lines: {v:,} / {c:,} = {v / c:.1%}")
+    share = declared_share()
+    hand = hand_checks()
+    named = of_declared_names(hand)
+    print(
+        f"declared public parameters: {share.declared} / {share.total}"
+        f" = {share.share:.1%}"
+    )
+    print(f"hand checks of own parameters: {len(hand)}")
+    print(f"  of a name PARAMS declares: {len(named)}")
+    print(f"bad inputs refused (tests/test_bad_input.py): {refusals():,}")
+    print(f"validation lines in function bodies: {body_validation_lines():,}")
+    if args.undeclared:
+        for fn, param, reason in share.undeclared:
+            print(f"  {fn}({param}): {reason}")
+    if args.hand:
+        for c in hand:
+            print(
+                f"  {c.path}:{c.line} {c.function} {c.kind} {', '.join(c.parameters)}"
+            )
 
 
 if __name__ == "__main__":

@@ -368,7 +368,7 @@ def test_chapter8_checkers_pass_references_and_fail_wrong_answers(
         homework.check_exercise_8_2(columns)
 
 
-# --- certificates are upper bounds, and refuse what they cannot certify (issue 14, items 1-4) ---
+# --- certificates are upper bounds, and refuse what they cannot certify ---
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

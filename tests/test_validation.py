@@ -252,7 +252,9 @@ def test_only_the_outermost_declared_call_checks():
     def outer(L):
         return inner(L) + inner(L + 0)  # the checked object, then the same value
 
-    assert outer(3) == 6 and calls == ["L"]  # 3 + 0 is the cached int 3: the same object
+    assert outer(3) == 6 and calls == [
+        "L"
+    ]  # 3 + 0 is the cached int 3: the same object
 
     @validate_params(L=counting)
     def derives(L):
