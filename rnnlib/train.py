@@ -21,7 +21,9 @@ The API (kept stable; later additions are keyword arguments only):
   progress=False) -> TrainResult``. ``x`` is (N, L, d), ``y`` is (N, d_out).
   ``TrainResult.model`` is a trained *copy* (the input model is untouched, so
   ``model.W``, ``model.A`` stay the initialization W_0, A_0);
-  ``TrainResult.history`` is a :class:`TrainHistory`.
+  ``TrainResult.history`` is a :class:`TrainHistory`. The settings ``out_scale``
+  to ``progress`` are the fields of :class:`SGD`, declared and validated there once,
+  and shared by the three entry points.
 * :func:`train_pseudo`: the same SGD, on the same samples in the same order
   (same ``generator``), for the *linearized* RNN
   ``out_scale * (F_rnn(x; W_0, A_0) + F(x; W', A'))`` with ``F`` the
@@ -51,8 +53,10 @@ and extra threads only slowed them down (30x on a shared 2-core machine).
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 import numpy as np
 import torch
@@ -83,6 +87,7 @@ __all__ = [
     "predict",
     "TrainHistory",
     "TrainResult",
+    "SGD",
     "train_rnn",
     "train_pseudo",
     "PairResult",
@@ -328,34 +333,57 @@ def _check_data(
     return x, y
 
 
-#: The declared scalars of the three Part I SGD functions (``batch_size <= N`` is checked in the body).
-_sgd_params = validate_params(
+@dataclass(frozen=True)
+class SGD:
+    """The settings of one SGD run of Part I (P&G Sec. 3; chapters 5-7), declared once.
+
+    The keywords that :func:`train_rnn`, :func:`train_pseudo` and :func:`train_pair`
+    share: the output scale ``out_scale`` (a), the step ``lr`` (eta), the number of
+    updates ``steps`` (T), the loss G (``"squared"``, or ``"logistic"`` on labels in
+    {-1, +1}), the minibatch size ``batch_size`` (1 is the paper's algorithm; at most
+    the number of samples), the logging period ``log_every`` (default ``steps // 10``)
+    and ``progress`` (a ``tqdm.auto`` bar). Each entry point takes them as keywords and
+    builds this record, which validates them.
+    """
+
+    out_scale: float
+    lr: float
+    steps: int
+    loss: str = "squared"
+    batch_size: int = 1
+    log_every: int | None = None
+    progress: bool = False
+
+
+SGD.__init__ = validate_params(
     "out_scale",
     "lr",
     "steps",
     "batch_size",
     "log_every",
+    "progress",
     loss=Choice(*LOSSES),
-)
+)(SGD.__init__)
 
 
 @dataclass(frozen=True)
 class _Settings:
-    """One validated SGD run of the Part I loops: what :func:`_check_common` returns."""
+    """One validated SGD run of the Part I loops: the model, its data and its :class:`SGD`."""
 
     model: ElmanRNN
     x: torch.Tensor
     y: torch.Tensor
-    out_scale: float
-    lr: float
-    steps: int
-    loss: str
-    batch_size: int
+    sgd: SGD
     generator: torch.Generator | int | None
     x_eval: torch.Tensor | None
     y_eval: torch.Tensor | None
     log_every: int
-    progress: bool
+
+    def __getattr__(self, name: str):
+        """The fields of :class:`SGD` read as the run's own (``cfg.lr``, ``cfg.steps``)."""
+        if name == "sgd":  # not set yet (a copy being made)
+            raise AttributeError(name)
+        return getattr(self.sgd, name)
 
     @property
     def x_probe(self) -> torch.Tensor:
@@ -363,48 +391,72 @@ class _Settings:
         return self.x_eval if self.x_eval is not None else self.x
 
 
-def _check_common(
-    model,
-    x,
-    y,
-    *,
-    out_scale,
-    lr,
-    steps,
-    loss,
-    batch_size,
-    generator,
-    x_eval,
-    y_eval,
-    log_every,
-    progress,
-) -> _Settings:
-    """The checks of :func:`train_rnn`, :func:`train_pseudo` and :func:`train_pair` beyond their declared scalars."""
+def _settings(model, x, y, sgd: SGD, generator, x_eval, y_eval) -> _Settings:
+    """The checks of a Part I SGD run beyond its :class:`SGD`: the model, the data, ``batch_size <= N``."""
     model = check_model(model, ElmanRNN)
-    x, y = _check_data(model, x, y, loss)
-    if batch_size > x.shape[0]:
-        raise ValueError(f"batch_size must be <= {x.shape[0]}, got {batch_size}")
+    x, y = _check_data(model, x, y, sgd.loss)
+    if sgd.batch_size > x.shape[0]:
+        raise ValueError(f"batch_size must be <= {x.shape[0]}, got {sgd.batch_size}")
     if (x_eval is None) != (y_eval is None):
         raise ValueError("x_eval and y_eval must be given together (or neither)")
     if x_eval is not None:
-        x_eval, y_eval = _check_data(model, x_eval, y_eval, loss, ("x_eval", "y_eval"))
-    if log_every is None:
-        log_every = max(1, steps // 10)
-    return _Settings(
-        model,
-        x,
-        y,
-        out_scale,
-        lr,
-        steps,
-        loss,
-        batch_size,
-        generator,
-        x_eval,
-        y_eval,
-        log_every,
-        progress,
+        x_eval, y_eval = _check_data(
+            model, x_eval, y_eval, sgd.loss, ("x_eval", "y_eval")
+        )
+    log_every = sgd.log_every if sgd.log_every is not None else max(1, sgd.steps // 10)
+    return _Settings(model, x, y, sgd, generator, x_eval, y_eval, log_every)
+
+
+_P = inspect.Parameter
+
+
+def _sgd_entry(fn):
+    """A Part I SGD entry point from ``fn(cfg, **own)``: its public signature, declared once.
+
+    The signature is ``(model, x, y, *, <the fields of SGD>, generator=None,
+    x_eval=None, y_eval=None, <fn's own keywords>)``; a call builds the
+    :class:`SGD` (which validates the settings), then :func:`_settings`, and runs
+    ``fn`` on them. The declared constraints are :class:`SGD`'s.
+    """
+    own = list(inspect.signature(fn).parameters.values())[1:]
+    shared = [
+        _P(f.name, _P.KEYWORD_ONLY, annotation=f.type)
+        if f.default is MISSING
+        else _P(f.name, _P.KEYWORD_ONLY, default=f.default, annotation=f.type)
+        for f in fields(SGD)
+    ]
+    data = [
+        _P(name, _P.KEYWORD_ONLY, default=None, annotation=kind)
+        for name, kind in (
+            ("generator", "torch.Generator | int | None"),
+            ("x_eval", "torch.Tensor | None"),
+            ("y_eval", "torch.Tensor | None"),
+        )
+    ]
+    positional = [
+        _P("model", _P.POSITIONAL_OR_KEYWORD, annotation="ElmanRNN"),
+        _P("x", _P.POSITIONAL_OR_KEYWORD, annotation="torch.Tensor"),
+        _P("y", _P.POSITIONAL_OR_KEYWORD, annotation="torch.Tensor"),
+    ]
+    sig = inspect.Signature(
+        positional + shared + data + own,
+        return_annotation=inspect.signature(fn).return_annotation,
     )
+
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        a = sig.bind(*args, **kwargs)
+        a.apply_defaults()
+        a = a.arguments
+        sgd = SGD(**{f.name: a[f.name] for f in fields(SGD)})
+        cfg = _settings(
+            a["model"], a["x"], a["y"], sgd, a["generator"], a["x_eval"], a["y_eval"]
+        )
+        return fn(cfg, **{p.name: a[p.name] for p in own})
+
+    entry.__signature__ = sig
+    entry.__rnnlib_params__ = dict(SGD.__init__.__rnnlib_params__)
+    return entry
 
 
 @validate_params("steps", "batch_size", n=Int(1))
@@ -662,22 +714,10 @@ def _sgd_loop(kinds: list[str], cfg: _Settings, on_log=None) -> list[TrainResult
     return [run.result(init, step_loss[i], cfg) for i, run in enumerate(runs)]
 
 
-@_sgd_params
+@_sgd_entry
 def train_rnn(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    y: torch.Tensor,
+    cfg: _Settings,
     *,
-    out_scale: float,
-    lr: float,
-    steps: int,
-    loss: str = "squared",
-    batch_size: int = 1,
-    generator: torch.Generator | int | None = None,
-    x_eval: torch.Tensor | None = None,
-    y_eval: torch.Tensor | None = None,
-    log_every: int | None = None,
-    progress: bool = False,
     comparator: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> TrainResult:
     """SGD on ``Obj(W', A') = mean G(out_scale * F_rnn(x; W + W', A + A'), y)`` (P&G Sec. 3; chapters 5-7).
@@ -699,43 +739,15 @@ def train_rnn(
     iterates towards it is logged on the training inputs
     (``TrainHistory.convexity_mean``, ``convexity_max``; :func:`convexity_gap`).
     """
-    cfg = _check_common(
-        model,
-        x,
-        y,
-        out_scale=out_scale,
-        lr=lr,
-        steps=steps,
-        loss=loss,
-        batch_size=batch_size,
-        generator=generator,
-        x_eval=x_eval,
-        y_eval=y_eval,
-        log_every=log_every,
-        progress=progress,
-    )
     convexity = _ConvexityLog(cfg, comparator)
     run = _sgd(["rnn"], cfg, convexity)[0]
     convexity.attach(run.history)
     return run
 
 
-@_sgd_params
+@_sgd_entry
 def train_pseudo(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    *,
-    out_scale: float,
-    lr: float,
-    steps: int,
-    loss: str = "squared",
-    batch_size: int = 1,
-    generator: torch.Generator | int | None = None,
-    x_eval: torch.Tensor | None = None,
-    y_eval: torch.Tensor | None = None,
-    log_every: int | None = None,
-    progress: bool = False,
+    cfg: _Settings,
 ) -> TrainResult:
     """The same SGD as :func:`train_rnn` for the linearized RNN (P&G eq. (4); chapter 5).
 
@@ -747,21 +759,6 @@ def train_pseudo(
     ``generator``; the history has ``flip_fraction = coupling_gap = 0``.
     ``TrainResult.predict`` evaluates the trained linearized predictor.
     """
-    cfg = _check_common(
-        model,
-        x,
-        y,
-        out_scale=out_scale,
-        lr=lr,
-        steps=steps,
-        loss=loss,
-        batch_size=batch_size,
-        generator=generator,
-        x_eval=x_eval,
-        y_eval=y_eval,
-        log_every=log_every,
-        progress=progress,
-    )
     return _sgd(["pseudo"], cfg)[0]
 
 
@@ -801,22 +798,10 @@ class PairResult:
             )
 
 
-@_sgd_params
+@_sgd_entry
 def train_pair(
-    model: ElmanRNN,
-    x: torch.Tensor,
-    y: torch.Tensor,
+    cfg: _Settings,
     *,
-    out_scale: float,
-    lr: float,
-    steps: int,
-    loss: str = "squared",
-    batch_size: int = 1,
-    generator: torch.Generator | int | None = None,
-    x_eval: torch.Tensor | None = None,
-    y_eval: torch.Tensor | None = None,
-    log_every: int | None = None,
-    progress: bool = False,
     comparator: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> PairResult:
     """:func:`train_rnn` and :func:`train_pseudo` under identical SGD (same samples, same order; chapter 5).
@@ -829,22 +814,7 @@ def train_pair(
     the approximate-convexity gap ``delta_t`` of the RNN's iterates towards it is
     logged on the training inputs (``PairResult.convexity_mean``, ``convexity_max``).
     """
-    cfg = _check_common(
-        model,
-        x,
-        y,
-        out_scale=out_scale,
-        lr=lr,
-        steps=steps,
-        loss=loss,
-        batch_size=batch_size,
-        generator=generator,
-        x_eval=x_eval,
-        y_eval=y_eval,
-        log_every=log_every,
-        progress=progress,
-    )
-    init, xp = cfg.model, cfg.x_probe
+    init, xp, out_scale = cfg.model, cfg.x_probe, cfg.out_scale
     convexity = _ConvexityLog(cfg, comparator)
     with torch.no_grad():
         z0 = out_scale * _output(init.W, init.A, init.B, xp)

@@ -339,3 +339,23 @@ def test_train_rnn_logs_the_same_convexity_gap_as_train_pair():
     np.testing.assert_array_equal(alone.history.convexity_mean, pair.convexity_mean)
     np.testing.assert_array_equal(alone.history.convexity_max, pair.convexity_max)
     assert np.all(alone.history.convexity_max > 0)
+
+
+def test_the_three_entry_points_share_one_declared_settings_record():
+    """train_rnn, train_pseudo and train_pair take the fields of train.SGD as keywords, declared once."""
+    import dataclasses
+    import inspect
+
+    from rnnlib import train
+
+    names = [f.name for f in dataclasses.fields(train.SGD)]
+    for fn in (train.train_rnn, train.train_pseudo, train.train_pair):
+        params = list(inspect.signature(fn).parameters)
+        assert params[:3] == ["model", "x", "y"]
+        assert params[3 : 3 + len(names)] == names
+        assert fn.__rnnlib_params__ == train.SGD.__init__.__rnnlib_params__
+    with pytest.raises(ValueError, match=r"^loss must be one of"):
+        train.SGD(out_scale=1.0, lr=0.1, steps=1, loss="hinge")
+    with pytest.raises(ValueError, match=r"^lr must lie in"):
+        train.SGD(out_scale=1.0, lr=-0.1, steps=1)
+    assert train.SGD(out_scale=1.0, lr=0.1, steps=3).batch_size == 1
