@@ -224,13 +224,41 @@ class DivergenceError(RuntimeError):
 
 @dataclass(frozen=True)
 class Int:
-    """An integer argument in ``[low, high]`` (``high=None``: unbounded); bools are refused."""
+    """An integer argument in ``[low, high]`` (``None``: unbounded); bools are refused.
 
-    low: int | None = None
-    high: int | None = None
+    A bound may name another argument of the call (``n_logs=Int(1, "steps")``:
+    ``1 <= n_logs <= steps``), which is then checked first; the message names it
+    (``n_logs must be <= steps = 8, got 9``).
+    """
+
+    low: int | str | None = None
+    high: int | str | None = None
+
+    def refers_to(self) -> set[str]:
+        """The other arguments a bound names."""
+        return {b for b in (self.low, self.high) if isinstance(b, str)}
 
     def check(self, value: object, name: str) -> int:
-        return check_int(value, name, minimum=self.low, maximum=self.high)
+        """The numeric bounds only (a bound naming an argument needs the call: :meth:`check_in`)."""
+        return check_int(
+            value,
+            name,
+            minimum=None if isinstance(self.low, str) else self.low,
+            maximum=None if isinstance(self.high, str) else self.high,
+        )
+
+    def check_in(self, value: object, name: str, arguments: dict, dims: dict) -> int:
+        """:meth:`check`, then the bounds that name another argument of ``arguments``."""
+        value = self.check(value, name)
+        if isinstance(self.low, str) and value < arguments[self.low]:
+            raise ValueError(
+                f"{name} must be >= {self.low} = {arguments[self.low]}, got {value}"
+            )
+        if isinstance(self.high, str) and value > arguments[self.high]:
+            raise ValueError(
+                f"{name} must be <= {self.high} = {arguments[self.high]}, got {value}"
+            )
+        return value
 
 
 @dataclass(frozen=True)
@@ -505,7 +533,10 @@ def validate_params(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
             )
         refs = {  # a method's instance needs no declaration
-            r for c in specs.values() if isinstance(c, Tensor) for r in c.refers_to()
+            r
+            for c in specs.values()
+            if isinstance(c, Tensor | Int)
+            for r in c.refers_to()
         } - {"self"}
         if refs - set(specs):
             raise TypeError(
@@ -538,7 +569,7 @@ def validate_params(
                     continue
                 arguments[name] = (
                     spec.check_in(value, name, arguments, dims)
-                    if isinstance(spec, Tensor)
+                    if isinstance(spec, Tensor | Int)
                     else spec.check(value, name)
                 )
             _INSIDE.depth += 1

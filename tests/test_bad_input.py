@@ -1500,10 +1500,10 @@ def bad_values(spec) -> list[object]:
         return [1, "yes"]
     if isinstance(spec, _validation.Str):
         return [3, None]
-    if isinstance(spec, _validation.Int):
+    if isinstance(spec, _validation.Int):  # a bound naming an argument: a row
         out: list[object] = [2.5, "3"]
-        out += [] if spec.low is None else [spec.low - 1]
-        return out + ([] if spec.high is None else [spec.high + 1])
+        out += [spec.low - 1] if isinstance(spec.low, int) else []
+        return out + ([spec.high + 1] if isinstance(spec.high, int) else [])
     out = ["0.1", math.nan, math.inf]
     if spec.low is not None:
         out.append(spec.low if spec.low_open else spec.low - 1)
@@ -1540,7 +1540,7 @@ def good_value(spec, kwargs: dict) -> object:
         return "x"
     lo, hi = spec.low, spec.high
     if isinstance(spec, _validation.Int):
-        return 0 if lo is None else lo
+        return lo if isinstance(lo, int) else 0
     if lo is not None and hi is not None:
         return (lo + hi) / 2
     return lo + 1.0 if lo is not None else (0.0 if hi is None else hi - 1.0)

@@ -355,3 +355,22 @@ def test_a_subclass_declares_its_base_constraints_once():
     }
     with pytest.raises(ValueError, match=r"^spectral_norm must lie in"):
         SimpleRNN(3, 4, spectral_norm=-1.0)
+
+
+def test_an_integer_bound_may_name_another_argument():
+    """``Int(1, "steps")``: checked after ``steps``, against its checked value, naming it."""
+    from rnnlib._validation import Int, validate_params
+
+    @validate_params(steps=Int(1), n_logs=Int(1, "steps"))
+    def f(n_logs, steps):
+        return n_logs, steps
+
+    assert f(3, 8) == (3, 8) and f(8, 8) == (8, 8)
+    with pytest.raises(ValueError, match=r"^n_logs must be <= steps = 8, got 9$"):
+        f(9, 8)
+    with pytest.raises(ValueError, match=r"^steps must be >= 1, got 0$"):
+        f(1, 0)  # the named argument is checked first
+    with pytest.raises(ValueError, match=r"^n_logs must be >= 1, got 0$"):
+        f(0, 8)
+    with pytest.raises(TypeError, match=r"refers to undeclared \['steps'\]"):
+        validate_params(n_logs=Int(1, "steps"))(lambda n_logs, steps: None)

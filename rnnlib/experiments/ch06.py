@@ -535,7 +535,7 @@ def _sq(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     "out_scale",
     "lr_scale",
     "steps",
-    n_logs=Int(1),
+    n_logs=Int(1, "steps"),
     delta=OPEN_UNIT,
 )
 def theorem_terms(
@@ -593,8 +593,6 @@ def theorem_terms(
     mean over the logged iterates of the loss on ``n_test`` fresh draws.
     """
     seed = as_seed(generator)
-    if n_logs > steps:
-        raise ValueError(f"n_logs must be <= steps = {steps}, got {n_logs}")
     w = torch.randn(1, 1, (L - 2) * (d - 1), generator=derive(seed, "target"))
     target = ConceptTarget(
         [[get_function("sin")]],

@@ -463,7 +463,7 @@ def memorizer(split: HeldOutSplit, fallback: Callable | None = None) -> Callable
     return predict
 
 
-@validate_params(n=Int(2), k=Int(0))
+@validate_params(n=Int(2), k=Int(0, "n"))
 def subset_rule_accuracy(n: int, k: int) -> float:
     """Accuracy on D_L1 of the rule "a 1 in S and none outside S", |S| = k (chapter 7).
 
@@ -480,8 +480,6 @@ def subset_rule_accuracy(n: int, k: int) -> float:
     The rule is additive: the sign of ``-1/2 + sum_l f_l(z_l)`` with
     ``f_l(1) = 1`` for l in S, ``-(k+1)`` outside S, ``f_l(0) = 0``.
     """
-    if k > n:
-        raise ValueError(f"k must be at most n = {n}, got {k}")
     return (2.0 + k / n - k * (k - 1) / (n * (n - 1))) / 3.0
 
 
