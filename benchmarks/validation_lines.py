@@ -30,7 +30,6 @@ import importlib
 import importlib.util
 import inspect
 import io
-import pkgutil
 import sys
 import tokenize
 from pathlib import Path
@@ -60,31 +59,27 @@ _SKIP = {
 # --- 1. the declared share ----------------------------------------------------------------
 
 
-def public_callables() -> dict[str, object]:
-    """``dotted name -> function`` (a class: its ``__init__``) for every public rnnlib name."""
-    import rnnlib
+def _bad_input_tests():
+    """``tests/test_bad_input.py`` as a module: its public-name walk and its refusals."""
+    spec = importlib.util.spec_from_file_location(
+        "test_bad_input", ROOT / "tests" / "test_bad_input.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
-    modules = ["rnnlib"] + [
-        f"rnnlib.{m.name}"
-        for m in pkgutil.iter_modules(rnnlib.__path__)
-        if not m.name.startswith("_")
-    ]
-    out: dict[str, object] = {}
-    for modname in modules:
-        module = importlib.import_module(modname)
-        subs = [module]
-        if hasattr(module, "__path__"):
-            subs += [
-                importlib.import_module(f"{modname}.{s.name}")
-                for s in pkgutil.iter_modules(module.__path__)
-                if not s.name.startswith("_")
-            ]
-        for sub in subs:
-            for name in getattr(sub, "__all__", []):
-                obj = getattr(sub, name)
-                fn = obj.__init__ if inspect.isclass(obj) else obj
-                if callable(fn):
-                    out[f"{sub.__name__}.{name}"] = fn
+
+def public_callables() -> dict[str, object]:
+    """``dotted name -> function`` (a class: its ``__init__``) for every public rnnlib name.
+
+    The names are those the bad-input tests walk (``tests/test_bad_input.py::public_names``).
+    """
+    out = {}
+    for name, obj in _bad_input_tests().public_names().items():
+        fn = obj.__init__ if inspect.isclass(obj) else obj
+        if callable(fn):
+            out[name] = fn
     return out
 
 
@@ -215,12 +210,7 @@ def of_declared_names(checks: list[HandCheck]) -> list[HandCheck]:
 
 
 def refusals() -> int:
-    spec = importlib.util.spec_from_file_location(
-        "test_bad_input", ROOT / "tests" / "test_bad_input.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
+    module = _bad_input_tests()
     return len(module.ROWS) + len(list(module._generated_params()))
 
 

@@ -470,7 +470,29 @@ def find_exercises(
 def student_notebook(
     notebook: nbformat.NotebookNode | str | Path,
 ) -> nbformat.NotebookNode:
-    """The student edition of one chapter notebook (see the module docstring)."""
+    """The student edition of one chapter notebook.
+
+    * every block of solution lines between ``### BEGIN SOLUTION`` and
+      ``### END SOLUTION`` (nbgrader's markers) is replaced, at the marker's
+      indentation, by ``raise NotImplementedError("Exercise N.M: ...")``; the
+      ``def`` line above it and the checker call below it stay, so a student fills
+      in the body and runs the cell;
+    * the solution gates are removed: the ``{solution-start}`` and ``{solution-end}``
+      directives and every markdown line between them (the solution prose), also
+      when they share a cell with the exercise statement; a markdown cell left
+      empty is dropped, so a stub cell follows its exercise statement directly;
+    * a code cell inside a gate without markers is solution material and is dropped;
+    * stub cells are tagged ``raises-exception`` (the book build and nbval accept
+      their error) and ``remove-output`` (the HTML shows no traceback), and carry
+      ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`booktools.grade` finds them;
+    * every prose exercise (a proof, an explanation) is followed by an answer cell,
+      a markdown cell with ``metadata["rnnlib_answer"] = "N.M"`` that the grader
+      collects for the instructor (a markdown cell holding several statements is
+      cut into one cell per statement first);
+    * stub and answer cells also carry nbgrader's cell metadata (``metadata.nbgrader``,
+      schema 3: an autograded answer, a manually graded answer with the points of
+      ``booktools/grading.yml``), so nbgrader's tools recognise them.
+    """
     nb, where = _read(notebook)
     out, _ = _transform(nb, where, student=True)
     nbformat.validate(out)

@@ -1,28 +1,13 @@
 """Generate the student edition of the book from the chapters as written.
 
 The chapters in ``chapters/`` are the instructor edition and the one source of
-truth. The student edition is derived from them (CONTRIBUTING.md, "Exercises"):
+truth. The student edition is derived from them (CONTRIBUTING.md, "Exercises").
 
-* every block of solution lines between ``### BEGIN SOLUTION`` and
-  ``### END SOLUTION`` (nbgrader's markers) is replaced, at the marker's
-  indentation, by ``raise NotImplementedError("Exercise N.M: ...")``; the
-  ``def`` line above it and the checker call below it stay, so a student fills
-  in the body and runs the cell;
-* the solution gates are removed: the ``{solution-start}`` and ``{solution-end}``
-  directives and every markdown line between them (the solution prose), also
-  when they share a cell with the exercise statement; a markdown cell left
-  empty is dropped, so a stub cell follows its exercise statement directly;
-* a code cell inside a gate without markers is solution material and is dropped;
-* stub cells are tagged ``raises-exception`` (the book build and nbval accept
-  their error) and ``remove-output`` (the HTML shows no traceback), and carry
-  ``metadata["rnnlib_exercise"] = "N.M"`` so :mod:`booktools.grade` finds them;
-* every prose exercise (a proof, an explanation) is followed by an answer cell,
-  a markdown cell with ``metadata["rnnlib_answer"] = "N.M"`` that the grader
-  collects for the instructor (a markdown cell holding several statements is
-  cut into one cell per statement first);
-* stub and answer cells also carry nbgrader's cell metadata (``metadata.nbgrader``,
-  schema 3: an autograded answer, a manually graded answer with the points of
-  ``booktools/grading.yml``), so nbgrader's tools recognise them.
+:func:`booktools.markup.student_notebook` writes each chapter's student notebook
+(stubs for the solution blocks, the solution prose removed, an answer cell after each
+prose exercise; its docstring states the rules). This module assembles the edition:
+the notebooks, the book's other sources, its ``_config.yml`` and ``_toc.yml``, and an
+install cell at the top of each notebook.
 
 Usage (the Makefile's ``student-notebooks`` target)::
 

@@ -16,13 +16,16 @@ the function as ``fn.__rnnlib_params__``. An argument whose default is
 ``None``, or whose annotation admits ``None``, may be ``None``. A constraint
 particular to one function is declared at its decorator
 (``@validate_params("L", n=Int(1))``; ``Choice`` for a string option, ``Bool``
-for a flag); constraints that depend on other arguments or on a tensor's shape
-stay in the body. Tensors and models are declared the same way
+for a flag, ``Seq`` for a list of one kind, ``Either`` for an argument of two
+kinds, ``Instance`` for an object of a class); a constraint between arguments is
+a ``Relation`` over them, passed positionally and checked after every argument's
+own (``@validate_params("n", Relation("n_train + n_eval <= 2 ** n"))``). Tensors and models are declared the same way
 (``x=Tensor(shape=("batch", "T", "model.input_dim"), dtype_of="model")``,
 ``model=Model(RecurrentModel)``): a string dimension is a symbol that every
 tensor of the call naming it must share, ``"arg.attr"`` another argument's
-attribute. A declared function called by another skips the names its
-callers declared (and so checked): a parameter is checked once per call.
+attribute. A declared function called by another skips an argument only
+when it is the very object an enclosing call checked under the same
+constraint: a value is checked once per call, and a derived one again.
 The bad-input tests for declared constraints are generated from the records
 (``tests/test_bad_input.py``), as scikit-learn's
 ``test_public_functions.py`` does from its ``validate_params``.
@@ -30,6 +33,7 @@ The bad-input tests for declared constraints are generated from the records
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import math
@@ -61,6 +65,10 @@ __all__ = [
     "Str",
     "Tensor",
     "Model",
+    "Instance",
+    "Either",
+    "Seq",
+    "Relation",
     "POSITIVE",
     "NONNEGATIVE",
     "OPEN_UNIT",
@@ -263,14 +271,21 @@ class Int:
 
 @dataclass(frozen=True)
 class Real:
-    """A finite real argument in an interval; ``None`` is unbounded, ``*_open`` excludes the end."""
+    """A finite real argument in an interval; ``None`` is unbounded, ``*_open`` excludes the end.
+
+    ``allow_inf=True`` also accepts ``math.inf`` (an argument whose default is "no bound").
+    """
 
     low: float | None = None
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
+    #: ``math.inf`` is accepted too (``radius=inf``: no bound), when the interval is unbounded above
+    allow_inf: bool = False
 
     def check(self, value: object, name: str) -> float:
+        if self.allow_inf and isinstance(value, float) and value == math.inf:
+            return value
         return check_real(
             value,
             name,
@@ -355,8 +370,9 @@ class Tensor:
     so ``shape=("m", "m")`` is a square matrix and ``x``, ``y`` declared with
     ``"batch"`` must agree), or ``"arg.attr"`` (an attribute of another
     declared argument, e.g. ``"model.input_dim"``). ``dtype_of="model"``: the
-    dtype must be that argument's ``.dtype``. Checked in this order: type,
-    dimensions, sizes, dtype, emptiness, NaN/inf.
+    dtype must be that argument's ``.dtype``. ``values``: what every entry must
+    be (``"binary"``, ``"sign"`` for +-1 labels, ``"nonnegative"``). Checked in
+    this order: type, dimensions, sizes, dtype, emptiness, NaN/inf, values.
     """
 
     ndim: int | None = None
@@ -366,6 +382,8 @@ class Tensor:
     nonempty: bool = True
     integer: bool = False
     dtype_of: str | None = None
+    #: what the entries must be: ``"binary"`` (0 or 1), ``"sign"`` (-1 or +1), ``"nonnegative"``
+    values: str | None = None
 
     def refers_to(self) -> set[str]:
         """The other arguments this constraint reads (checked first)."""
@@ -414,7 +432,17 @@ class Tensor:
             raise TypeError(
                 f"{name} has dtype {x.dtype} but {self.dtype_of}'s weights are {other.dtype}"
             )
+        if self.values is not None and not bool(_VALUES[self.values][1](x).all()):
+            raise ValueError(f"{name} must have {_VALUES[self.values][0]} entries")
         return x
+
+
+#: The value constraints a :class:`Tensor` may declare: ``values -> (words, test)``.
+_VALUES: dict[str, tuple[str, Callable[[torch.Tensor], torch.Tensor]]] = {
+    "binary": ("binary (0/1)", lambda x: (x == 0) | (x == 1)),
+    "sign": ("+-1", lambda x: (x == 1) | (x == -1)),
+    "nonnegative": ("nonnegative (>= 0)", lambda x: x >= 0),
+}
 
 
 @dataclass(frozen=True)
@@ -428,6 +456,132 @@ class Model:
         return check_model(value, self.kinds, finite=self.finite, name=name)
 
 
+def Instance(kinds: type | tuple[type, ...]) -> Model:  # noqa: N802 - reads as a constraint
+    """An argument that must be an instance of ``kinds`` (a target, a split, a record): ``TypeError`` otherwise."""
+    return Model(kinds, finite=False)
+
+
+@dataclass(frozen=True)
+class Either:
+    """One of two constraints, told apart by type: ``Either(Tensor(...), Real(0.0))``.
+
+    The first whose type the value has decides (its ``ValueError`` is the
+    message); a value of neither type is a ``TypeError`` naming both.
+    """
+
+    first: object
+    second: object
+
+    def refers_to(self) -> set[str]:
+        """The other arguments either constraint reads."""
+        return {
+            r for c in (self.first, self.second) for r in getattr(c, "refers_to", set)()
+        }
+
+    def check_in(self, value: object, name: str, arguments: dict, dims: dict):
+        """The constraint of the value's type, within a call (:meth:`Tensor.check_in`)."""
+        messages = []
+        for spec in (self.first, self.second):
+            try:
+                if hasattr(spec, "check_in"):
+                    return spec.check_in(value, name, arguments, dims)
+                return spec.check(value, name)
+            except TypeError as err:
+                what = str(err).removeprefix(f"{name} must be ").split(", got")[0]
+                messages.append(what)
+        raise TypeError(
+            f"{name} must be {' or '.join(messages)}, got {type(value).__name__}"
+        )
+
+    def check(self, value: object, name: str):
+        return self.check_in(value, name, {}, {})
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A non-empty sequence (not a string) whose every item meets ``item``; returned as a list.
+
+    ``Seq(Real(0.0, low_open=True))`` is a list of positive reals,
+    ``Seq(Choice("rnn", "lstm"))`` a list of options. An item's message names
+    ``[i]`` (``eps_values[i] must lie in ...``, as :class:`Ints`).
+    """
+
+    item: object
+    what: str = "items"
+
+    def check(self, value: object, name: str) -> list:
+        if hasattr(value, "tolist") and not isinstance(value, torch.Tensor):
+            value = value.tolist()  # a NumPy array
+        items = check_sequence(value, name, self.what)
+        return [self.item.check(v, f"{name}[i]") for v in items]
+
+
+#: The functions a :class:`Relation`'s expression may call.
+_SCOPE = {"len": len, "min": min, "max": max}
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A constraint between arguments, as a Python expression over them: ``Relation("n_train + n_eval <= 2 ** n", "distinct strings")``.
+
+    Declared positionally in :func:`validate_params` and checked after every
+    argument's own constraint; a ``ValueError`` states the expression, the
+    reason and the values of both sides of the comparison that failed. An
+    expression ``A and B`` is checked conjunct by conjunct; one that reads an
+    argument that is ``None`` is skipped (an optional argument left out) unless
+    it speaks of ``None`` itself (``"patience is None or valid is not None"``).
+    """
+
+    expression: str
+    why: str = ""
+
+    def conjuncts(self) -> list[ast.expr]:
+        tree = ast.parse(self.expression, mode="eval").body
+        if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And):
+            return list(tree.values)
+        return [tree]
+
+    def names(self) -> set[str]:
+        """The arguments the expression reads."""
+        return {
+            n.id
+            for n in ast.walk(ast.parse(self.expression, mode="eval"))
+            if isinstance(n, ast.Name)
+        } - set(_SCOPE)
+
+    def check_in(self, arguments: dict) -> None:
+        scope = dict(_SCOPE)
+        for part in self.conjuncts():
+            used = {n.id for n in ast.walk(part) if isinstance(n, ast.Name)}
+            says_none = any(
+                isinstance(n, ast.Constant) and n.value is None for n in ast.walk(part)
+            )
+            if not says_none and any(arguments.get(n, 0) is None for n in used):
+                continue
+            code = compile(ast.Expression(part), "<relation>", "eval")
+            if eval(code, scope, dict(arguments)):  # noqa: S307 - the library's own declarations
+                continue
+            text = ast.unparse(part)
+            got = ""
+            if isinstance(part, ast.Compare) and len(part.ops) == 1:
+                sides = [
+                    eval(
+                        compile(ast.Expression(e), "<relation>", "eval"),
+                        scope,
+                        dict(arguments),
+                    )  # noqa: S307
+                    for e in (part.left, part.comparators[0])
+                ]
+                shown = [
+                    f"{ast.unparse(e)} = {v!r}"
+                    for e, v in zip((part.left, part.comparators[0]), sides)
+                    if not isinstance(e, ast.Constant)
+                ]
+                got = ", got " + " and ".join(shown) if shown else ""
+            why = f" ({self.why})" if self.why else ""
+            raise ValueError(f"{text} must hold{why}{got}")
+
+
 #: Intervals many scalars share (the table below and the declarations of single functions use them).
 POSITIVE = Real(0.0, low_open=True)
 NONNEGATIVE = Real(0.0)
@@ -437,7 +591,9 @@ ANY_REAL = Real()
 ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
-Constraint = Int | Real | DType | Choice | Bool | Str | Ints | Tensor | Model
+Constraint = (
+    Int | Real | DType | Choice | Bool | Str | Ints | Tensor | Model | Either | Seq
+)
 PARAMS: dict[str, Constraint] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
     "L": Int(3),
@@ -499,7 +655,7 @@ def _already_checked(outer: dict, name: str, value: object, spec: object) -> boo
 
 
 def validate_params(
-    *names: str | Callable, **declared: Constraint
+    *names: str | Callable | Relation, **declared: Constraint
 ) -> Callable[[Callable], Callable]:
     """Check the named scalar arguments of a public function (or ``__init__``) before its body runs.
 
@@ -518,16 +674,26 @@ def validate_params(
     A declared function in ``names`` lends its constraints (a subclass's
     ``__init__`` declares ``_Base.__init__`` and its own additions once).
     Arguments are checked in the order of the signature, those that another
-    constraint refers to (``"model.input_dim"``) first.
+    constraint refers to (``"model.input_dim"``) first; a :class:`Relation` in
+    ``names`` (a constraint between arguments) is checked after all of them, at
+    every call, and recorded as ``fn.__rnnlib_relations__``.
     """
     specs: dict[str, Constraint] = {}
+    relations: list[Relation] = []
     for name in names:
-        specs.update(name.__rnnlib_params__ if callable(name) else {name: PARAMS[name]})
+        if isinstance(name, Relation):
+            relations.append(name)
+        elif callable(name):
+            specs.update(name.__rnnlib_params__)
+            relations += getattr(name, "__rnnlib_relations__", [])
+        else:
+            specs[name] = PARAMS[name]
     specs.update(declared)
 
     def decorate(fn: Callable) -> Callable:
         sig = inspect.signature(fn)
-        missing = sorted(set(specs) - set(sig.parameters))
+        read = set().union(*(r.names() for r in relations))
+        missing = sorted((set(specs) | read) - set(sig.parameters))
         if missing:
             raise TypeError(
                 f"validate_params: {fn.__qualname__} has no argument {missing}"
@@ -535,7 +701,7 @@ def validate_params(
         refs = {  # a method's instance needs no declaration
             r
             for c in specs.values()
-            if isinstance(c, Tensor | Int)
+            if isinstance(c, Tensor | Int | Either)
             for r in c.refers_to()
         } - {"self"}
         if refs - set(specs):
@@ -569,9 +735,11 @@ def validate_params(
                     continue
                 arguments[name] = (
                     spec.check_in(value, name, arguments, dims)
-                    if isinstance(spec, Tensor | Int)
+                    if isinstance(spec, Tensor | Int | Either)
                     else spec.check(value, name)
                 )
+            for relation in relations:
+                relation.check_in(arguments)
             _INSIDE.depth += 1
             _INSIDE.checked = outer | {n: (arguments[n], specs[n]) for n in specs}
             try:
@@ -581,6 +749,7 @@ def validate_params(
                 _INSIDE.checked = outer
 
         wrapper.__rnnlib_params__ = dict(specs)
+        wrapper.__rnnlib_relations__ = list(relations)
         return wrapper
 
     return decorate

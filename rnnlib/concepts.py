@@ -41,6 +41,7 @@ from ._rng import derive
 from ._validation import (
     OPEN_UNIT,
     Int,
+    Real,
     Tensor,
     as_generator,
     check_int,
@@ -482,7 +483,9 @@ class ConceptTarget:
         )
 
 
-@validate_params("L", "d", "output_dim", p=Int(1))
+@validate_params(
+    "L", "d", "output_dim", p=Int(1), radius=Real(0.0, low_open=True, allow_inf=True)
+)
 def sample_target(
     L: int,
     d: int,
@@ -513,8 +516,6 @@ def sample_target(
     every radius, as ``eps_x -> 0`` requires); ``tanh``, whose series stops
     converging at ``pi/2``, is refused unless ``radius < pi / (2 C*)``.
     """
-    if not (isinstance(radius, float) and radius == math.inf):
-        radius = check_real(radius, "radius", low=0.0, low_open=True)
     if isinstance(functions, (str, bytes)) or len(functions) == 0:
         raise ValueError(
             f"functions must be a non-empty sequence of functions or names, got {functions!r}"

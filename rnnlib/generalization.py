@@ -52,8 +52,8 @@ from ._validation import (
     OPEN_UNIT,
     POSITIVE,
     Int,
+    Tensor,
     as_generator,
-    check_tensor,
     validate_params,
 )
 from .concepts import sample_task
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-@validate_params("out_scale", norm=NONNEGATIVE)
+@validate_params("out_scale", norm=NONNEGATIVE, K_diag=Tensor(ndim=1))
 def rademacher_bound(K_diag: torch.Tensor, *, out_scale: float, norm: float) -> float:
     """``out_scale * norm * sqrt(sum_n K(x_n, x_n)) / N``: the closed-form bound on R_N (chapter 6).
 
@@ -80,7 +80,6 @@ def rademacher_bound(K_diag: torch.Tensor, *, out_scale: float, norm: float) -> 
     (:func:`rnnlib.ntk.tangent_kernel_diag`). Ours (textbook argument), the
     paper's Lemma D.4 is not available.
     """
-    K_diag = check_tensor(K_diag, "K_diag", ndim=1)
     if bool((K_diag < 0).any()):
         raise ValueError("K_diag must be non-negative (a kernel's diagonal)")
     n = K_diag.shape[0]
@@ -96,7 +95,7 @@ class RademacherEstimate(NamedTuple):
     stderr: float
 
 
-@validate_params("out_scale", norm=NONNEGATIVE, n_signs=Int(2))
+@validate_params("out_scale", norm=NONNEGATIVE, n_signs=Int(2), K=Tensor(ndim=2))
 def empirical_rademacher(
     K: torch.Tensor,
     *,
@@ -113,7 +112,6 @@ def empirical_rademacher(
     uniform sign vectors. ``K`` is the (N, N) tangent kernel. Returns
     ``(estimate, standard error)``. Always <= :func:`rademacher_bound` in expectation (Jensen).
     """
-    K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
     gen = as_generator(generator)

@@ -24,9 +24,10 @@ import torch
 
 from ._rng import as_generator
 from ._validation import (
+    Model,
+    Tensor,
     check_int,
-    check_model,
-    check_tensor,
+    validate_params,
 )
 from .elman import (
     ElmanRNN,
@@ -41,18 +42,19 @@ __all__ = [
 ]
 
 
+@validate_params(x=Tensor(ndim=3))
 def predicted_sq_norms(x: torch.Tensor) -> torch.Tensor:
     """The heuristic ``E|h^(l)|^2 = sum_{j<=l} |x^(j)|^2`` for inputs ``x`` (batch, L, d); returns (batch, L)."""
-    x = check_tensor(x, "x", ndim=3)
     return torch.cumsum((x**2).sum(dim=2), dim=1)
 
 
+@validate_params(model=Model(ElmanRNN, finite=False))
 def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """Fraction of neurons with ``D^(l)_rr = 1`` at each step, averaged over the batch; returns (L,)."""
-    model = check_model(model, ElmanRNN)
     return model.activation_patterns(x).float().mean(dim=(0, 2))
 
 
+@validate_params(model=Model(ElmanRNN, finite=False))
 def pattern_flip_fraction(
     model: ElmanRNN,
     x_bar: torch.Tensor,
@@ -69,7 +71,6 @@ def pattern_flip_fraction(
     ``l >= position + 2`` (earlier steps cannot change). Returns the fraction
     of flipped entries over batch, those steps and the m neurons.
     """
-    model = check_model(model, ElmanRNN)
     x = normalize_sequence(x_bar, eps_x)
     position = check_int(position, "position", minimum=0, maximum=x_bar.shape[1] - 1)
     L, d = x.shape[1], x.shape[2]

@@ -65,7 +65,10 @@ from ._validation import (
     NONNEGATIVE,
     POSITIVE,
     Choice,
+    Instance,
     Int,
+    Relation,
+    Tensor,
     as_generator,
     check_int,
     check_real,
@@ -116,7 +119,7 @@ def _check_model(model: object) -> ElmanRNN:
 # --- Lemma 4.4 ----------------------------------------------------------------------------------
 
 
-@validate_params(scaling=Choice("corrected", "printed"))
+@validate_params(scaling=Choice("corrected", "printed"), T=Tensor(ndim=2))
 def relu_identity(
     v: torch.Tensor,
     x: torch.Tensor,
@@ -132,14 +135,13 @@ def relu_identity(
     ``scaling="printed"`` uses the paper's ``p = 2 T v`` (eq. (8)), which
     estimates ``m v^T x`` instead.
     """
-    T = check_tensor(T, "T", ndim=2)
     v = check_tensor(v, "v", shape=(T.shape[1],))
     x = check_tensor(x, "x", shape=(T.shape[1],))
     factor = 2.0 / T.shape[0] if scaling == "corrected" else 2.0
     return factor * (T @ v) @ torch.relu(T @ x)
 
 
-@validate_params("width")
+@validate_params("width", v=Tensor(ndim=1))
 def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
     """Standard deviation of the corrected estimate of Lemma 4.4 over ``T`` (chapter 4).
 
@@ -149,7 +151,6 @@ def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
     ``sqrt((2 |v|^2 |x|^2 + 3 (v^T x)^2) / m)``: at least ``sqrt(2) |v| |x| / sqrt(m)``,
     above the paper's bound ``|v| |x| / sqrt(m)``.
     """
-    v = check_tensor(v, "v", ndim=1)
     x = check_tensor(x, "x", shape=(v.shape[0],))
     m = width
     vx = float(v @ x)
@@ -159,7 +160,7 @@ def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
 # --- Theorem 4.5: decoding tokens from h^(L) ---------------------------------------------------------
 
 
-@validate_params(L=Int(1))
+@validate_params(L=Int(1), W=Tensor(ndim=2))
 def naive_decode(
     W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int
 ) -> torch.Tensor:
@@ -170,7 +171,6 @@ def naive_decode(
     (m, m), ``A`` (m, d), ``h`` the last hidden states (batch, m). Returns
     (batch, L, d), position l = 1..L along dimension 1.
     """
-    W = check_tensor(W, "W", ndim=2)
     if W.shape[0] != W.shape[1]:
         raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
     A = check_tensor(A, "A", shape=(W.shape[0], "d"))
@@ -196,7 +196,7 @@ class LinearDecoder:
         return (h.to(self.matrix.dtype) @ self.matrix).to(h.dtype)
 
 
-@validate_params("ridge")
+@validate_params("ridge", h=Tensor(ndim=2))
 def fit_linear_decoder(
     h: torch.Tensor, targets: torch.Tensor, *, ridge: float = 1e-3
 ) -> LinearDecoder:
@@ -208,7 +208,6 @@ def fit_linear_decoder(
     in the dual form ``h^T (h h^T + ridge I)^(-1) targets`` when n < m and in
     the primal form ``(h^T h + ridge I)^(-1) h^T targets`` otherwise (equal).
     """
-    h = check_tensor(h, "h", ndim=2)
     targets = check_tensor(targets, "targets", shape=(h.shape[0], "k"))
     H, Y = h.double(), targets.double()
     n, m = H.shape
@@ -679,21 +678,21 @@ class Construction:
     fit: StepFeatureFit
 
 
+@validate_params(
+    "L",
+    "d",
+    Relation(
+        "target.output_dim == 1 and target.width == 1",
+        "one output and one neuron, d_out = p = 1",
+    ),
+    Relation(
+        "(target.n_tokens, target.token_dim) == (L - 2, d - 1)",
+        "the target reads L - 2 tokens of dimension d - 1",
+    ),
+    target=Instance(ConceptTarget),
+)
 def check_target(target: object, L: int, d: int) -> ConceptTarget:
     """``target`` as the construction reads it: a :class:`rnnlib.concepts.ConceptTarget` with ``d_out = p = 1`` on sequences of length ``L`` and dimension ``d`` (chapter 4)."""
-    if not isinstance(target, ConceptTarget):
-        raise TypeError(
-            f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"
-        )
-    if target.output_dim != 1 or target.width != 1:
-        raise ValueError(
-            f"target must have one output and one neuron (d_out = p = 1), got {target.output_dim} and {target.width}"
-        )
-    if (target.n_tokens, target.token_dim) != (L - 2, d - 1):
-        raise ValueError(
-            f"target must read sequences of {L - 2} tokens of dimension {d - 1} (L = {L}, d = {d}), "
-            f"got {target.n_tokens} and {target.token_dim}"
-        )
     return target
 
 

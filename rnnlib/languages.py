@@ -418,6 +418,7 @@ class DFA:
         """The automaton of the complement language (same states, accepting states swapped)."""
         return DFA(self.transitions, ~self.accepting, self.start)
 
+    @validate_params(n=Int(0))
     def count_accepted(self, n: int) -> torch.Tensor:
         """``c[r, q]``: the number of strings of length r accepted from state q, for r = 0..n; float64 (n+1, n_states).
 
@@ -425,7 +426,6 @@ class DFA:
         Float64 holds exact integers up to 2^53 and the ratios that sampling
         needs far beyond (chapter 7 samples uniformly among accepted strings).
         """
-        n = check_int(n, "n", minimum=0)
         c = torch.zeros(n + 1, self.n_states, dtype=torch.float64)
         c[0] = self.accepting.to(torch.float64)
         for r in range(1, n + 1):
@@ -573,11 +573,10 @@ class Language:
         """The labels ``1[z in the language]`` from the automaton; (batch,) float."""
         return self.dfa.accepts(z)
 
+    @validate_params(n=Int(0))
     def count(self, n: int) -> int:
         """The number of strings of length exactly ``n`` in the language."""
-        return int(
-            self.dfa.count_accepted(check_int(n, "n", minimum=0))[n, self.dfa.start]
-        )
+        return int(self.dfa.count_accepted(n)[n, self.dfa.start])
 
     def __repr__(self) -> str:
         return f"Language({self.name!r}: {self.description})"

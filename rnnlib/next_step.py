@@ -55,9 +55,10 @@ from ._validation import (
     Choice,
     DivergenceError,
     Int,
+    Model,
+    Relation,
+    Tensor,
     as_generator,
-    check_int,
-    check_model,
     check_real,
     check_tensor,
     validate_params,
@@ -213,6 +214,7 @@ class NextStepModel(nn.Module):
         """``V h_t + c`` for states (..., state_dim)."""
         return self.core.hidden(states) @ self.V.transpose(0, 1) + self.c
 
+    @validate_params(k=Int(1))
     def forward(self, x: torch.Tensor, k: int | None = None) -> torch.Tensor:
         """Logits (batch, T, output_dim) predicting ``x_{t+1}`` from ``x_1..x_t``.
 
@@ -221,9 +223,7 @@ class NextStepModel(nn.Module):
         """
         u = self.encode(x)
         if k is not None:
-            return self.logits(
-                truncated_states(self.core, u, check_int(k, "k", minimum=1))
-            )
+            return self.logits(truncated_states(self.core, u, k))
         return self.hidden_states(u) @ self.V.transpose(0, 1) + self.c
 
     def hidden_states(self, u: torch.Tensor) -> torch.Tensor:
@@ -319,6 +319,7 @@ class Baseline(nn.Module):
     (for characters, a smoothed bigram model). Built by :func:`fit_baseline`.
     """
 
+    @validate_params(input_dim=Int(2), readout=Choice(*READOUTS))
     def __init__(
         self,
         input_dim: int,
@@ -328,9 +329,7 @@ class Baseline(nn.Module):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
-        if readout not in READOUTS:
-            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
-        self.input_dim = check_int(input_dim, "input_dim", minimum=2)
+        self.input_dim = input_dim
         self.readout, self.previous = readout, bool(previous)
         self.A = nn.Parameter(
             torch.zeros(self.input_dim, self.input_dim, dtype=dtype),
@@ -364,6 +363,7 @@ def _check_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
     return mask
 
 
+@validate_params(logits=Tensor(ndim=3))
 def frame_nll(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -378,7 +378,6 @@ def frame_nll(
     selected frames; ``"sum"``: their total (to pool batches with every frame
     weighted equally); ``"none"``: the (batch, T) per-frame NLLs (0 where masked).
     """
-    logits = check_tensor(logits, "logits", ndim=3)
     targets = check_tensor(targets, "targets", shape=tuple(logits.shape))
     if not bool(((targets == 0) | (targets == 1)).all()):
         raise ValueError("targets must be binary (0/1 entries)")
@@ -399,6 +398,7 @@ def _frame_nll(
     return _reduce(per_frame, mask, reduction)
 
 
+@validate_params(logits=Tensor(ndim=3))
 def bits_per_char(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -411,7 +411,6 @@ def bits_per_char(
     ``logits`` (batch, T, V), ``targets`` (batch, T) integer codes; ``mask`` and
     ``reduction`` as in :func:`frame_nll`.
     """
-    logits = check_tensor(logits, "logits", ndim=3)
     targets = check_tensor(
         targets,
         "targets",
@@ -542,6 +541,7 @@ def next_step_batch(
     return NextStepBatch(x[:, :-1], x[:, 1:], mask[:, 1:])
 
 
+@validate_params(model=Model((NextStepModel, Baseline), finite=False))
 def readout_loss(
     model: NextStepModel | Baseline,
     logits: torch.Tensor,
@@ -555,7 +555,6 @@ def readout_loss(
     :func:`evaluate`, :func:`fit_baseline` and :func:`train_next_step`.
     ``logits``, ``targets``, ``mask`` and ``reduction`` are checked by the metric.
     """
-    model = check_model(model, (NextStepModel, Baseline))
     if model.readout == "bernoulli":
         return frame_nll(logits, targets, mask, reduction=reduction)
     return bits_per_char(logits, targets, mask, reduction=reduction)
@@ -572,7 +571,7 @@ def _readout_loss(
     return kernel(logits, targets, mask, "mean")
 
 
-@validate_params("batch_size")
+@validate_params("batch_size", k=Int(1))
 def evaluate(
     model: NextStepModel | Baseline,
     seqs: Sequence[np.ndarray],
@@ -587,8 +586,6 @@ def evaluate(
     """
     model = _check_predictor(model)
     seqs = _check_seqs(seqs)
-    if k is not None:
-        k = check_int(k, "k", minimum=1)
     total, count = 0.0, 0
     device = next(model.parameters()).device
     order = list(
@@ -760,7 +757,7 @@ def fit_baseline(
             if ndims == {2}
             else 1 + max(int(s.max()) for s in seqs)
         )
-    input_dim = check_int(input_dim, "input_dim", minimum=2)
+    # Baseline's declaration checks an inferred input_dim (input_dim >= 2)
     base = Baseline(input_dim, readout=readout, previous=previous)
     # all (x_t, x_{t+1}) pairs of the split as one sequence-free batch (1, N, ...): no padding
     inputs = torch.as_tensor(np.concatenate([q[:-1] for q in seqs])).unsqueeze(0)
@@ -899,6 +896,10 @@ def _minibatch(
     "window",
     "eval_every",
     "patience",
+    Relation(
+        "patience is None or valid is not None",
+        "patience must come with a valid split to watch",
+    ),
     optimizer=Choice("adam", "sgd"),
     projection=Choice(*PROJECTIONS),
     stable=Bool(),
@@ -956,8 +957,6 @@ def train_next_step(
     ):
         raise ValueError("train must be a non-empty list of sequences")
     eval_every = steps if eval_every is None else eval_every
-    if patience is not None and valid is None:
-        raise ValueError("patience must come with a valid split to watch")
     device = model.V.device
     gen = derive(generator, "minibatches")
     best = {"metric": math.inf, "step": 0, "state": None}
@@ -1249,7 +1248,7 @@ def contraction_summary(
     return out
 
 
-@validate_params(digits=Int(0))
+@validate_params(digits=Int(0), fmt=Choice("markdown", "html"))
 def results_table(
     columns: dict[str, dict[str, float]],
     notes: dict[str, str] | None = None,
@@ -1264,8 +1263,6 @@ def results_table(
     (e.g. the paper's claim for each column). ``fmt``: ``"markdown"`` or ``"html"``
     (for ``IPython.display.HTML``, which the book renders as a table).
     """
-    if fmt not in ("markdown", "html"):
-        raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
     if not isinstance(columns, dict) or not columns:
         raise ValueError("columns must be a non-empty dict title -> {row: value}")
     rows: list[str] = []

@@ -86,6 +86,8 @@ from ._recurrence import previous_states
 from ._validation import (
     Bool,
     Choice,
+    Model,
+    Tensor,
     check_model,
     check_tensor,
     validate_params,
@@ -201,7 +203,7 @@ class KernelRidge(NamedTuple):
     norm: float
 
 
-@validate_params("ridge")
+@validate_params("ridge", K=Tensor(ndim=2), y=Tensor())
 def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> KernelRidge:
     """Kernel ridge regression: ``alpha = (K + ridge N I)^{-1} y`` and ``||theta|| = sqrt(alpha^T K alpha)`` (chapter 5).
 
@@ -212,10 +214,8 @@ def kernel_ridge(K: torch.Tensor, y: torch.Tensor, ridge: float) -> KernelRidge:
     ``norm`` is the RKHS norm of the solution (for several columns, the
     Frobenius norm over them). Predictions at new points: ``K(X_new, X) @ alpha``.
     """
-    K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
-    y = check_tensor(y, "y")
     if y.dim() not in (1, 2) or y.shape[0] != K.shape[0]:
         raise ValueError(
             f"y must have shape ({K.shape[0]},) or ({K.shape[0]}, k), got {tuple(y.shape)}"
@@ -242,7 +242,9 @@ class KernelReference(NamedTuple):
     weights: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
-@validate_params("out_scale", "ridge", return_weights=Bool())
+@validate_params(
+    "out_scale", "ridge", return_weights=Bool(), model=Model(ElmanRNN, finite=False)
+)
 def kernel_reference(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -275,7 +277,6 @@ def kernel_reference(
     (``W*`` (m, m), ``A*`` (m, d)). ``x`` is (N, L, d), ``y`` (N, 1) in its dtype,
     ``x_eval`` (N_eval, L, d).
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], model.output_dim))
     if y.dtype != x.dtype:
@@ -317,7 +318,7 @@ def _loss_slope(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     return -y / (1.0 + np.exp(np.minimum(y * z, 700.0)))
 
 
-@validate_params("lr", loss=Choice("squared", "logistic"))
+@validate_params("lr", loss=Choice("squared", "logistic"), K=Tensor(ndim=2))
 def kernel_sgd(
     K: torch.Tensor,
     y: torch.Tensor,
@@ -356,7 +357,6 @@ def kernel_sgd(
     evaluation and training inputs; ``f0`` (N, k) and ``f0_eval`` (N_eval, k) the
     initial predictions (zero if omitted). Computed in float64.
     """
-    K = check_tensor(K, "K", ndim=2)
     n = K.shape[0]
     if K.shape[1] != n:
         raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
@@ -547,6 +547,7 @@ def cross_time_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     return (total - diag).abs() / total
 
 
+@validate_params(K=Tensor(ndim=2))
 def sample_constant(K: torch.Tensor, f: torch.Tensor) -> float | np.ndarray:
     """The sample-size constant of the Rademacher route for a target on a finite domain: ``||f||_K^2 sup K / E f^2`` (chapter 7, ours).
 
@@ -561,7 +562,6 @@ def sample_constant(K: torch.Tensor, f: torch.Tensor) -> float | np.ndarray:
     a +-1 indicator). Returns a float, or an array (k,) for (N, k). Raises
     ``ValueError`` when ``K`` is not positive definite (its Cholesky factorization fails).
     """
-    K = check_tensor(K, "K", ndim=2)
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square, got shape {tuple(K.shape)}")
     one = isinstance(f, torch.Tensor) and f.ndim == 1

@@ -48,9 +48,8 @@ from ._rng import as_generator
 from ._validation import (
     POSITIVE,
     Choice,
-    check_model,
-    check_real,
-    check_sequence,
+    Model,
+    Seq,
     check_tensor,
     validate_params,
 )
@@ -105,6 +104,7 @@ def _states_and_patterns(
         return h_prev, (h > 0).to(x.dtype), h
 
 
+@validate_params(model=Model(ElmanRNN, finite=False))
 def pseudo_network(
     model: ElmanRNN,
     dW: torch.Tensor,
@@ -122,7 +122,6 @@ def pseudo_network(
     ``torch.func.jvp`` (``benchmarks/bench_pseudo.py`` prints the ratios).
     ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
@@ -130,12 +129,12 @@ def pseudo_network(
         return tangent(model.W.detach(), model.B, h_prev, D, x, dW, dA)
 
 
+@validate_params(model=Model(ElmanRNN, finite=False))
 def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``Back_{l->L} = B D^(L) W ... D^(l+1) W`` for l = 1..L; returns (batch, L, d_out, m) (chapter 3).
 
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     _, D, _ = _states_and_patterns(model, x)
     batch, L = x.shape[0], x.shape[1]
@@ -150,6 +149,7 @@ def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     return torch.stack(out[::-1], dim=1)
 
 
+@validate_params(model=Model(ElmanRNN, finite=False))
 def pseudo_network_sum(
     model: ElmanRNN,
     dW: torch.Tensor,
@@ -161,7 +161,6 @@ def pseudo_network_sum(
     Same value as :func:`pseudo_network`, but builds every ``Back_{l->L}``
     explicitly (:func:`back_matrices`); for exposition and tests. Returns (batch, d_out).
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
@@ -242,7 +241,9 @@ def random_perturbation(
 DIRECTION_KINDS = ("random", "gradient", "construction")
 
 
-@validate_params("tau", kind=Choice("gradient", "construction"))
+@validate_params(
+    "tau", kind=Choice("gradient", "construction"), model=Model(ElmanRNN, finite=False)
+)
 def aligned_perturbation(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -272,7 +273,6 @@ def aligned_perturbation(
     compared at the same size. ``x`` is a batch (batch, L, d) of inputs; the
     model is not modified. Returns ``(dW, dA)`` in the model's dtype.
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     gen = as_generator(generator)
     m = model.width
@@ -326,6 +326,9 @@ class LinearizationChanges(NamedTuple):
     flips: torch.Tensor
 
 
+@validate_params(
+    model=Model(ElmanRNN, finite=False), taus=Seq(POSITIVE, "positive numbers")
+)
 def linearization_changes(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -345,10 +348,7 @@ def linearization_changes(
     ``(change, pseudo, flips)`` of shapes (n_dir, n_tau, batch, d_out) twice
     (the model's dtype) and (n_dir, n_tau) (float64).
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
-    check_sequence(taus, "taus", "positive numbers")
-    taus = [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
     f0 = h0[:, -1] @ B.transpose(0, 1)
@@ -400,7 +400,7 @@ def linearization_gap(
     )[0]
 
 
-@validate_params("n_perturbations")
+@validate_params("n_perturbations", model=Model(ElmanRNN, finite=False))
 def linearization_gaps(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -415,7 +415,6 @@ def linearization_gaps(
     norm ``tau / sqrt(m)`` for each tau, so a trend in tau is not blurred by
     fresh draws. One :class:`GapMeasurement` per tau, in order.
     """
-    model = check_model(model, ElmanRNN)
     gen = as_generator(generator)
     change, pseudo, flips = linearization_changes(
         model,

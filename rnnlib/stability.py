@@ -50,13 +50,12 @@ from ._validation import (
     NONNEGATIVE,
     Choice,
     DivergenceError,
+    Either,
     Int,
     Ints,
     Model,
     Real,
     Tensor,
-    check_real,
-    check_tensor,
     validate_params,
 )
 from .dynamical import (
@@ -325,7 +324,10 @@ def _toward_zero(x64: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.where(over, torch.nextafter(y, torch.zeros_like(y)), y)
 
 
-@validate_params(W=Tensor(ndim=2))
+@validate_params(
+    W=Tensor(shape=("rows", None)),
+    radius=Either(Tensor(shape=("rows",), values="nonnegative"), Real(0.0)),
+)
 def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tensor:
     """Project every **row** of ``W`` onto the l1-ball of ``radius`` (Duchi et al. 2008) (chapter 8).
 
@@ -341,17 +343,9 @@ def project_l1_rows(W: torch.Tensor, radius: float | torch.Tensor) -> torch.Tens
     float64 l1-norm ``<= r`` (the quantity :func:`inf_norm` computes).
     """
     if isinstance(radius, torch.Tensor):
-        r = check_tensor(radius, "radius", shape=(W.shape[0],)).detach().double()
-        if bool((r < 0).any()):
-            raise ValueError(
-                f"radius must be >= 0 in every row, got a minimum of {float(r.min())}"
-            )
+        r = radius.detach().double()
     else:
-        r = torch.full(
-            (W.shape[0],),
-            check_real(radius, "radius", low=0.0),
-            dtype=torch.float64,
-        )
+        r = torch.full((W.shape[0],), radius, dtype=torch.float64)
     with torch.no_grad():
         W = W.detach()
         absW = W.double().abs()

@@ -68,7 +68,9 @@ from ._validation import (
     Choice,
     DivergenceError,
     Int,
+    Model,
     Real,
+    Tensor,
     as_generator,
     check_model,
     check_tensor,
@@ -112,7 +114,7 @@ def _loss(z: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
     return torch.nn.functional.softplus(-y * z).mean(dim=1)
 
 
-@validate_params(loss=Choice(*LOSSES))
+@validate_params(loss=Choice(*LOSSES), z=Tensor(ndim=2))
 def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.Tensor:
     """The per-sample loss G(z, y) of the objective (chapters 5-6); returns (batch,).
 
@@ -122,7 +124,6 @@ def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.
     convex and 1-Lipschitz in ``z`` (Euclidean norm), ``G(0, y) = log 2``,
     so it satisfies the paper's assumptions on G (Sec. 3).
     """
-    z = check_tensor(z, "z", ndim=2)
     y = check_tensor(y, "y", shape=tuple(z.shape))
     if loss == "logistic":
         _check_signs(y, "y")
@@ -144,10 +145,9 @@ def _output(
     return elman_last_state(W, A, x) @ B.transpose(0, 1)
 
 
-@validate_params("out_scale")
+@validate_params("out_scale", model=Model(ElmanRNN, finite=False))
 def predict(model: ElmanRNN, x: torch.Tensor, out_scale: float) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     with torch.no_grad():
         return out_scale * _output(model.W, model.A, model.B, x)
@@ -303,7 +303,7 @@ class _ConvexityLog:
             rnn.A.detach(),
             *self.star,
             self.cfg.x,
-            self.cfg.out_scale,
+            self.cfg.sgd.out_scale,
         )
         self.mean.append(float(delta.mean()))
         self.max.append(float(delta.max()))
@@ -378,12 +378,6 @@ class _Settings:
     x_eval: torch.Tensor | None
     y_eval: torch.Tensor | None
     log_every: int
-
-    def __getattr__(self, name: str):
-        """The fields of :class:`SGD` read as the run's own (``cfg.lr``, ``cfg.steps``)."""
-        if name == "sgd":  # not set yet (a copy being made)
-            raise AttributeError(name)
-        return getattr(self.sgd, name)
 
     @property
     def x_probe(self) -> torch.Tensor:
@@ -505,7 +499,7 @@ class _Logger:
         self.init, self.kind = init, kind
         self.x, self.y = cfg.x, cfg.y
         self.x_eval, self.y_eval = cfg.x_eval, cfg.y_eval
-        self.out_scale, self.loss = cfg.out_scale, cfg.loss
+        self.out_scale, self.loss = cfg.sgd.out_scale, cfg.sgd.loss
         self.xp = cfg.x_probe  # inputs for flips and coupling
         W0, A0, B = init.W.detach(), init.A.detach(), init.B
         self.h_prev_p, self.D_p, h = _states(W0, A0, self.xp)
@@ -613,9 +607,9 @@ class _Run:
             dW,
             dA,
             self.logger.history(step_loss),
-            cfg.out_scale,
-            cfg.lr,
-            cfg.loss,
+            cfg.sgd.out_scale,
+            cfg.sgd.lr,
+            cfg.sgd.loss,
             self.kind,
             init,
         )
@@ -641,7 +635,7 @@ class _OneThread:
 
 def _sgd(kinds: list[str], cfg: _Settings, on_log=None) -> list[TrainResult]:
     """:func:`_sgd_loop` with one intra-op thread for batches of up to 8 samples (see :class:`_OneThread`)."""
-    if cfg.batch_size <= 8:
+    if cfg.sgd.batch_size <= 8:
         with _OneThread():
             return _sgd_loop(kinds, cfg, on_log)
     return _sgd_loop(kinds, cfg, on_log)
@@ -652,16 +646,16 @@ def _sgd_loop(kinds: list[str], cfg: _Settings, on_log=None) -> list[TrainResult
     x, y, out_scale, lr, loss, steps = (
         cfg.x,
         cfg.y,
-        cfg.out_scale,
-        cfg.lr,
-        cfg.loss,
-        cfg.steps,
+        cfg.sgd.out_scale,
+        cfg.sgd.lr,
+        cfg.sgd.loss,
+        cfg.sgd.steps,
     )
     init = copy.deepcopy(cfg.model)
     for p in init.parameters():
         p.requires_grad_(False)
     B, W0, A0 = init.B, init.W, init.A
-    order = sgd_order(x.shape[0], steps, cfg.batch_size, cfg.generator)
+    order = sgd_order(x.shape[0], steps, cfg.sgd.batch_size, cfg.generator)
     runs = [_Run(k, init, cfg) for k in kinds]
     if (
         "pseudo" in kinds
@@ -679,7 +673,7 @@ def _sgd_loop(kinds: list[str], cfg: _Settings, on_log=None) -> list[TrainResult
     log(0)
     for t in progress_bar(
         range(steps),
-        enabled=cfg.progress,
+        enabled=cfg.sgd.progress,
         desc="SGD (" + ", ".join(kinds) + ")",
     ):
         idx = order[t]
@@ -814,7 +808,7 @@ def train_pair(
     the approximate-convexity gap ``delta_t`` of the RNN's iterates towards it is
     logged on the training inputs (``PairResult.convexity_mean``, ``convexity_max``).
     """
-    init, xp, out_scale = cfg.model, cfg.x_probe, cfg.out_scale
+    init, xp, out_scale = cfg.model, cfg.x_probe, cfg.sgd.out_scale
     convexity = _ConvexityLog(cfg, comparator)
     with torch.no_grad():
         z0 = out_scale * _output(init.W, init.A, init.B, xp)
@@ -842,7 +836,7 @@ def train_pair(
     )
 
 
-@validate_params("out_scale")
+@validate_params("out_scale", model=Model(ElmanRNN, finite=False))
 def convexity_gap(
     model: ElmanRNN,
     theta: tuple[torch.Tensor, torch.Tensor],
@@ -867,7 +861,6 @@ def convexity_gap(
     RNN's own iterates (our form of P&G's Lemma D.3). Sum over the outputs for
     ``d_out > 1``. ``x`` is (N, L, d).
     """
-    model = check_model(model, ElmanRNN)
     x = model.check_input(x)
     m, d = model.W.shape[0], model.A.shape[1]
     pairs = []

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._rng import as_seed
-from ._validation import check_int, check_real
+from ._validation import OPEN_UNIT, Int, validate_params
 
 __all__ = [
     "seed_slopes",
@@ -70,6 +70,7 @@ class MeanInterval(NamedTuple):
     high: float
 
 
+@validate_params(level=OPEN_UNIT)
 def mean_interval(values: Sequence[float], level: float = 0.95) -> MeanInterval:
     """The mean of ``values`` (one per seed) and its two-sided Student-t interval at ``level`` (chapters 4-6, 10).
 
@@ -78,14 +79,6 @@ def mean_interval(values: Sequence[float], level: float = 0.95) -> MeanInterval:
     """
     from scipy.stats import t as student_t
 
-    level = check_real(
-        level,
-        "level",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
     v = np.asarray(values, dtype=float)
     if v.ndim != 1 or v.size < 2 or not np.all(np.isfinite(v)):
         raise ValueError(f"values must be at least 2 finite numbers, got {values!r}")
@@ -176,6 +169,7 @@ class DrawTrend:
         return self.text()
 
 
+@validate_params(level=OPEN_UNIT, n_boot=Int(100))
 def bootstrap_loglog_trend(
     x: Sequence[float],
     samples: Sequence[Sequence[float]],
@@ -194,15 +188,6 @@ def bootstrap_loglog_trend(
     """
     from scipy.stats import bootstrap
 
-    level = check_real(
-        level,
-        "level",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
-    n_boot = check_int(n_boot, "n_boot", minimum=100)
     xs = np.asarray(x, dtype=float)
     if xs.ndim != 1 or xs.size < 2 or not np.all(xs > 0):
         raise ValueError(f"x must be at least 2 positive sizes, got {x!r}")

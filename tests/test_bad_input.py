@@ -68,7 +68,7 @@ ROWS: list[Row] = []
 KIND_WORDS = {
     "type": r"must (be|hold|have)|pass |got ",
     "dtype": r"dtype|float|integer|bool",
-    "shape": r"shape|dimension|square|column|entr(y|ies)|length|steps|same|match|size|rows|equal",
+    "shape": r"shape|dimension|square|column|entr(y|ies)|length|steps|same|match|size|rows|equal|len\(",
     "nan": r"NaN|finite|nan|inf|numbers",
     "empty": r"empty|at least|no |non-empty|shape|length|must say",
     "range": r"[<>]|lie in|in [\[({]|range|positive|negative|exceed|at most|longer|outside|sum to|between|finite|one output",
@@ -252,7 +252,7 @@ row(T, "range", "position", lambda: initialization.pattern_flip_fraction(ELMAN, 
 T = "rnnlib.experiments.ch01.flip_fraction_vs_eps"
 row(T, "type", "model", lambda: exp01.flip_fraction_vs_eps(None, [0.1], L=L))
 row(T, "empty", "eps_values", lambda: exp01.flip_fraction_vs_eps(ELMAN, [], L=L))
-row(T, "range", "eps_x", lambda: exp01.flip_fraction_vs_eps(ELMAN, [0.1, -1.0], L=L), note="in eps_values")
+row(T, "range", "eps_values", lambda: exp01.flip_fraction_vs_eps(ELMAN, [0.1, -1.0], L=L), note="an item outside eps_x's range")
 int_rows(T, "L", lambda v: exp01.flip_fraction_vs_eps(ELMAN, [0.1], L=v), low=3)
 int_rows(T, "batch_size", lambda v: exp01.flip_fraction_vs_eps(ELMAN, [0.1], L=L, batch_size=v), low=1)
 
@@ -1051,6 +1051,8 @@ row(T, "range", "widths", lambda: exp07.run_learners("dl1", 4, widths=[0], hidde
 row(T, "range", "hidden", lambda: exp07.run_learners("dl1", 4, widths=[], hidden=0))
 row(T, "type", "wide_kwargs", lambda: exp07.run_learners("dl1", 4, widths=[], hidden=None, wide_kwargs=[1]))
 int_rows(T, "min_length", lambda v: exp07.run_learners("dl1", 4, widths=[], hidden=None, min_length=v), low=1)
+T = "rnnlib.experiments.ch07.language_task"
+row(T, "range", "n_train", lambda: exp07.language_task("parity", 3, 6, 4, eps_x=0.5, generator=0), note="more than 2^n strings")
 T = "rnnlib.experiments.ch07.accuracy_table"
 row(T, "empty", "languages", lambda: exp07.accuracy_table([], [4]))
 row(T, "empty", "lengths", lambda: exp07.accuracy_table(["dl1"], []))
@@ -1309,7 +1311,10 @@ NO_ARGUMENTS_TO_VALIDATE = {
 
 
 def public_names() -> dict[str, object]:
-    """``module.name -> object`` for every name in ``__all__`` of every rnnlib module."""
+    """``module.name -> object`` for every name in ``__all__`` of every rnnlib module and subpackage module.
+
+    ``benchmarks/validation_lines.py`` counts the declared share over these names too.
+    """
     modules = ["rnnlib"] + [
         f"rnnlib.{m.name}"
         for m in pkgutil.iter_modules(rnnlib.__path__)
@@ -1322,7 +1327,7 @@ def public_names() -> dict[str, object]:
         assert names is not None, f"{modname} has no __all__ (list its public names)"
         for name in names:
             out[f"{modname}.{name}"] = getattr(module, name)
-        if modname in ("rnnlib.homework", "rnnlib.experiments"):
+        if hasattr(module, "__path__"):  # a subpackage: its public modules too
             for sub in pkgutil.iter_modules(module.__path__):
                 if not sub.name.startswith("_"):
                     submodule = importlib.import_module(f"{modname}.{sub.name}")
@@ -1470,11 +1475,20 @@ class Bad:
             "nan": lambda: with_nan(good),
             "inf": lambda: with_nan(good, math.inf),
             "empty": lambda: good[:0],
+            "values": lambda: torch.full_like(good, -0.5),
         }[self.kind]()
 
 
 #: The models a declared ``Model`` constraint is given when another argument is the bad one.
-EXAMPLE_MODELS = [LIN, RNN, LSTM, ELMAN]
+EXAMPLE_MODELS = [
+    LIN,
+    RNN,
+    LSTM,
+    ELMAN,
+    INV_TARGET,
+    NSM,
+    nstep.Baseline(88, readout="bernoulli", previous=True),
+]
 
 
 def bad_values(spec) -> list[object]:
@@ -1485,7 +1499,14 @@ def bad_values(spec) -> list[object]:
         out += [Bad("int64")] if spec.floating or spec.dtype_of else []
         out += [Bad("float")] if spec.integer else []
         out += [Bad("nan"), Bad("inf")] if spec.finite and not spec.integer else []
+        out += [Bad("values")] if spec.values else []
         return out + ([Bad("empty")] if spec.nonempty else [])
+    if isinstance(spec, _validation.Either):  # the wrong type, the scalar's bad values
+        second = [b for b in bad_values(spec.second) if not isinstance(b, (str, Bad))]
+        return [b"neither"] + second
+    if isinstance(spec, _validation.Seq):  # a string, an empty list, one bad item
+        items = [b for b in bad_values(spec.item) if not isinstance(b, Bad)]
+        return ["3", []] + [[b] for b in items]
     if isinstance(spec, _validation.Model):
         return ["not a model"] + ([Bad("nan")] if spec.finite else [])
     if isinstance(spec, _validation.Ints):
@@ -1504,7 +1525,7 @@ def bad_values(spec) -> list[object]:
         out: list[object] = [2.5, "3"]
         out += [spec.low - 1] if isinstance(spec.low, int) else []
         return out + ([spec.high + 1] if isinstance(spec.high, int) else [])
-    out = ["0.1", math.nan, math.inf]
+    out = ["0.1", math.nan] + ([] if spec.allow_inf else [math.inf])
     if spec.low is not None:
         out.append(spec.low if spec.low_open else spec.low - 1)
     if spec.high is not None:
@@ -1524,10 +1545,16 @@ def good_value(spec, kwargs: dict) -> object:
         ]
         if spec.integer:
             return torch.ones(sizes, dtype=torch.int64)
+        if spec.values in ("binary", "sign"):
+            return torch.ones(sizes)
         dtype = kwargs[spec.dtype_of].dtype if spec.dtype_of else torch.float32
         return torch.full(sizes, 0.5, dtype=dtype)
     if isinstance(spec, _validation.Model):
         return next(m for m in EXAMPLE_MODELS if isinstance(m, spec.kinds))
+    if isinstance(spec, _validation.Either):
+        return good_value(spec.second, kwargs)
+    if isinstance(spec, _validation.Seq):
+        return [good_value(spec.item, kwargs)]
     if isinstance(spec, _validation.Ints):
         return [1 if spec.low is None else spec.low]
     if isinstance(spec, _validation.DType):
@@ -1570,7 +1597,16 @@ def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
                 ValueError,
                 rf"^{a} must (not be empty|have shape)",
             ),
+            "values": (ValueError, rf"^{a} must have .* entries$"),
         }[bad.kind]
+    if isinstance(spec, _validation.Either):
+        if isinstance(bad, bytes):
+            return TypeError, rf"^{a} must be .+ or .+, got bytes$"
+        return _expected(name, spec.second, bad)
+    if isinstance(spec, _validation.Seq):
+        if isinstance(bad, str) or not bad:
+            return ValueError, rf"^{a} must be a non-empty sequence of "
+        return _expected(f"{name}[i]", spec.item, bad[0])
     if isinstance(spec, _validation.Model):
         if isinstance(bad, Bad):
             return (

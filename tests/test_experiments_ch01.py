@@ -38,7 +38,7 @@ def test_flip_fraction_grows_with_eps():
         (
             lambda: ch01.norm_profile([], 5, 4, 0.1),
             ValueError,
-            "widths must contain",
+            "widths must be a non-empty sequence",
         ),
         (
             lambda: ch01.norm_profile([0], 5, 4, 0.1),
@@ -58,7 +58,7 @@ def test_flip_fraction_grows_with_eps():
         (
             lambda: ch01.flip_fraction_vs_eps(ElmanRNN(4, 8), [], L=5),
             ValueError,
-            "eps_values must contain",
+            "eps_values must be a non-empty sequence",
         ),
     ],
 )

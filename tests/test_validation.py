@@ -374,3 +374,98 @@ def test_an_integer_bound_may_name_another_argument():
         f(0, 8)
     with pytest.raises(TypeError, match=r"refers to undeclared \['steps'\]"):
         validate_params(n_logs=Int(1, "steps"))(lambda n_logs, steps: None)
+
+
+def test_a_relation_between_arguments_is_declared_and_checked_after_them():
+    """``Relation``: an expression over the arguments, its sides in the message; None skips it."""
+    from rnnlib._validation import Int, Relation, validate_params
+
+    @validate_params(
+        Relation("n_train + n_eval <= 2 ** n", "distinct strings"),
+        n=Int(1),
+        n_train=Int(1),
+        n_eval=Int(1),
+    )
+    def f(n, n_train, n_eval=None):
+        return n_train
+
+    assert f(3, 5, 3) == 5 and f(3, 9) == 9  # n_eval None: the relation is skipped
+    with pytest.raises(
+        ValueError,
+        match=r"^n_train \+ n_eval <= 2 \*\* n must hold \(distinct strings\), "
+        r"got n_train \+ n_eval = 9 and 2 \*\* n = 8$",
+    ):
+        f(3, 5, 4)
+    with pytest.raises(ValueError, match=r"^n must be >= 1"):
+        f(0, 5, 4)  # an argument's own constraint comes first
+    assert [r.expression for r in f.__rnnlib_relations__] == [
+        "n_train + n_eval <= 2 ** n"
+    ]
+
+    @validate_params(Relation("patience is None or valid is not None", "a split"))
+    def g(valid=None, patience=None):
+        return patience
+
+    assert g(None, None) is None and g([1], 2) == 2
+    with pytest.raises(ValueError, match=r"^patience is None or valid is not None"):
+        g(None, 2)  # it speaks of None: evaluated as written
+    with pytest.raises(TypeError, match=r"has no argument \['m'\]"):
+        validate_params(Relation("m <= n"))(lambda n: None)
+
+
+def test_either_seq_instance_and_values_name_the_argument():
+    from rnnlib._validation import (
+        Choice,
+        Either,
+        Instance,
+        Real,
+        Seq,
+        Tensor,
+        validate_params,
+    )
+
+    @validate_params(
+        W=Tensor(shape=("rows", None)),
+        radius=Either(Tensor(shape=("rows",), values="nonnegative"), Real(0.0)),
+    )
+    def project(W, radius):
+        return radius
+
+    W = torch.ones(3, 2)
+    assert project(W, 2) == 2.0 and isinstance(project(W, 2), float)
+    assert project(W, torch.ones(3)).shape == (3,)
+    with pytest.raises(TypeError, match=r"^radius must be a torch\.Tensor or a real"):
+        project(W, "1")
+    with pytest.raises(ValueError, match=r"^radius must lie in \[0\.0, inf\]"):
+        project(W, -1.0)
+    with pytest.raises(ValueError, match=r"^radius must have nonnegative"):
+        project(W, -torch.ones(3))
+    with pytest.raises(ValueError, match=r"dimension 0 should be 3"):
+        project(W, torch.ones(4))  # the symbol "rows" is W's
+
+    @validate_params(
+        kinds=Seq(Choice("rnn", "lstm"), "model kinds"),
+        y=Tensor(ndim=1, values="sign"),
+    )
+    def fit(kinds, y):
+        return kinds
+
+    assert fit(("rnn", "lstm"), torch.tensor([1.0, -1.0])) == ["rnn", "lstm"]
+    with pytest.raises(ValueError, match=r"^kinds must be a non-empty sequence of"):
+        fit("rnn", torch.ones(2))
+    with pytest.raises(ValueError, match=r"^kinds\[i\] must be one of"):
+        fit(["rnn", "gru"], torch.ones(2))
+    with pytest.raises(ValueError, match=r"^y must have \+-1 entries"):
+        fit(["rnn"], torch.tensor([1.0, 0.0]))
+
+    @validate_params(target=Instance(dict), r=Real(0.0, low_open=True, allow_inf=True))
+    def read(target, r=float("inf")):
+        return r
+
+    assert read({}) == float("inf") and read({}, 2) == 2.0
+    with pytest.raises(TypeError, match=r"^target must be an builtins\.dict"):
+        read([])
+    with pytest.raises(ValueError, match=r"^r must lie in \(0\.0, inf\]"):
+        read({}, 0.0)
+    with pytest.raises(ValueError, match=r"^r must be finite"):
+        read({}, float("nan"))

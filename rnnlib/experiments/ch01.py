@@ -16,12 +16,7 @@ import numpy as np
 import torch
 
 from .._rng import derive, derive_seed
-from .._validation import (
-    Int,
-    check_int,
-    check_model,
-    validate_params,
-)
+from .._validation import PARAMS, Int, Ints, Model, Seq, validate_params
 from ..elman import (
     ElmanRNN,
     sample_normalized_sequence,
@@ -56,7 +51,7 @@ class NormProfile:
     predicted: np.ndarray
 
 
-@validate_params("L", "d", "eps_x", "batch_size", n_nets=Int(2))
+@validate_params("L", "d", "eps_x", "batch_size", n_nets=Int(2), widths=Ints(1))
 def norm_profile(
     widths: Sequence[int],
     L: int,
@@ -74,9 +69,6 @@ def norm_profile(
     and each is run on its own ``batch_size`` random normalized sequences of
     length ``L`` and dimension ``d`` (stream ``derive(generator, "data", m, k)``).
     """
-    if len(widths) == 0:
-        raise ValueError("widths must contain at least one width")
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
     means, stds = [], []
     x = None
     for m in widths:
@@ -104,6 +96,10 @@ def norm_profile(
     )
 
 
+@validate_params(
+    model=Model(ElmanRNN, finite=False),
+    eps_values=Seq(PARAMS["eps_x"], "values of eps_x"),
+)
 def flip_fraction_vs_eps(
     model: ElmanRNN,
     eps_values: Sequence[float],
@@ -118,9 +114,6 @@ def flip_fraction_vs_eps(
     The sequences come from ``derive(generator, "sequences")``, the replacement
     tokens from ``derive(generator, "replacements")`` (the same for every eps_x).
     """
-    model = check_model(model, ElmanRNN)
-    if len(eps_values) == 0:
-        raise ValueError("eps_values must contain at least one value")
     x_bar = sample_true_sequence(
         batch_size,
         L,

@@ -22,9 +22,9 @@ from .._progress import progress_bar
 from .._rng import derive, derive_seed
 from .._validation import (
     POSITIVE,
-    check_ints,
-    check_real,
-    check_sequence,
+    Choice,
+    Ints,
+    Seq,
     validate_params,
 )
 from ..elman import ElmanRNN, sample_normalized_sequence
@@ -46,11 +46,6 @@ __all__ = [
 ]
 
 
-def _check_taus(taus: object) -> list[float]:
-    check_sequence(taus, "taus", "positive numbers")
-    return [check_real(t, "taus[i]", low=0.0, low_open=True) for t in taus]
-
-
 @dataclass(frozen=True)
 class GapSweep:
     """:func:`gap_sweep` results: arrays of shape (len(taus), len(widths)) (chapter 3)."""
@@ -69,6 +64,8 @@ class GapSweep:
     "output_dim",
     "n_networks",
     "n_perturbations",
+    widths=Ints(1),
+    taus=Seq(POSITIVE, "positive numbers"),
 )
 def gap_sweep(
     widths: Sequence[int],
@@ -101,8 +98,6 @@ def gap_sweep(
     output at every width the chapter uses. See
     :func:`rnnlib.pseudo.linearization_gap`.
     """
-    widths = check_ints(widths, "widths", minimum=1)
-    taus = _check_taus(taus)
     x = sample_normalized_sequence(
         batch_size,
         L,
@@ -211,6 +206,9 @@ def _unit_direction(
     "batch_size",
     "n_networks",
     "n_perturbations",
+    widths=Ints(1),
+    taus=Seq(POSITIVE, "positive numbers"),
+    kinds=Seq(Choice(*DIRECTION_KINDS), "direction kinds"),
 )
 def direction_gap_sweep(
     widths: Sequence[int],
@@ -242,14 +240,6 @@ def direction_gap_sweep(
     per direction. Float32 suffices: the smallest relative gap the chapter
     meets is a few percent. Returns a :class:`DirectionGapSweep`.
     """
-    widths = check_ints(widths, "widths", minimum=1)
-    taus = _check_taus(taus)
-    check_sequence(kinds, "kinds", f"names from {DIRECTION_KINDS}")
-    for kind in kinds:
-        if kind not in DIRECTION_KINDS:
-            raise ValueError(
-                f"kinds: unknown kind {kind!r}; known kinds are {DIRECTION_KINDS}"
-            )
     base = derive_seed(generator, "direction_gap_sweep")
     x = sample_normalized_sequence(
         batch_size,

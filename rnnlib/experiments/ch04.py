@@ -23,9 +23,9 @@ from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
     Int,
-    check_ints,
-    check_real,
-    check_sequence,
+    Ints,
+    Real,
+    Seq,
     validate_params,
 )
 from ..concepts import ConceptTarget, SmoothFunction, get_function
@@ -83,7 +83,7 @@ class Lemma44Sweep:
     corrected_trials: np.ndarray
 
 
-@validate_params("n_trials", d=Int(1))
+@validate_params("n_trials", d=Int(1), widths=Ints(1))
 def lemma44_sweep(
     widths: Sequence[int],
     *,
@@ -96,7 +96,6 @@ def lemma44_sweep(
     For each width and each of ``n_trials`` trials: fresh unit vectors ``v``,
     ``x`` in R^d and a fresh ``T`` (m x d), i.i.d. N(0, 1). Float64.
     """
-    widths = check_ints(widths, "widths", minimum=1)
     out = np.zeros((5, len(widths)))
     trials = np.zeros((len(widths), n_trials))
     for j, m in enumerate(widths):
@@ -159,7 +158,15 @@ class DecodingSweep:
     n_train: np.ndarray
 
 
-@validate_params("d", "n_networks", n_train=Int(0), n_train_per_m=Int(0))
+@validate_params(
+    "d",
+    "n_networks",
+    n_train=Int(0),
+    n_train_per_m=Int(0),
+    widths=Ints(1),
+    lengths=Ints(3),
+    eps_values=Seq(Real(0.0, 1.0, low_open=True), "numbers in (0, 1]"),
+)
 def decoding_sweep(
     widths: Sequence[int],
     lengths: Sequence[int],
@@ -186,13 +193,6 @@ def decoding_sweep(
     the decoder is fitted in float64.
     """
     seed = as_seed(generator)
-    widths = check_ints(widths, "widths", minimum=1)
-    lengths = check_ints(lengths, "lengths", minimum=3)
-    check_sequence(eps_values, "eps_values", "numbers in (0, 1]")
-    eps_values = [
-        check_real(e, "eps_values[i]", low=0.0, high=1.0, low_open=True)
-        for e in eps_values
-    ]
     shape = (len(widths), len(lengths), len(eps_values))
     nets = np.zeros((3, n_networks, *shape))  # naive, fitted, analytic
     profiles, a_profiles, n_profiles = {}, {}, {}
@@ -336,7 +336,7 @@ class StepFeatureSweep:
     draw_errors: np.ndarray
 
 
-@validate_params("n_draws", n_points=Int(2))
+@validate_params("n_draws", n_points=Int(2), widths=Ints(1))
 def step_feature_sweep(
     functions: dict,
     widths: Sequence[int],
@@ -355,7 +355,6 @@ def step_feature_sweep(
     """
     if not isinstance(functions, dict) or not functions:
         raise ValueError("functions must be a non-empty dict {name: function}")
-    widths = check_ints(widths, "widths", minimum=1)
     u = torch.linspace(-1.0, 1.0, n_points, dtype=torch.float64)
     names = list(functions)
     errors = np.zeros((len(names), len(widths)))
@@ -413,7 +412,7 @@ class CorrelationSweep:
     profile: np.ndarray
 
 
-@validate_params("L", "d", "eps_x", "batch_size", "n_networks")
+@validate_params("L", "d", "eps_x", "batch_size", "n_networks", widths=Ints(1))
 def correlation_sweep(
     widths: Sequence[int],
     *,
@@ -427,7 +426,6 @@ def correlation_sweep(
 ) -> CorrelationSweep:
     """:func:`rnnlib.inversion.backprop_correlations` (d_out = 1) for ``n_networks`` networks per width (chapter 4)."""
     seed = as_seed(generator)
-    widths = check_ints(widths, "widths", minimum=1)
     last, max_earlier, profile = [], [], []
     for m in widths:
         cs = []
@@ -493,7 +491,7 @@ class ConstructionSweep:
     start_nets: np.ndarray
 
 
-@validate_params("eps_x", "n_networks", "n_test")
+@validate_params("eps_x", "n_networks", "n_test", widths=Ints(1))
 def construction_sweep(
     widths: Sequence[int],
     target: ConceptTarget,
@@ -513,7 +511,6 @@ def construction_sweep(
     with ``d = target.token_dim + 1``; the test sequences are the same for every network.
     """
     seed = as_seed(generator)
-    widths = check_ints(widths, "widths", minimum=1)
     if not isinstance(target, ConceptTarget):
         raise TypeError(
             f"target must be an rnnlib.concepts.ConceptTarget, got {type(target).__name__}"

@@ -45,11 +45,16 @@ from .. import records
 from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
+    POSITIVE,
     Bool,
+    Choice,
     Int,
+    Ints,
+    Relation,
+    Seq,
+    Tensor,
     check_int,
     check_ints,
-    check_real,
     check_tensor,
     validate_params,
 )
@@ -215,6 +220,8 @@ class RnnSweep(NamedTuple):
     "dtype",
     "out_scale",
     n_train=Int(2),
+    widths=Ints(1),
+    seeds=Ints(0),
 )
 def rnn_sweep(
     widths,
@@ -242,11 +249,7 @@ def rnn_sweep(
     task and the networks (float64 for chapter 5's record fingerprint). Returns a
     :class:`RnnSweep`.
     """
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
     lam = out_scale
-    if not widths or not seeds:
-        raise ValueError("widths and seeds must be non-empty")
     out = [np.full((len(seeds), len(widths)), np.nan) for _ in RnnSweep._fields]
     for i, seed in enumerate(seeds):
         x, y, xe, ye = regression_task(
@@ -296,6 +299,9 @@ def rnn_sweep(
     return RnnSweep(*out)
 
 
+@validate_params(
+    widths=Ints(1), out_scales=Seq(POSITIVE, "positive reals"), seeds=Ints(0)
+)
 def lazy_grid(
     widths,
     out_scales,
@@ -323,13 +329,6 @@ def lazy_grid(
     heuristic: ``steps`` SGD steps filter the kernel's eigenvalues like this ridge).
     Returns a :class:`LazyGrid`.
     """
-    widths = [check_int(m, "widths[i]", minimum=1) for m in widths]
-    out_scales = [
-        check_real(s, "out_scales[i]", low=0.0, low_open=True) for s in out_scales
-    ]
-    seeds = [check_int(s, "seeds[i]", minimum=0) for s in seeds]
-    if not widths or not out_scales or not seeds:
-        raise ValueError("widths, out_scales and seeds must be non-empty")
     shape = (len(seeds), len(out_scales), len(widths))
     names = (
         "rel_move",
@@ -451,6 +450,12 @@ class KernelConvergence:
     slope: float
 
 
+@validate_params(
+    Relation("len(draws) == len(widths)", "one number of draws per width"),
+    x=Tensor(ndim=3),
+    widths=Ints(2),
+    draws=Ints(1),
+)
 def kernel_convergence(
     x: torch.Tensor,
     widths: Sequence[int],
@@ -466,13 +471,6 @@ def kernel_convergence(
     with ``K = limit_tangent_kernel(x)``. More draws at small widths (cheap) and few
     at large ones keep the mean's noise about even. Returns a :class:`KernelConvergence`.
     """
-    x = check_tensor(x, "x", ndim=3)
-    widths = check_ints(widths, "widths", minimum=2)
-    draws = check_ints(draws, "draws", minimum=1)
-    if len(draws) != len(widths):
-        raise ValueError(
-            f"draws must have one entry per width ({len(widths)}), got {len(draws)}"
-        )
     seed = as_seed(generator)
     K = limit_tangent_kernel(x)
     errors, cross = [], []
@@ -511,7 +509,7 @@ class LimitKernelReference(NamedTuple):
     f_eval: torch.Tensor
 
 
-@validate_params("ridge")
+@validate_params("ridge", x=Tensor(ndim=3), x_eval=Tensor(ndim=3))
 def limit_kernel_reference(
     x: torch.Tensor,
     y: torch.Tensor,
@@ -531,10 +529,8 @@ def limit_kernel_reference(
     without it the initial output is 0 (the centred learner). ``x`` (N, L, d),
     ``y`` (N, 1), ``x_eval`` (N_eval, L, d); results float64.
     """
-    x = check_tensor(x, "x", ndim=3)
     n = x.shape[0]
     y = check_tensor(y, "y", shape=(n, 1))
-    x_eval = check_tensor(x_eval, "x_eval", ndim=3)
     if offset is None:
         f0 = torch.zeros(n, 1, dtype=torch.float64)
         f0e = torch.zeros(x_eval.shape[0], 1, dtype=torch.float64)
@@ -572,7 +568,7 @@ class LimitReference:
     rms_gap: np.ndarray
 
 
-@validate_params("out_scale", "steps", "lr_scale")
+@validate_params("out_scale", "steps", "lr_scale", widths=Ints(2), seeds=Ints(0))
 def limit_reference_sweep(
     widths: Sequence[int],
     seeds: Sequence[int],
@@ -595,8 +591,6 @@ def limit_reference_sweep(
     ridge ``1 / (lr_scale steps)`` of :func:`limit_kernel_reference`. Returns a
     :class:`LimitReference`.
     """
-    widths = check_ints(widths, "widths", minimum=2)
-    seeds = check_ints(seeds, "seeds", minimum=0)
     ridge = 1.0 / (lr_scale * steps)
     shape = (len(seeds), len(widths))
     centred = np.zeros(len(seeds))
@@ -716,7 +710,7 @@ def _against_limit(
     )
 
 
-@validate_params("out_scale", "steps", "lr_scale", doubled=Bool())
+@validate_params("out_scale", "steps", "lr_scale", doubled=Bool(), widths=Ints(2))
 def against_limit(
     task: RegressionTask,
     widths: Sequence[int],
@@ -757,7 +751,6 @@ def against_limit(
             f" task.x and task.x_eval, got {tuple(y.shape)} for"
             f" {tuple(x.shape)} and {tuple(ye.shape)} for {tuple(xe.shape)}"
         )
-    widths = check_ints(widths, "widths", minimum=2)
     if doubled and any(m % 2 for m in widths):
         raise ValueError(f"widths must be even with doubled=True, got {list(widths)}")
     seed = check_int(generator, "generator", minimum=0)
@@ -806,6 +799,8 @@ class LimitConvergence:
     "dtype",
     n_train=Int(2),
     doubled=Bool(),
+    widths=Ints(2),
+    seeds=Ints(0),
 )
 def limit_convergence(
     widths: Sequence[int],
@@ -839,8 +834,6 @@ def limit_convergence(
     training does not remove. ``dtype``: of the task and the networks (float64 for
     chapter 5's record fingerprint). Returns a :class:`LimitConvergence`.
     """
-    widths = check_ints(widths, "widths", minimum=2)
-    seeds = check_ints(seeds, "seeds", minimum=0)
     if doubled and any(m % 2 for m in widths):
         raise ValueError(f"widths must be even with doubled=True, got {list(widths)}")
     shape = (len(seeds), len(widths))
@@ -1092,11 +1085,10 @@ def recorded_sweep(record: Mapping) -> RnnSweep:
     return RnnSweep(*(np.asarray(sweep[k], dtype=float) for k in RnnSweep._fields))
 
 
+@validate_params(init=Choice("doubled", "iid"))
 def recorded_limit(record: Mapping, init: str) -> LimitConvergence:
     """The record's :func:`limit_convergence` from one initialization, ``"doubled"`` or ``"iid"`` (chapter 5)."""
     limit = _record_results(record, "limit")
-    if init not in ("doubled", "iid"):
-        raise ValueError(f"init must be 'doubled' or 'iid', got {init!r}")
     cfg, res = record["config"], limit[init]
     return LimitConvergence(
         np.array(cfg["limit_widths"]),

@@ -53,9 +53,9 @@ from .._validation import (
     POSITIVE,
     Bool,
     Int,
+    Ints,
     check_int,
     check_ints,
-    check_real,
     validate_params,
 )
 from ..concepts import ConceptTarget, get_function
@@ -318,7 +318,16 @@ def _logistic(z: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.logaddexp(0.0, -y * z)))
 
 
-@validate_params("n_test", "lr_scale", "steps")
+@validate_params(
+    "n_test",
+    "lr_scale",
+    "steps",
+    ns=Ints(2),
+    epochs=POSITIVE,
+    delta=OPEN_UNIT,
+    train_points=Int(1),
+    block=Int(1),
+)
 def limit_generalization_curve(
     ns: Sequence[int],
     generator: int,
@@ -353,19 +362,7 @@ def limit_generalization_curve(
     among the drawn sequences and the training loss on the first ``train_points``.
     ``block``: rows per block of the kernel computations.
     """
-    ns = check_ints(ns, "ns", minimum=2)
     seed = as_seed(generator)
-    epochs = check_real(epochs, "epochs", low=0.0, low_open=True)
-    delta = check_real(
-        delta,
-        "delta",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
-    train_points = check_int(train_points, "train_points", minimum=1)
-    block = check_int(block, "block", minimum=1)
     gram_size = (
         max(ns) if gram_size is None else check_int(gram_size, "gram_size", minimum=0)
     )

@@ -41,8 +41,14 @@ from .. import records
 from .._progress import progress_bar
 from .._rng import derive
 from .._validation import (
+    OPEN_UNIT,
     POSITIVE,
+    Choice,
     Int,
+    Ints,
+    Relation,
+    Seq,
+    Tensor,
     check_int,
     check_ints,
     check_real,
@@ -128,7 +134,7 @@ __all__ = [
 ]
 
 
-@validate_params(n=Int(2))
+@validate_params(n=Int(2), n_samples=Int(2))
 def draw_strings(
     language: str,
     n_samples: int,
@@ -145,7 +151,6 @@ def draw_strings(
     ``min_length..n`` (default: fixed length n; balanced, half the negatives
     one flip from a positive). Returns ``(z, y)``.
     """
-    n_samples = check_int(n_samples, "n_samples", minimum=2)
     if min_length is not None:
         min_length = check_int(min_length, "min_length", minimum=1, maximum=n)
     if language == "dl1":
@@ -227,7 +232,15 @@ def _check_language(name: object, what: str) -> None:
         raise ValueError(f"{what} {str(err).removeprefix('name: ')}") from None
 
 
-@validate_params("eps_x", n=Int(2))
+@validate_params(
+    "eps_x",
+    n=Int(2),
+    sizes=Ints(4),
+    seeds=Int(1),
+    test_fraction=OPEN_UNIT,
+    n_fresh=Int(2),
+    ridges=Seq(POSITIVE, "positive reals"),
+)
 def limit_kernel_curve(
     language: str,
     n: int,
@@ -251,21 +264,6 @@ def limit_kernel_curve(
     Scores: see :class:`KernelCurve` and the module docstring.
     """
     _check_language(language, "language")
-    sizes = check_ints(sizes, "sizes", minimum=4)
-    seeds = check_int(seeds, "seeds", minimum=1)
-    test_fraction = check_real(
-        test_fraction,
-        "test_fraction",
-        low=0.0,
-        high=1.0,
-        low_open=True,
-        high_open=True,
-    )
-    n_fresh = check_int(n_fresh, "n_fresh", minimum=2)
-    ridges = [
-        check_real(r, "ridges[i]", low=0.0, low_open=True)
-        for r in check_sequence(ridges, "ridges", "positive reals")
-    ]
     shape = (seeds, len(sizes))
     out = {
         k: np.zeros(shape)
@@ -346,12 +344,9 @@ def distinct_test(
     return LabelledStrings(z, y)
 
 
+@validate_params(y=Tensor(ndim=1, floating=False, values="binary"))
 def best_constant(y: torch.Tensor) -> float:
     """Accuracy of the best constant answer on labels ``y`` (0/1): ``max(p, 1 - p)`` (chapter 7)."""
-    if not isinstance(y, torch.Tensor):
-        raise TypeError(f"y must be a tensor of 0/1 labels, got {type(y).__name__}")
-    if y.ndim != 1 or len(y) == 0:
-        raise ValueError("y must hold at least one label (one dimension)")
     p = float(y.to(torch.float64).mean())
     return max(p, 1.0 - p)
 
@@ -648,7 +643,7 @@ def neighbour_coverage(split: HeldOutSplit) -> float:
     return float(np.mean(fractions))
 
 
-@validate_params("eps_x")
+@validate_params("eps_x", ridges=Seq(POSITIVE, "positive reals"))
 def kernel_learner(
     split: HeldOutSplit,
     *,
@@ -663,10 +658,6 @@ def kernel_learner(
     sign (as in :func:`limit_kernel_curve`). Returns ``predict``.
     """
     split = check_split(split)
-    ridges = [
-        check_real(r, "ridges[i]", low=0.0, low_open=True)
-        for r in check_sequence(ridges, "ridges", "positive reals")
-    ]
     f64 = torch.float64
     xtr = encode_strings(split.z_train, eps_x, dtype=f64)
     ytr = 2 * split.y_train.to(f64) - 1
@@ -801,7 +792,7 @@ LEARNERS = {
 }
 
 
-@validate_params("width")
+@validate_params("width", learners=Seq(Choice(*LEARNERS), "learner names"))
 def compare_learners(
     split: HeldOutSplit,
     fresh: tuple[torch.Tensor, torch.Tensor],
@@ -826,14 +817,8 @@ def compare_learners(
     :class:`LearnerScore` per learner, in the order asked.
     """
     split = check_split(split)
-    names = check_sequence(learners, "learners", "learner names")
-    for name in names:
-        if name not in LEARNERS:
-            raise ValueError(
-                f"learners: unknown learner {name!r}; known: {list(LEARNERS)}"
-            )
     out = []
-    for name in names:
+    for name in learners:
         what, extra = LEARNERS[name], {}
         if name in ("fast SGD", "lazy SGD"):
             kw = dict(fast or {})
@@ -1206,14 +1191,13 @@ class LearnabilityAtlas:
         """``constant / shuffled``: below 1, the kernel's route finds structure beyond the class balance."""
         return self.constant / self.shuffled
 
+    @validate_params(which=Choice("constant", "shuffled"))
     def bits_per_symbol(self, which: str = "constant") -> np.ndarray:
         """The least-squares slope of ``log2`` of ``which`` ("constant" or "shuffled") against n, (languages, eps_values).
 
         ``C ~ 2^(b n)``: ``b`` near 1 is the growth of random labels (the route needs about as many
         samples as there are strings), near 0 a polynomial growth at these lengths.
         """
-        if which not in ("constant", "shuffled"):
-            raise ValueError(f"which must be 'constant' or 'shuffled', got {which!r}")
         values = np.log2(getattr(self, which))
         n = self.lengths.astype(float)
         nc = n - n.mean()
@@ -1402,7 +1386,13 @@ def walsh_spectrum(
     )
 
 
-@validate_params("n_eval", "eps_x", n=Int(2), n_train=Int(2))
+@validate_params(
+    "n_eval",
+    "eps_x",
+    Relation("n_train + n_eval <= 2 ** n", "distinct strings of length n"),
+    n=Int(2),
+    n_train=Int(2),
+)
 def language_task(
     language: str,
     n: int,
@@ -1422,11 +1412,6 @@ def language_task(
     ``eps_x``. The task of :func:`rnnlib.experiments.ch05.against_limit` on a language.
     """
     _check_language(language, "language")
-    if n_train + n_eval > 2**n:
-        raise ValueError(
-            f"n_train + n_eval must be at most 2^n = {2**n} (distinct strings), got"
-            f" {n_train + n_eval}"
-        )
     z = all_strings(n)
     z = z[torch.randperm(len(z), generator=derive(generator, "strings"))]
     z = z[: n_train + n_eval]

@@ -42,7 +42,6 @@ from .._validation import (
     Bool,
     Int,
     Ints,
-    check_real,
     validate_params,
 )
 from ..dynamical import SimpleRNN
@@ -59,6 +58,7 @@ __all__ = [
 ]
 
 
+@validate_params(eps=POSITIVE)
 def smallest_k(distances: np.ndarray, ks: Sequence[int], eps: float) -> np.ndarray:
     """The smallest truncation length with distance <= ``eps``, interpolated between the ks (chapter 10).
 
@@ -69,7 +69,6 @@ def smallest_k(distances: np.ndarray, ks: Sequence[int], eps: float) -> np.ndarr
     geometrically in k): a continuous ``k*``. ``ks[0]`` where even ``k = ks[0]`` is within
     ``eps``; ``nan`` where the last k is not.
     """
-    eps = check_real(eps, "eps", low=0.0, low_open=True)
     d = np.asarray(distances, dtype=float)
     ks_arr = np.asarray(ks, dtype=float)
     if d.shape[-1] != ks_arr.size or ks_arr.size == 0:

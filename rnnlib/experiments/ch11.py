@@ -35,7 +35,17 @@ import torch
 from .. import next_step as ns
 from .. import records
 from .._rng import derive
-from .._validation import check_int, check_real, validate_params
+from .._validation import (
+    ANY_REAL,
+    POSITIVE,
+    Choice,
+    Int,
+    Relation,
+    Seq,
+    check_int,
+    check_real,
+    validate_params,
+)
 from ..data import N_KEYS, PianoRollData, TextData
 from ..next_step import (
     NextStepHistory,
@@ -325,6 +335,7 @@ def _train_one(
     return TrainedVariant(model.to("cpu"), history)
 
 
+@validate_params(generator=Int(0))
 def train_variant(
     name: str,
     train: Sequence[np.ndarray],
@@ -350,7 +361,6 @@ def train_variant(
     """
     if name not in VARIANTS:
         raise ValueError(f"name must be one of {list(VARIANTS)}, got {name!r}")
-    generator = check_int(generator, "generator", minimum=0)
     kind, constraint = VARIANTS[name]
     return _train_one(
         kind,
@@ -376,6 +386,7 @@ class TrainedModels(NamedTuple):
     histories: dict
 
 
+@validate_params(generator=Int(0))
 def train_models(
     music: PianoRollData,
     *,
@@ -395,7 +406,6 @@ def train_models(
     ``"music"``.
     """
     music = _check_music(music)
-    generator = check_int(generator, "generator", minimum=0)
     p = _check_params(params)
     dev = _check_device(device)
     models, histories = {}, {}
@@ -442,6 +452,7 @@ def _history_dict(h: NextStepHistory) -> dict:
     }
 
 
+@validate_params(jac_n=Int(1), r_multi=Int(1))
 def measure_music(
     model: NextStepModel,
     test: Sequence[np.ndarray],
@@ -463,8 +474,6 @@ def measure_music(
     """
     if not isinstance(model, NextStepModel):
         raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
-    jac_n = check_int(jac_n, "jac_n", minimum=1)
-    r_multi = check_int(r_multi, "r_multi", minimum=1)
     out = {
         "test": float(ns.evaluate(model, test)),
         "lambda": float(model.worst_case_lambda()),
@@ -591,6 +600,7 @@ def _record_worker(args: tuple) -> tuple[tuple, dict, str]:
     return _record_task(*args)
 
 
+@validate_params(jobs=Int(1))
 def run_record(
     music: PianoRollData,
     text: TextData | None,
@@ -619,7 +629,6 @@ def run_record(
     text = _check_text(text)
     cfg = _check_config(RECORD if config is None else config)
     dev = str(_check_device(device))
-    jobs = check_int(jobs, "jobs", minimum=1)
     mc, tc = cfg["music"], cfg["text"]
     tasks: list[tuple] = []
     if text is not None:
@@ -867,6 +876,12 @@ def _t_quantile_975(df: int) -> float:
     return table.get(df, 1.96 + 2.5 / df)
 
 
+@validate_params(
+    Relation("len(a) == len(b)", "paired: one value of each per seed"),
+    Relation("len(a) >= 2", "a spread needs two seeds"),
+    a=Seq(ANY_REAL, "numbers"),
+    b=Seq(ANY_REAL, "numbers"),
+)
 def paired(a: Sequence[float], b: Sequence[float]) -> dict:
     """Paired differences ``a - b`` over seeds, with their spread, a t-interval and a sign test (chapter 11).
 
@@ -879,10 +894,6 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict:
     """
     a = [float(x) for x in a]
     b = [float(x) for x in b]
-    if len(a) != len(b) or len(a) < 2:
-        raise ValueError(
-            f"a and b must be paired lists of the same length >= 2, got lengths {len(a)} and {len(b)}"
-        )
     d = np.array(a) - np.array(b)
     n = len(d)
     mean, sd = float(d.mean()), float(d.std(ddof=1))
@@ -939,6 +950,7 @@ def overlap(record: Mapping, histories: Mapping, generator: int) -> float:
     return worst
 
 
+@validate_params(task=Choice("music", "text"))
 def seed_values(
     record: Mapping, task: str, name: str, key: str = "test"
 ) -> list[float]:
@@ -951,8 +963,6 @@ def seed_values(
     """
     if not isinstance(record, Mapping) or "results" not in record:
         raise ValueError("record must be a record (load_record)")
-    if task not in ("music", "text"):
-        raise ValueError(f"task must be 'music' or 'text', got {task!r}")
     rows = record["results"][task]
     out = []
     for seed in sorted(rows, key=int):
@@ -989,7 +999,7 @@ def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     return dict(sorted(out.items()))
 
 
-@validate_params("k")
+@validate_params("k", eps=POSITIVE)
 def inference_bound_at(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -1011,7 +1021,6 @@ def inference_bound_at(
     """
     if not isinstance(model, NextStepModel):
         raise TypeError(f"model must be a NextStepModel, got {type(model).__name__}")
-    eps = check_real(eps, "eps", low=0.0, low_open=True)
     if (
         isinstance(seqs, (str, bytes))
         or not isinstance(seqs, Sequence)

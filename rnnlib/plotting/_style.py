@@ -249,10 +249,11 @@ def _values(
     return arr
 
 
-def _same_length(values: np.ndarray, n: int, name: str, other: str) -> None:
-    if values.shape[0] != n:
+def _same_length(values: np.ndarray, size: int, name: str, other: str) -> None:
+    """``values`` has ``size`` rows, one per ``other`` (a figure's series against its x values)."""
+    if values.shape[0] != size:
         raise ValueError(
-            f"{name} must have one entry per {other} ({n}), got shape {values.shape}"
+            f"{name} must have one entry per {other} ({size}), got shape {values.shape}"
         )
 
 
