@@ -125,6 +125,9 @@ def test_every_formula_of_rnnlib_is_typeset():
     assert left <= {
         "generator: torch.Generator | int | None",
         '"z^3"',
+        # _validation's examples of a declared relation: Python code, not a formula
+        'Relation("n_train + n_eval <= 2 ** n", "distinct strings")',
+        '@validate_params("n", Relation("n_train + n_eval <= 2 ** n"))',
     }
 
 
