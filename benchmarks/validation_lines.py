@@ -2,7 +2,8 @@
 
 1. **Declared share**: of the parameters of rnnlib's public functions and classes (the
    names of every ``__all__``, a class by its ``__init__``; ``self``, ``*args`` and
-   ``**kwargs`` left out), the share whose constraint is declared
+   ``**kwargs`` left out; the fields of result records, which are outputs, counted
+   apart), the share whose constraint is declared
    (``rnnlib._validation.validate_params``: the function's ``__rnnlib_params__``). The
    others are listed with a reason (``--undeclared``).
 2. **Hand checks the vocabulary expresses**: in a function's body, a call
@@ -75,17 +76,22 @@ def public_callables() -> dict[str, object]:
 
     The names are those the bad-input tests walk (``tests/test_bad_input.py::public_names``).
     """
+    return {name: fn for name, (fn, _) in _public().items()}
+
+
+def _public() -> dict[str, tuple[object, bool]]:
+    """``dotted name -> (function, is a result record)``."""
+    tests = _bad_input_tests()
     out = {}
-    for name, obj in _bad_input_tests().public_names().items():
+    for name, obj in tests.public_names().items():
         fn = obj.__init__ if inspect.isclass(obj) else obj
         if callable(fn):
-            out[name] = fn
+            record = inspect.isclass(obj) and tests._needs_no_rows(obj)
+            out[name] = (fn, record and not hasattr(fn, "__rnnlib_params__"))
     return out
 
 
 def _reason(name: str) -> str:
-    if name == "generator":
-        return "a seed or Generator: rnnlib._rng.as_generator checks it"
     return "not declared yet (checked in the body, or not at all)"
 
 
@@ -93,6 +99,7 @@ class Declared(NamedTuple):
     declared: int
     total: int
     undeclared: list[tuple[str, str, str]]  # (function, parameter, reason)
+    record_fields: int = 0  # fields of result records, left out of ``total``
 
     @property
     def share(self) -> float:
@@ -100,10 +107,18 @@ class Declared(NamedTuple):
 
 
 def declared_share() -> Declared:
+    """The declared share of the inputs of public callables.
+
+    The fields of a result record (a NamedTuple, or a dataclass without
+    ``__post_init__`` or declared ``__init__``: what a function returns, built by the
+    library; the rule ``tests/test_bad_input.py`` applies when it asks for rows) are not
+    inputs: they are
+    counted apart and listed with that reason.
+    """
     seen: set[int] = set()
-    declared = total = 0
+    declared = total = fields = 0
     undeclared = []
-    for qualname, fn in sorted(public_callables().items()):
+    for qualname, (fn, record) in sorted(_public().items()):
         if id(fn) in seen:
             continue
         seen.add(id(fn))
@@ -115,12 +130,16 @@ def declared_share() -> Declared:
         for p in sig.parameters.values():
             if p.name in ("self", "cls") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 continue
+            if record:
+                fields += 1
+                undeclared.append((qualname, p.name, "a result record's field"))
+                continue
             total += 1
             if p.name in specs:
                 declared += 1
             else:
                 undeclared.append((qualname, p.name, _reason(p.name)))
-    return Declared(declared, total, undeclared)
+    return Declared(declared, total, undeclared, fields)
 
 
 # --- 2. hand checks -----------------------------------------------------------------------
@@ -272,7 +291,7 @@ def main() -> None:
     named = of_declared_names(hand)
     print(
         f"declared public parameters: {share.declared} / {share.total}"
-        f" = {share.share:.1%}"
+        f" = {share.share:.1%} (result records' fields, not inputs: {share.record_fields})"
     )
     print(f"hand checks of own parameters: {len(hand)}")
     print(f"  of a name PARAMS declares: {len(named)}")

@@ -12,7 +12,7 @@ __all__ = ["spectral_norm", "spectral_norm_bound"]
 _EPS64 = float(torch.finfo(torch.float64).eps)
 
 
-@validate_params(n_iter=Int(1), exact_up_to=Int(0))
+@validate_params("generator", n_iter=Int(1), exact_up_to=Int(0))
 def spectral_norm(
     W: torch.Tensor,
     *,

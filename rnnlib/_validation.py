@@ -17,7 +17,8 @@ the function as ``fn.__rnnlib_params__``. An argument whose default is
 particular to one function is declared at its decorator
 (``@validate_params("L", n=Int(1))``; ``Choice`` for a string option, ``Bool``
 for a flag, ``Seq`` for a list of one kind, ``Either`` for an argument of two
-kinds, ``Instance`` for an object of a class); a constraint between arguments is
+kinds, ``Instance`` for an object of a class, ``Seed`` for a seed or a
+generator); a constraint between arguments is
 a ``Relation`` over them, passed positionally and checked after every argument's
 own (``@validate_params("n", Relation("n_train + n_eval <= 2 ** n"))``). Tensors and models are declared the same way
 (``x=Tensor(shape=("batch", "T", "model.input_dim"), dtype_of="model")``,
@@ -63,6 +64,7 @@ __all__ = [
     "Bool",
     "Ints",
     "Str",
+    "Seed",
     "Tensor",
     "Model",
     "Instance",
@@ -340,6 +342,20 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Seed:
+    """A source of randomness: ``None`` (seed 0), an int seed in [0, 2**63 - 1] or a ``torch.Generator``.
+
+    The value is passed on unchanged (a generator keeps its state; the body turns it
+    into a generator with :func:`rnnlib._rng.as_generator`).
+    """
+
+    def check(self, value: object, name: str) -> object:
+        if not isinstance(value, torch.Generator):
+            as_generator(value, name)  # raises the TypeError or ValueError
+        return value
+
+
+@dataclass(frozen=True)
 class Str:
     """A string argument (a name, a format spec): ``TypeError`` for anything else."""
 
@@ -592,7 +608,18 @@ ANY_INT = Int()
 
 #: The named scalars of the book and their ranges: one declaration per name.
 Constraint = (
-    Int | Real | DType | Choice | Bool | Str | Ints | Tensor | Model | Either | Seq
+    Int
+    | Real
+    | DType
+    | Choice
+    | Bool
+    | Str
+    | Seed
+    | Ints
+    | Tensor
+    | Model
+    | Either
+    | Seq
 )
 PARAMS: dict[str, Constraint] = {
     # dimensions (chapters 1-7: d counts the input coordinates, L the positions)
@@ -634,6 +661,7 @@ PARAMS: dict[str, Constraint] = {
     "f_max": OPEN_UNIT,
     "dtype": DType(),
     "progress": Bool(),
+    "generator": Seed(),
 }
 
 

@@ -36,6 +36,8 @@ import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from ._validation import Str, validate_params
+
 __all__ = [
     "Claim",
     "PAPERS",
@@ -268,6 +270,7 @@ def _show(line: str) -> None:
         print(line)
 
 
+@validate_params(claim_id=Str(), figure=Str())  # holds: any truth value (numpy, torch)
 def check(
     claim_id: str,
     holds: bool,

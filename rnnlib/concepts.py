@@ -40,6 +40,7 @@ import torch
 from ._rng import derive
 from ._validation import (
     OPEN_UNIT,
+    Bool,
     Int,
     Real,
     Tensor,
@@ -324,7 +325,7 @@ def _result(log_value: float, log10: bool) -> float:
     return math.inf if value10 > 308 else 10.0**value10
 
 
-@validate_params("R")
+@validate_params("R", log10=Bool())
 def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) -> float:
     """The sample complexity ``C_s(phi, R) = C* sum_i (i+1)^1.75 R^i |c_i|`` (Definition 2.1; chapter 2).
 
@@ -343,7 +344,7 @@ def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) ->
     return _result(_logsumexp(terms), log10)
 
 
-@validate_params("R", eps=OPEN_UNIT)
+@validate_params("R", eps=OPEN_UNIT, log10=Bool())
 def complexity_eps(
     phi: SmoothFunction | str,
     R: float,
@@ -484,7 +485,13 @@ class ConceptTarget:
 
 
 @validate_params(
-    "L", "d", "output_dim", p=Int(1), radius=Real(0.0, low_open=True, allow_inf=True)
+    "L",
+    "d",
+    "output_dim",
+    "generator",
+    "dtype",
+    p=Int(1),
+    radius=Real(0.0, low_open=True, allow_inf=True),
 )
 def sample_target(
     L: int,
@@ -547,7 +554,7 @@ class TaskSample(NamedTuple):
     y: torch.Tensor
 
 
-@validate_params("L", "d", "eps_x", "n")
+@validate_params("L", "d", "eps_x", "n", "generator", "dtype")
 def sample_task(
     L: int,
     d: int,
@@ -722,7 +729,7 @@ def fit_additive(
     return AdditiveFit(sol[1:].reshape(n, k), float(sol[0]), mse)
 
 
-@validate_params("n")
+@validate_params("n", "dtype")
 def dl1_neuron(n: int, *, dtype: torch.dtype = torch.float64) -> ConceptTarget:
     """One quadratic neuron of the concept class that computes ``s(2 - s)`` on embedded strings (chapter 2).
 

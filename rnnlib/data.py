@@ -172,7 +172,7 @@ def _check_roll(roll: object, name: str) -> np.ndarray:
     return roll.astype(np.uint8)
 
 
-@validate_params(n=Int(3))
+@validate_params("generator", n=Int(3))
 def split_indices(
     n: int,
     fractions: Sequence[float] = (0.6, 0.2, 0.2),
@@ -523,6 +523,7 @@ class TextData:
         return out
 
 
+@validate_params("generator")
 def load_abc_text(
     *,
     generator: torch.Generator | int | None = 0,
@@ -554,6 +555,7 @@ class PaddedBatch(NamedTuple):
     mask: torch.Tensor
 
 
+@validate_params("dtype")
 def pad_sequences(
     seqs: Sequence[np.ndarray],
     *,

@@ -58,6 +58,7 @@ INIT_SCHEMES = ("torch", "orthogonal", "elman", "gaussian")
 
 @validate_params(
     "dtype",
+    "generator",
     m=Int(1),
     scheme=Choice(*INIT_SCHEMES),
     spectral_norm=NONNEGATIVE,
@@ -161,6 +162,7 @@ class _MatrixRNN(RecurrentModel):
 
     @validate_params(
         *_SIZES,
+        "generator",
         init=Choice(*INIT_SCHEMES),
         spectral_norm=NONNEGATIVE,
     )
@@ -226,7 +228,9 @@ class SimpleRNN(_MatrixRNN):
     Initialization as in :class:`LinearSystem`.
     """
 
-    @validate_params(_MatrixRNN.__init__, activation=Choice("tanh", "relu"))
+    @validate_params(
+        _MatrixRNN.__init__, "generator", activation=Choice("tanh", "relu")
+    )
     def __init__(
         self,
         input_dim: int,
@@ -289,7 +293,7 @@ class LSTM(RecurrentModel):
     (whose two bias vectors add up to ``b``).
     """
 
-    @validate_params(*_SIZES, forget_bias=ANY_REAL)
+    @validate_params(*_SIZES, "generator", forget_bias=ANY_REAL)
     def __init__(
         self,
         input_dim: int,

@@ -141,7 +141,9 @@ class ElmanRNN(nn.Module):
     doubled : whether the initialization was the doubled one.
     """
 
-    @validate_params("input_dim", "width", "output_dim", "dtype", doubled=Bool())
+    @validate_params(
+        "input_dim", "width", "output_dim", "dtype", "generator", doubled=Bool()
+    )
     def __init__(
         self,
         input_dim: int,
@@ -307,7 +309,7 @@ def normalize_sequence(x_bar: torch.Tensor, eps_x: float) -> torch.Tensor:
     return x
 
 
-@validate_params("batch_size", "L", "d", "dtype")
+@validate_params("batch_size", "L", "d", "dtype", "generator")
 def sample_true_sequence(
     batch_size: int,
     L: int,
@@ -329,7 +331,7 @@ def sample_true_sequence(
     return torch.cat([g, half], dim=2)
 
 
-@validate_params("batch_size", "L", "d", "eps_x", "dtype")
+@validate_params("batch_size", "L", "d", "eps_x", "dtype", "generator")
 def sample_normalized_sequence(
     batch_size: int,
     L: int,

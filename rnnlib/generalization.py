@@ -95,7 +95,9 @@ class RademacherEstimate(NamedTuple):
     stderr: float
 
 
-@validate_params("out_scale", norm=NONNEGATIVE, n_signs=Int(2), K=Tensor(ndim=2))
+@validate_params(
+    "out_scale", "generator", norm=NONNEGATIVE, n_signs=Int(2), K=Tensor(ndim=2)
+)
 def empirical_rademacher(
     K: torch.Tensor,
     *,
@@ -167,7 +169,7 @@ class ClassificationTask(NamedTuple):
     y_test: torch.Tensor
 
 
-@validate_params("L", "d", "eps_x", "n_train", "n_test", "dtype", p=Int(1))
+@validate_params("L", "d", "eps_x", "n_train", "n_test", "dtype", "generator", p=Int(1))
 def classification_task(
     L: int,
     d: int,

@@ -54,7 +54,7 @@ def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     return model.activation_patterns(x).float().mean(dim=(0, 2))
 
 
-@validate_params(model=Model(ElmanRNN, finite=False))
+@validate_params("eps_x", "generator", model=Model(ElmanRNN, finite=False))
 def pattern_flip_fraction(
     model: ElmanRNN,
     x_bar: torch.Tensor,

@@ -67,6 +67,7 @@ from ._validation import (
     Choice,
     Instance,
     Int,
+    Model,
     Relation,
     Tensor,
     as_generator,
@@ -383,7 +384,9 @@ def _token_errors(xhat: torch.Tensor, x: torch.Tensor, eps_x: float) -> np.ndarr
     return ((xhat - x)[:, 1:-1].abs().amax(dim=2).mean(dim=0) / eps_x).double().numpy()
 
 
-@validate_params("L", "eps_x", "n_test", "ridge", n_train=Int(0))
+@validate_params(
+    "L", "eps_x", "n_test", "ridge", "generator", n_train=Int(0), model=Model(ElmanRNN)
+)
 def decoding_errors(
     model: ElmanRNN,
     L: int,
@@ -616,7 +619,7 @@ def fit_step_features(
     )
 
 
-@validate_params("width")
+@validate_params("width", "generator")
 def step_feature_average(
     fit: StepFeatureFit,
     u: torch.Tensor,
@@ -644,6 +647,7 @@ def step_feature_average(
 # --- Lemma F.11 ----------------------------------------------------------------------------------------
 
 
+@validate_params(model=Model(ElmanRNN))
 def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``c_i = (1/m) sum_r B_{s,r} (Back_{i->L})_{s,r}`` for i = 1..L (chapter 4, Lemma F.11).
 
@@ -703,9 +707,11 @@ def _last_states(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
 
 @validate_params(
     "eps_x",
+    "generator",
     n_fit=Int(2),
     decoder_ridge=POSITIVE,
     margin=NONNEGATIVE,
+    model=Model(ElmanRNN),
 )
 def construct_existence(
     model: ElmanRNN,
@@ -809,7 +815,7 @@ class ConstructionErrors:
     F_star: np.ndarray
 
 
-@validate_params("eps_x")
+@validate_params("eps_x", model=Model(ElmanRNN))
 def evaluate_construction(
     model: ElmanRNN,
     construction: Construction,

@@ -163,7 +163,7 @@ def dl1_indicator(z: torch.Tensor) -> torch.Tensor:
     return (count_ones(z) == 1).to(torch.get_default_dtype())
 
 
-@validate_params("batch_size", "n", p=UNIT)
+@validate_params("batch_size", "n", "generator", p=UNIT)
 def sample_binary_strings(
     batch_size: int,
     n: int,
@@ -176,7 +176,7 @@ def sample_binary_strings(
     return (torch.rand(batch_size, n, generator=gen) < p).to(torch.int64)
 
 
-@validate_params("batch_size", "n")
+@validate_params("batch_size", "n", "generator")
 def sample_dl1_balanced(
     batch_size: int,
     n: int,
@@ -685,7 +685,7 @@ class LabelledStrings(NamedTuple):
     y: torch.Tensor
 
 
-@validate_params("n", batch_size=Int(2), near_fraction=UNIT)
+@validate_params("n", "generator", batch_size=Int(2), near_fraction=UNIT)
 def sample_language(
     language: str | Language,
     batch_size: int,
@@ -795,7 +795,7 @@ def check_split(split: object) -> HeldOutSplit:
     return split
 
 
-@validate_params(test_fraction=OPEN_UNIT)
+@validate_params("generator", test_fraction=OPEN_UNIT)
 def held_out_split(
     z: torch.Tensor,
     y: torch.Tensor,
@@ -843,7 +843,7 @@ def held_out_split(
     )
 
 
-@validate_params(n_samples=Int(2), test_fraction=OPEN_UNIT)
+@validate_params("n", "generator", n_samples=Int(2), test_fraction=OPEN_UNIT)
 def language_dataset(
     language: str | Language,
     n_samples: int,
@@ -871,7 +871,7 @@ def language_dataset(
     )
 
 
-@validate_params("eps_x")
+@validate_params("eps_x", "dtype")
 def encode_strings(
     z: torch.Tensor,
     eps_x: float,
@@ -931,7 +931,7 @@ def _scaled_expm1(scale: float, factor: float, name: str):
     )
 
 
-@validate_params("n")
+@validate_params("n", "dtype")
 def pattern_neurons(
     n: int,
     pattern: str | tuple[int, ...],
@@ -978,7 +978,7 @@ def pattern_neurons(
     )
 
 
-@validate_params("n")
+@validate_params("n", "dtype")
 def parity_neuron(n: int, *, dtype: torch.dtype = torch.float64):
     """The natural PARITY neuron ``phi(<w, xbar>) = (1 - cos(pi s)) / 2`` on strings of length ``n`` (chapter 7).
 
@@ -1089,7 +1089,7 @@ def representation_complexity(name: str, n: int, R: float) -> float:
     return complexity_s(target.phis[0][0], R, log10=True)
 
 
-@validate_params(samples_per_token=Int(2))
+@validate_params("generator", samples_per_token=Int(2))
 def additive_dl1_loss(
     lengths: Sequence[int],
     *,

@@ -54,6 +54,7 @@ from ._validation import (
     Bool,
     Choice,
     DivergenceError,
+    Instance,
     Int,
     Model,
     Relation,
@@ -126,7 +127,9 @@ class NextStepModel(nn.Module):
     the authors' code, ``c`` at 0.
     """
 
-    @validate_params("hidden_dim", input_dim=Int(2), forget_bias=ANY_REAL)
+    @validate_params(
+        "hidden_dim", "generator", "dtype", input_dim=Int(2), forget_bias=ANY_REAL
+    )
     def __init__(
         self,
         kind: str,
@@ -319,7 +322,9 @@ class Baseline(nn.Module):
     (for characters, a smoothed bigram model). Built by :func:`fit_baseline`.
     """
 
-    @validate_params(input_dim=Int(2), readout=Choice(*READOUTS))
+    @validate_params(
+        "dtype", input_dim=Int(2), readout=Choice(*READOUTS), previous=Bool()
+    )
     def __init__(
         self,
         input_dim: int,
@@ -527,6 +532,7 @@ class NextStepBatch(NamedTuple):
     mask: torch.Tensor
 
 
+@validate_params("dtype")
 def next_step_batch(
     seqs: Sequence[np.ndarray],
     *,
@@ -615,6 +621,7 @@ def evaluate(
     return total / count
 
 
+@validate_params("batch_size", model=Model(NextStepModel))
 def truncated_curve(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -637,7 +644,7 @@ def truncated_curve(
     return np.array([evaluate(model, seqs, k=k, batch_size=batch_size) for k in ks])
 
 
-@validate_params("k", "batch_size")
+@validate_params("k", "batch_size", model=Model(NextStepModel))
 def truncation_excess(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -686,6 +693,7 @@ def truncation_excess(
     }
 
 
+@validate_params(model=Model(NextStepModel))
 def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray:
     """Every forget gate ``f_t,j`` of an LSTM model along real sequences (chapter 11).
 
@@ -718,7 +726,7 @@ def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray
     return torch.cat(out).flatten().numpy()
 
 
-@validate_params("iterations", input_dim=Int(2), l2=NONNEGATIVE)
+@validate_params("iterations", input_dim=Int(2), l2=NONNEGATIVE, previous=Bool())
 def fit_baseline(
     seqs: Sequence[np.ndarray],
     *,
@@ -900,10 +908,13 @@ def _minibatch(
         "patience is None or valid is not None",
         "patience must come with a valid split to watch",
     ),
+    "generator",
+    "progress",
     optimizer=Choice("adam", "sgd"),
     projection=Choice(*PROJECTIONS),
     stable=Bool(),
     keep_best=Bool(),
+    model=Instance(NextStepModel),  # a non-finite model is a DivergenceError at step 1
 )
 def train_next_step(
     model: NextStepModel,
@@ -1138,7 +1149,7 @@ def _window_products(J: torch.Tensor, r: int) -> torch.Tensor:
     return P
 
 
-@validate_params("batch_size")
+@validate_params("batch_size", model=Model(NextStepModel))
 def local_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -1179,7 +1190,7 @@ def local_jacobian_norms(
     return np.concatenate(out)
 
 
-@validate_params("batch_size", r=Int(1))
+@validate_params("batch_size", r=Int(1), model=Model(NextStepModel))
 def multi_step_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],

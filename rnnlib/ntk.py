@@ -148,6 +148,7 @@ def _diagonal_terms(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
         return uu * zz
 
 
+@validate_params(model=Model(ElmanRNN))
 def tangent_kernel(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -183,6 +184,7 @@ def tangent_kernel(
         return (uu * zz).sum(dim=(2, 3))
 
 
+@validate_params(model=Model(ElmanRNN))
 def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
 
@@ -530,6 +532,7 @@ def limit_tangent_kernel(
     return R
 
 
+@validate_params(model=Model(ElmanRNN))
 def cross_time_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """The share of the cross-time terms in the finite tangent kernel, per sequence; (N,) (chapter 5).
 

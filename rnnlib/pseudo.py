@@ -207,7 +207,7 @@ class Direction(NamedTuple):
     dA: torch.Tensor
 
 
-@validate_params("input_dim", "width", "tau", "dtype")
+@validate_params("input_dim", "width", "tau", "dtype", "generator")
 def random_perturbation(
     input_dim: int,
     width: int,
@@ -242,7 +242,10 @@ DIRECTION_KINDS = ("random", "gradient", "construction")
 
 
 @validate_params(
-    "tau", kind=Choice("gradient", "construction"), model=Model(ElmanRNN, finite=False)
+    "tau",
+    "generator",
+    kind=Choice("gradient", "construction"),
+    model=Model(ElmanRNN, finite=False),
 )
 def aligned_perturbation(
     model: ElmanRNN,
@@ -373,7 +376,7 @@ def linearization_changes(
     )
 
 
-@validate_params("n_perturbations", tau=POSITIVE)
+@validate_params("n_perturbations", "generator", tau=POSITIVE, model=Model(ElmanRNN))
 def linearization_gap(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -400,7 +403,7 @@ def linearization_gap(
     )[0]
 
 
-@validate_params("n_perturbations", model=Model(ElmanRNN, finite=False))
+@validate_params("n_perturbations", "generator", model=Model(ElmanRNN, finite=False))
 def linearization_gaps(
     model: ElmanRNN,
     x: torch.Tensor,

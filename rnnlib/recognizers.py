@@ -37,6 +37,7 @@ from torch import nn
 from ._rng import derive
 from ._validation import (
     DivergenceError,
+    Instance,
     Int,
     as_generator,
     validate_params,
@@ -109,7 +110,16 @@ def _finish(
     return r
 
 
-@validate_params("width", "eps_x", "out_scale", "lr", "steps", "batch_size")
+@validate_params(
+    "width",
+    "eps_x",
+    "out_scale",
+    "lr",
+    "steps",
+    "batch_size",
+    "generator",
+    split=Instance(HeldOutSplit),
+)
 def train_wide_rnn(
     split: HeldOutSplit,
     width: int,
@@ -168,7 +178,7 @@ class PracticalRNN(nn.Module):
     per string. Initialized by torch's defaults from ``generator``.
     """
 
-    @validate_params(hidden=Int(1))
+    @validate_params("generator", hidden=Int(1))
     def __init__(
         self,
         hidden: int = 16,
@@ -197,7 +207,14 @@ class PracticalRNN(nn.Module):
         return self.readout(out[:, -1])[:, 0]
 
 
-@validate_params("lr", "steps", "batch_size", hidden=Int(1))
+@validate_params(
+    "lr",
+    "steps",
+    "batch_size",
+    "generator",
+    hidden=Int(1),
+    split=Instance(HeldOutSplit),
+)
 def train_practical_rnn(
     split: HeldOutSplit,
     hidden: int = 16,
@@ -253,6 +270,7 @@ def token_codes(z: torch.Tensor) -> torch.Tensor:
     return codes
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def additive_baseline(split: HeldOutSplit) -> Recognition:
     """The best additive predictor of the labels, thresholded at 1/2 (chapter 7).
 

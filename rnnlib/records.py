@@ -39,6 +39,8 @@ from typing import Any
 
 import torch
 
+from ._validation import Bool, validate_params
+
 __all__ = [
     "RECORDS_DIR",
     "FINGERPRINT_RTOL",
@@ -385,6 +387,7 @@ def check_live_fingerprint(
     return check_fingerprint(record, fresh, chapter)
 
 
+@validate_params(smoke=Bool())
 def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     """Where a record command writes: the committed record by default; a smoke record only elsewhere."""
     committed = record_path(chapter)
@@ -396,6 +399,7 @@ def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     return committed if path is None else Path(path)
 
 
+@validate_params(device=Bool())
 def record_cli(
     argv: Sequence[str] | None,
     *,
@@ -459,6 +463,7 @@ def record_cli(
     return path
 
 
+@validate_params(smoke=Bool())
 def build_record(
     chapter: int,
     path: str | Path | None,

@@ -478,7 +478,7 @@ def rescale_lstm_columns_(model: LSTM) -> LSTM:
 # --- Chapter 8, section 3: the spectral norm at initialization -----------------------------------
 
 
-@validate_params("n_draws", widths=Ints(1))
+@validate_params("n_draws", "generator", widths=Ints(1))
 def initialization_norms(
     widths: Sequence[int],
     schemes: Sequence[str] = INIT_SCHEMES,
@@ -563,7 +563,7 @@ class LDSFit:
     spectral_radius: np.ndarray
 
 
-@validate_params("n", "radius", "lr", "steps", K=Int(1))
+@validate_params("n", "radius", "lr", "steps", "generator", K=Int(1))
 def fit_lds_canonical(
     n: int = 4,
     *,

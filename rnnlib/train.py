@@ -453,7 +453,7 @@ def _sgd_entry(fn):
     return entry
 
 
-@validate_params("steps", "batch_size", n=Int(1))
+@validate_params("steps", "batch_size", "generator", n=Int(1))
 def sgd_order(
     n: int,
     steps: int,
@@ -914,7 +914,7 @@ def theorem_3_1_constants(
     )
 
 
-@validate_params("width", "tau", "n_draws")
+@validate_params("width", "tau", "n_draws", "generator")
 def worst_case_flip_fraction(
     width: int,
     tau: float,

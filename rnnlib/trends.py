@@ -169,7 +169,7 @@ class DrawTrend:
         return self.text()
 
 
-@validate_params(level=OPEN_UNIT, n_boot=Int(100))
+@validate_params("generator", level=OPEN_UNIT, n_boot=Int(100))
 def bootstrap_loglog_trend(
     x: Sequence[float],
     samples: Sequence[Sequence[float]],

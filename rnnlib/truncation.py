@@ -170,7 +170,7 @@ def truncation_errors(
     return np.stack(out)
 
 
-@validate_params("k", model=MODEL, x=INPUTS, y=OUTPUTS)
+@validate_params("k", model=MODEL, x=INPUTS, y=OUTPUTS, last_only=Bool())
 def sequence_loss(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -212,7 +212,7 @@ def _flat_grad(model: RecurrentModel, loss: torch.Tensor) -> torch.Tensor:
     return torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss, params)])
 
 
-@validate_params(model=MODEL, x=INPUTS, y=OUTPUTS, ks=Ints(1))
+@validate_params(model=MODEL, x=INPUTS, y=OUTPUTS, ks=Ints(1), last_only=Bool())
 def gradient_difference(
     model: RecurrentModel,
     x: torch.Tensor,
@@ -313,11 +313,13 @@ def _gd_run(
     "k",
     "steps",
     "lr",
+    "progress",
     project=PARAMS["lam"],
     schedule=SCHEDULES,
     model=MODEL,
     x=INPUTS,
     y=OUTPUTS,
+    last_only=Bool(),
 )
 def train_full_and_truncated(
     model: RecurrentModel,
@@ -376,12 +378,14 @@ def train_full_and_truncated(
 @validate_params(
     "steps",
     "lr",
+    "progress",
     project=PARAMS["lam"],
     schedule=SCHEDULES,
     model=MODEL,
     x=INPUTS,
     y=OUTPUTS,
     ks=Ints(1),
+    last_only=Bool(),
 )
 def weight_distance_sweep(
     model: RecurrentModel,

@@ -21,6 +21,7 @@ from ._validation import (
     ANY_REAL,
     POSITIVE,
     Int,
+    Str,
     validate_params,
 )
 
@@ -51,7 +52,9 @@ def _check_range(
         )
 
 
-@validate_params(value=ANY_INT, min=ANY_INT, max=ANY_INT, step=Int(1))
+@validate_params(
+    value=ANY_INT, min=ANY_INT, max=ANY_INT, step=Int(1), description=Str()
+)
 def int_slider(
     value: int,
     min: int,
@@ -74,7 +77,9 @@ def int_slider(
     )
 
 
-@validate_params(value=ANY_REAL, min=ANY_REAL, max=ANY_REAL, step=POSITIVE)
+@validate_params(
+    value=ANY_REAL, min=ANY_REAL, max=ANY_REAL, step=POSITIVE, description=Str()
+)
 def float_slider(
     value: float,
     min: float,
@@ -102,6 +107,7 @@ def float_slider(
     min_exp=ANY_REAL,
     max_exp=ANY_REAL,
     step=POSITIVE,
+    description=Str(),
 )
 def log_slider(
     value: float,

@@ -15,8 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Declared public parameters, at least (measured: 567 of 1,653).
-DECLARED_FLOOR = 567
+#: Declared public parameters, at least (measured: 774 of 1,308 inputs; a result
+#: record's fields, 345 of them, are outputs and not counted).
+DECLARED_FLOOR = 774
 #: Hand checks of a name PARAMS declares, at most (measured: 0, since the vocabulary
 #: holds relations between arguments, ``Either`` and an infinite ``Real``).
 HAND_CHECKS_OF_DECLARED_NAMES_CEILING = 0

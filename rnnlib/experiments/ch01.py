@@ -51,7 +51,9 @@ class NormProfile:
     predicted: np.ndarray
 
 
-@validate_params("L", "d", "eps_x", "batch_size", n_nets=Int(2), widths=Ints(1))
+@validate_params(
+    "L", "d", "eps_x", "batch_size", "generator", n_nets=Int(2), widths=Ints(1)
+)
 def norm_profile(
     widths: Sequence[int],
     L: int,
@@ -97,6 +99,9 @@ def norm_profile(
 
 
 @validate_params(
+    "L",
+    "batch_size",
+    "generator",
     model=Model(ElmanRNN, finite=False),
     eps_values=Seq(PARAMS["eps_x"], "values of eps_x"),
 )
@@ -130,7 +135,7 @@ def flip_fraction_vs_eps(
     )
 
 
-@validate_params("width", "L", "d", "eps_x", "batch_size")
+@validate_params("width", "L", "d", "eps_x", "batch_size", "generator")
 def sequence_norms(
     width: int,
     L: int,

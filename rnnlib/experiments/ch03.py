@@ -64,6 +64,9 @@ class GapSweep:
     "output_dim",
     "n_networks",
     "n_perturbations",
+    "generator",
+    "dtype",
+    "progress",
     widths=Ints(1),
     taus=Seq(POSITIVE, "positive numbers"),
 )
@@ -206,6 +209,9 @@ def _unit_direction(
     "batch_size",
     "n_networks",
     "n_perturbations",
+    "generator",
+    "dtype",
+    "progress",
     widths=Ints(1),
     taus=Seq(POSITIVE, "positive numbers"),
     kinds=Seq(Choice(*DIRECTION_KINDS), "direction kinds"),
@@ -324,6 +330,7 @@ class LinearizationSample:
     "batch_size",
     "n_perturbations",
     "eps_x",
+    "generator",
     tau=POSITIVE,
 )
 def linearization_sample(

@@ -83,7 +83,7 @@ class Lemma44Sweep:
     corrected_trials: np.ndarray
 
 
-@validate_params("n_trials", d=Int(1), widths=Ints(1))
+@validate_params("n_trials", "generator", d=Int(1), widths=Ints(1))
 def lemma44_sweep(
     widths: Sequence[int],
     *,
@@ -161,6 +161,11 @@ class DecodingSweep:
 @validate_params(
     "d",
     "n_networks",
+    "n_test",
+    "ridge",
+    "generator",
+    "dtype",
+    "progress",
     n_train=Int(0),
     n_train_per_m=Int(0),
     widths=Ints(1),
@@ -336,7 +341,7 @@ class StepFeatureSweep:
     draw_errors: np.ndarray
 
 
-@validate_params("n_draws", n_points=Int(2), widths=Ints(1))
+@validate_params("n_draws", "ridge", "generator", n_points=Int(2), widths=Ints(1))
 def step_feature_sweep(
     functions: dict,
     widths: Sequence[int],
@@ -412,7 +417,9 @@ class CorrelationSweep:
     profile: np.ndarray
 
 
-@validate_params("L", "d", "eps_x", "batch_size", "n_networks", widths=Ints(1))
+@validate_params(
+    "L", "d", "eps_x", "batch_size", "n_networks", "generator", "dtype", widths=Ints(1)
+)
 def correlation_sweep(
     widths: Sequence[int],
     *,
@@ -491,7 +498,9 @@ class ConstructionSweep:
     start_nets: np.ndarray
 
 
-@validate_params("eps_x", "n_networks", "n_test", widths=Ints(1))
+@validate_params(
+    "eps_x", "n_networks", "n_test", "generator", "dtype", "progress", widths=Ints(1)
+)
 def construction_sweep(
     widths: Sequence[int],
     target: ConceptTarget,

@@ -53,7 +53,6 @@ from .._validation import (
     Relation,
     Seq,
     Tensor,
-    check_int,
     check_ints,
     check_tensor,
     validate_params,
@@ -120,7 +119,9 @@ class RegressionTask(NamedTuple):
     y_eval: torch.Tensor
 
 
-@validate_params("L", "d", "eps_x", "n_eval", "dtype", n_train=Int(2), p=Int(1))
+@validate_params(
+    "L", "d", "eps_x", "n_eval", "dtype", "generator", n_train=Int(2), p=Int(1)
+)
 def regression_task(
     L: int,
     d: int,
@@ -219,6 +220,7 @@ class RnnSweep(NamedTuple):
     "lr_scale",
     "dtype",
     "out_scale",
+    "log_every",
     n_train=Int(2),
     widths=Ints(1),
     seeds=Ints(0),
@@ -300,7 +302,18 @@ def rnn_sweep(
 
 
 @validate_params(
-    widths=Ints(1), out_scales=Seq(POSITIVE, "positive reals"), seeds=Ints(0)
+    "L",
+    "d",
+    "eps_x",
+    "n_train",
+    "n_eval",
+    "steps",
+    "lr_scale",
+    "log_every",
+    "progress",
+    widths=Ints(1),
+    out_scales=Seq(POSITIVE, "positive reals"),
+    seeds=Ints(0),
 )
 def lazy_grid(
     widths,
@@ -452,6 +465,7 @@ class KernelConvergence:
 
 @validate_params(
     Relation("len(draws) == len(widths)", "one number of draws per width"),
+    "generator",
     x=Tensor(ndim=3),
     widths=Ints(2),
     draws=Ints(1),
@@ -568,7 +582,18 @@ class LimitReference:
     rms_gap: np.ndarray
 
 
-@validate_params("out_scale", "steps", "lr_scale", widths=Ints(2), seeds=Ints(0))
+@validate_params(
+    "out_scale",
+    "steps",
+    "lr_scale",
+    "L",
+    "d",
+    "eps_x",
+    "n_train",
+    "n_eval",
+    widths=Ints(2),
+    seeds=Ints(0),
+)
 def limit_reference_sweep(
     widths: Sequence[int],
     seeds: Sequence[int],
@@ -710,7 +735,14 @@ def _against_limit(
     )
 
 
-@validate_params("out_scale", "steps", "lr_scale", doubled=Bool(), widths=Ints(2))
+@validate_params(
+    "out_scale",
+    "steps",
+    "lr_scale",
+    doubled=Bool(),
+    widths=Ints(2),
+    generator=Int(0),  # an int seed: each width's run derives its own
+)
 def against_limit(
     task: RegressionTask,
     widths: Sequence[int],
@@ -753,11 +785,10 @@ def against_limit(
         )
     if doubled and any(m % 2 for m in widths):
         raise ValueError(f"widths must be even with doubled=True, got {list(widths)}")
-    seed = check_int(generator, "generator", minimum=0)
     return _against_limit(
         RegressionTask(x, y, xe, ye),
         widths,
-        seed,
+        generator,
         out_scale=out_scale,
         steps=steps,
         lr_scale=lr_scale,
@@ -991,6 +1022,7 @@ def _record_runs(
     return {"sweep": sweep, "limit": limit}
 
 
+@validate_params("progress")
 def run_lazy_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded runs of chapter 5 (``make record CH=05``): the laziness sweep and the RNN against its limit.
 
@@ -1030,6 +1062,7 @@ def lazy_fingerprint(config: Mapping | None = None) -> dict:
     }
 
 
+@validate_params("progress", smoke=Bool())
 def make_lazy_record(
     path: str | Path | None = None,
     *,

@@ -147,6 +147,12 @@ class GeneralizationRun:
     "out_scale",
     "lr_scale",
     "steps",
+    "generator",
+    "L",
+    "d",
+    "eps_x",
+    "n_test",
+    "dtype",
     epochs=POSITIVE,
     doubled=Bool(),
 )
@@ -322,6 +328,10 @@ def _logistic(z: np.ndarray, y: np.ndarray) -> float:
     "n_test",
     "lr_scale",
     "steps",
+    "generator",
+    "L",
+    "d",
+    "eps_x",
     ns=Ints(2),
     epochs=POSITIVE,
     delta=OPEN_UNIT,
@@ -532,6 +542,7 @@ def _sq(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     "out_scale",
     "lr_scale",
     "steps",
+    "generator",
     n_logs=Int(1, "steps"),
     delta=OPEN_UNIT,
 )
@@ -855,6 +866,7 @@ def _fixed_curve(
     )
 
 
+@validate_params("progress")
 def run_width_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded runs of chapter 6 (``make record CH=06``): the width sweep, the sweep over N, the fixed-T learner.
 
@@ -971,6 +983,7 @@ def width_fingerprint(config: Mapping | None = None) -> dict:
     return out
 
 
+@validate_params("progress", smoke=Bool())
 def make_width_record(
     path: str | Path | None = None,
     *,

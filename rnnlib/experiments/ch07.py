@@ -43,7 +43,9 @@ from .._rng import derive
 from .._validation import (
     OPEN_UNIT,
     POSITIVE,
+    Bool,
     Choice,
+    Instance,
     Int,
     Ints,
     Relation,
@@ -134,7 +136,7 @@ __all__ = [
 ]
 
 
-@validate_params(n=Int(2), n_samples=Int(2))
+@validate_params("generator", n=Int(2), n_samples=Int(2))
 def draw_strings(
     language: str,
     n_samples: int,
@@ -234,6 +236,7 @@ def _check_language(name: object, what: str) -> None:
 
 @validate_params(
     "eps_x",
+    "generator",
     n=Int(2),
     sizes=Ints(4),
     seeds=Int(1),
@@ -329,6 +332,7 @@ def limit_kernel_curve(
 # --- the learners of chapter 7 side by side, scored the same way ---
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def distinct_test(
     split: HeldOutSplit,
 ) -> LabelledStrings:
@@ -351,6 +355,7 @@ def best_constant(y: torch.Tensor) -> float:
     return max(p, 1.0 - p)
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def unseen_mask(split: HeldOutSplit, z: torch.Tensor) -> torch.Tensor:
     """Which strings of ``z`` are not training strings of ``split`` (bool, (batch,); chapter 7)."""
     split = check_split(split)
@@ -379,6 +384,7 @@ class CountRule(NamedTuple):
     predict: Callable
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def count_rule(split: HeldOutSplit) -> CountRule:
     """The count rule of :data:`COUNT_RULES` with the best training accuracy (chapter 7).
 
@@ -405,6 +411,7 @@ def count_rule(split: HeldOutSplit) -> CountRule:
 # --- memorization and the 0-1-optimal additive rule ---
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
     """Fraction of the strings ``z`` that repeat a training string of ``split`` (chapter 7).
 
@@ -414,6 +421,7 @@ def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
     return 1.0 - float(unseen_mask(split, z).double().mean())
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def memorizer(split: HeldOutSplit, fallback: Callable | None = None) -> Callable:
     """Memorize the training strings, else answer ``fallback`` (chapter 7).
 
@@ -493,6 +501,7 @@ class SubsetRule(NamedTuple):
     predict: Callable
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def subset_rule(
     split: HeldOutSplit,
 ) -> SubsetRule:
@@ -547,7 +556,7 @@ def _one_hot_codes(z: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.one_hot(codes, 5).flatten(1).double()
 
 
-@validate_params("ridge", "iterations")
+@validate_params("ridge", "iterations", split=Instance(HeldOutSplit))
 def additive_logistic(
     split: HeldOutSplit,
     *,
@@ -595,6 +604,7 @@ def additive_logistic(
     return predict
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def nearest_neighbour(split: HeldOutSplit) -> Callable:
     """The 1-nearest-neighbour classifier in Hamming distance over the padded strings (chapter 7).
 
@@ -620,6 +630,7 @@ def nearest_neighbour(split: HeldOutSplit) -> Callable:
     return predict
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def neighbour_coverage(split: HeldOutSplit) -> float:
     """Mean fraction of a distinct held-out string's one-bit neighbours that are training strings (chapter 7).
 
@@ -643,7 +654,9 @@ def neighbour_coverage(split: HeldOutSplit) -> float:
     return float(np.mean(fractions))
 
 
-@validate_params("eps_x", ridges=Seq(POSITIVE, "positive reals"))
+@validate_params(
+    "eps_x", ridges=Seq(POSITIVE, "positive reals"), split=Instance(HeldOutSplit)
+)
 def kernel_learner(
     split: HeldOutSplit,
     *,
@@ -670,7 +683,9 @@ def kernel_learner(
     return predict
 
 
-@validate_params("width", "eps_x", "out_scale", "lr_scale")
+@validate_params(
+    "width", "eps_x", "out_scale", "lr_scale", "generator", split=Instance(HeldOutSplit)
+)
 def lazy_step(
     split: HeldOutSplit,
     width: int,
@@ -721,6 +736,7 @@ class LearnerScore:
     coupling_relative: float = float("nan")
 
 
+@validate_params(split=Instance(HeldOutSplit))
 def score_learner(
     learner: str,
     what: str,
@@ -792,7 +808,12 @@ LEARNERS = {
 }
 
 
-@validate_params("width", learners=Seq(Choice(*LEARNERS), "learner names"))
+@validate_params(
+    "width",
+    "generator",
+    learners=Seq(Choice(*LEARNERS), "learner names"),
+    split=Instance(HeldOutSplit),
+)
 def compare_learners(
     split: HeldOutSplit,
     fresh: tuple[torch.Tensor, torch.Tensor],
@@ -936,7 +957,7 @@ def pattern_count_neuron(k: int) -> PatternCountNeuron:
     )
 
 
-@validate_params(R=POSITIVE)
+@validate_params("k", R=POSITIVE)
 def pattern_count_complexity(k: int, R: float) -> float:
     """``log10 C_s(phi, R)`` of :func:`pattern_count_neuron` ``(k)`` (chapter 7): the same for every length n."""
     from ..concepts import complexity_s
@@ -945,6 +966,7 @@ def pattern_count_complexity(k: int, R: float) -> float:
     return complexity_s(phi, R, log10=True)
 
 
+@validate_params("n")
 def pattern_count_target(n: int, pattern: str) -> ConceptRepresentation:
     """Pattern matching at length n as a concept-class target of counting neurons (chapter 7; ours).
 
@@ -1009,7 +1031,7 @@ def _check_widths(widths: object) -> list[int]:
     return [check_int(m, "widths[i]", minimum=1) for m in widths]
 
 
-@validate_params("n", hidden=Int(1))
+@validate_params("n", "generator", hidden=Int(1), additive=Bool())
 def run_learners(
     language: str,
     n: int,
@@ -1090,6 +1112,7 @@ def run_learners(
     )
 
 
+@validate_params("generator", "progress")
 def accuracy_table(
     languages: Sequence[str],
     lengths: Sequence[int],
@@ -1137,7 +1160,7 @@ def accuracy_table(
     }
 
 
-@validate_params("n_test")
+@validate_params("n_test", "generator")
 def length_generalization(
     runs: LanguageRuns,
     n_test: int,
@@ -1226,7 +1249,7 @@ def _atlas_args(languages: object, lengths: object, eps_values: object) -> tuple
     return languages, lengths, eps_values
 
 
-@validate_params(n_shuffles=Int(1))
+@validate_params("generator", n_shuffles=Int(1))
 def learnability_atlas(
     languages: Sequence[str],
     lengths: Sequence[int],
@@ -1390,6 +1413,8 @@ def walsh_spectrum(
     "n_eval",
     "eps_x",
     Relation("n_train + n_eval <= 2 ** n", "distinct strings of length n"),
+    "generator",
+    "dtype",
     n=Int(2),
     n_train=Int(2),
 )
@@ -1528,6 +1553,7 @@ def _limit_runs(
     return out
 
 
+@validate_params("progress")
 def run_limit_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded run of chapter 7 (``make record CH=07``): lazy SGD at finite width against its limit on a language.
 
@@ -1559,6 +1585,7 @@ def limit_fingerprint(config: Mapping | None = None) -> dict:
     }
 
 
+@validate_params("progress", smoke=Bool())
 def make_limit_record(
     path: str | Path | None = None,
     *,

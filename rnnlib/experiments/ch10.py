@@ -259,6 +259,7 @@ def k_star_sweep(
 
 
 @validate_params(
+    "generator",
     w=ANY_REAL,
     Ts=Ints(2),
     batch=Int(1),

@@ -38,8 +38,10 @@ from .._rng import derive
 from .._validation import (
     ANY_REAL,
     POSITIVE,
+    Bool,
     Choice,
     Int,
+    Model,
     Relation,
     Seq,
     check_int,
@@ -250,6 +252,7 @@ def _check_device(device: object) -> torch.device:
 # --- training -----------------------------------------------------------------------------------
 
 
+@validate_params("input_dim", "hidden_dim", "generator")
 def train_stable_and_unstable(
     kind: str,
     train: Sequence[np.ndarray],
@@ -335,7 +338,7 @@ def _train_one(
     return TrainedVariant(model.to("cpu"), history)
 
 
-@validate_params(generator=Int(0))
+@validate_params("input_dim", "hidden_dim", "dtype", generator=Int(0))
 def train_variant(
     name: str,
     train: Sequence[np.ndarray],
@@ -386,7 +389,7 @@ class TrainedModels(NamedTuple):
     histories: dict
 
 
-@validate_params(generator=Int(0))
+@validate_params("progress", generator=Int(0))
 def train_models(
     music: PianoRollData,
     *,
@@ -452,7 +455,9 @@ def _history_dict(h: NextStepHistory) -> dict:
     }
 
 
-@validate_params(jac_n=Int(1), r_multi=Int(1))
+@validate_params(
+    jac_n=Int(1), r_multi=Int(1), model=Model(NextStepModel), jacobians=Bool()
+)
 def measure_music(
     model: NextStepModel,
     test: Sequence[np.ndarray],
@@ -600,7 +605,7 @@ def _record_worker(args: tuple) -> tuple[tuple, dict, str]:
     return _record_task(*args)
 
 
-@validate_params(jobs=Int(1))
+@validate_params("progress", jobs=Int(1))
 def run_record(
     music: PianoRollData,
     text: TextData | None,
@@ -775,6 +780,7 @@ def _load_data():
     return load_jsb(), load_abc_text()
 
 
+@validate_params("progress", smoke=Bool())
 def make_record(
     path: str | Path | None = None,
     *,
@@ -921,6 +927,7 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict:
     }
 
 
+@validate_params(generator=Int(0))  # the record's seed, an int
 def overlap(record: Mapping, histories: Mapping, generator: int) -> float:
     """Largest difference between the live run's validation curve and the record's, where they overlap.
 
@@ -933,7 +940,7 @@ def overlap(record: Mapping, histories: Mapping, generator: int) -> float:
     """
     if not isinstance(record, Mapping) or "results" not in record:
         raise ValueError("record must be a record (load_record)")
-    seed = check_int(generator, "generator", minimum=0)
+    seed = generator
     rows = record["results"]["music"].get(str(seed))
     if rows is None:
         raise ValueError(f"seed {seed} is not in the record")
@@ -999,7 +1006,7 @@ def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     return dict(sorted(out.items()))
 
 
-@validate_params("k", eps=POSITIVE)
+@validate_params("k", eps=POSITIVE, model=Model(NextStepModel))
 def inference_bound_at(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],

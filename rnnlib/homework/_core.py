@@ -49,6 +49,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .._validation import Str, validate_params
+
 __all__ = [
     "ExerciseCheckFailed",
     "Case",
@@ -155,7 +157,7 @@ class Exercise:
             if not isinstance(value, (int, float)) or not value >= 0:
                 raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         for fn in self.forbidden:
-            if _function_of(fn) is None:
+            if not _functions_of(fn):
                 raise TypeError(
                     "forbidden must hold Python functions (they are sealed while the student's "
                     f"function runs), got {_describe(fn)}"
@@ -245,44 +247,58 @@ _CALLED: list[
 ] = []  #: the sealed functions called while sealed (read by the checker)
 
 
-def _sealed_code(name: str) -> types.CodeType:
-    # runs with the sealed function's globals: it reaches this module by import
-    source = (
+def _sealed_code(name: str, n_free: int = 0) -> types.CodeType:
+    """The code of a function that records and refuses its call, with ``n_free`` free variables.
+
+    A closure's code may only be swapped for code with as many free variables
+    as the closure has cells (a ``validate_params`` wrapper has some); the
+    sealed body never reads them.
+    """
+    free = [f"_free{i}" for i in range(n_free)]
+    body = (
         "def sealed(*args, **kwargs):\n"
-        "    import rnnlib.homework._core as core\n"
+        + "".join(f"    {v}\n" for v in free)
+        + "    import rnnlib.homework._core as core\n"
         f"    core._CALLED.append({name!r})\n"
         f"    raise core._SealedCall({name!r})\n"
     )
+    source = "def outer():\n" + "".join(f"    {v} = None\n" for v in free)
+    source += "".join(f"    {line}\n" for line in body.splitlines())
+    source += "    return sealed\n"
     namespace: dict = {}
+    # runs with the sealed function's globals: it reaches this module by import
     exec(compile(source, f"<sealed {name}>", "exec"), namespace)
-    return namespace["sealed"].__code__
+    return namespace["outer"]().__code__
 
 
-def _function_of(fn: Callable) -> types.FunctionType | None:
-    """The Python function object behind ``fn`` (a function, a method, a ``functools.wraps`` wrapper)."""
+def _functions_of(fn: Callable) -> list[types.FunctionType]:
+    """The Python function objects behind ``fn``: a function, a method's function, every level of a ``functools.wraps`` chain."""
     fn = getattr(fn, "__func__", fn)
-    while hasattr(fn, "__wrapped__"):
-        fn = fn.__wrapped__
-    if isinstance(fn, types.FunctionType) and not fn.__code__.co_freevars:
-        return fn
-    return None
+    chain = []
+    while isinstance(fn, types.FunctionType):
+        chain.append(fn)
+        fn = getattr(fn, "__wrapped__", None)
+    return chain
 
 
 @contextmanager
 def _sealed(
     functions: dict[str, Callable],
 ) -> Iterator[None]:
-    """While inside, each of ``functions`` (name -> function) raises when called, however it was imported."""
+    """While inside, each of ``functions`` (name -> function) raises when called, however it was imported.
+
+    Every level of a wrapper chain is sealed, so the call is refused before a
+    wrapper's own checks could raise an error of their own.
+    """
     saved = []
     try:
         for name, fn in functions.items():
-            target = _function_of(fn)
-            if target is not None:
+            for target in _functions_of(fn):
                 saved.append((target, target.__code__))
-                target.__code__ = _sealed_code(name)
+                target.__code__ = _sealed_code(name, len(target.__code__.co_freevars))
         yield
     finally:
-        for target, code in saved:
+        for target, code in reversed(saved):
             target.__code__ = code
 
 
@@ -314,6 +330,7 @@ def _order(x: float) -> str:
     return "0" if x == 0 else f"1e{math.floor(math.log10(x)):+03d}"
 
 
+@validate_params(description=Str())
 def mismatch(
     exercise: str,
     description: str,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import Str, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -75,6 +76,7 @@ def plot_norm_profile(profile, *, step_for_spread: int | None = None) -> Figure:
     return fig
 
 
+@validate_params(title=Str())
 def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
     """Chapter 1 explorer: |h^(l)| against l, one thin line per sequence, with the mean in black.
 

@@ -6,6 +6,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import validate_params
 from ._style import (
     _record,
     _values,
@@ -73,6 +74,7 @@ def plot_pseudo_gap(sweep) -> Figure:
     return fig
 
 
+@validate_params("tau")
 def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     """Chapter 3: random vs ``B``-aligned directions at one tau, against m.
 

@@ -6,6 +6,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import validate_params
 from ._style import (
     _record,
     _values,
@@ -88,6 +89,7 @@ def plot_relu_identity(sweep) -> Figure:
     return fig
 
 
+@validate_params("L", "eps_x")
 def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     """Chapter 4, in the spirit of the paper's Fig. 4: decoding error per token and against m and L.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import Str, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 
+@validate_params(title=Str())
 def plot_learner_accuracy(
     accuracies: dict, baseline: float, *, title: str = ""
 ) -> Figure:
@@ -91,6 +93,7 @@ def plot_eps_effect(eps_values, accuracies, baseline: float) -> Figure:
     return fig
 
 
+@validate_params(title=Str())
 def plot_length_sweep(
     lengths, accuracies: dict, baselines, *, title: str = ""
 ) -> Figure:
@@ -118,6 +121,7 @@ def plot_length_sweep(
     return fig
 
 
+@validate_params("R")
 def plot_representation_complexity(lengths, log10_cs: dict, R: float) -> Figure:
     """Chapter 7: log10 C_s(Phi, R) of each concept-class representation against n (left) and sqrt(n) (right)."""
     n = _values(lengths, "lengths", ndim=1)
@@ -211,6 +215,7 @@ def plot_kernel_curves(curves: dict) -> Figure:
     return fig
 
 
+@validate_params("eps_x")
 def plot_learnability_atlas(atlas, eps_x: float) -> Figure:
     """Chapter 7: the lazy learner's sample-size constant per language against n, and its ratio to shuffled labels.
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import check_real
+from .._validation import Str, check_real, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -19,6 +19,7 @@ from ._style import (
 __all__ = ["plot_truncation_errors", "plot_truncation_over_time"]
 
 
+@validate_params(title=Str())
 def plot_truncation_errors(
     ks: Sequence[int],
     errors: dict[str, np.ndarray],
@@ -69,6 +70,7 @@ def plot_truncation_errors(
     return fig
 
 
+@validate_params(title=Str())
 def plot_truncation_over_time(
     errors: np.ndarray, bound: float | None, *, title: str = ""
 ) -> Figure:

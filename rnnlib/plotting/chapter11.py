@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import check_real
+from .._validation import PARAMS, Seq, Str, check_real, validate_params
 from ._style import _same_length, _table, _values, new_figure
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
 ]
 
 
+@validate_params(ylabel=Str())
 def plot_truncated_nll(
     ks: Sequence[int],
     curves: dict[str, np.ndarray],
@@ -103,6 +104,7 @@ def plot_local_contraction(
     return fig
 
 
+@validate_params(ylabel=Str())
 def plot_validation_curves(
     curves: dict[str, tuple[Sequence[int], Sequence[float]]],
     best: dict[str, int],
@@ -139,6 +141,7 @@ def plot_validation_curves(
     return fig
 
 
+@validate_params(f_max=Seq(PARAMS["f_max"]), lam=Seq(PARAMS["lam"]))
 def plot_price_of_stability(
     f_max: Sequence[float],
     test: Sequence[float],
@@ -159,8 +162,6 @@ def plot_price_of_stability(
     lam = _values(lam, "lam", ndim=1)
     for name, v in (("test", y), ("spread", e), ("lam", lam)):
         _same_length(v, f.size, name, "f_max")
-    if not ((f > 0) & (f < 1)).all():
-        raise ValueError("f_max must lie in (0, 1)")
     fig, (left, right) = new_figure(2, width=6.6)
     for ax, x, xlabel in (
         (left, lam, r"certified $\lambda_\infty$"),
