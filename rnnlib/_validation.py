@@ -18,7 +18,7 @@ particular to one function is declared at its decorator
 (``@validate_params("L", n=Int(1))``; ``Choice`` for a string option, ``Bool``
 for a flag, ``Seq`` for a list of one kind, ``Either`` for an argument of two
 kinds, ``Instance`` for an object of a class, ``Seed`` for a seed or a
-generator); a constraint between arguments is
+generator, ``Function`` for a callable, ``PathLike`` for a path); a constraint between arguments is
 a ``Relation`` over them, passed positionally and checked after every argument's
 own (``@validate_params("n", Relation("n_train + n_eval <= 2 ** n"))``). Tensors and models are declared the same way
 (``x=Tensor(shape=("batch", "T", "model.input_dim"), dtype_of="model")``,
@@ -39,6 +39,7 @@ import functools
 import inspect
 import math
 import numbers
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,8 @@ __all__ = [
     "Ints",
     "Str",
     "Seed",
+    "Function",
+    "PathLike",
     "Tensor",
     "Model",
     "Instance",
@@ -366,6 +369,37 @@ class Str:
 
 
 @dataclass(frozen=True)
+class Function:
+    """A callable argument (a student's function, a learner, a run): ``TypeError`` for anything else.
+
+    ``hint`` is said in the message (``Function("pass your function itself, not what it
+    returns")``: ``student_fn must be callable (pass your function ...), got Tensor``).
+    """
+
+    hint: str = ""
+
+    def check(self, value: object, name: str) -> Callable:
+        if not callable(value):
+            hint = f" ({self.hint})" if self.hint else ""
+            raise TypeError(
+                f"{name} must be callable{hint}, got {type(value).__name__}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class PathLike:
+    """A file or folder path: a ``str`` or an ``os.PathLike`` (``pathlib.Path``), passed on unchanged."""
+
+    def check(self, value: object, name: str) -> str | os.PathLike:
+        if not isinstance(value, str | os.PathLike):
+            raise TypeError(
+                f"{name} must be a path (str or pathlib.Path), got {type(value).__name__}"
+            )
+        return value
+
+
+@dataclass(frozen=True)
 class Ints:
     """A non-empty sequence of integers, each ``>= low`` (:func:`check_ints`); returned as a list."""
 
@@ -615,6 +649,8 @@ Constraint = (
     | Bool
     | Str
     | Seed
+    | Function
+    | PathLike
     | Ints
     | Tensor
     | Model

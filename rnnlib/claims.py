@@ -36,7 +36,7 @@ import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from ._validation import Str, validate_params
+from ._validation import PathLike, Str, validate_params
 
 __all__ = [
     "Claim",
@@ -214,6 +214,7 @@ def _load(path: Path, mtime_ns: int) -> dict[str, Claim]:
     return out
 
 
+@validate_params(path=PathLike())
 def registry(path: str | Path | None = None) -> dict[str, Claim]:
     """The registered claims by id, in the file's order, read from ``path`` or :func:`registry_path`.
 
@@ -270,7 +271,9 @@ def _show(line: str) -> None:
         print(line)
 
 
-@validate_params(claim_id=Str(), figure=Str())  # holds: any truth value (numpy, torch)
+@validate_params(
+    claim_id=Str(), figure=Str(), verdict=Str()
+)  # holds: any truth value (numpy, torch)
 def check(
     claim_id: str,
     holds: bool,

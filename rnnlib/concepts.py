@@ -41,8 +41,12 @@ from ._rng import derive
 from ._validation import (
     OPEN_UNIT,
     Bool,
+    Either,
+    Function,
+    Instance,
     Int,
     Real,
+    Str,
     Tensor,
     as_generator,
     check_int,
@@ -228,6 +232,7 @@ STANDARD_FUNCTIONS: dict[str, SmoothFunction] = {
 }
 
 
+@validate_params(name=Str())
 def polynomial(
     coefficients: Sequence[float], name: str | None = None
 ) -> SmoothFunction:
@@ -278,6 +283,7 @@ def monomial(k: int) -> SmoothFunction:
     )
 
 
+@validate_params(phi=Either(Instance(SmoothFunction), Str()))
 def get_function(phi: SmoothFunction | str) -> SmoothFunction:
     """Resolve a name (``"sin"``, ``"z^3"``, ...) or a :class:`SmoothFunction` to a :class:`SmoothFunction`."""
     if isinstance(phi, SmoothFunction):
@@ -294,7 +300,7 @@ def get_function(phi: SmoothFunction | str) -> SmoothFunction:
     )
 
 
-@validate_params("n")
+@validate_params("n", phi=Either(Instance(SmoothFunction), Str()))
 def taylor_coefficients(phi: SmoothFunction | str, n: int) -> np.ndarray:
     """The first ``n`` Taylor coefficients ``|c_0|, ..., |c_{n-1}|`` of ``phi`` at 0, in absolute value."""
     phi = get_function(phi)
@@ -325,7 +331,7 @@ def _result(log_value: float, log10: bool) -> float:
     return math.inf if value10 > 308 else 10.0**value10
 
 
-@validate_params("R", log10=Bool())
+@validate_params("R", log10=Bool(), phi=Either(Instance(SmoothFunction), Str()))
 def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) -> float:
     """The sample complexity ``C_s(phi, R) = C* sum_i (i+1)^1.75 R^i |c_i|`` (Definition 2.1; chapter 2).
 
@@ -344,7 +350,9 @@ def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) ->
     return _result(_logsumexp(terms), log10)
 
 
-@validate_params("R", eps=OPEN_UNIT, log10=Bool())
+@validate_params(
+    "R", eps=OPEN_UNIT, log10=Bool(), phi=Either(Instance(SmoothFunction), Str())
+)
 def complexity_eps(
     phi: SmoothFunction | str,
     R: float,
@@ -623,7 +631,7 @@ def token_circle(
     return out
 
 
-@validate_params(x_bar=_TOKENS, thetas=_ANGLES)
+@validate_params(x_bar=_TOKENS, thetas=_ANGLES, f=Function())
 def mixed_difference(
     f: Callable[[torch.Tensor], torch.Tensor],
     x_bar: torch.Tensor,

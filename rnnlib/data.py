@@ -44,6 +44,8 @@ from ._rng import as_seed
 from ._validation import (
     Choice,
     Int,
+    PathLike,
+    Str,
     check_tensor,
     validate_params,
 )
@@ -112,6 +114,7 @@ _SPLITS = ("train", "valid", "test")
 # --- piano rolls -------------------------------------------------------------------------------
 
 
+@validate_params(name=Str())
 def notes_to_roll(frames: Sequence[Sequence[int]], name: str = "frames") -> np.ndarray:
     """A (T, 88) binary piano roll from a sequence of frames of active MIDI notes (chapter 11).
 
@@ -348,6 +351,7 @@ def _sequence_to_roll(seq: object, where: str) -> np.ndarray:
         raise ValueError(str(exc)) from exc
 
 
+@validate_params(path=PathLike())
 def load_benchmark(path: str | Path) -> PianoRollData:
     """Read a published polyphonic-music benchmark file (chapter 11).
 
@@ -432,6 +436,7 @@ class Tunes(NamedTuple):
     texts: list[str]
 
 
+@validate_params(directory=PathLike())
 def abc_tunes(
     directory: str | Path | None = None,
 ) -> Tunes:
@@ -523,7 +528,7 @@ class TextData:
         return out
 
 
-@validate_params("generator")
+@validate_params("generator", directory=PathLike())
 def load_abc_text(
     *,
     generator: torch.Generator | int | None = 0,

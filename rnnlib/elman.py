@@ -26,6 +26,7 @@ from ._recurrence import previous_states
 from ._rng import as_generator
 from ._validation import (
     Bool,
+    Str,
     check_tensor,
     validate_params,
 )
@@ -260,6 +261,7 @@ def true_token_tolerance(dtype: torch.dtype) -> float:
     return 1e-4 if dtype == torch.float32 else 1e-10
 
 
+@validate_params(name=Str())
 def check_true_sequence(x_bar: object, name: str = "x_bar") -> torch.Tensor:
     """Validate true tokens of Definition 3.1 and return them: shape (batch, L-2, d-1), unit norm, last coordinate 1/2.
 

@@ -64,6 +64,7 @@ from ._rng import derive
 from ._validation import (
     NONNEGATIVE,
     POSITIVE,
+    UNIT,
     Choice,
     Instance,
     Int,
@@ -315,7 +316,7 @@ class AnalyticInverse:
         return out.reshape(h.shape[0], L, d).to(h.dtype)
 
 
-@validate_params(L=Int(1))
+@validate_params(L=Int(1), rcond=UNIT)
 def analytic_inverse(
     W: torch.Tensor,
     A: torch.Tensor,
@@ -344,8 +345,6 @@ def analytic_inverse(
     J = step_jacobians(W, A, L, base=base)  # (L, m, d)
     Lq, m, d = J.shape
     stacked = J.permute(1, 0, 2).reshape(m, Lq * d)
-    if rcond is not None:
-        rcond = check_real(rcond, "rcond", low=0.0, high=1.0)
     U, S, Vh = torch.linalg.svd(stacked, full_matrices=False)
     cut = (
         S.max() * rcond
@@ -619,7 +618,7 @@ def fit_step_features(
     )
 
 
-@validate_params("width", "generator")
+@validate_params("width", "generator", fit=Instance(StepFeatureFit))
 def step_feature_average(
     fit: StepFeatureFit,
     u: torch.Tensor,
@@ -712,6 +711,8 @@ def _last_states(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     decoder_ridge=POSITIVE,
     margin=NONNEGATIVE,
     model=Model(ElmanRNN),
+    target=Instance(ConceptTarget),
+    fit_ridge=POSITIVE,
 )
 def construct_existence(
     model: ElmanRNN,
@@ -815,7 +816,12 @@ class ConstructionErrors:
     F_star: np.ndarray
 
 
-@validate_params("eps_x", model=Model(ElmanRNN))
+@validate_params(
+    "eps_x",
+    model=Model(ElmanRNN),
+    construction=Instance(Construction),
+    target=Instance(ConceptTarget),
+)
 def evaluate_construction(
     model: ElmanRNN,
     construction: Construction,

@@ -57,7 +57,10 @@ from ._validation import (
     OPEN_UNIT,
     POSITIVE,
     UNIT,
+    Either,
+    Instance,
     Int,
+    Str,
     check_int,
     check_tensor,
     validate_params,
@@ -119,6 +122,7 @@ def _check_binary(z: object, name: str = "z") -> torch.Tensor:
     return z
 
 
+@validate_params(name=Str())
 def check_strings(z: object, name: str = "z") -> torch.Tensor:
     """Binary strings (batch, n_max), possibly left-padded with PAD = -1; at least one symbol per row."""
     z = check_tensor(z, name, ndim=2, floating=False, integer=True)
@@ -473,6 +477,7 @@ class DFA:
         return z
 
 
+@validate_params(start=Int(0))
 def dfa_from_table(
     transitions: list[list[int]],
     accepting: list[int],
@@ -587,6 +592,7 @@ def language_names() -> list[str]:
     return ["dl1", "parity", "pattern:<bits>"] + [f"tomita{k}" for k in range(1, 8)]
 
 
+@validate_params(name=Either(Instance(Language), Str()))
 def get_language(name: str | Language) -> Language:
     """The :class:`Language` called ``name`` (see :func:`language_names`); a :class:`Language` is returned as is.
 
@@ -685,7 +691,13 @@ class LabelledStrings(NamedTuple):
     y: torch.Tensor
 
 
-@validate_params("n", "generator", batch_size=Int(2), near_fraction=UNIT)
+@validate_params(
+    "n",
+    "generator",
+    batch_size=Int(2),
+    near_fraction=UNIT,
+    language=Either(Instance(Language), Str()),
+)
 def sample_language(
     language: str | Language,
     batch_size: int,
@@ -843,7 +855,14 @@ def held_out_split(
     )
 
 
-@validate_params("n", "generator", n_samples=Int(2), test_fraction=OPEN_UNIT)
+@validate_params(
+    "n",
+    "generator",
+    n_samples=Int(2),
+    test_fraction=OPEN_UNIT,
+    language=Either(Instance(Language), Str()),
+    near_fraction=UNIT,
+)
 def language_dataset(
     language: str | Language,
     n_samples: int,
@@ -1027,7 +1046,7 @@ class ConceptRepresentation(NamedTuple):
     threshold: float
 
 
-@validate_params("n")
+@validate_params("n", name=Str())
 def concept_representation(name: str, n: int) -> ConceptRepresentation:
     """``(target, threshold)``: a concept-class target for strings of length ``n`` and its decision threshold (chapter 7).
 
@@ -1051,7 +1070,7 @@ def concept_representation(name: str, n: int) -> ConceptRepresentation:
     )
 
 
-@validate_params("n", R=POSITIVE)
+@validate_params("n", R=POSITIVE, name=Str())
 def representation_complexity(name: str, n: int, R: float) -> float:
     """``log10 C_s(phi, R)`` of the neuron(s) of :func:`concept_representation` ``(name, n)`` (chapter 7).
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import html
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -51,6 +51,7 @@ from ._rng import derive
 from ._validation import (
     ANY_REAL,
     NONNEGATIVE,
+    POSITIVE,
     Bool,
     Choice,
     DivergenceError,
@@ -128,7 +129,13 @@ class NextStepModel(nn.Module):
     """
 
     @validate_params(
-        "hidden_dim", "generator", "dtype", input_dim=Int(2), forget_bias=ANY_REAL
+        "hidden_dim",
+        "generator",
+        "dtype",
+        input_dim=Int(2),
+        forget_bias=ANY_REAL,
+        kind=Choice(*KINDS),
+        readout=Choice(*READOUTS),
     )
     def __init__(
         self,
@@ -142,10 +149,6 @@ class NextStepModel(nn.Module):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        if readout not in READOUTS:
-            raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
         n = input_dim
         H = hidden_dim
         gen = as_generator(generator)
@@ -368,7 +371,7 @@ def _check_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
     return mask
 
 
-@validate_params(logits=Tensor(ndim=3))
+@validate_params(logits=Tensor(ndim=3), reduction=Choice("mean", "sum", "none"))
 def frame_nll(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -403,7 +406,7 @@ def _frame_nll(
     return _reduce(per_frame, mask, reduction)
 
 
-@validate_params(logits=Tensor(ndim=3))
+@validate_params(logits=Tensor(ndim=3), reduction=Choice("mean", "sum", "none"))
 def bits_per_char(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -547,7 +550,10 @@ def next_step_batch(
     return NextStepBatch(x[:, :-1], x[:, 1:], mask[:, 1:])
 
 
-@validate_params(model=Model((NextStepModel, Baseline), finite=False))
+@validate_params(
+    model=Model((NextStepModel, Baseline), finite=False),
+    reduction=Choice("mean", "sum", "none"),
+)
 def readout_loss(
     model: NextStepModel | Baseline,
     logits: torch.Tensor,
@@ -577,7 +583,7 @@ def _readout_loss(
     return kernel(logits, targets, mask, "mean")
 
 
-@validate_params("batch_size", k=Int(1))
+@validate_params("batch_size", k=Int(1), model=Instance((NextStepModel, Baseline)))
 def evaluate(
     model: NextStepModel | Baseline,
     seqs: Sequence[np.ndarray],
@@ -726,7 +732,13 @@ def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray
     return torch.cat(out).flatten().numpy()
 
 
-@validate_params("iterations", input_dim=Int(2), l2=NONNEGATIVE, previous=Bool())
+@validate_params(
+    "iterations",
+    input_dim=Int(2),
+    l2=NONNEGATIVE,
+    previous=Bool(),
+    readout=Choice(*READOUTS),
+)
 def fit_baseline(
     seqs: Sequence[np.ndarray],
     *,
@@ -757,8 +769,6 @@ def fit_baseline(
         raise ValueError("seqs must be all (T, K) frames or all (T,) integer codes")
     if readout is None:
         readout = "bernoulli" if ndims == {2} else "categorical"
-    if readout not in READOUTS:
-        raise ValueError(f"readout must be one of {READOUTS}, got {readout!r}")
     if input_dim is None:
         input_dim = (
             int(seqs[0].shape[1])
@@ -1228,6 +1238,7 @@ def multi_step_jacobian_norms(
     return np.concatenate(out)
 
 
+@validate_params(worst_case=POSITIVE)
 def contraction_summary(
     norms: np.ndarray, worst_case: float | None = None
 ) -> dict[str, float]:
@@ -1253,13 +1264,17 @@ def contraction_summary(
         "max": float(norms.max()),
     }
     if worst_case is not None:
-        worst_case = check_real(worst_case, "worst_case", low=0.0, low_open=True)
         out["worst case"] = worst_case
         out["median / worst case"] = out["median"] / worst_case
     return out
 
 
-@validate_params(digits=Int(0), fmt=Choice("markdown", "html"))
+@validate_params(
+    digits=Int(0),
+    fmt=Choice("markdown", "html"),
+    columns=Instance(Mapping),
+    notes=Instance(Mapping),
+)
 def results_table(
     columns: dict[str, dict[str, float]],
     notes: dict[str, str] | None = None,

@@ -39,7 +39,16 @@ from typing import Any
 
 import torch
 
-from ._validation import Bool, validate_params
+from ._validation import (
+    NONNEGATIVE,
+    Bool,
+    Choice,
+    Function,
+    Instance,
+    PathLike,
+    Str,
+    validate_params,
+)
 
 __all__ = [
     "RECORDS_DIR",
@@ -128,6 +137,13 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+@validate_params(
+    command=Str(),
+    device=Str(),
+    wall_seconds=NONNEGATIVE,
+    cpu_seconds=NONNEGATIVE,
+    commit=Str(),
+)
 def provenance(
     command: str,
     *,
@@ -175,6 +191,14 @@ def provenance(
     }
 
 
+@validate_params(
+    path=PathLike(),
+    config=Instance(Mapping),
+    results=Instance(Mapping),
+    fingerprint=Instance(Mapping),
+    provenance=Instance(Mapping),
+    scale=Choice("full", "smoke"),
+)
 def write_record(
     path: str | Path,
     *,
@@ -201,8 +225,6 @@ def write_record(
     ):
         if not isinstance(value, Mapping):
             raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
-    if scale not in ("full", "smoke"):
-        raise ValueError(f"scale must be 'full' or 'smoke', got {scale!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {
@@ -216,6 +238,7 @@ def write_record(
     return path
 
 
+@validate_params(path=PathLike())
 def read_record(path: str | Path) -> dict[str, Any]:
     """Read a record written by :func:`write_record`; a missing or malformed file is a clear error."""
     if not isinstance(path, (str, Path)):
@@ -255,6 +278,9 @@ def _flatten(value: Any, prefix: str, out: dict) -> None:
         out[prefix] = value
 
 
+@validate_params(
+    stored=Instance(Mapping), live=Instance(Mapping), rtol=NONNEGATIVE, atol=NONNEGATIVE
+)
 def fingerprint_difference(
     stored: Mapping[str, Any],
     live: Mapping[str, Any],
@@ -295,6 +321,9 @@ def fingerprint_difference(
     return out
 
 
+@validate_params(
+    record=Instance(Mapping), live=Instance(Mapping), rtol=NONNEGATIVE, atol=NONNEGATIVE
+)
 def check_fingerprint(
     record: Mapping[str, Any],
     live: Mapping[str, Any],
@@ -337,6 +366,7 @@ def check_fingerprint(
     return worst
 
 
+@validate_params(record=Instance(Mapping))
 def provenance_line(record: Mapping[str, Any], chapter: int) -> str:
     """The page's provenance line: "recorded … at commit … on …, … CPU-minutes; `make record CH=N` re-runs it"."""
     n = _check_chapter(chapter)
@@ -356,6 +386,7 @@ def provenance_line(record: Mapping[str, Any], chapter: int) -> str:
     )
 
 
+@validate_params(record=Instance(Mapping), live=Function())
 def check_live_fingerprint(
     record: Mapping[str, Any],
     chapter: int,
@@ -387,7 +418,7 @@ def check_live_fingerprint(
     return check_fingerprint(record, fresh, chapter)
 
 
-@validate_params(smoke=Bool())
+@validate_params(smoke=Bool(), path=PathLike())
 def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     """Where a record command writes: the committed record by default; a smoke record only elsewhere."""
     committed = record_path(chapter)
@@ -399,7 +430,7 @@ def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     return committed if path is None else Path(path)
 
 
-@validate_params(device=Bool())
+@validate_params(device=Bool(), make=Function(), cost=Str())
 def record_cli(
     argv: Sequence[str] | None,
     *,
@@ -463,7 +494,16 @@ def record_cli(
     return path
 
 
-@validate_params(smoke=Bool())
+@validate_params(
+    smoke=Bool(),
+    path=PathLike(),
+    config=Instance(Mapping),
+    run=Function(),
+    fingerprint=Function(),
+    command=Str(),
+    device=Str(),
+    worker_cpu=Function(),
+)
 def build_record(
     chapter: int,
     path: str | Path | None,

@@ -115,6 +115,7 @@ class SeedTrend:
         return self.text()
 
 
+@validate_params(level=OPEN_UNIT)
 def loglog_trend(x: Sequence[float], y: np.ndarray, level: float = 0.95) -> SeedTrend:
     """The log-log slope of each seed's series ``y[s]`` against ``x``, and the t-interval of their mean (chapters 4-6).
 

@@ -20,6 +20,7 @@ from ._validation import (
     ANY_INT,
     ANY_REAL,
     POSITIVE,
+    Function,
     Int,
     Str,
     validate_params,
@@ -137,6 +138,7 @@ def log_slider(
     )
 
 
+@validate_params(figure_fn=Function())
 def explore(figure_fn: Callable[..., object], **sliders):
     """Wrap ``figure_fn(**values)`` (which returns a matplotlib figure) in sliders.
 

@@ -651,17 +651,17 @@ row("rnnlib.notebook.glue", "malformed", "name", lambda: _notebook.glue("ch01 x"
 for number in sorted(homework.CHECKERS):
     fn = homework.CHECKERS[number]
     arg = next(iter(inspect.signature(fn).parameters))
-    row(f"rnnlib.homework.{fn.__name__}", "type", "function", lambda fn=fn: fn(42), note=number)
+    row(f"rnnlib.homework.{fn.__name__}", "type", arg, lambda fn=fn: fn(42), note=number)
 
 T = "rnnlib.homework.compare_with_reference"
-row(T, "type", "function", lambda: homework.compare_with_reference("1.1", "not callable", abs, [homework.Case("c", (1,))]))
+row(T, "type", "student_fn", lambda: homework.compare_with_reference("1.1", "not callable", abs, [homework.Case("c", (1,))]))
 row(T, "empty", "cases", lambda: homework.compare_with_reference("1.1", abs, abs, []))
 row(T, "type", "forbidden", lambda: homework.compare_with_reference("1.1", abs, abs, [homework.Case("c", (1,))], forbidden=(abs,)))
 T = "rnnlib.homework.register"
 row(T, "type", "exercise", lambda: homework.register("1.1")(lambda f: None))
 T = "rnnlib.homework.run_cases"
 row(T, "malformed", "number", lambda: homework.run_cases("99.9", abs, "in.pt", "out"))
-row(T, "type", "function", lambda: homework.run_cases("8.1", 42, "in.pt", "out"))
+row(T, "type", "student", lambda: homework.run_cases("8.1", 42, "in.pt", "out"))
 T = "rnnlib.homework.read_results"
 row(T, "malformed", "count", lambda: homework.read_results(".", -1))
 T = "rnnlib.homework.mismatch"
@@ -1238,7 +1238,7 @@ row("rnnlib.experiments.ch05.lazy_fingerprint", "range", "config", lambda: exp05
 row("rnnlib.experiments.ch05.make_lazy_record", "malformed", "path", lambda: exp05.make_lazy_record(None, smoke=True))
 row("rnnlib.experiments.ch05.check_lazy_record", "malformed", "record", lambda: exp05.check_lazy_record({}))
 row("rnnlib.experiments.ch05.recorded_sweep", "malformed", "record", lambda: exp05.recorded_sweep({"config": {}, "results": {}}))
-row("rnnlib.experiments.ch05.recorded_limit", "malformed", "record", lambda: exp05.recorded_limit([], "iid"))
+row("rnnlib.experiments.ch05.recorded_limit", "type", "record", lambda: exp05.recorded_limit([], "iid"))
 row("rnnlib.experiments.ch05.recorded_limit", "malformed", "init", lambda: exp05.recorded_limit({"config": {}, "results": {"limit": {}}}, "zero"))
 row("rnnlib.experiments.ch06.run_width_record", "type", "config", lambda: exp06.run_width_record([1]))
 row("rnnlib.experiments.ch06.run_width_record", "malformed", "config", lambda: exp06.run_width_record({"seeds": [0]}))
@@ -1493,7 +1493,21 @@ EXAMPLE_MODELS = [
         torch.tensor([[0, 1, 1], [1, 0, 1], [1, 1, 0], [0, 0, 1]]),
         torch.tensor([1.0, 0.0, 1.0, 0.0]),
     ),
+    {"a": 1.0},  # a Mapping (a record, a config)
+    np.zeros(3),
 ]
+
+
+def _bare_instance(kinds):
+    """An instance of the first of ``kinds``, its fields unset: the declared checks only ask ``isinstance``.
+
+    Another argument is the bad one and is refused before the body runs, so the
+    fields are never read.
+    """
+    kind = kinds[0] if isinstance(kinds, tuple) else kinds
+    if issubclass(kind, tuple):  # a NamedTuple
+        return tuple.__new__(kind, (None,) * len(getattr(kind, "_fields", ())))
+    return object.__new__(kind)
 
 
 def bad_values(spec) -> list[object]:
@@ -1507,6 +1521,8 @@ def bad_values(spec) -> list[object]:
         out += [Bad("values")] if spec.values else []
         return out + ([Bad("empty")] if spec.nonempty else [])
     if isinstance(spec, _validation.Either):  # the wrong type, the scalar's bad values
+        if not isinstance(spec.second, _validation.Int | _validation.Real):
+            return [b"neither"]  # two kinds of object: a third kind is refused
         second = [b for b in bad_values(spec.second) if not isinstance(b, (str, Bad))]
         return [b"neither"] + second
     if isinstance(spec, _validation.Seq):  # a string, an empty list, one bad item
@@ -1527,6 +1543,10 @@ def bad_values(spec) -> list[object]:
     if isinstance(spec, _validation.Seed):
         return ["3", 2.5, True, -1]
     if isinstance(spec, _validation.Str):
+        return [3, None]
+    if isinstance(spec, _validation.Function):
+        return ["not callable", 3]
+    if isinstance(spec, _validation.PathLike):
         return [3, None]
     if isinstance(spec, _validation.Int):  # a bound naming an argument: a row
         out: list[object] = [2.5, "3"]
@@ -1557,7 +1577,8 @@ def good_value(spec, kwargs: dict) -> object:
         dtype = kwargs[spec.dtype_of].dtype if spec.dtype_of else torch.float32
         return torch.full(sizes, 0.5, dtype=dtype)
     if isinstance(spec, _validation.Model):
-        return next(m for m in EXAMPLE_MODELS if isinstance(m, spec.kinds))
+        example = next((m for m in EXAMPLE_MODELS if isinstance(m, spec.kinds)), None)
+        return _bare_instance(spec.kinds) if example is None else example
     if isinstance(spec, _validation.Either):
         return good_value(spec.second, kwargs)
     if isinstance(spec, _validation.Seq):
@@ -1574,6 +1595,10 @@ def good_value(spec, kwargs: dict) -> object:
         return 0
     if isinstance(spec, _validation.Str):
         return "x"
+    if isinstance(spec, _validation.Function):
+        return len
+    if isinstance(spec, _validation.PathLike):
+        return "."
     lo, hi = spec.low, spec.high
     if isinstance(spec, _validation.Int):
         return lo if isinstance(lo, int) else 0
@@ -1650,6 +1675,10 @@ def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
         return TypeError, rf"^{a} must be a torch\.Generator, an int seed or None"
     if isinstance(spec, _validation.Str):
         return TypeError, rf"^{a} must be a str"
+    if isinstance(spec, _validation.Function):
+        return TypeError, rf"^{a} must be callable\b"
+    if isinstance(spec, _validation.PathLike):
+        return TypeError, rf"^{a} must be a path \(str or pathlib\.Path\)"
     if (
         isinstance(bad, str)
         or isinstance(bad, float)
@@ -1670,9 +1699,19 @@ def _expected(name: str, spec, bad) -> tuple[type[Exception], str]:
     return ValueError, rf"^{a} must lie in {re.escape(interval)}"
 
 
+def _may_be_none(target: str, name: str) -> bool:
+    """The argument may be ``None`` (its default, or its annotation says so): ``None`` is not a bad value."""
+    obj = _resolve(target)
+    fn = obj.__init__ if inspect.isclass(obj) else obj
+    p = inspect.signature(fn).parameters[name]
+    return p.default is None or "None" in str(p.annotation)
+
+
 def _generated_params():
     for target, name, spec in declared_constraints():
         for bad in bad_values(spec):
+            if bad is None and _may_be_none(target, name):
+                continue
             yield pytest.param(
                 target,
                 name,

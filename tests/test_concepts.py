@@ -289,7 +289,7 @@ def test_dl1_is_not_additive_but_is_one_neuron():
         (
             lambda: complexity_s(3, 1.0),
             TypeError,
-            "phi must be a SmoothFunction",
+            r"phi must be an rnnlib\.concepts\.SmoothFunction or a str, got int",
         ),
         (
             lambda: complexity_eps("sin", 1.0, 1.0),

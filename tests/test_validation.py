@@ -469,3 +469,21 @@ def test_either_seq_instance_and_values_name_the_argument():
         read({}, 0.0)
     with pytest.raises(ValueError, match=r"^r must be finite"):
         read({}, float("nan"))
+
+
+def test_function_and_path_constraints_name_the_argument():
+    from pathlib import Path
+
+    from rnnlib._validation import Function, PathLike, validate_params
+
+    @validate_params(student=Function(), folder=PathLike())
+    def grade(student, folder=None):
+        return folder
+
+    assert grade(len, "out") == "out"
+    assert grade(lambda x: x, Path("out")) == Path("out")  # passed on unchanged
+    assert grade(len) is None  # an optional path may be left out
+    with pytest.raises(TypeError, match=r"^student must be callable, got str$"):
+        grade("len")
+    with pytest.raises(TypeError, match=r"^folder must be a path \(str or pathlib"):
+        grade(len, 3)

@@ -13,7 +13,7 @@ linear growth of the naive error with the depth.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +22,7 @@ import torch
 from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
+    Instance,
     Int,
     Ints,
     Real,
@@ -341,7 +342,14 @@ class StepFeatureSweep:
     draw_errors: np.ndarray
 
 
-@validate_params("n_draws", "ridge", "generator", n_points=Int(2), widths=Ints(1))
+@validate_params(
+    "n_draws",
+    "ridge",
+    "generator",
+    n_points=Int(2),
+    widths=Ints(1),
+    functions=Instance(Mapping),
+)
 def step_feature_sweep(
     functions: dict,
     widths: Sequence[int],
@@ -499,7 +507,15 @@ class ConstructionSweep:
 
 
 @validate_params(
-    "eps_x", "n_networks", "n_test", "generator", "dtype", "progress", widths=Ints(1)
+    "eps_x",
+    "n_networks",
+    "n_test",
+    "generator",
+    "dtype",
+    "progress",
+    widths=Ints(1),
+    target=Instance(ConceptTarget),
+    n_fit=Int(1),
 )
 def construction_sweep(
     widths: Sequence[int],

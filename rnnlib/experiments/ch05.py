@@ -48,10 +48,13 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
+    Instance,
     Int,
     Ints,
+    PathLike,
     Relation,
     Seq,
+    Str,
     Tensor,
     check_ints,
     check_tensor,
@@ -741,7 +744,8 @@ def _against_limit(
     "lr_scale",
     doubled=Bool(),
     widths=Ints(2),
-    generator=Int(0),  # an int seed: each width's run derives its own
+    generator=Int(0),  # an int seed: each width's run derives its own,
+    task=Instance(RegressionTask),
 )
 def against_limit(
     task: RegressionTask,
@@ -1022,7 +1026,7 @@ def _record_runs(
     return {"sweep": sweep, "limit": limit}
 
 
-@validate_params("progress")
+@validate_params("progress", config=Instance(Mapping))
 def run_lazy_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded runs of chapter 5 (``make record CH=05``): the laziness sweep and the RNN against its limit.
 
@@ -1040,6 +1044,7 @@ def run_lazy_record(config: Mapping | None = None, *, progress: bool = False) ->
     return _record_runs(cfg, progress=progress)
 
 
+@validate_params(config=Instance(Mapping))
 def lazy_fingerprint(config: Mapping | None = None) -> dict:
     """A short deterministic CPU run of the record's code path, in float64 (chapter 5).
 
@@ -1062,7 +1067,7 @@ def lazy_fingerprint(config: Mapping | None = None) -> dict:
     }
 
 
-@validate_params("progress", smoke=Bool())
+@validate_params("progress", smoke=Bool(), path=PathLike(), command=Str(), jobs=Int(1))
 def make_lazy_record(
     path: str | Path | None = None,
     *,
@@ -1089,6 +1094,7 @@ def make_lazy_record(
     )
 
 
+@validate_params(record=Instance(Mapping))
 def check_lazy_record(record: Mapping) -> float:
     """Re-run :func:`lazy_fingerprint` at the record's config and compare (``rnnlib.records.check_live_fingerprint``).
 
@@ -1112,13 +1118,14 @@ def _record_results(record: object, part: str) -> dict:
     return record["results"][part]
 
 
+@validate_params(record=Instance(Mapping))
 def recorded_sweep(record: Mapping) -> RnnSweep:
     """The record's laziness sweep as an :class:`RnnSweep` (arrays (seeds, widths) of ``record["config"]``), chapter 5."""
     sweep = _record_results(record, "sweep")
     return RnnSweep(*(np.asarray(sweep[k], dtype=float) for k in RnnSweep._fields))
 
 
-@validate_params(init=Choice("doubled", "iid"))
+@validate_params(init=Choice("doubled", "iid"), record=Instance(Mapping))
 def recorded_limit(record: Mapping, init: str) -> LimitConvergence:
     """The record's :func:`limit_convergence` from one initialization, ``"doubled"`` or ``"iid"`` (chapter 5)."""
     limit = _record_results(record, "limit")

@@ -52,8 +52,12 @@ from .._validation import (
     OPEN_UNIT,
     POSITIVE,
     Bool,
+    Choice,
+    Instance,
     Int,
     Ints,
+    PathLike,
+    Str,
     check_int,
     check_ints,
     validate_params,
@@ -155,6 +159,7 @@ class GeneralizationRun:
     "dtype",
     epochs=POSITIVE,
     doubled=Bool(),
+    delta=OPEN_UNIT,
 )
 def generalization_run(
     n: int,
@@ -866,7 +871,7 @@ def _fixed_curve(
     )
 
 
-@validate_params("progress")
+@validate_params("progress", config=Instance(Mapping))
 def run_width_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded runs of chapter 6 (``make record CH=06``): the width sweep, the sweep over N, the fixed-T learner.
 
@@ -942,6 +947,7 @@ def run_width_record(config: Mapping | None = None, *, progress: bool = False) -
     return out
 
 
+@validate_params(config=Instance(Mapping))
 def width_fingerprint(config: Mapping | None = None) -> dict:
     """A short deterministic CPU run of the record's code path, in float64 (chapter 6).
 
@@ -983,7 +989,7 @@ def width_fingerprint(config: Mapping | None = None) -> dict:
     return out
 
 
-@validate_params("progress", smoke=Bool())
+@validate_params("progress", smoke=Bool(), path=PathLike(), command=Str(), jobs=Int(1))
 def make_width_record(
     path: str | Path | None = None,
     *,
@@ -1010,6 +1016,7 @@ def make_width_record(
     )
 
 
+@validate_params(record=Instance(Mapping))
 def check_width_record(record: Mapping) -> float:
     """Re-run :func:`width_fingerprint` at the record's config and compare (``rnnlib.records.check_fingerprint``).
 
@@ -1021,6 +1028,7 @@ def check_width_record(record: Mapping) -> float:
     return records.check_live_fingerprint(record, CHAPTER, width_fingerprint)
 
 
+@validate_params(record=Instance(Mapping), field=Choice(*_KEPT))
 def width_trends(record: Mapping, field: str = "gap") -> dict:
     """Per initialization of a record, the log-log slope in m of ``field`` fitted per seed (chapter 6).
 
@@ -1030,8 +1038,6 @@ def width_trends(record: Mapping, field: str = "gap") -> dict:
     """
     if not isinstance(record, Mapping) or "results" not in record:
         raise ValueError("record must be a record (rnnlib.records.read_record)")
-    if field not in _KEPT:
-        raise ValueError(f"field must be one of {_KEPT}, got {field!r}")
     cfg, res = record["config"], record["results"]
     return {
         init: trends.loglog_trend(cfg["widths"], np.asarray(res[init][field]))

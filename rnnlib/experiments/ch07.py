@@ -45,11 +45,15 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
+    Function,
     Instance,
     Int,
     Ints,
+    PathLike,
+    Real,
     Relation,
     Seq,
+    Str,
     Tensor,
     check_int,
     check_ints,
@@ -136,7 +140,7 @@ __all__ = [
 ]
 
 
-@validate_params("generator", n=Int(2), n_samples=Int(2))
+@validate_params("generator", n=Int(2), n_samples=Int(2), language=Str())
 def draw_strings(
     language: str,
     n_samples: int,
@@ -243,6 +247,7 @@ def _check_language(name: object, what: str) -> None:
     test_fraction=OPEN_UNIT,
     n_fresh=Int(2),
     ridges=Seq(POSITIVE, "positive reals"),
+    language=Str(),
 )
 def limit_kernel_curve(
     language: str,
@@ -421,7 +426,7 @@ def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
     return 1.0 - float(unseen_mask(split, z).double().mean())
 
 
-@validate_params(split=Instance(HeldOutSplit))
+@validate_params(split=Instance(HeldOutSplit), fallback=Function())
 def memorizer(split: HeldOutSplit, fallback: Callable | None = None) -> Callable:
     """Memorize the training strings, else answer ``fallback`` (chapter 7).
 
@@ -736,7 +741,9 @@ class LearnerScore:
     coupling_relative: float = float("nan")
 
 
-@validate_params(split=Instance(HeldOutSplit))
+@validate_params(
+    split=Instance(HeldOutSplit), learner=Str(), what=Str(), predict=Function()
+)
 def score_learner(
     learner: str,
     what: str,
@@ -813,6 +820,11 @@ LEARNERS = {
     "generator",
     learners=Seq(Choice(*LEARNERS), "learner names"),
     split=Instance(HeldOutSplit),
+    fast=Instance(Mapping),
+    lazy=Instance(Mapping),
+    practical=Instance(Mapping),
+    hidden=Int(1),
+    kernel_eps=Real(0.0, 1.0, low_open=True),
 )
 def compare_learners(
     split: HeldOutSplit,
@@ -966,7 +978,7 @@ def pattern_count_complexity(k: int, R: float) -> float:
     return complexity_s(phi, R, log10=True)
 
 
-@validate_params("n")
+@validate_params("n", pattern=Str())
 def pattern_count_target(n: int, pattern: str) -> ConceptRepresentation:
     """Pattern matching at length n as a concept-class target of counting neurons (chapter 7; ours).
 
@@ -1031,7 +1043,18 @@ def _check_widths(widths: object) -> list[int]:
     return [check_int(m, "widths[i]", minimum=1) for m in widths]
 
 
-@validate_params("n", "generator", hidden=Int(1), additive=Bool())
+@validate_params(
+    "n",
+    "generator",
+    hidden=Int(1),
+    additive=Bool(),
+    language=Str(),
+    n_samples=Int(1),
+    test_fraction=OPEN_UNIT,
+    wide_kwargs=Instance(Mapping),
+    practical_kwargs=Instance(Mapping),
+    split=Instance(HeldOutSplit),
+)
 def run_learners(
     language: str,
     n: int,
@@ -1160,7 +1183,7 @@ def accuracy_table(
     }
 
 
-@validate_params("n_test", "generator")
+@validate_params("n_test", "generator", runs=Instance(LanguageRuns), n_samples=Int(1))
 def length_generalization(
     runs: LanguageRuns,
     n_test: int,
@@ -1417,6 +1440,7 @@ def walsh_spectrum(
     "dtype",
     n=Int(2),
     n_train=Int(2),
+    language=Str(),
 )
 def language_task(
     language: str,
@@ -1553,7 +1577,7 @@ def _limit_runs(
     return out
 
 
-@validate_params("progress")
+@validate_params("progress", config=Instance(Mapping))
 def run_limit_record(config: Mapping | None = None, *, progress: bool = False) -> dict:
     """The recorded run of chapter 7 (``make record CH=07``): lazy SGD at finite width against its limit on a language.
 
@@ -1571,6 +1595,7 @@ def run_limit_record(config: Mapping | None = None, *, progress: bool = False) -
     return _limit_runs(cfg, progress=progress)
 
 
+@validate_params(config=Instance(Mapping))
 def limit_fingerprint(config: Mapping | None = None) -> dict:
     """A short deterministic CPU run of the record's code path, in float64 (chapter 7).
 
@@ -1585,7 +1610,7 @@ def limit_fingerprint(config: Mapping | None = None) -> dict:
     }
 
 
-@validate_params("progress", smoke=Bool())
+@validate_params("progress", smoke=Bool(), path=PathLike(), command=Str(), jobs=Int(1))
 def make_limit_record(
     path: str | Path | None = None,
     *,
@@ -1611,6 +1636,7 @@ def make_limit_record(
     )
 
 
+@validate_params(record=Instance(Mapping))
 def check_limit_record(record: Mapping) -> float:
     """Re-run :func:`limit_fingerprint` at the record's config and compare (``rnnlib.records.check_live_fingerprint``).
 

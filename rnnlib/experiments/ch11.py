@@ -40,10 +40,13 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
+    Instance,
     Int,
     Model,
+    PathLike,
     Relation,
     Seq,
+    Str,
     check_int,
     check_real,
     validate_params,
@@ -252,7 +255,13 @@ def _check_device(device: object) -> torch.device:
 # --- training -----------------------------------------------------------------------------------
 
 
-@validate_params("input_dim", "hidden_dim", "generator")
+@validate_params(
+    "input_dim",
+    "hidden_dim",
+    "generator",
+    kind=Choice("rnn", "lstm"),
+    readout=Choice("bernoulli", "categorical"),
+)
 def train_stable_and_unstable(
     kind: str,
     train: Sequence[np.ndarray],
@@ -338,7 +347,15 @@ def _train_one(
     return TrainedVariant(model.to("cpu"), history)
 
 
-@validate_params("input_dim", "hidden_dim", "dtype", generator=Int(0))
+@validate_params(
+    "input_dim",
+    "hidden_dim",
+    "dtype",
+    generator=Int(0),
+    name=Str(),
+    readout=Choice("bernoulli", "categorical"),
+    device=Str(),
+)
 def train_variant(
     name: str,
     train: Sequence[np.ndarray],
@@ -389,7 +406,9 @@ class TrainedModels(NamedTuple):
     histories: dict
 
 
-@validate_params("progress", generator=Int(0))
+@validate_params(
+    "progress", generator=Int(0), music=Instance(PianoRollData), device=Str()
+)
 def train_models(
     music: PianoRollData,
     *,
@@ -605,7 +624,14 @@ def _record_worker(args: tuple) -> tuple[tuple, dict, str]:
     return _record_task(*args)
 
 
-@validate_params("progress", jobs=Int(1))
+@validate_params(
+    "progress",
+    jobs=Int(1),
+    music=Instance(PianoRollData),
+    text=Instance(TextData),
+    config=Instance(Mapping),
+    device=Str(),
+)
 def run_record(
     music: PianoRollData,
     text: TextData | None,
@@ -695,6 +721,9 @@ def run_record(
 # --- the fingerprint ----------------------------------------------------------------------------
 
 
+@validate_params(
+    music=Instance(PianoRollData), text=Instance(TextData), config=Instance(Mapping)
+)
 def fingerprint(
     music: PianoRollData,
     text: TextData | None,
@@ -780,7 +809,9 @@ def _load_data():
     return load_jsb(), load_abc_text()
 
 
-@validate_params("progress", smoke=Bool())
+@validate_params(
+    "progress", smoke=Bool(), path=PathLike(), device=Str(), jobs=Int(1), command=Str()
+)
 def make_record(
     path: str | Path | None = None,
     *,
@@ -836,11 +867,15 @@ def make_record(
     )
 
 
+@validate_params(path=PathLike())
 def load_record(path: str | Path | None = None) -> dict:
     """The committed record of chapter 11 (``chapters/records/ch11.json`` by default)."""
     return records.read_record(records.record_path(CHAPTER) if path is None else path)
 
 
+@validate_params(
+    record=Instance(Mapping), music=Instance(PianoRollData), text=Instance(TextData)
+)
 def check_record(
     record: Mapping,
     music: PianoRollData,
@@ -927,7 +962,9 @@ def paired(a: Sequence[float], b: Sequence[float]) -> dict:
     }
 
 
-@validate_params(generator=Int(0))  # the record's seed, an int
+@validate_params(
+    generator=Int(0), record=Instance(Mapping), histories=Instance(Mapping)
+)  # the record's seed, an int
 def overlap(record: Mapping, histories: Mapping, generator: int) -> float:
     """Largest difference between the live run's validation curve and the record's, where they overlap.
 
@@ -957,7 +994,9 @@ def overlap(record: Mapping, histories: Mapping, generator: int) -> float:
     return worst
 
 
-@validate_params(task=Choice("music", "text"))
+@validate_params(
+    task=Choice("music", "text"), record=Instance(Mapping), name=Str(), key=Str()
+)
 def seed_values(
     record: Mapping, task: str, name: str, key: str = "test"
 ) -> list[float]:
@@ -982,6 +1021,7 @@ def seed_values(
     return out
 
 
+@validate_params(record=Instance(Mapping), key=Str())
 def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     """The forget-gate sweep of a record: ``f_max -> [key on each sweep seed]`` (chapter 11).
 

@@ -49,7 +49,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .._validation import Str, validate_params
+from .._validation import (
+    NONNEGATIVE,
+    Function,
+    Instance,
+    Int,
+    PathLike,
+    Str,
+    validate_params,
+)
 
 __all__ = [
     "ExerciseCheckFailed",
@@ -64,21 +72,28 @@ __all__ = [
     "EXERCISES",
 ]
 
+#: The constraint of a student's function, the argument of every checker.
+STUDENT_FUNCTION = Function("pass your function itself, not what it returns")
+
 #: Every checker by exercise number ("N.M"), filled by :func:`register`.
 CHECKERS: dict[str, Callable] = {}
 #: Every exercise by number, filled by :func:`register` (the grader reads it).
 EXERCISES: dict[str, Exercise] = {}
 
 _HERE = str(Path(__file__).resolve().parent)
+_VALIDATION = Path(validate_params.__code__.co_filename).resolve()
 
 
 def _trimmed(tb: types.TracebackType | None):
-    """``tb`` without its leading frames in rnnlib/homework (the checker's own)."""
-    while tb is not None and str(
-        Path(tb.tb_frame.f_code.co_filename).resolve().parent
-    ).startswith(_HERE):
+    """``tb`` without its leading frames in rnnlib/homework or its argument checks (the checker's own)."""
+    while tb is not None and _is_checker_frame(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     return tb
+
+
+def _is_checker_frame(filename: str) -> bool:
+    path = Path(filename).resolve()
+    return str(path.parent).startswith(_HERE) or path == _VALIDATION
 
 
 class ExerciseCheckFailed(AssertionError):
@@ -193,6 +208,7 @@ class Exercise:
         }
 
 
+@validate_params(exercise=Instance(Exercise))
 def register(exercise: Exercise) -> Callable[[Callable], Callable]:
     """Decorator: record a checker for ``exercise`` in :data:`CHECKERS` and the exercise in :data:`EXERCISES`.
 
@@ -330,7 +346,13 @@ def _order(x: float) -> str:
     return "0" if x == 0 else f"1e{math.floor(math.log10(x)):+03d}"
 
 
-@validate_params(description=Str())
+@validate_params(
+    description=Str(),
+    exercise=Str(),
+    got_dtype=Str(),
+    atol=NONNEGATIVE,
+    rtol=NONNEGATIVE,
+)
 def mismatch(
     exercise: str,
     description: str,
@@ -442,6 +464,14 @@ def _run_student(
         ) from None
 
 
+@validate_params(
+    exercise=Str(),
+    student_fn=STUDENT_FUNCTION,
+    reference_fn=Function(),
+    atol=NONNEGATIVE,
+    rtol=NONNEGATIVE,
+    call=Function(),
+)
 def compare_with_reference(
     exercise: str,
     student_fn: Callable,
@@ -463,10 +493,6 @@ def compare_with_reference(
     pass with the number of cases checked; raises :class:`ExerciseCheckFailed`
     on the first disagreement.
     """
-    if not callable(student_fn):
-        raise TypeError(
-            f"Exercise {exercise}: pass your function itself, got {_describe(student_fn)}"
-        )
     spec = Exercise(
         exercise,
         lambda seed: [],
@@ -502,6 +528,9 @@ def compare_with_reference(
 RESULT_FILE, STATUS_FILE = "result_{index}.npy", "status.json"
 
 
+@validate_params(
+    number=Str(), student=STUDENT_FUNCTION, inputs=PathLike(), folder=PathLike()
+)
 def run_cases(
     number: str,
     student: Callable,
@@ -523,10 +552,6 @@ def run_cases(
     if number not in EXERCISES:
         raise ValueError(
             f"number: no exercise {number!r} (registered: {', '.join(sorted(EXERCISES))})"
-        )
-    if not callable(student):
-        raise TypeError(
-            f"Exercise {number}: pass your function itself, got {_describe(student)}"
         )
     exercise = EXERCISES[number]
     folder = Path(folder)
@@ -566,6 +591,7 @@ class Result:
     message: str = ""
 
 
+@validate_params(folder=PathLike(), count=Int(1))
 def read_results(folder: str | Path, count: int) -> list[Result]:
     """The results :func:`run_cases` saved in ``folder`` for ``count`` cases, read as data only.
 

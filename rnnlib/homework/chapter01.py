@@ -7,13 +7,14 @@ from collections.abc import Callable
 import torch
 
 from .._rng import derive
+from .._validation import validate_params
 from ..elman import (
     _elman_scan,
     elman_hidden_states,
     normalize_sequence,
     sample_true_sequence,
 )
-from ._core import Case, Exercise, register
+from ._core import STUDENT_FUNCTION, Case, Exercise, register
 
 __all__ = ["check_exercise_1_1", "check_exercise_1_2"]
 
@@ -68,6 +69,7 @@ EXERCISE_1_2 = Exercise(
 
 
 @register(EXERCISE_1_1)
+@validate_params(student_normalize=STUDENT_FUNCTION)
 def check_exercise_1_1(
     student_normalize: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
@@ -76,6 +78,7 @@ def check_exercise_1_1(
 
 
 @register(EXERCISE_1_2)
+@validate_params(student_hidden_states=STUDENT_FUNCTION)
 def check_exercise_1_2(
     student_hidden_states: Callable[
         [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor

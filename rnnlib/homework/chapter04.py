@@ -7,13 +7,14 @@ from collections.abc import Callable
 import torch
 
 from .._rng import derive
+from .._validation import validate_params
 from ..elman import (
     ElmanRNN,
     elman_hidden_states,
     sample_normalized_sequence,
 )
 from ..inversion import naive_decode
-from ._core import Case, Exercise, register
+from ._core import STUDENT_FUNCTION, Case, Exercise, register
 
 __all__ = ["check_exercise_4_3"]
 
@@ -55,6 +56,7 @@ EXERCISE_4_3 = Exercise("4.3", _cases_4_3, naive_decode, seed=4_3, atol=1e-9, rt
 
 
 @register(EXERCISE_4_3)
+@validate_params(student_decode=STUDENT_FUNCTION)
 def check_exercise_4_3(
     student_decode: Callable[..., torch.Tensor],
 ) -> None:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 import torch
 
 from .._rng import derive
-from ._core import Case, Exercise, register
+from .._validation import validate_params
+from ._core import STUDENT_FUNCTION, Case, Exercise, register
 
 __all__ = ["check_exercise_6_2"]
 
@@ -50,6 +51,7 @@ EXERCISE_6_2 = Exercise(
 
 
 @register(EXERCISE_6_2)
+@validate_params(student_rademacher=STUDENT_FUNCTION)
 def check_exercise_6_2(
     student_rademacher: Callable[..., torch.Tensor],
 ) -> None:

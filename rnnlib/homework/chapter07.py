@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import torch
 
+from .._validation import validate_params
 from ..languages import DFA, all_strings
-from ._core import Case, Exercise, register
+from ._core import STUDENT_FUNCTION, Case, Exercise, register
 
 __all__ = ["check_exercise_7_1"]
 
@@ -75,6 +76,7 @@ EXERCISE_7_1 = Exercise(
 
 
 @register(EXERCISE_7_1)
+@validate_params(build_automaton=STUDENT_FUNCTION)
 def check_exercise_7_1(build_automaton: Callable[[], DFA]) -> None:
     """Exercise 7.1: ``build_automaton()`` must return a :class:`rnnlib.languages.DFA` for (0 | 10)*.
 
@@ -83,8 +85,4 @@ def check_exercise_7_1(build_automaton: Callable[[], DFA]) -> None:
     (row i of a case is i written in binary) and on longer strings near the
     language are compared with the language's.
     """
-    if not callable(build_automaton):
-        raise TypeError(
-            f"Exercise 7.1: pass your function itself (it returns a DFA), got {type(build_automaton).__name__}"
-        )
     EXERCISE_7_1.check(build_automaton)

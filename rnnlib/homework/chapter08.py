@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import torch
 
+from .._validation import validate_params
 from ..stability import project_l1_rows, project_spectral
-from ._core import Case, Exercise, register
+from ._core import STUDENT_FUNCTION, Case, Exercise, register
 
 __all__ = ["check_exercise_8_1", "check_exercise_8_2"]
 
@@ -49,6 +50,7 @@ EXERCISE_8_1 = Exercise(
 
 
 @register(EXERCISE_8_1)
+@validate_params(student_project=STUDENT_FUNCTION)
 def check_exercise_8_1(
     student_project: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
@@ -101,6 +103,7 @@ EXERCISE_8_2 = Exercise(
 
 
 @register(EXERCISE_8_2)
+@validate_params(student_project_rows=STUDENT_FUNCTION)
 def check_exercise_8_2(
     student_project_rows: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 import torch
 
+from .._validation import validate_params
 from ..next_step import frame_nll
-from ._core import Case, Exercise, register
+from ._core import STUDENT_FUNCTION, Case, Exercise, register
 
 __all__ = ["check_exercise_11_1", "check_exercise_11_3"]
 
@@ -66,6 +67,7 @@ EXERCISE_11_1 = Exercise(
 
 
 @register(EXERCISE_11_1)
+@validate_params(student_nll=STUDENT_FUNCTION)
 def check_exercise_11_1(
     student_nll: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
@@ -102,6 +104,7 @@ EXERCISE_11_3 = Exercise(
 
 
 @register(EXERCISE_11_3)
+@validate_params(student_norms=STUDENT_FUNCTION)
 def check_exercise_11_3(
     student_norms: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:

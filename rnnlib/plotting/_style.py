@@ -17,6 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import POSITIVE, Int, validate_params
+
 __all__ = [
     "STYLE",
     "use_book_style",
@@ -142,6 +144,7 @@ class BookFigure(NamedTuple):
     axes: np.ndarray
 
 
+@validate_params(ncols=Int(1), width=POSITIVE, height=POSITIVE)
 def new_figure(
     ncols: int = 1,
     *,
@@ -155,10 +158,6 @@ def new_figure(
     side, more stacked in rows of two (an odd last panel spans the row). ``height``
     is the height of one row; ``axes`` is a flat array of ``ncols`` axes.
     """
-    if isinstance(ncols, bool) or not isinstance(ncols, int):
-        raise TypeError(f"ncols must be a positive integer, got {ncols!r}")
-    if ncols < 1:
-        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
     use_book_style()
     per_row = min(ncols, MAX_PANELS_PER_ROW)
     rows = -(-ncols // per_row)

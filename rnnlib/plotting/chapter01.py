@@ -104,6 +104,7 @@ def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
     return fig
 
 
+@validate_params(label=Str())
 def plot_flip_fraction(
     eps_values: Sequence[float],
     flips: Sequence[float],

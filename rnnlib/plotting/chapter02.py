@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import Instance, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -73,6 +74,7 @@ def plot_targets(
     return fig
 
 
+@validate_params(log10_cs=Instance(Mapping), log10_ceps=Instance(Mapping))
 def plot_complexity(
     radii: Sequence[float],
     log10_cs: dict[str, np.ndarray],

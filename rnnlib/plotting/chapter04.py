@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import validate_params
+from .._validation import Instance, Str, validate_params
 from ._style import (
     _record,
     _values,
@@ -180,6 +182,7 @@ def _check_decoding_sweep(sweep, name: str) -> None:
     )
 
 
+@validate_params(growth_title=Str())
 def plot_inversion(
     by_width, by_length, by_eps, growth, *, growth_title: str = ""
 ) -> Figure:
@@ -329,6 +332,7 @@ def plot_decoding_profile(errors) -> Figure:
     return fig
 
 
+@validate_params(complexities=Instance(Mapping))
 def plot_step_features(sweep, complexities: dict | None = None) -> Figure:
     """Chapter 4: Lemma 4.1's error against the number m of random step features, per function.
 

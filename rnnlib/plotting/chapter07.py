@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import Str, validate_params
+from .._validation import Instance, Str, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 
-@validate_params(title=Str())
+@validate_params(title=Str(), accuracies=Instance(Mapping))
 def plot_learner_accuracy(
     accuracies: dict, baseline: float, *, title: str = ""
 ) -> Figure:
@@ -93,7 +95,7 @@ def plot_eps_effect(eps_values, accuracies, baseline: float) -> Figure:
     return fig
 
 
-@validate_params(title=Str())
+@validate_params(title=Str(), accuracies=Instance(Mapping))
 def plot_length_sweep(
     lengths, accuracies: dict, baselines, *, title: str = ""
 ) -> Figure:
@@ -121,7 +123,7 @@ def plot_length_sweep(
     return fig
 
 
-@validate_params("R")
+@validate_params("R", log10_cs=Instance(Mapping))
 def plot_representation_complexity(lengths, log10_cs: dict, R: float) -> Figure:
     """Chapter 7: log10 C_s(Phi, R) of each concept-class representation against n (left) and sqrt(n) (right)."""
     n = _values(lengths, "lengths", ndim=1)
@@ -144,6 +146,7 @@ def plot_representation_complexity(lengths, log10_cs: dict, R: float) -> Figure:
     return fig
 
 
+@validate_params(tables=Instance(Mapping))
 def plot_accuracy_grid(row_labels, col_labels, tables: dict) -> Figure:
     """Chapter 7: heat maps of accuracy (rows: languages, columns: settings), one panel per learner.
 
@@ -179,6 +182,7 @@ def plot_accuracy_grid(row_labels, col_labels, tables: dict) -> Figure:
     return fig
 
 
+@validate_params(curves=Instance(Mapping))
 def plot_kernel_curves(curves: dict) -> Figure:
     """Chapter 7: accuracy of the infinite-width lazy learner against the training size, one panel per language.
 

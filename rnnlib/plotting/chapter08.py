@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import Instance, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 
+@validate_params(distances=Instance(Mapping), lams=Instance(Mapping))
 def plot_state_distance(
     distances: dict[str, np.ndarray],
     lams: dict[str, float] | None = None,
@@ -53,6 +55,7 @@ def plot_state_distance(
     return fig
 
 
+@validate_params(norms=Instance(Mapping))
 def plot_init_norms(widths: Sequence[int], norms: dict[str, np.ndarray]) -> Figure:
     """Chapter 8: ``||W||_2`` of standard initializations against the width, with the stability line 1."""
     widths = _values(widths, "widths", ndim=1)
@@ -78,6 +81,7 @@ def plot_init_norms(widths: Sequence[int], norms: dict[str, np.ndarray]) -> Figu
     return fig
 
 
+@validate_params(norms=Instance(Mapping), global_bounds=Instance(Mapping))
 def plot_jacobian_hist(
     norms: dict[str, np.ndarray],
     global_bounds: dict[str, float] | None = None,

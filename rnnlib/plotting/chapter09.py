@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import Str, check_real, validate_params
+from .._validation import NONNEGATIVE, Instance, Str, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -19,7 +19,7 @@ from ._style import (
 __all__ = ["plot_truncation_errors", "plot_truncation_over_time"]
 
 
-@validate_params(title=Str())
+@validate_params(title=Str(), errors=Instance(Mapping), bounds=Instance(Mapping))
 def plot_truncation_errors(
     ks: Sequence[int],
     errors: dict[str, np.ndarray],
@@ -70,14 +70,12 @@ def plot_truncation_errors(
     return fig
 
 
-@validate_params(title=Str())
+@validate_params(title=Str(), bound=NONNEGATIVE)
 def plot_truncation_over_time(
     errors: np.ndarray, bound: float | None, *, title: str = ""
 ) -> Figure:
     """Chapter 9 explorer: ``||s_t - s^k_t||`` along the sequence for one k, with the bound as a dashed line."""
     errors = _values(errors, "errors", ndim=1)
-    if bound is not None:
-        bound = check_real(bound, "bound", low=0.0)
     fig, (ax,) = new_figure(1, width=5.8)
     t = np.arange(1, errors.size + 1)
     ax.semilogy(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from .._validation import check_int
+from .._validation import Instance, check_int, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 
+@validate_params(gaps=Instance(Mapping), lams=Instance(Mapping))
 def plot_gradient_difference(
     ks: Sequence[int],
     gaps: dict[str, np.ndarray],
@@ -60,6 +61,7 @@ def plot_gradient_difference(
     return fig
 
 
+@validate_params(distances=Instance(Mapping), step_lengths=Instance(Mapping))
 def plot_weight_distance(
     ks: Sequence[int],
     distances: dict[str, np.ndarray],
@@ -131,6 +133,7 @@ def _seed_rows(table: dict[str, np.ndarray], name: str, n_cols: int, what: str) 
         _same_length(rows.T, n_cols, f"{name}[{label!r}]", what)
 
 
+@validate_params(k_star=Instance(Mapping))
 def plot_k_star(Ns: Sequence[int], k_star: dict[str, np.ndarray]) -> Figure:
     """Chapter 10: the smallest k with ``||w_N - w^k_N|| <= eps`` against N (log axis), per schedule.
 
@@ -160,6 +163,7 @@ def plot_k_star(Ns: Sequence[int], k_star: dict[str, np.ndarray]) -> Figure:
     return fig
 
 
+@validate_params(curvature=Instance(Mapping))
 def plot_scalar_smoothness(
     Ts: Sequence[int], curvature: dict[str, np.ndarray]
 ) -> Figure:

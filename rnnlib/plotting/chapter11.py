@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import PARAMS, Seq, Str, check_real, validate_params
+from .._validation import PARAMS, Instance, Seq, Str, check_real, validate_params
 from ._style import _same_length, _table, _values, new_figure
 
 __all__ = [
@@ -18,7 +18,12 @@ __all__ = [
 ]
 
 
-@validate_params(ylabel=Str())
+@validate_params(
+    ylabel=Str(),
+    curves=Instance(Mapping),
+    full=Instance(Mapping),
+    baselines=Instance(Mapping),
+)
 def plot_truncated_nll(
     ks: Sequence[int],
     curves: dict[str, np.ndarray],
@@ -63,6 +68,7 @@ def plot_truncated_nll(
     return fig
 
 
+@validate_params(norms=Instance(Mapping), worst_case=Instance(Mapping))
 def plot_local_contraction(
     norms: dict[str, np.ndarray],
     worst_case: dict[str, float] | None = None,
@@ -104,7 +110,7 @@ def plot_local_contraction(
     return fig
 
 
-@validate_params(ylabel=Str())
+@validate_params(ylabel=Str(), curves=Instance(Mapping), best=Instance(Mapping))
 def plot_validation_curves(
     curves: dict[str, tuple[Sequence[int], Sequence[float]]],
     best: dict[str, int],
@@ -141,7 +147,9 @@ def plot_validation_curves(
     return fig
 
 
-@validate_params(f_max=Seq(PARAMS["f_max"]), lam=Seq(PARAMS["lam"]))
+@validate_params(
+    f_max=Seq(PARAMS["f_max"]), lam=Seq(PARAMS["lam"]), reference=Instance(Mapping)
+)
 def plot_price_of_stability(
     f_max: Sequence[float],
     test: Sequence[float],

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from numbers import Integral, Real
 
-from .._validation import Int, validate_params
+from .._validation import Int, Str, validate_params
 
 __all__ = ["Table", "html_table"]
 
@@ -25,6 +25,7 @@ _NUMBER = re.compile(r"[+\-\u2212]?(\d+(\.\d*)?([eE][+\-]?\d+)?|\u221e)")
 class Table:
     """A table shown as HTML in a notebook and as aligned text elsewhere (see :func:`html_table`)."""
 
+    @validate_params(caption=Str())
     def __init__(
         self,
         header: list[str],
@@ -94,7 +95,7 @@ def _cell(value: object, digits: int, name: str) -> str:
     return f"{value:.{digits}f}"
 
 
-@validate_params(digits=Int(0))
+@validate_params(digits=Int(0), caption=Str())
 def html_table(
     header: Sequence[str],
     rows: Sequence[Sequence[object]],
