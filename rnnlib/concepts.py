@@ -39,6 +39,7 @@ import torch
 
 from ._rng import derive
 from ._validation import (
+    ANY_REAL,
     OPEN_UNIT,
     Bool,
     Either,
@@ -46,6 +47,7 @@ from ._validation import (
     Instance,
     Int,
     Real,
+    Seq,
     Str,
     Tensor,
     as_generator,
@@ -232,7 +234,7 @@ STANDARD_FUNCTIONS: dict[str, SmoothFunction] = {
 }
 
 
-@validate_params(name=Str())
+@validate_params(name=Str(), coefficients=Seq(ANY_REAL, "coefficients"))
 def polynomial(
     coefficients: Sequence[float], name: str | None = None
 ) -> SmoothFunction:
@@ -562,7 +564,7 @@ class TaskSample(NamedTuple):
     y: torch.Tensor
 
 
-@validate_params("L", "d", "eps_x", "n", "generator", "dtype")
+@validate_params("L", "d", "eps_x", "n", "generator", "dtype", p=Int(1))
 def sample_task(
     L: int,
     d: int,

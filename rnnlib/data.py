@@ -43,8 +43,10 @@ import torch
 from ._rng import as_seed
 from ._validation import (
     Choice,
+    Instance,
     Int,
     PathLike,
+    Seq,
     Str,
     check_tensor,
     validate_params,
@@ -560,7 +562,7 @@ class PaddedBatch(NamedTuple):
     mask: torch.Tensor
 
 
-@validate_params("dtype")
+@validate_params("dtype", seqs=Seq(Instance(np.ndarray), "arrays"))
 def pad_sequences(
     seqs: Sequence[np.ndarray],
     *,

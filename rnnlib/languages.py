@@ -60,6 +60,7 @@ from ._validation import (
     Either,
     Instance,
     Int,
+    Ints,
     Str,
     check_int,
     check_tensor,
@@ -180,7 +181,13 @@ def sample_binary_strings(
     return (torch.rand(batch_size, n, generator=gen) < p).to(torch.int64)
 
 
-@validate_params("batch_size", "n", "generator")
+@validate_params(
+    "batch_size",
+    "n",
+    "generator",
+    max_ones=Int(1, "n"),
+    min_length=Int("max_ones", "n"),
+)
 def sample_dl1_balanced(
     batch_size: int,
     n: int,
@@ -203,10 +210,7 @@ def sample_dl1_balanced(
     are left-padded with :data:`PAD`. This is the distribution on which the best
     additive predictor does no better than the majority answer (chapter 2).
     """
-    max_ones = check_int(max_ones, "max_ones", minimum=1, maximum=n)
     gen = as_generator(generator)
-    if min_length is not None:
-        min_length = check_int(min_length, "min_length", minimum=max_ones, maximum=n)
     counts = torch.randint(0, max_ones + 1, (batch_size,), generator=gen)
     ranks = (
         torch.rand(batch_size, n, generator=gen).argsort(dim=1).argsort(dim=1)
@@ -697,6 +701,7 @@ class LabelledStrings(NamedTuple):
     batch_size=Int(2),
     near_fraction=UNIT,
     language=Either(Instance(Language), Str()),
+    min_length=Int(1, "n"),
 )
 def sample_language(
     language: str | Language,
@@ -720,11 +725,7 @@ def sample_language(
     with -1, and float (batch_size,), rows in random order.
     """
     lang = get_language(language)
-    lo = (
-        n
-        if min_length is None
-        else check_int(min_length, "min_length", minimum=1, maximum=n)
-    )
+    lo = n if min_length is None else min_length
     n_pos = batch_size // 2
     n_neg = batch_size - n_pos
     n_near = int(round(near_fraction * n_neg))
@@ -1108,7 +1109,7 @@ def representation_complexity(name: str, n: int, R: float) -> float:
     return complexity_s(target.phis[0][0], R, log10=True)
 
 
-@validate_params("generator", samples_per_token=Int(2))
+@validate_params("generator", samples_per_token=Int(2), lengths=Ints(1))
 def additive_dl1_loss(
     lengths: Sequence[int],
     *,

@@ -59,6 +59,7 @@ from ._validation import (
     Int,
     Model,
     Relation,
+    Seq,
     Tensor,
     as_generator,
     check_real,
@@ -535,7 +536,7 @@ class NextStepBatch(NamedTuple):
     mask: torch.Tensor
 
 
-@validate_params("dtype")
+@validate_params("dtype", seqs=Seq(Instance(np.ndarray), "arrays"))
 def next_step_batch(
     seqs: Sequence[np.ndarray],
     *,
@@ -583,7 +584,12 @@ def _readout_loss(
     return kernel(logits, targets, mask, "mean")
 
 
-@validate_params("batch_size", k=Int(1), model=Instance((NextStepModel, Baseline)))
+@validate_params(
+    "batch_size",
+    k=Int(1),
+    model=Instance((NextStepModel, Baseline)),
+    seqs=Seq(Instance(np.ndarray), "arrays"),
+)
 def evaluate(
     model: NextStepModel | Baseline,
     seqs: Sequence[np.ndarray],
@@ -627,7 +633,11 @@ def evaluate(
     return total / count
 
 
-@validate_params("batch_size", model=Model(NextStepModel))
+@validate_params(
+    "batch_size",
+    model=Model(NextStepModel),
+    seqs=Seq(Instance(np.ndarray), "arrays"),
+)
 def truncated_curve(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -650,7 +660,12 @@ def truncated_curve(
     return np.array([evaluate(model, seqs, k=k, batch_size=batch_size) for k in ks])
 
 
-@validate_params("k", "batch_size", model=Model(NextStepModel))
+@validate_params(
+    "k",
+    "batch_size",
+    model=Model(NextStepModel),
+    seqs=Seq(Instance(np.ndarray), "arrays"),
+)
 def truncation_excess(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -699,7 +714,7 @@ def truncation_excess(
     }
 
 
-@validate_params(model=Model(NextStepModel))
+@validate_params(model=Model(NextStepModel), seqs=Seq(Instance(np.ndarray), "arrays"))
 def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray:
     """Every forget gate ``f_t,j`` of an LSTM model along real sequences (chapter 11).
 
@@ -738,6 +753,7 @@ def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray
     l2=NONNEGATIVE,
     previous=Bool(),
     readout=Choice(*READOUTS),
+    seqs=Seq(Instance(np.ndarray), "arrays"),
 )
 def fit_baseline(
     seqs: Sequence[np.ndarray],
@@ -924,7 +940,9 @@ def _minibatch(
     projection=Choice(*PROJECTIONS),
     stable=Bool(),
     keep_best=Bool(),
-    model=Instance(NextStepModel),  # a non-finite model is a DivergenceError at step 1
+    model=Instance(NextStepModel),  # a non-finite model is a DivergenceError at step 1,
+    train=Seq(Instance(np.ndarray), "arrays"),
+    valid=Seq(Instance(np.ndarray), "arrays"),
 )
 def train_next_step(
     model: NextStepModel,
@@ -1159,7 +1177,9 @@ def _window_products(J: torch.Tensor, r: int) -> torch.Tensor:
     return P
 
 
-@validate_params("batch_size", model=Model(NextStepModel))
+@validate_params(
+    "batch_size", model=Model(NextStepModel), seqs=Seq(Instance(np.ndarray), "arrays")
+)
 def local_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -1200,7 +1220,12 @@ def local_jacobian_norms(
     return np.concatenate(out)
 
 
-@validate_params("batch_size", r=Int(1), model=Model(NextStepModel))
+@validate_params(
+    "batch_size",
+    r=Int(1),
+    model=Model(NextStepModel),
+    seqs=Seq(Instance(np.ndarray), "arrays"),
+)
 def multi_step_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],

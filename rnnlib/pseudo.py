@@ -46,6 +46,7 @@ import torch
 from ._recurrence import previous_states, tangent
 from ._rng import as_generator
 from ._validation import (
+    NONNEGATIVE,
     POSITIVE,
     Choice,
     Model,
@@ -403,7 +404,12 @@ def linearization_gap(
     )[0]
 
 
-@validate_params("n_perturbations", "generator", model=Model(ElmanRNN, finite=False))
+@validate_params(
+    "n_perturbations",
+    "generator",
+    model=Model(ElmanRNN, finite=False),
+    taus=Seq(NONNEGATIVE, "radii"),
+)
 def linearization_gaps(
     model: ElmanRNN,
     x: torch.Tensor,

@@ -45,6 +45,7 @@ from ._validation import (
     Choice,
     Function,
     Instance,
+    Int,
     PathLike,
     Str,
     validate_params,
@@ -82,26 +83,16 @@ class StaleRecordError(AssertionError):
     """The live fingerprint differs from the record's: the code changed since the record was made."""
 
 
-def _check_chapter(chapter: object) -> int:
-    if (
-        isinstance(chapter, bool)
-        or not isinstance(chapter, int)
-        or not 1 <= chapter <= 99
-    ):
-        raise ValueError(
-            f"chapter must be a chapter number in [1, 99], got {chapter!r}"
-        )
-    return chapter
-
-
+@validate_params(chapter=Int(1, 99))
 def record_path(chapter: int) -> Path:
     """The committed record of ``chapter``: ``chapters/records/chNN.json``."""
-    return RECORDS_DIR / f"ch{_check_chapter(chapter):02d}.json"
+    return RECORDS_DIR / f"ch{chapter:02d}.json"
 
 
+@validate_params(chapter=Int(1, 99))
 def stale_message(chapter: int) -> str:
     """The message a stale record fails with: "the recorded runs of chapter N are stale: run `make record CH=NN`"."""
-    n = _check_chapter(chapter)
+    n = chapter
     return f"the recorded runs of chapter {n} are stale: run `make record CH={n:02d}`"
 
 
@@ -322,7 +313,11 @@ def fingerprint_difference(
 
 
 @validate_params(
-    record=Instance(Mapping), live=Instance(Mapping), rtol=NONNEGATIVE, atol=NONNEGATIVE
+    record=Instance(Mapping),
+    live=Instance(Mapping),
+    rtol=NONNEGATIVE,
+    atol=NONNEGATIVE,
+    chapter=Int(1, 99),
 )
 def check_fingerprint(
     record: Mapping[str, Any],
@@ -366,10 +361,10 @@ def check_fingerprint(
     return worst
 
 
-@validate_params(record=Instance(Mapping))
+@validate_params(record=Instance(Mapping), chapter=Int(1, 99))
 def provenance_line(record: Mapping[str, Any], chapter: int) -> str:
     """The page's provenance line: "recorded … at commit … on …, … CPU-minutes; `make record CH=N` re-runs it"."""
-    n = _check_chapter(chapter)
+    n = chapter
     if not isinstance(record, Mapping) or "provenance" not in record:
         raise ValueError("record must be a record (read_record)")
     p = record["provenance"]
@@ -386,7 +381,7 @@ def provenance_line(record: Mapping[str, Any], chapter: int) -> str:
     )
 
 
-@validate_params(record=Instance(Mapping), live=Function())
+@validate_params(record=Instance(Mapping), live=Function(), chapter=Int(1, 99))
 def check_live_fingerprint(
     record: Mapping[str, Any],
     chapter: int,
@@ -418,7 +413,7 @@ def check_live_fingerprint(
     return check_fingerprint(record, fresh, chapter)
 
 
-@validate_params(smoke=Bool(), path=PathLike())
+@validate_params(smoke=Bool(), path=PathLike(), chapter=Int(1, 99))
 def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     """Where a record command writes: the committed record by default; a smoke record only elsewhere."""
     committed = record_path(chapter)
@@ -430,7 +425,7 @@ def output_path(path: str | Path | None, chapter: int, *, smoke: bool) -> Path:
     return committed if path is None else Path(path)
 
 
-@validate_params(device=Bool(), make=Function(), cost=Str())
+@validate_params(device=Bool(), make=Function(), cost=Str(), chapter=Int(1, 99))
 def record_cli(
     argv: Sequence[str] | None,
     *,
@@ -446,7 +441,7 @@ def record_cli(
     ``cost`` describes the full record's size in the help ("about 5 CPU-minutes");
     ``device`` adds ``--device`` (default ``$DEVICE`` or cpu).
     """
-    n = _check_chapter(chapter)
+    n = chapter
     parser = argparse.ArgumentParser(
         description=f"Chapter {n}'s recorded runs (make record CH={n:02d})."
     )
@@ -503,6 +498,7 @@ def record_cli(
     command=Str(),
     device=Str(),
     worker_cpu=Function(),
+    chapter=Int(1, 99),
 )
 def build_record(
     chapter: int,
@@ -526,7 +522,7 @@ def build_record(
     ``make_*record`` is this call with its own ``run`` and ``fingerprint``.
     Returns the path written.
     """
-    n = _check_chapter(chapter)
+    n = chapter
     if not isinstance(config, Mapping):
         raise TypeError(f"config must be a mapping, got {type(config).__name__}")
     for name, fn in (("run", run), ("fingerprint", fingerprint)):

@@ -55,6 +55,8 @@ from ._validation import (
     Ints,
     Model,
     Real,
+    Seq,
+    Str,
     Tensor,
     validate_params,
 )
@@ -478,7 +480,9 @@ def rescale_lstm_columns_(model: LSTM) -> LSTM:
 # --- Chapter 8, section 3: the spectral norm at initialization -----------------------------------
 
 
-@validate_params("n_draws", "generator", widths=Ints(1))
+@validate_params(
+    "n_draws", "generator", widths=Ints(1), schemes=Seq(Str(), "scheme names")
+)
 def initialization_norms(
     widths: Sequence[int],
     schemes: Sequence[str] = INIT_SCHEMES,

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._rng import as_seed
-from ._validation import OPEN_UNIT, Int, validate_params
+from ._validation import ANY_REAL, OPEN_UNIT, POSITIVE, Int, Seq, validate_params
 
 __all__ = [
     "seed_slopes",
@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 
+@validate_params(x=Seq(ANY_REAL, "abscissae"))
 def seed_slopes(x: Sequence[float], y: np.ndarray) -> np.ndarray:
     """Least-squares slope of each row of ``y`` (seeds, len(x)) against ``x`` (chapters 4-6, 10).
 
@@ -70,7 +71,7 @@ class MeanInterval(NamedTuple):
     high: float
 
 
-@validate_params(level=OPEN_UNIT)
+@validate_params(level=OPEN_UNIT, values=Seq(ANY_REAL, "values"))
 def mean_interval(values: Sequence[float], level: float = 0.95) -> MeanInterval:
     """The mean of ``values`` (one per seed) and its two-sided Student-t interval at ``level`` (chapters 4-6, 10).
 
@@ -115,7 +116,7 @@ class SeedTrend:
         return self.text()
 
 
-@validate_params(level=OPEN_UNIT)
+@validate_params(level=OPEN_UNIT, x=Seq(POSITIVE, "sizes"))
 def loglog_trend(x: Sequence[float], y: np.ndarray, level: float = 0.95) -> SeedTrend:
     """The log-log slope of each seed's series ``y[s]`` against ``x``, and the t-interval of their mean (chapters 4-6).
 
@@ -170,7 +171,9 @@ class DrawTrend:
         return self.text()
 
 
-@validate_params("generator", level=OPEN_UNIT, n_boot=Int(100))
+@validate_params(
+    "generator", level=OPEN_UNIT, n_boot=Int(100), x=Seq(POSITIVE, "sizes")
+)
 def bootstrap_loglog_trend(
     x: Sequence[float],
     samples: Sequence[Sequence[float]],

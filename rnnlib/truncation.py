@@ -496,7 +496,7 @@ def _project(W: torch.Tensor, radius: float) -> torch.Tensor:
     return (W.double() - (Us * excess.unsqueeze(1)) @ Vh).to(W.dtype)
 
 
-@validate_params("steps", project=PARAMS["lam"], last_only=Bool())
+@validate_params("steps", project=PARAMS["lam"], last_only=Bool(), truncations=Ints(1))
 def batched_gd_weights(
     W0: torch.Tensor,
     U0: torch.Tensor,

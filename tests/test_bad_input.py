@@ -352,7 +352,7 @@ row(T, "malformed", "phi", lambda: concepts.get_function("no-such-function"))
 row(T, "type", "phi", lambda: concepts.get_function(3))
 
 T = "rnnlib.concepts.polynomial"
-row(T, "type", "coefficients", lambda: concepts.polynomial(3.0))
+row(T, "malformed", "coefficients", lambda: concepts.polynomial(3.0))
 row(T, "empty", "coefficients", lambda: concepts.polynomial([]))
 row(T, "nan", "coefficients", lambda: concepts.polynomial([0.0, math.nan]))
 
@@ -517,7 +517,7 @@ from rnnlib import trends  # noqa: E402
 T = "rnnlib.trends.seed_slopes"
 row(T, "shape", "y", lambda: trends.seed_slopes([1.0, 2.0], np.ones((2, 3))))
 row(T, "shape", "y", lambda: trends.seed_slopes([1.0], np.ones((2, 1))), note="one x")
-row(T, "shape", "x", lambda: trends.seed_slopes([[1.0, 2.0]], np.ones((2, 2))), note="2-d x")
+row(T, "type", "x", lambda: trends.seed_slopes([[1.0, 2.0]], np.ones((2, 2))), note="2-d x")
 row(T, "nan", "x", lambda: trends.seed_slopes([1.0, math.nan], np.ones((2, 2))))
 row(T, "range", "x", lambda: trends.seed_slopes([1.0, 1.0], np.ones((2, 2))), note="constant x")
 T = "rnnlib.trends.mean_interval"
@@ -576,7 +576,7 @@ for (name, call, arg, kind) in (
 # --- rnnlib.plotting -------------------------------------------------------------------------------
 
 T = "rnnlib.plotting.html_table"
-row(T, "type", "header", lambda: plotting.html_table("ab", [["a", "b"]]))
+row(T, "malformed", "header", lambda: plotting.html_table("ab", [["a", "b"]]))
 row(T, "empty", "header", lambda: plotting.html_table([], []))
 row(T, "shape", "rows", lambda: plotting.html_table(["a", "b"], [[1]]))
 row(T, "nan", "rows", lambda: plotting.html_table(["a"], [[float("nan")]]))
@@ -1600,8 +1600,10 @@ def good_value(spec, kwargs: dict) -> object:
     if isinstance(spec, _validation.PathLike):
         return "."
     lo, hi = spec.low, spec.high
-    if isinstance(spec, _validation.Int):
-        return lo if isinstance(lo, int) else 0
+    if isinstance(
+        spec, _validation.Int
+    ):  # a bound naming an argument: that argument's value
+        return lo if isinstance(lo, int) else kwargs.get(lo, 1) if lo else 0
     if lo is not None and hi is not None:
         return (lo + hi) / 2
     return lo + 1.0 if lo is not None else (0.0 if hi is None else hi - 1.0)

@@ -96,7 +96,7 @@ def test_balanced_sampler_is_balanced_and_reproducible():
         (
             lambda: sample_dl1_balanced(4, 3, max_ones=4),
             ValueError,
-            "max_ones must be <= 3",
+            "max_ones must be <= n = 3",
         ),
         (
             lambda: sample_dl1_balanced(4, 2.5),

@@ -104,6 +104,7 @@ def norm_profile(
     "generator",
     model=Model(ElmanRNN, finite=False),
     eps_values=Seq(PARAMS["eps_x"], "values of eps_x"),
+    position=Int(0),
 )
 def flip_fraction_vs_eps(
     model: ElmanRNN,

@@ -22,6 +22,7 @@ import torch
 from .._progress import progress_bar
 from .._rng import as_seed, derive
 from .._validation import (
+    POSITIVE,
     Instance,
     Int,
     Ints,
@@ -279,6 +280,7 @@ class GrowthFit:
         return self.exp_rss < self.lin_rss
 
 
+@validate_params(depths=Seq(POSITIVE, "depths"))
 def growth_fit(depths: Sequence[float], errors: np.ndarray) -> GrowthFit:
     """Fit ``e = exp(a + b k)`` and ``e = a + b k`` to each row of ``errors`` against ``depths`` (chapter 4).
 

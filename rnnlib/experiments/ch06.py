@@ -160,6 +160,7 @@ class GeneralizationRun:
     epochs=POSITIVE,
     doubled=Bool(),
     delta=OPEN_UNIT,
+    n_pool=Int("n"),
 )
 def generalization_run(
     n: int,
@@ -196,7 +197,6 @@ def generalization_run(
     network (float64 for the record's fingerprint). Returns a :class:`GeneralizationRun`.
     """
     seed = as_seed(generator)
-    n_pool = check_int(n_pool, "n_pool", minimum=n)
     x, y, xt, yt = classification_task(
         L, d, eps_x, n_pool, n_test, generator=seed, dtype=dtype
     )
@@ -342,6 +342,7 @@ def _logistic(z: np.ndarray, y: np.ndarray) -> float:
     delta=OPEN_UNIT,
     train_points=Int(1),
     block=Int(1),
+    gram_size=Int(0),
 )
 def limit_generalization_curve(
     ns: Sequence[int],
@@ -378,9 +379,7 @@ def limit_generalization_curve(
     ``block``: rows per block of the kernel computations.
     """
     seed = as_seed(generator)
-    gram_size = (
-        max(ns) if gram_size is None else check_int(gram_size, "gram_size", minimum=0)
-    )
+    gram_size = max(ns) if gram_size is None else gram_size
     if steps is None and max(ns) > gram_size:
         raise ValueError(
             f"ns must not exceed gram_size = {gram_size} when the steps grow with N (steps=None), got {max(ns)}"

@@ -42,6 +42,7 @@ from .._progress import progress_bar
 from .._rng import derive
 from .._validation import (
     OPEN_UNIT,
+    PARAMS,
     POSITIVE,
     Bool,
     Choice,
@@ -140,7 +141,9 @@ __all__ = [
 ]
 
 
-@validate_params("generator", n=Int(2), n_samples=Int(2), language=Str())
+@validate_params(
+    "generator", n=Int(2), n_samples=Int(2), language=Str(), min_length=Int(1, "n")
+)
 def draw_strings(
     language: str,
     n_samples: int,
@@ -157,8 +160,6 @@ def draw_strings(
     ``min_length..n`` (default: fixed length n; balanced, half the negatives
     one flip from a positive). Returns ``(z, y)``.
     """
-    if min_length is not None:
-        min_length = check_int(min_length, "min_length", minimum=1, maximum=n)
     if language == "dl1":
         z = sample_dl1_balanced(
             n_samples,
@@ -1054,6 +1055,7 @@ def _check_widths(widths: object) -> list[int]:
     wide_kwargs=Instance(Mapping),
     practical_kwargs=Instance(Mapping),
     split=Instance(HeldOutSplit),
+    min_length=Int(1),
 )
 def run_learners(
     language: str,
@@ -1090,11 +1092,7 @@ def run_learners(
             raise TypeError(
                 f"{name} must be a dict of keyword arguments, got {type(kw).__name__}"
             )
-    lo = (
-        None
-        if min_length is None
-        else min(check_int(min_length, "min_length", minimum=1), n)
-    )
+    lo = None if min_length is None else min(min_length, n)
     if split is None:
         split = language_dataset(
             lang,
@@ -1135,7 +1133,13 @@ def run_learners(
     )
 
 
-@validate_params("generator", "progress")
+@validate_params(
+    "generator",
+    "progress",
+    languages=Seq(Str(), "language names"),
+    lengths=Ints(1),
+    widths=Ints(1),
+)
 def accuracy_table(
     languages: Sequence[str],
     lengths: Sequence[int],
@@ -1272,7 +1276,13 @@ def _atlas_args(languages: object, lengths: object, eps_values: object) -> tuple
     return languages, lengths, eps_values
 
 
-@validate_params("generator", n_shuffles=Int(1))
+@validate_params(
+    "generator",
+    n_shuffles=Int(1),
+    languages=Seq(Str(), "language names"),
+    lengths=Ints(1),
+    eps_values=Seq(PARAMS["eps_x"], "input scales"),
+)
 def learnability_atlas(
     languages: Sequence[str],
     lengths: Sequence[int],
@@ -1364,6 +1374,11 @@ class WalshSpectrum(NamedTuple):
     min_share: np.ndarray
 
 
+@validate_params(
+    languages=Seq(Str(), "language names"),
+    lengths=Ints(1),
+    eps_values=Seq(PARAMS["eps_x"], "input scales"),
+)
 def walsh_spectrum(
     languages: Sequence[str],
     lengths: Sequence[int],

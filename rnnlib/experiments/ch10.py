@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-@validate_params(eps=POSITIVE)
+@validate_params(eps=POSITIVE, ks=Ints(1))
 def smallest_k(distances: np.ndarray, ks: Sequence[int], eps: float) -> np.ndarray:
     """The smallest truncation length with distance <= ``eps``, interpolated between the ks (chapter 10).
 

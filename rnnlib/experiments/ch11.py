@@ -42,6 +42,7 @@ from .._validation import (
     Choice,
     Instance,
     Int,
+    Ints,
     Model,
     PathLike,
     Relation,
@@ -261,6 +262,8 @@ def _check_device(device: object) -> torch.device:
     "generator",
     kind=Choice("rnn", "lstm"),
     readout=Choice("bernoulli", "categorical"),
+    train=Seq(Instance(np.ndarray), "arrays"),
+    valid=Seq(Instance(np.ndarray), "arrays"),
 )
 def train_stable_and_unstable(
     kind: str,
@@ -355,6 +358,8 @@ def _train_one(
     name=Str(),
     readout=Choice("bernoulli", "categorical"),
     device=Str(),
+    train=Seq(Instance(np.ndarray), "arrays"),
+    valid=Seq(Instance(np.ndarray), "arrays"),
 )
 def train_variant(
     name: str,
@@ -475,7 +480,12 @@ def _history_dict(h: NextStepHistory) -> dict:
 
 
 @validate_params(
-    jac_n=Int(1), r_multi=Int(1), model=Model(NextStepModel), jacobians=Bool()
+    jac_n=Int(1),
+    r_multi=Int(1),
+    model=Model(NextStepModel),
+    jacobians=Bool(),
+    test=Seq(Instance(np.ndarray), "arrays"),
+    ks=Ints(1),
 )
 def measure_music(
     model: NextStepModel,
@@ -1046,7 +1056,12 @@ def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     return dict(sorted(out.items()))
 
 
-@validate_params("k", eps=POSITIVE, model=Model(NextStepModel))
+@validate_params(
+    "k",
+    eps=POSITIVE,
+    model=Model(NextStepModel),
+    seqs=Seq(Instance(np.ndarray), "arrays"),
+)
 def inference_bound_at(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import POSITIVE, Int, validate_params
+from .._validation import ANY_REAL, POSITIVE, Int, Seq, validate_params
 
 __all__ = [
     "STYLE",
@@ -301,6 +301,7 @@ def width_ticks(ax, widths: Sequence[float]) -> None:
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
+@validate_params(x=Seq(ANY_REAL, "values"), y=Seq(ANY_REAL, "values"))
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     """Least-squares slope of log y against log x (the exponent of a power law y ~ x^slope)."""
     x = np.asarray(x, dtype=float)

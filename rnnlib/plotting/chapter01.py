@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import Str, validate_params
+from .._validation import ANY_REAL, Seq, Str, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -104,7 +104,11 @@ def plot_sequence_norms(norms: np.ndarray, *, title: str = "") -> Figure:
     return fig
 
 
-@validate_params(label=Str())
+@validate_params(
+    label=Str(),
+    eps_values=Seq(ANY_REAL, "input scales"),
+    flips=Seq(ANY_REAL, "fractions"),
+)
 def plot_flip_fraction(
     eps_values: Sequence[float],
     flips: Sequence[float],

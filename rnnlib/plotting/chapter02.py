@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import Instance, validate_params
+from .._validation import ANY_REAL, POSITIVE, Instance, Ints, Seq, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -19,6 +19,7 @@ from ._style import (
 __all__ = ["plot_targets", "plot_complexity", "plot_dl1"]
 
 
+@validate_params(thetas=Seq(ANY_REAL, "angles"))
 def plot_targets(
     thetas: Sequence[float],
     slices: np.ndarray,
@@ -74,7 +75,11 @@ def plot_targets(
     return fig
 
 
-@validate_params(log10_cs=Instance(Mapping), log10_ceps=Instance(Mapping))
+@validate_params(
+    log10_cs=Instance(Mapping),
+    log10_ceps=Instance(Mapping),
+    radii=Seq(POSITIVE, "radii"),
+)
 def plot_complexity(
     radii: Sequence[float],
     log10_cs: dict[str, np.ndarray],
@@ -125,6 +130,13 @@ def plot_complexity(
     return fig
 
 
+@validate_params(
+    lengths=Ints(1),
+    additive_mse=Seq(ANY_REAL, "errors"),
+    counts=Ints(0),
+    additive_by_count=Seq(ANY_REAL, "errors"),
+    neuron_by_count=Seq(ANY_REAL, "errors"),
+)
 def plot_dl1(
     lengths: Sequence[int],
     additive_mse: Sequence[float],

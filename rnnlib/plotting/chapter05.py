@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import NONNEGATIVE, validate_params
 from ._style import (
     _record,
     _values,
@@ -149,6 +150,7 @@ def plot_out_scale(grid) -> Figure:
     return fig
 
 
+@validate_params(kernel_loss=NONNEGATIVE)
 def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
     """Chapter 5: the RNN and its linearization under identical SGD (a :class:`rnnlib.train.PairResult`).
 

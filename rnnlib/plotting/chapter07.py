@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import Instance, Str, validate_params
+from .._validation import UNIT, Instance, Str, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-@validate_params(title=Str(), accuracies=Instance(Mapping))
+@validate_params(title=Str(), accuracies=Instance(Mapping), baseline=UNIT)
 def plot_learner_accuracy(
     accuracies: dict, baseline: float, *, title: str = ""
 ) -> Figure:
@@ -68,6 +68,7 @@ def plot_learner_accuracy(
     return fig
 
 
+@validate_params(baseline=UNIT)
 def plot_eps_effect(eps_values, accuracies, baseline: float) -> Figure:
     """Chapter 7: held-out accuracy at a fixed budget against eps_x; ``accuracies`` is (seeds, len(eps_values))."""
     eps = _values(eps_values, "eps_values", ndim=1)

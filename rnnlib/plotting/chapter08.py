@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import Instance, validate_params
+from .._validation import Instance, Ints, validate_params
 from ._style import (
     _record,
     _same_length,
@@ -55,7 +55,7 @@ def plot_state_distance(
     return fig
 
 
-@validate_params(norms=Instance(Mapping))
+@validate_params(norms=Instance(Mapping), widths=Ints(1))
 def plot_init_norms(widths: Sequence[int], norms: dict[str, np.ndarray]) -> Figure:
     """Chapter 8: ``||W||_2`` of standard initializations against the width, with the stability line 1."""
     widths = _values(widths, "widths", ndim=1)

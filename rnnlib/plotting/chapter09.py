@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import NONNEGATIVE, Instance, Str, validate_params
+from .._validation import NONNEGATIVE, Instance, Ints, Str, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -19,7 +19,9 @@ from ._style import (
 __all__ = ["plot_truncation_errors", "plot_truncation_over_time"]
 
 
-@validate_params(title=Str(), errors=Instance(Mapping), bounds=Instance(Mapping))
+@validate_params(
+    title=Str(), errors=Instance(Mapping), bounds=Instance(Mapping), ks=Ints(1)
+)
 def plot_truncation_errors(
     ks: Sequence[int],
     errors: dict[str, np.ndarray],

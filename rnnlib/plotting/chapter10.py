@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from .._validation import Instance, check_int, validate_params
+from .._validation import Instance, Ints, check_int, validate_params
 from ._style import (
     _same_length,
     _table,
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@validate_params(gaps=Instance(Mapping), lams=Instance(Mapping))
+@validate_params(gaps=Instance(Mapping), lams=Instance(Mapping), ks=Ints(1))
 def plot_gradient_difference(
     ks: Sequence[int],
     gaps: dict[str, np.ndarray],
@@ -61,7 +61,9 @@ def plot_gradient_difference(
     return fig
 
 
-@validate_params(distances=Instance(Mapping), step_lengths=Instance(Mapping))
+@validate_params(
+    distances=Instance(Mapping), step_lengths=Instance(Mapping), ks=Ints(1)
+)
 def plot_weight_distance(
     ks: Sequence[int],
     distances: dict[str, np.ndarray],
@@ -133,7 +135,7 @@ def _seed_rows(table: dict[str, np.ndarray], name: str, n_cols: int, what: str) 
         _same_length(rows.T, n_cols, f"{name}[{label!r}]", what)
 
 
-@validate_params(k_star=Instance(Mapping))
+@validate_params(k_star=Instance(Mapping), Ns=Ints(1))
 def plot_k_star(Ns: Sequence[int], k_star: dict[str, np.ndarray]) -> Figure:
     """Chapter 10: the smallest k with ``||w_N - w^k_N|| <= eps`` against N (log axis), per schedule.
 
@@ -163,7 +165,7 @@ def plot_k_star(Ns: Sequence[int], k_star: dict[str, np.ndarray]) -> Figure:
     return fig
 
 
-@validate_params(curvature=Instance(Mapping))
+@validate_params(curvature=Instance(Mapping), Ts=Ints(1))
 def plot_scalar_smoothness(
     Ts: Sequence[int], curvature: dict[str, np.ndarray]
 ) -> Figure:

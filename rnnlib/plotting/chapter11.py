@@ -7,7 +7,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import PARAMS, Instance, Seq, Str, check_real, validate_params
+from .._validation import (
+    ANY_REAL,
+    NONNEGATIVE,
+    PARAMS,
+    Instance,
+    Ints,
+    Seq,
+    Str,
+    check_real,
+    validate_params,
+)
 from ._style import _same_length, _table, _values, new_figure
 
 __all__ = [
@@ -23,6 +33,7 @@ __all__ = [
     curves=Instance(Mapping),
     full=Instance(Mapping),
     baselines=Instance(Mapping),
+    ks=Ints(1),
 )
 def plot_truncated_nll(
     ks: Sequence[int],
@@ -148,7 +159,11 @@ def plot_validation_curves(
 
 
 @validate_params(
-    f_max=Seq(PARAMS["f_max"]), lam=Seq(PARAMS["lam"]), reference=Instance(Mapping)
+    f_max=Seq(PARAMS["f_max"]),
+    lam=Seq(PARAMS["lam"]),
+    reference=Instance(Mapping),
+    test=Seq(ANY_REAL, "losses"),
+    spread=Seq(NONNEGATIVE, "spreads"),
 )
 def plot_price_of_stability(
     f_max: Sequence[float],

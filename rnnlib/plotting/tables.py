@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from numbers import Integral, Real
 
-from .._validation import Int, Str, validate_params
+from .._validation import Int, Seq, Str, validate_params
 
 __all__ = ["Table", "html_table"]
 
@@ -95,7 +95,7 @@ def _cell(value: object, digits: int, name: str) -> str:
     return f"{value:.{digits}f}"
 
 
-@validate_params(digits=Int(0), caption=Str())
+@validate_params(digits=Int(0), caption=Str(), header=Seq(Str(), "column titles"))
 def html_table(
     header: Sequence[str],
     rows: Sequence[Sequence[object]],
