@@ -36,7 +36,7 @@ import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from ._validation import PathLike, Str, validate_params
+from ._validation import Bool, Choice, Int, PathLike, Relation, Str, validate_params
 
 __all__ = [
     "Claim",
@@ -126,48 +126,35 @@ class Claim:
     evidence: str = "live"
 
     def __post_init__(self) -> None:
-        if (
-            not isinstance(self.id, str)
-            or not self.id
-            or any(c.isspace() for c in self.id)
-        ):
-            raise ValueError(
-                f"id must be a non-empty string without spaces, got {self.id!r}"
-            )
-        for name, allowed in (("paper", PAPERS), ("kind", KINDS)):
-            if getattr(self, name) not in allowed:
+        # the fields' own constraints are declared on __init__ (below the class)
+        for name in ("id", "statement", "text"):
+            if not getattr(self, name).strip():
                 raise ValueError(
-                    f"{name} must be one of {allowed}, got {getattr(self, name)!r}"
+                    f"{name} must be a non-empty string, got {getattr(self, name)!r}"
                 )
-        if (
-            isinstance(self.chapter, bool)
-            or not isinstance(self.chapter, int)
-            or not 0 <= self.chapter <= 11
-        ):
-            raise ValueError(f"chapter must be an int in [0, 11], got {self.chapter!r}")
-        if self.evidence not in EVIDENCE:
-            raise ValueError(
-                f"evidence must be one of {EVIDENCE}, got {self.evidence!r}"
-            )
-        if self.evidence == "recorded" and self.chapter == 0:
-            raise ValueError(
-                f"claim {self.id!r}: evidence 'recorded' must name the chapter whose record it reads"
-            )
-        if not isinstance(self.closed_form, bool):
-            raise TypeError(
-                f"closed_form must be a bool, got {type(self.closed_form).__name__}"
-            )
-        for name in ("statement", "text", "untestable"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or (
-                name != "untestable" and not value.strip()
-            ):
-                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-        if (self.chapter == 0) != bool(self.untestable.strip()):
-            raise ValueError(
-                f"claim {self.id!r}: untestable (the reason no chapter tests it) must be "
-                "given exactly when chapter is 0 (absent)"
-            )
+        if any(c.isspace() for c in self.id):
+            raise ValueError(f"id must be a string without spaces, got {self.id!r}")
+
+
+Claim.__init__ = validate_params(
+    Relation(
+        "evidence != 'recorded' or chapter != 0",
+        "evidence 'recorded' names the chapter whose record it reads",
+    ),
+    Relation(
+        "(chapter == 0) == (len(untestable.strip()) > 0)",
+        "untestable is given exactly when chapter is 0: the reason no chapter tests the claim",
+    ),
+    id=Str(),
+    paper=Choice(*PAPERS),
+    statement=Str(),
+    kind=Choice(*KINDS),
+    chapter=Int(0, 11),
+    text=Str(),
+    untestable=Str(),
+    closed_form=Bool(),
+    evidence=Choice(*EVIDENCE),
+)(Claim.__init__)
 
 
 def registry_path() -> Path | None:

@@ -41,6 +41,7 @@ from ._rng import derive
 from ._validation import (
     ANY_REAL,
     OPEN_UNIT,
+    POSITIVE,
     Bool,
     Either,
     Function,
@@ -104,30 +105,21 @@ class SmoothFunction:
     degree: int | None = None
     latex: str = ""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise TypeError(f"name must be a string, got {type(self.name).__name__}")
-        for attr in ("fn", "log_abs_coef"):
-            if not callable(getattr(self, attr)):
-                raise TypeError(
-                    f"{attr} must be callable, got {type(getattr(self, attr)).__name__}"
-                )
-        if (
-            isinstance(self.radius, bool)
-            or not isinstance(self.radius, (int, float))
-            or not self.radius > 0
-        ):
-            raise ValueError(
-                f"radius must be a positive number (math.inf for entire functions), got {self.radius!r}"
-            )
-        if self.degree is not None:
-            check_int(self.degree, "degree", minimum=0)
-
     def __call__(self, z: torch.Tensor) -> torch.Tensor:
         return self.fn(z)
 
     def __repr__(self) -> str:
         return f"SmoothFunction({self.name!r})"
+
+
+SmoothFunction.__init__ = validate_params(
+    name=Str(),
+    fn=Function(),
+    log_abs_coef=Function(),
+    radius=Real(0.0, low_open=True, allow_inf=True),
+    degree=Int(0),
+    latex=Str(),
+)(SmoothFunction.__init__)
 
 
 def _log_factorial_series(n: int, parity: int | None) -> np.ndarray:
@@ -420,15 +412,11 @@ class ConceptTarget:
     _tol: float = field(default=1e-5, repr=False)
 
     def __post_init__(self) -> None:
-        self.n_tokens = check_int(self.n_tokens, "n_tokens", minimum=1)
-        self.token_dim = check_int(self.token_dim, "token_dim", minimum=2)
-        self.w = check_tensor(self.w, "w", ndim=3)
         d_out, p, dim = self.w.shape
         if dim != self.n_tokens * self.token_dim:
             raise ValueError(
                 f"w must have shape (d_out, p, {self.n_tokens * self.token_dim}), got {tuple(self.w.shape)}"
             )
-        self.b = check_tensor(self.b, "b", shape=(d_out, p))
         if not bool(((self.w.norm(dim=2) - 1).abs() <= self._tol).all()):
             raise ValueError(
                 "w must have unit rows: every w_{r,s} lies on the unit sphere (Definition 3.3)"
@@ -492,6 +480,16 @@ class ConceptTarget:
         return max(
             complexity_eps(f, R, eps, log10=log10) for row in self.phis for f in row
         )
+
+
+ConceptTarget.__init__ = validate_params(
+    phis=Seq(Seq(Either(Instance(SmoothFunction), Str()), "functions"), "rows"),
+    w=Tensor(shape=("d_out", "p", None)),
+    b=Tensor(shape=("d_out", "p")),
+    n_tokens=Int(1),
+    token_dim=Int(2),
+    _tol=POSITIVE,
+)(ConceptTarget.__init__)
 
 
 @validate_params(

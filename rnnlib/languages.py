@@ -62,6 +62,7 @@ from ._validation import (
     Int,
     Ints,
     Str,
+    Tensor,
     check_int,
     check_tensor,
     validate_params,
@@ -378,27 +379,13 @@ class DFA:
     start: int = 0
 
     def __post_init__(self) -> None:
-        t = check_tensor(
-            self.transitions,
-            "transitions",
-            shape=("n_states", 2),
-            floating=False,
-        )
-        if t.dtype == torch.bool:
-            raise TypeError(
-                "transitions must be an integer tensor of states, got torch.bool"
-            )
+        t = self.transitions  # declared on __init__ (below the class)
         n_states = t.shape[0]
         if bool((t < 0).any()) or bool((t >= n_states).any()):
             raise ValueError(
                 f"transitions must hold states in {{0, ..., {n_states - 1}}}"
             )
-        a = check_tensor(
-            self.accepting,
-            "accepting",
-            shape=(n_states,),
-            floating=False,
-        )
+        a = self.accepting
         if a.dtype != torch.bool:
             raise TypeError(f"accepting must be a bool tensor, got {a.dtype}")
         check_int(self.start, "start", minimum=0, maximum=n_states - 1)
@@ -479,6 +466,13 @@ class DFA:
             z[:, t] = torch.where(active, bit, z[:, t])
             q = torch.where(active, self.transitions[q, bit], q)
         return z
+
+
+DFA.__init__ = validate_params(
+    transitions=Tensor(shape=("n_states", 2), floating=False, integer=True),
+    accepting=Tensor(shape=("n_states",), floating=False),
+    start=Int(0),
+)(DFA.__init__)
 
 
 @validate_params(start=Int(0))

@@ -112,19 +112,16 @@ class Case:
     args: tuple
     kwargs: dict = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.description, str):
-            raise TypeError(
-                f"description must be a string, got {type(self.description).__name__}"
-            )
-        if not isinstance(self.args, tuple):
-            raise TypeError(
-                f"args must be a tuple of positional arguments, got {type(self.args).__name__}"
-            )
+    def __post_init__(
+        self,
+    ) -> None:  # kwargs' default factory is not a value to declare
         if not isinstance(self.kwargs, dict):
             raise TypeError(
                 f"kwargs must be a dict of keyword arguments, got {type(self.kwargs).__name__}"
             )
+
+
+Case.__init__ = validate_params(description=Str(), args=Instance(tuple))(Case.__init__)
 
 
 def _call_directly(student: Callable, *args, **kwargs):
@@ -155,22 +152,11 @@ class Exercise:
     call: Callable = _call_directly
 
     def __post_init__(self) -> None:
-        parts = self.number.split(".") if isinstance(self.number, str) else []
+        parts = self.number.split(".")
         if len(parts) != 2 or not all(p.isdigit() for p in parts):
             raise ValueError(
                 f"number must be an exercise number 'N.M', got {self.number!r}"
             )
-        for name in ("cases", "reference", "call"):
-            if not callable(getattr(self, name)):
-                raise TypeError(
-                    f"{name} must be callable, got {_describe(getattr(self, name))}"
-                )
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise TypeError(f"seed must be an int, got {_describe(self.seed)}")
-        for name in ("atol", "rtol"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         for fn in self.forbidden:
             if not _functions_of(fn):
                 raise TypeError(
@@ -206,6 +192,18 @@ class Exercise:
             ): fn
             for fn in (self.reference, *self.forbidden)
         }
+
+
+Exercise.__init__ = validate_params(
+    number=Str(),
+    cases=Function(),
+    reference=Function(),
+    seed=Int(),
+    atol=NONNEGATIVE,
+    rtol=NONNEGATIVE,
+    forbidden=Instance(tuple),
+    call=Function(),
+)(Exercise.__init__)
 
 
 @validate_params(exercise=Instance(Exercise))
