@@ -5,14 +5,14 @@ from __future__ import annotations
 import torch
 
 from ._rng import as_generator
-from ._validation import Int, check_tensor, validate_params
+from ._validation import Int, Tensor, check_tensor, validate_params
 
 __all__ = ["spectral_norm", "spectral_norm_bound"]
 
 _EPS64 = float(torch.finfo(torch.float64).eps)
 
 
-@validate_params("generator", n_iter=Int(1), exact_up_to=Int(0))
+@validate_params("generator", W=Tensor(ndim=2), n_iter=Int(1), exact_up_to=Int(0))
 def spectral_norm(
     W: torch.Tensor,
     *,
@@ -30,7 +30,7 @@ def spectral_norm(
     iteration a fraction of a second). Use it to *scale* a random direction
     (chapter 3); a stability certificate needs :func:`spectral_norm_bound`.
     """
-    W = check_tensor(W, "W", ndim=2).detach()
+    W = W.detach()
     if min(W.shape) <= exact_up_to:
         return float(torch.linalg.matrix_norm(W, ord=2))
     v = torch.randn(

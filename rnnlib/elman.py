@@ -27,6 +27,7 @@ from ._rng import as_generator
 from ._validation import (
     Bool,
     Str,
+    Tensor,
     check_tensor,
     validate_params,
 )
@@ -213,6 +214,11 @@ class ElmanRNN(nn.Module):
         """d_out, the output dimension."""
         return self.B.shape[0]
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """The weights' dtype (what a declared input ``dtype_of="model"`` must share)."""
+        return self.W.dtype
+
     def extra_repr(self) -> str:
         text = f"input_dim={self.input_dim}, width={self.width}, output_dim={self.output_dim}"
         return text + (", doubled=True" if self.doubled else "")
@@ -253,6 +259,11 @@ class ElmanRNN(nn.Module):
     def activation_patterns(self, x: torch.Tensor) -> torch.Tensor:
         """The diagonals of D^(l): ``1[w_r . h^(l-1) + a_r . x^(l) >= 0]``; bool (batch, L, m)."""
         return self.preactivations(x) >= 0
+
+
+#: A batch of inputs of the Elman RNN ``model`` of the call, declared
+#: (:meth:`ElmanRNN.check_input`'s checks): (batch, L, d) in the weights' dtype.
+INPUTS = Tensor(shape=("batch", "L", "model.input_dim"), dtype_of="model")
 
 
 @validate_params("dtype")

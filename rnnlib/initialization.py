@@ -30,6 +30,7 @@ from ._validation import (
     validate_params,
 )
 from .elman import (
+    INPUTS,
     ElmanRNN,
     normalize_sequence,
     sample_true_sequence,
@@ -48,7 +49,7 @@ def predicted_sq_norms(x: torch.Tensor) -> torch.Tensor:
     return torch.cumsum((x**2).sum(dim=2), dim=1)
 
 
-@validate_params(model=Model(ElmanRNN, finite=False))
+@validate_params(model=Model(ElmanRNN, finite=False), x=INPUTS)
 def active_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """Fraction of neurons with ``D^(l)_rr = 1`` at each step, averaged over the batch; returns (L,)."""
     return model.activation_patterns(x).float().mean(dim=(0, 2))

@@ -79,6 +79,7 @@ from ._validation import (
 )
 from .concepts import ConceptTarget, SmoothFunction, get_function
 from .elman import (
+    INPUTS,
     ElmanRNN,
     elman_hidden_states,
     normalize_sequence,
@@ -121,7 +122,12 @@ def _check_model(model: object) -> ElmanRNN:
 # --- Lemma 4.4 ----------------------------------------------------------------------------------
 
 
-@validate_params(scaling=Choice("corrected", "printed"), T=Tensor(ndim=2))
+@validate_params(
+    scaling=Choice("corrected", "printed"),
+    T=Tensor(shape=("m", "d")),
+    v=Tensor(shape=("d",)),
+    x=Tensor(shape=("d",)),
+)
 def relu_identity(
     v: torch.Tensor,
     x: torch.Tensor,
@@ -137,13 +143,11 @@ def relu_identity(
     ``scaling="printed"`` uses the paper's ``p = 2 T v`` (eq. (8)), which
     estimates ``m v^T x`` instead.
     """
-    v = check_tensor(v, "v", shape=(T.shape[1],))
-    x = check_tensor(x, "x", shape=(T.shape[1],))
     factor = 2.0 / T.shape[0] if scaling == "corrected" else 2.0
     return factor * (T @ v) @ torch.relu(T @ x)
 
 
-@validate_params("width", v=Tensor(ndim=1))
+@validate_params("width", v=Tensor(shape=("d",)), x=Tensor(shape=("d",)))
 def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
     """Standard deviation of the corrected estimate of Lemma 4.4 over ``T`` (chapter 4).
 
@@ -153,7 +157,6 @@ def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
     ``sqrt((2 |v|^2 |x|^2 + 3 (v^T x)^2) / m)``: at least ``sqrt(2) |v| |x| / sqrt(m)``,
     above the paper's bound ``|v| |x| / sqrt(m)``.
     """
-    x = check_tensor(x, "x", shape=(v.shape[0],))
     m = width
     vx = float(v @ x)
     return math.sqrt((2.0 * float(v @ v) * float(x @ x) + 3.0 * vx * vx) / m)
@@ -162,7 +165,12 @@ def relu_identity_std(v: torch.Tensor, x: torch.Tensor, width: int) -> float:
 # --- Theorem 4.5: decoding tokens from h^(L) ---------------------------------------------------------
 
 
-@validate_params(L=Int(1), W=Tensor(ndim=2))
+@validate_params(
+    L=Int(1),
+    W=Tensor(shape=("m", "m")),
+    A=Tensor(shape=("m", "d")),
+    h=Tensor(shape=("batch", "m")),
+)
 def naive_decode(
     W: torch.Tensor, A: torch.Tensor, h: torch.Tensor, L: int
 ) -> torch.Tensor:
@@ -173,10 +181,6 @@ def naive_decode(
     (m, m), ``A`` (m, d), ``h`` the last hidden states (batch, m). Returns
     (batch, L, d), position l = 1..L along dimension 1.
     """
-    if W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be square (m, m), got shape {tuple(W.shape)}")
-    A = check_tensor(A, "A", shape=(W.shape[0], "d"))
-    h = check_tensor(h, "h", shape=("batch", W.shape[0]))
     out = []
     y = h  # rows: (W^T)^k h^(L), written as h^T W^k
     for _ in range(L):
@@ -198,7 +202,7 @@ class LinearDecoder:
         return (h.to(self.matrix.dtype) @ self.matrix).to(h.dtype)
 
 
-@validate_params("ridge", h=Tensor(ndim=2))
+@validate_params("ridge", h=Tensor(shape=("n", None)), targets=Tensor(shape=("n", "k")))
 def fit_linear_decoder(
     h: torch.Tensor, targets: torch.Tensor, *, ridge: float = 1e-3
 ) -> LinearDecoder:
@@ -210,7 +214,6 @@ def fit_linear_decoder(
     in the dual form ``h^T (h h^T + ridge I)^(-1) targets`` when n < m and in
     the primal form ``(h^T h + ridge I)^(-1) h^T targets`` otherwise (equal).
     """
-    targets = check_tensor(targets, "targets", shape=(h.shape[0], "k"))
     H, Y = h.double(), targets.double()
     n, m = H.shape
     if n < m:
@@ -646,7 +649,7 @@ def step_feature_average(
 # --- Lemma F.11 ----------------------------------------------------------------------------------------
 
 
-@validate_params(model=Model(ElmanRNN))
+@validate_params(model=Model(ElmanRNN), x=INPUTS)
 def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``c_i = (1/m) sum_r B_{s,r} (Back_{i->L})_{s,r}`` for i = 1..L (chapter 4, Lemma F.11).
 
@@ -655,7 +658,6 @@ def backprop_correlations(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     only weakly correlated, ``c_i -> 0``. Returns (batch, L, d_out).
     """
     model = _check_model(model)
-    x = model.check_input(x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
     return torch.einsum("blsm,sm->bls", back, model.B) / model.width
 

@@ -92,7 +92,7 @@ from ._validation import (
     check_tensor,
     validate_params,
 )
-from .elman import ElmanRNN, elman_hidden_states, elman_last_state
+from .elman import INPUTS, ElmanRNN, elman_hidden_states, elman_last_state
 from .pseudo import back_matrices
 
 __all__ = [
@@ -148,7 +148,11 @@ def _diagonal_terms(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
         return uu * zz
 
 
-@validate_params(model=Model(ElmanRNN))
+@validate_params(
+    model=Model(ElmanRNN),
+    x=INPUTS,
+    x2=Tensor(shape=(None, "L", "model.input_dim"), dtype_of="model"),
+)
 def tangent_kernel(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -168,8 +172,7 @@ def tangent_kernel(
     Cost ~ N N2 L^2 m: keep N L to a few thousand.
     """
     model = _check_scalar_model(model, "tangent_kernel")
-    x = model.check_input(x)
-    x2 = x if x2 is None else model.check_input(x2, "x2")
+    x2 = x if x2 is None else x2
     if x2.shape[1] != x.shape[1]:
         raise ValueError(
             f"x2 must have the same length L = {x.shape[1]} as x, got shape {tuple(x2.shape)}"
@@ -184,7 +187,7 @@ def tangent_kernel(
         return (uu * zz).sum(dim=(2, 3))
 
 
-@validate_params(model=Model(ElmanRNN))
+@validate_params(model=Model(ElmanRNN), x=INPUTS)
 def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``K(x_n, x_n) = ||grad_{W,A} F(x_n)||^2`` for each sequence, (N,) (chapters 5-6).
 
@@ -192,7 +195,6 @@ def tangent_kernel_diag(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     ``sum_{l, l'} <u_l, u_l'> (<h^(l-1), h^(l'-1)> + <x^(l), x^(l')>)`` per sequence.
     """
     model = _check_scalar_model(model, "tangent_kernel_diag")
-    x = model.check_input(x)
     return _diagonal_terms(model, x).sum(dim=(1, 2))
 
 
@@ -245,7 +247,12 @@ class KernelReference(NamedTuple):
 
 
 @validate_params(
-    "out_scale", "ridge", return_weights=Bool(), model=Model(ElmanRNN, finite=False)
+    "out_scale",
+    "ridge",
+    return_weights=Bool(),
+    model=Model(ElmanRNN, finite=False),
+    x=INPUTS,
+    x_eval=Tensor(shape=(None, None, "model.input_dim"), dtype_of="model"),
 )
 def kernel_reference(
     model: ElmanRNN,
@@ -279,11 +286,9 @@ def kernel_reference(
     (``W*`` (m, m), ``A*`` (m, d)). ``x`` is (N, L, d), ``y`` (N, 1) in its dtype,
     ``x_eval`` (N_eval, L, d).
     """
-    x = model.check_input(x)
     y = check_tensor(y, "y", shape=(x.shape[0], model.output_dim))
     if y.dtype != x.dtype:
         raise TypeError(f"y has dtype {y.dtype} but x has {x.dtype}")
-    x_eval = model.check_input(x_eval, "x_eval")
     B = model.B.transpose(0, 1)
     with torch.no_grad():
         f0, f0e = (
@@ -532,7 +537,7 @@ def limit_tangent_kernel(
     return R
 
 
-@validate_params(model=Model(ElmanRNN))
+@validate_params(model=Model(ElmanRNN), x=INPUTS)
 def cross_time_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """The share of the cross-time terms in the finite tangent kernel, per sequence; (N,) (chapter 5).
 
@@ -543,7 +548,6 @@ def cross_time_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     ``output_dim = 1``, ``x`` is (N, L, d) in the model's dtype.
     """
     model = _check_scalar_model(model, "cross_time_fraction")
-    x = model.check_input(x)
     terms = _diagonal_terms(model, x)
     total = terms.sum(dim=(1, 2))
     diag = torch.diagonal(terms, dim1=1, dim2=2).sum(dim=1)

@@ -51,10 +51,12 @@ from ._validation import (
     Choice,
     Model,
     Seq,
+    Tensor,
     check_tensor,
     validate_params,
 )
 from .elman import (
+    INPUTS,
     ElmanRNN,
     elman_hidden_states,
 )
@@ -73,6 +75,11 @@ __all__ = [
     "linearization_gap",
     "linearization_gaps",
 ]
+
+
+#: A direction of the weights of the model of the call: dW (m, m), dA (m, d), in its dtype.
+DW = Tensor(shape=("model.width", "model.width"), dtype_of="model")
+DA = Tensor(shape=("model.width", "model.input_dim"), dtype_of="model")
 
 
 def _check_perturbation(
@@ -105,7 +112,7 @@ def _states_and_patterns(
         return h_prev, (h > 0).to(x.dtype), h
 
 
-@validate_params(model=Model(ElmanRNN, finite=False))
+@validate_params(model=Model(ElmanRNN, finite=False), x=INPUTS, dW=DW, dA=DA)
 def pseudo_network(
     model: ElmanRNN,
     dW: torch.Tensor,
@@ -123,20 +130,17 @@ def pseudo_network(
     ``torch.func.jvp`` (``benchmarks/bench_pseudo.py`` prints the ratios).
     ``dW`` is (m, m), ``dA`` is (m, d), ``x`` is a batch of inputs (batch, L, d).
     """
-    x = model.check_input(x)
-    dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     with torch.no_grad():
         return tangent(model.W.detach(), model.B, h_prev, D, x, dW, dA)
 
 
-@validate_params(model=Model(ElmanRNN, finite=False))
+@validate_params(model=Model(ElmanRNN, finite=False), x=INPUTS)
 def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     """``Back_{l->L} = B D^(L) W ... D^(l+1) W`` for l = 1..L; returns (batch, L, d_out, m) (chapter 3).
 
     ``Back_{L->L} = B``. Costs L matrix products of size (d_out, m) x (m, m) per sequence.
     """
-    x = model.check_input(x)
     _, D, _ = _states_and_patterns(model, x)
     batch, L = x.shape[0], x.shape[1]
     W = model.W.detach()
@@ -150,7 +154,7 @@ def back_matrices(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     return torch.stack(out[::-1], dim=1)
 
 
-@validate_params(model=Model(ElmanRNN, finite=False))
+@validate_params(model=Model(ElmanRNN, finite=False), x=INPUTS, dW=DW, dA=DA)
 def pseudo_network_sum(
     model: ElmanRNN,
     dW: torch.Tensor,
@@ -162,8 +166,6 @@ def pseudo_network_sum(
     Same value as :func:`pseudo_network`, but builds every ``Back_{l->L}``
     explicitly (:func:`back_matrices`); for exposition and tests. Returns (batch, d_out).
     """
-    x = model.check_input(x)
-    dW, dA = _check_perturbation(model, dW, dA)
     h_prev, D, _ = _states_and_patterns(model, x)
     back = back_matrices(model, x)  # (batch, L, d_out, m)
     drive = D * (
@@ -247,6 +249,7 @@ DIRECTION_KINDS = ("random", "gradient", "construction")
     "generator",
     kind=Choice("gradient", "construction"),
     model=Model(ElmanRNN, finite=False),
+    x=INPUTS,
 )
 def aligned_perturbation(
     model: ElmanRNN,
@@ -277,7 +280,6 @@ def aligned_perturbation(
     compared at the same size. ``x`` is a batch (batch, L, d) of inputs; the
     model is not modified. Returns ``(dW, dA)`` in the model's dtype.
     """
-    x = model.check_input(x)
     gen = as_generator(generator)
     m = model.width
     W, A, B = model.W.detach(), model.A.detach(), model.B
@@ -331,7 +333,9 @@ class LinearizationChanges(NamedTuple):
 
 
 @validate_params(
-    model=Model(ElmanRNN, finite=False), taus=Seq(POSITIVE, "positive numbers")
+    model=Model(ElmanRNN, finite=False),
+    taus=Seq(POSITIVE, "positive numbers"),
+    x=INPUTS,
 )
 def linearization_changes(
     model: ElmanRNN,
@@ -352,7 +356,6 @@ def linearization_changes(
     ``(change, pseudo, flips)`` of shapes (n_dir, n_tau, batch, d_out) twice
     (the model's dtype) and (n_dir, n_tau) (float64).
     """
-    x = model.check_input(x)
     W, A, B = model.W.detach(), model.A.detach(), model.B
     h_prev, D, h0 = _states_and_patterns(model, x)
     f0 = h0[:, -1] @ B.transpose(0, 1)
@@ -377,7 +380,9 @@ def linearization_changes(
     )
 
 
-@validate_params("n_perturbations", "generator", tau=POSITIVE, model=Model(ElmanRNN))
+@validate_params(
+    "n_perturbations", "generator", tau=POSITIVE, model=Model(ElmanRNN), x=INPUTS
+)
 def linearization_gap(
     model: ElmanRNN,
     x: torch.Tensor,
@@ -409,6 +414,7 @@ def linearization_gap(
     "generator",
     model=Model(ElmanRNN, finite=False),
     taus=Seq(NONNEGATIVE, "radii"),
+    x=INPUTS,
 )
 def linearization_gaps(
     model: ElmanRNN,

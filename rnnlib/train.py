@@ -77,6 +77,7 @@ from ._validation import (
     validate_params,
 )
 from .elman import (
+    INPUTS,
     ElmanRNN,
     elman_hidden_states,
     elman_last_state,
@@ -145,10 +146,9 @@ def _output(
     return elman_last_state(W, A, x) @ B.transpose(0, 1)
 
 
-@validate_params("out_scale", model=Model(ElmanRNN, finite=False))
+@validate_params("out_scale", model=Model(ElmanRNN, finite=False), x=INPUTS)
 def predict(model: ElmanRNN, x: torch.Tensor, out_scale: float) -> torch.Tensor:
     """``out_scale * F_rnn(x)`` without gradients (chapters 5-7); returns (batch, d_out)."""
-    x = model.check_input(x)
     with torch.no_grad():
         return out_scale * _output(model.W, model.A, model.B, x)
 
@@ -836,7 +836,7 @@ def train_pair(
     )
 
 
-@validate_params("out_scale", model=Model(ElmanRNN, finite=False))
+@validate_params("out_scale", model=Model(ElmanRNN, finite=False), x=INPUTS)
 def convexity_gap(
     model: ElmanRNN,
     theta: tuple[torch.Tensor, torch.Tensor],
@@ -861,7 +861,6 @@ def convexity_gap(
     RNN's own iterates (our form of P&G's Lemma D.3). Sum over the outputs for
     ``d_out > 1``. ``x`` is (N, L, d).
     """
-    x = model.check_input(x)
     m, d = model.W.shape[0], model.A.shape[1]
     pairs = []
     for name, pair in (
