@@ -982,10 +982,12 @@ row(T, "shape", "theta_star[0]", lambda: train.convexity_gap(ELMAN, TH, (torch.z
 tensor_rows(T, "x", X, lambda v: train.convexity_gap(ELMAN, TH, TH, v, out_scale=1.0))
 
 # chapters 5-6 figures (rnnlib.plotting.chapter05, chapter06)
-from types import SimpleNamespace  # noqa: E402
+from rnnlib.experiments import ch05 as exp05  # noqa: E402
 
 _NAN_GRID = ("rel_move", "spec_move", "flip_fraction", "coupling_relative", "pair_relative", "eval_rnn", "init_eval")
-_G = SimpleNamespace(widths=np.array([8, 16]), out_scales=np.array([1.0]), seeds=np.array([0]), **{k: np.array([[[0.1, math.nan]]]) for k in _NAN_GRID})
+_G = object.__new__(exp05.LazyGrid)  # a grid with only the fields the figure reads before the NaN
+for _k, _v in dict(widths=np.array([8, 16]), out_scales=np.array([1.0]), seeds=np.array([0]), **{k: np.array([[[0.1, math.nan]]]) for k in _NAN_GRID}).items():
+    object.__setattr__(_G, _k, _v)
 row("rnnlib.plotting.plot_laziness", "type", "grid", lambda: plotting.plot_laziness("grid"))
 row("rnnlib.plotting.plot_laziness", "nan", "grid", lambda: plotting.plot_laziness(_G))
 row("rnnlib.plotting.plot_out_scale", "type", "grid", lambda: plotting.plot_out_scale(None))

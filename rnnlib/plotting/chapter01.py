@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import ANY_REAL, Seq, Str, validate_params
+from .._validation import ANY_REAL, Instance, Seq, Str, validate_params
+from ..experiments.ch01 import NormProfile
 from ._style import (
     _record,
     _same_length,
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 
+@validate_params(profile=Instance(NormProfile))
 def plot_norm_profile(profile, *, step_for_spread: int | None = None) -> Figure:
     """Chapter 1: mean |h^(l)| along the sequence per width, and the spread against width.
 

@@ -6,7 +6,8 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import validate_params
+from .._validation import Instance, validate_params
+from ..experiments.ch03 import DirectionGapSweep, GapSweep, LinearizationSample
 from ._style import (
     _record,
     _values,
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 
+@validate_params(sweep=Instance(GapSweep))
 def plot_pseudo_gap(sweep) -> Figure:
     """Chapter 3: relative RNN / pseudo-network gap (left) and flipped patterns (right) against m, per tau.
 
@@ -74,7 +76,7 @@ def plot_pseudo_gap(sweep) -> Figure:
     return fig
 
 
-@validate_params("tau")
+@validate_params("tau", sweep=Instance(DirectionGapSweep))
 def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     """Chapter 3: random vs ``B``-aligned directions at one tau, against m.
 
@@ -144,6 +146,7 @@ def plot_direction_gap(sweep, tau: float = 1.0) -> Figure:
     return fig
 
 
+@validate_params(sample=Instance(LinearizationSample))
 def plot_linearization(sample) -> Figure:
     """Chapter 3 explorer: the true change of the RNN output against the pseudo-network output.
 

@@ -9,6 +9,15 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validation import Instance, Str, validate_params
+from ..experiments.ch04 import (
+    ConstructionSweep,
+    CorrelationSweep,
+    DecodingSweep,
+    GrowthFit,
+    Lemma44Sweep,
+    StepFeatureSweep,
+)
+from ..inversion import DecodingErrors
 from ._style import (
     _record,
     _values,
@@ -34,6 +43,7 @@ def _reference(ax, x, y0, slope, label) -> None:
     ax.loglog(x, y0 * (x / x[0]) ** slope, "k:", lw=1.2, label=label)
 
 
+@validate_params(sweep=Instance(Lemma44Sweep))
 def plot_relu_identity(sweep) -> Figure:
     """Chapter 4: Lemma 4.4's error against m, with the corrected scaling (left) and as printed (right).
 
@@ -91,7 +101,7 @@ def plot_relu_identity(sweep) -> Figure:
     return fig
 
 
-@validate_params("L", "eps_x")
+@validate_params("L", "eps_x", sweep=Instance(DecodingSweep))
 def plot_decoding(sweep, L: int, eps_x: float) -> Figure:
     """Chapter 4, in the spirit of the paper's Fig. 4: decoding error per token and against m and L.
 
@@ -182,7 +192,13 @@ def _check_decoding_sweep(sweep, name: str) -> None:
     )
 
 
-@validate_params(growth_title=Str())
+@validate_params(
+    growth_title=Str(),
+    by_width=Instance(DecodingSweep),
+    by_length=Instance(DecodingSweep),
+    by_eps=Instance(DecodingSweep),
+    growth=Instance(GrowthFit),
+)
 def plot_inversion(
     by_width, by_length, by_eps, growth, *, growth_title: str = ""
 ) -> Figure:
@@ -285,6 +301,7 @@ def plot_inversion(
     return fig
 
 
+@validate_params(errors=Instance(DecodingErrors))
 def plot_decoding_profile(errors) -> Figure:
     """Chapter 4 explorer: per-token decoding error of one network, naive inverse vs fitted decoder vs analytic inverse.
 
@@ -332,7 +349,7 @@ def plot_decoding_profile(errors) -> Figure:
     return fig
 
 
-@validate_params(complexities=Instance(Mapping))
+@validate_params(complexities=Instance(Mapping), sweep=Instance(StepFeatureSweep))
 def plot_step_features(sweep, complexities: dict | None = None) -> Figure:
     """Chapter 4: Lemma 4.1's error against the number m of random step features, per function.
 
@@ -367,6 +384,7 @@ def plot_step_features(sweep, complexities: dict | None = None) -> Figure:
     return fig
 
 
+@validate_params(sweep=Instance(CorrelationSweep))
 def plot_correlations(sweep) -> Figure:
     """Chapter 4, Lemma F.11: ``|c_i|`` against the step i (left) and ``c_L``, ``max_{i<L} |c_i|`` against m (right).
 
@@ -406,6 +424,7 @@ def plot_correlations(sweep) -> Figure:
     return fig
 
 
+@validate_params(sweep=Instance(ConstructionSweep))
 def plot_construction(sweep) -> Figure:
     """Chapter 4, Theorem 4.3: the constructed pseudo-network's error against m (left), and F vs F* (right).
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validation import NONNEGATIVE, validate_params
+from .._validation import NONNEGATIVE, Instance, validate_params
+from ..experiments.ch05 import KernelConvergence, LazyGrid, LimitConvergence
+from ..train import PairResult
 from ._style import (
     _record,
     _values,
@@ -38,6 +40,7 @@ _GRID = (
 )
 
 
+@validate_params(grid=Instance(LazyGrid))
 def plot_laziness(grid) -> Figure:
     """Chapter 5: weight movement, flips and RNN / pseudo-network gaps against the width m.
 
@@ -150,7 +153,7 @@ def plot_out_scale(grid) -> Figure:
     return fig
 
 
-@validate_params(kernel_loss=NONNEGATIVE)
+@validate_params(kernel_loss=NONNEGATIVE, pair=Instance(PairResult))
 def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
     """Chapter 5: the RNN and its linearization under identical SGD (a :class:`rnnlib.train.PairResult`).
 
@@ -213,6 +216,7 @@ def plot_pair(pair, kernel_loss: float | None = None) -> Figure:
     return fig
 
 
+@validate_params(conv=Instance(KernelConvergence))
 def plot_kernel_convergence(conv) -> Figure:
     """Chapter 5: the empirical tangent kernel / m against its infinite-width limit, as m grows.
 
@@ -270,6 +274,7 @@ def plot_kernel_convergence(conv) -> Figure:
     return fig
 
 
+@validate_params(doubled=Instance(LimitConvergence), iid=Instance(LimitConvergence))
 def plot_limit_convergence(doubled, iid) -> Figure:
     """Chapter 5: trained RNNs against the limit-kernel learner, for the two initializations.
 

@@ -8,6 +8,8 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from .._validation import Instance, Seq, validate_params
+from ..experiments.ch06 import GeneralizationRun, LimitRun, TheoremTerms
 from ._style import (
     _values,
     legend_outside,
@@ -49,6 +51,7 @@ def _by(runs, key: str, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+@validate_params(runs=Seq(Instance(GeneralizationRun), "runs"))
 def plot_gap_vs_n(runs) -> Figure:
     """Chapter 6: measured train/test gap against N beside the Rademacher bound and its complexity term.
 
@@ -122,6 +125,9 @@ def plot_complexity_vs_width(runs) -> Figure:
     return fig
 
 
+@validate_params(
+    passes=Seq(Instance(LimitRun), "runs"), fixed=Seq(Instance(LimitRun), "runs")
+)
 def plot_limit_bound(passes, fixed) -> Figure:
     """Chapter 6: the bound and the gap of the infinite-width lazy learner against N.
 
@@ -183,6 +189,7 @@ _TERM_LABELS = {
 }
 
 
+@validate_params(runs=Seq(Instance(TheoremTerms), "runs"))
 def plot_theorem_terms(runs) -> Figure:
     """Chapter 6: Theorem 3.1's assembly term by term, a stacked bar per width beside the measured loss.
 

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validation import UNIT, Instance, Str, validate_params
+from ..experiments.ch07 import LearnabilityAtlas, WalshSpectrum
 from ._style import (
     _record,
     _same_length,
@@ -220,7 +221,7 @@ def plot_kernel_curves(curves: dict) -> Figure:
     return fig
 
 
-@validate_params("eps_x")
+@validate_params("eps_x", atlas=Instance(LearnabilityAtlas))
 def plot_learnability_atlas(atlas, eps_x: float) -> Figure:
     """Chapter 7: the lazy learner's sample-size constant per language against n, and its ratio to shuffled labels.
 
@@ -281,6 +282,7 @@ def plot_learnability_atlas(atlas, eps_x: float) -> Figure:
     return fig
 
 
+@validate_params(spectrum=Instance(WalshSpectrum))
 def plot_walsh_spectrum(spectrum) -> Figure:
     """Chapter 7: the limit kernel's eigenvalues by Walsh degree, at the largest length, one line per eps_x.
 
