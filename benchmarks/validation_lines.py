@@ -33,6 +33,7 @@ import inspect
 import io
 import sys
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -91,7 +92,49 @@ def _public() -> dict[str, tuple[object, bool]]:
     return out
 
 
-def _reason(name: str) -> str:
+#: Why a public parameter is not declared, by its function and annotation (first match).
+_REASONS: list[tuple[Callable[[str, str, str], bool], str]] = [
+    (
+        lambda fn, p, ann: fn.startswith("rnnlib.train.train_"),
+        "an SGD entry point's model and data: checked together by the settings record",
+    ),
+    (
+        lambda fn, p, ann: fn.startswith("rnnlib.elman.elman_"),
+        "a pure function for torch.func transforms: types and shapes only, no values",
+    ),
+    (
+        lambda fn, p, ann: ann == "object",
+        "the argument a public checker exists to check",
+    ),
+    (
+        lambda fn, p, ann: "tuple[torch.Tensor" in ann,
+        "a pair of tensors: the vocabulary has no pair constraint",
+    ),
+    (
+        lambda fn, p, ann: ann.startswith("torch.Tensor"),
+        "a tensor whose shape is an expression of other sizes (checked in the body)",
+    ),
+    (
+        lambda fn, p, ann: "ndarray" in ann or ann in ("_empty", "dict"),
+        "an array or array-like (lists too, read by np.asarray): checked in the body",
+    ),
+    (
+        lambda fn, p, ann: p in ("position", "k_index"),
+        "an index bounded by another argument's shape (checked in the body)",
+    ),
+    (
+        lambda fn, p, ann: fn == "rnnlib.claims.check",
+        "a NumPy or torch bool from the chapter's measurement",
+    ),
+]
+
+
+def _reason(qualname: str, param: object) -> str:
+    ann = param.annotation
+    ann = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    for test, why in _REASONS:
+        if test(qualname, param.name, ann):
+            return why
     return "not declared yet (checked in the body, or not at all)"
 
 
@@ -138,7 +181,7 @@ def declared_share() -> Declared:
             if p.name in specs:
                 declared += 1
             else:
-                undeclared.append((qualname, p.name, _reason(p.name)))
+                undeclared.append((qualname, p.name, _reason(qualname, p)))
     return Declared(declared, total, undeclared, fields)
 
 

@@ -421,7 +421,8 @@ class Tensor:
     ``"batch"`` must agree), or ``"arg.attr"`` (an attribute of another
     declared argument, e.g. ``"model.input_dim"``). ``dtype_of="model"``: the
     dtype must be that argument's ``.dtype``. ``values``: what every entry must
-    be (``"binary"``, ``"sign"`` for +-1 labels, ``"nonnegative"``). Checked in
+    be (``"binary"``, ``"sign"`` for +-1 labels, ``"nonnegative"``, ``"strings"`` for
+    rows of 0s and 1s left-padded with -1, the strings of chapter 7, 2-d). Checked in
     this order: type, dimensions, sizes, dtype, emptiness, NaN/inf, values.
     """
 
@@ -487,9 +488,20 @@ class Tensor:
         return x
 
 
+def _left_padded(x: torch.Tensor) -> torch.Tensor:
+    """Rows of 0s and 1s left-padded with -1, a symbol in every row (chapter 7's strings)."""
+    pad = x == -1
+    symbols = ((x == 0) | (x == 1) | pad).all()
+    return symbols & ~(pad[:, 1:] & ~pad[:, :-1]).any() & ~pad[:, -1].any()
+
+
 #: The value constraints a :class:`Tensor` may declare: ``values -> (words, test)``.
 _VALUES: dict[str, tuple[str, Callable[[torch.Tensor], torch.Tensor]]] = {
     "binary": ("binary (0/1)", lambda x: (x == 0) | (x == 1)),
+    "strings": (
+        "0/1 string (left-padded with -1, a symbol in every row)",
+        _left_padded,
+    ),
     "sign": ("+-1", lambda x: (x == 1) | (x == -1)),
     "nonnegative": ("nonnegative (>= 0)", lambda x: x >= 0),
 }

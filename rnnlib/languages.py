@@ -115,6 +115,12 @@ __all__ = [
 PAD: int = -1
 
 
+#: Binary strings (batch, n) and left-padded ones (batch, n_max), declared
+#: (:func:`check_strings` checks the same of an argument it is handed).
+BINARY = Tensor(ndim=2, floating=False, values="binary")
+STRINGS = Tensor(ndim=2, floating=False, integer=True, values="strings")
+
+
 def _check_binary(z: object, name: str = "z") -> torch.Tensor:
     z = check_tensor(z, name, ndim=2, floating=False)
     if bool((~((z == 0) | (z == 1))).any()):
@@ -144,7 +150,7 @@ def check_strings(z: object, name: str = "z") -> torch.Tensor:
     return z.to(torch.int64)
 
 
-@validate_params("dtype")
+@validate_params("dtype", z=BINARY)
 def embed_binary(
     z: torch.Tensor, *, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
@@ -154,14 +160,15 @@ def embed_binary(
     vector with last coordinate 1/2, as Definition 3.1 requires, so the result
     can be passed to :func:`rnnlib.elman.normalize_sequence` (then d = 4).
     """
-    z = _check_binary(z).to(dtype)
+    z = z.to(dtype)
     c = math.sqrt(3.0) / 2.0
     return torch.stack([c * z, c * (1 - z), torch.full_like(z, 0.5)], dim=2)
 
 
+@validate_params(z=BINARY)
 def count_ones(z: torch.Tensor) -> torch.Tensor:
     """The number of 1s, ``s = sum_i z_i``, of each string in ``z`` (batch, n); returns (batch,) int64."""
-    return _check_binary(z).to(torch.int64).sum(dim=1)
+    return z.to(torch.int64).sum(dim=1)
 
 
 def dl1_indicator(z: torch.Tensor) -> torch.Tensor:
@@ -233,18 +240,20 @@ def sample_dl1_balanced(
 # --- membership functions, independent of the automata (the tests compare the two) -----------------
 
 
+@validate_params(z=STRINGS)
 def string_lengths(z: torch.Tensor) -> torch.Tensor:
     """The length of each (left-padded) string in ``z`` (batch, n_max): the number of non-PAD symbols; (batch,) int64."""
-    return (check_strings(z) != PAD).sum(dim=1)
+    return (z != PAD).sum(dim=1)
 
 
 def _ones(z: torch.Tensor) -> torch.Tensor:
     return (z == 1).sum(dim=1)
 
 
+@validate_params(z=STRINGS)
 def string_ones(z: torch.Tensor) -> torch.Tensor:
     """The number of 1s of each (left-padded) string in ``z`` (batch, n_max); (batch,) int64 (chapter 7)."""
-    return _ones(check_strings(z))
+    return _ones(z)
 
 
 def _zeros(z: torch.Tensor) -> torch.Tensor:
@@ -255,9 +264,10 @@ def _as_label(mask: torch.Tensor) -> torch.Tensor:
     return mask.to(torch.get_default_dtype())
 
 
+@validate_params(z=STRINGS)
 def parity_indicator(z: torch.Tensor) -> torch.Tensor:
     """``PARITY(z) = 1[sum_i z_i is odd]`` for (left-padded) strings ``z`` (batch, n_max); (batch,) float (chapter 7)."""
-    z = check_strings(z)
+    z = z.to(torch.int64)
     return _as_label(_ones(z) % 2 == 1)
 
 
@@ -282,13 +292,14 @@ def _check_pattern(pattern: object, name: str = "pattern") -> tuple[int, ...]:
     )
 
 
+@validate_params(z=STRINGS)
 def contains_pattern(z: torch.Tensor, pattern: str | tuple[int, ...]) -> torch.Tensor:
     """``1[pattern occurs as a contiguous substring of z]`` for (left-padded) strings ``z``; (batch,) float (chapter 7).
 
     ``pattern`` is a string such as ``"101"`` or a tuple of bits. Computed by
     comparing every window of ``len(pattern)`` symbols with the pattern.
     """
-    z = check_strings(z)
+    z = z.to(torch.int64)
     q = torch.tensor(_check_pattern(pattern), dtype=torch.int64)
     k = len(q)
     if k > z.shape[1]:
@@ -328,14 +339,14 @@ TOMITA_DESCRIPTIONS: dict[int, str] = {
 }
 
 
-@validate_params(k=Int(1, 7))
+@validate_params(k=Int(1, 7), z=STRINGS)
 def tomita_indicator(z: torch.Tensor, k: int) -> torch.Tensor:
     """Membership in Tomita grammar ``k`` (1..7; :data:`TOMITA_DESCRIPTIONS`) for strings ``z``; (batch,) float.
 
     Computed from counts, windows and runs (not from the automaton), so that the
     tests can check the automata of :func:`get_language` against it (chapter 7).
     """
-    z = check_strings(z)
+    z = z.to(torch.int64)
     n = string_lengths(z)
     valid = z != PAD
     pos = (
@@ -802,7 +813,12 @@ def check_split(split: object) -> HeldOutSplit:
     return split
 
 
-@validate_params("generator", test_fraction=OPEN_UNIT)
+@validate_params(
+    "generator",
+    test_fraction=OPEN_UNIT,
+    z=Tensor(shape=("batch", None), floating=False, integer=True, values="strings"),
+    y=Tensor(shape=("batch",), values="binary"),
+)
 def held_out_split(
     z: torch.Tensor,
     y: torch.Tensor,
@@ -819,10 +835,7 @@ def held_out_split(
     small lengths where a sample repeats strings; the label balance of the
     sample is kept on both sides up to multiplicities.
     """
-    z = check_strings(z)
-    y = check_tensor(y, "y", shape=(z.shape[0],))
-    if bool((~((y == 0) | (y == 1))).any()):
-        raise ValueError("y must hold labels 0 and 1")
+    z = z.to(torch.int64)
     gen = as_generator(generator)
     uniq, inverse = torch.unique(z, dim=0, return_inverse=True)
     u_label = torch.zeros(len(uniq), dtype=y.dtype)
@@ -885,7 +898,7 @@ def language_dataset(
     )
 
 
-@validate_params("eps_x", "dtype")
+@validate_params("eps_x", "dtype", z=STRINGS)
 def encode_strings(
     z: torch.Tensor,
     eps_x: float,
@@ -899,7 +912,7 @@ def encode_strings(
     *before* its start token: from ``h^(0) = 0`` they give ``relu(0) = 0``, so
     the ReLU RNN's output is exactly that of the unpadded input (chapter 7).
     """
-    z = check_strings(z)
+    z = z.to(torch.int64)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype}")
     batch, n = z.shape

@@ -372,7 +372,11 @@ def _check_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
     return mask
 
 
-@validate_params(logits=Tensor(ndim=3), reduction=Choice("mean", "sum", "none"))
+@validate_params(
+    logits=Tensor(shape=("batch", "T", "K")),
+    targets=Tensor(shape=("batch", "T", "K"), values="binary"),
+    reduction=Choice("mean", "sum", "none"),
+)
 def frame_nll(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -387,9 +391,6 @@ def frame_nll(
     selected frames; ``"sum"``: their total (to pool batches with every frame
     weighted equally); ``"none"``: the (batch, T) per-frame NLLs (0 where masked).
     """
-    targets = check_tensor(targets, "targets", shape=tuple(logits.shape))
-    if not bool(((targets == 0) | (targets == 1)).all()):
-        raise ValueError("targets must be binary (0/1 entries)")
     mask = _check_mask(mask, tuple(logits.shape[:2]))
     return _frame_nll(logits, targets, mask, reduction)
 
@@ -407,7 +408,11 @@ def _frame_nll(
     return _reduce(per_frame, mask, reduction)
 
 
-@validate_params(logits=Tensor(ndim=3), reduction=Choice("mean", "sum", "none"))
+@validate_params(
+    logits=Tensor(shape=("batch", "T", None)),
+    targets=Tensor(shape=("batch", "T"), floating=False, integer=True),
+    reduction=Choice("mean", "sum", "none"),
+)
 def bits_per_char(
     logits: torch.Tensor,
     targets: torch.Tensor,
@@ -420,16 +425,6 @@ def bits_per_char(
     ``logits`` (batch, T, V), ``targets`` (batch, T) integer codes; ``mask`` and
     ``reduction`` as in :func:`frame_nll`.
     """
-    targets = check_tensor(
-        targets,
-        "targets",
-        shape=tuple(logits.shape[:2]),
-        floating=False,
-    )
-    if targets.is_floating_point() or targets.dtype == torch.bool:
-        raise TypeError(
-            f"targets must be an integer tensor of codes, got {targets.dtype}"
-        )
     if bool((targets < 0).any()) or bool((targets >= logits.shape[2]).any()):
         raise ValueError(f"targets must be codes in [0, {logits.shape[2]})")
     mask = _check_mask(mask, tuple(logits.shape[:2]))

@@ -87,6 +87,7 @@ from ._validation import (
     Bool,
     Choice,
     Model,
+    Relation,
     Tensor,
     check_model,
     check_tensor,
@@ -325,7 +326,19 @@ def _loss_slope(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     return -y / (1.0 + np.exp(np.minimum(y * z, 700.0)))
 
 
-@validate_params("lr", loss=Choice("squared", "logistic"), K=Tensor(ndim=2))
+@validate_params(
+    "lr",
+    Relation(
+        "f0_eval is None or K_eval is not None",
+        "f0_eval needs K_eval, the kernel that moves it",
+    ),
+    loss=Choice("squared", "logistic"),
+    K=Tensor(shape=("N", "N")),
+    y=Tensor(shape=("N", "k")),
+    K_eval=Tensor(shape=("N_eval", "N")),
+    f0=Tensor(shape=("N", "k")),
+    f0_eval=Tensor(shape=("N_eval", "k")),
+)
 def kernel_sgd(
     K: torch.Tensor,
     y: torch.Tensor,
@@ -365,9 +378,6 @@ def kernel_sgd(
     initial predictions (zero if omitted). Computed in float64.
     """
     n = K.shape[0]
-    if K.shape[1] != n:
-        raise ValueError(f"K must be square (N, N), got shape {tuple(K.shape)}")
-    y = check_tensor(y, "y", shape=(n, "k"))
     if loss == "logistic" and not bool(((y == 1) | (y == -1)).all()):
         raise ValueError("y must hold labels in {-1, +1} for the logistic loss")
     if not isinstance(order, torch.Tensor) or order.dtype not in (
@@ -388,18 +398,11 @@ def kernel_sgd(
     k = y.shape[1]
     f = np.zeros((n, k))
     if f0 is not None:
-        f = check_tensor(f0, "f0", shape=(n, k)).double().numpy().copy()
+        f = f0.double().numpy().copy()
     if K_eval is not None:
-        K_eval = check_tensor(K_eval, "K_eval", shape=("N_eval", n))
         fe = np.zeros((K_eval.shape[0], k))
         if f0_eval is not None:
-            fe = (
-                check_tensor(f0_eval, "f0_eval", shape=(K_eval.shape[0], k))
-                .double()
-                .numpy()
-            )
-    elif f0_eval is not None:
-        raise ValueError("f0_eval must come with K_eval (the kernel that moves it)")
+            fe = f0_eval.double().numpy()
     Kn = K.detach().double().numpy()
     yn = y.detach().double().numpy()
     gamma = np.zeros((n, k))
@@ -554,7 +557,7 @@ def cross_time_fraction(model: ElmanRNN, x: torch.Tensor) -> torch.Tensor:
     return (total - diag).abs() / total
 
 
-@validate_params(K=Tensor(ndim=2))
+@validate_params(K=Tensor(shape=("N", "N")), f=Tensor())
 def sample_constant(K: torch.Tensor, f: torch.Tensor) -> float | np.ndarray:
     """The sample-size constant of the Rademacher route for a target on a finite domain: ``||f||_K^2 sup K / E f^2`` (chapter 7, ours).
 
@@ -569,10 +572,7 @@ def sample_constant(K: torch.Tensor, f: torch.Tensor) -> float | np.ndarray:
     a +-1 indicator). Returns a float, or an array (k,) for (N, k). Raises
     ``ValueError`` when ``K`` is not positive definite (its Cholesky factorization fails).
     """
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be square, got shape {tuple(K.shape)}")
-    one = isinstance(f, torch.Tensor) and f.ndim == 1
-    f = check_tensor(f, "f")
+    one = f.ndim == 1
     if f.ndim == 1:
         f = f[:, None]
     if f.ndim != 2 or f.shape[0] != K.shape[0]:

@@ -46,6 +46,7 @@ from .concepts import fit_additive
 from .elman import ElmanRNN
 from .languages import (
     PAD,
+    STRINGS,
     HeldOutSplit,
     check_split,
     check_strings,
@@ -254,6 +255,7 @@ def train_practical_rnn(
     return _finish("practical RNN", split, losses, predict)
 
 
+@validate_params(z=STRINGS)
 def token_codes(z: torch.Tensor) -> torch.Tensor:
     """The tokens of the normalized input as codes (chapter 7's additive baselines).
 
@@ -261,7 +263,7 @@ def token_codes(z: torch.Tensor) -> torch.Tensor:
     result (batch, n_max + 2) codes each position of the normalized input:
     0 zero padding, 1 start, 2 bit 0, 3 bit 1, 4 end.
     """
-    z = check_strings(z)
+    z = z.to(torch.int64)
     batch, n = z.shape
     codes = torch.zeros(batch, n + 2, dtype=torch.int64)
     codes[:, 1:-1] = torch.where(z == PAD, 0, z + 2)

@@ -115,7 +115,11 @@ def _loss(z: torch.Tensor, y: torch.Tensor, loss: str) -> torch.Tensor:
     return torch.nn.functional.softplus(-y * z).mean(dim=1)
 
 
-@validate_params(loss=Choice(*LOSSES), z=Tensor(ndim=2))
+@validate_params(
+    loss=Choice(*LOSSES),
+    z=Tensor(shape=("batch", "out")),
+    y=Tensor(shape=("batch", "out")),
+)
 def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.Tensor:
     """The per-sample loss G(z, y) of the objective (chapters 5-6); returns (batch,).
 
@@ -125,7 +129,6 @@ def objective(z: torch.Tensor, y: torch.Tensor, loss: str = "squared") -> torch.
     convex and 1-Lipschitz in ``z`` (Euclidean norm), ``G(0, y) = log 2``,
     so it satisfies the paper's assumptions on G (Sec. 3).
     """
-    y = check_tensor(y, "y", shape=tuple(z.shape))
     if loss == "logistic":
         _check_signs(y, "y")
     return _loss(z, y, loss)

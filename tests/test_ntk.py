@@ -344,7 +344,7 @@ def test_kernel_sgd_validation():
 
     K, y = torch.eye(3, dtype=torch.float64), torch.zeros(3, 1)
     o = torch.tensor([0, 1, 2])
-    with pytest.raises(ValueError, match="K must be square"):
+    with pytest.raises(ValueError, match=r"K must have shape \(N, N\)"):
         kernel_sgd(K[:2], y, o, lr=0.1)
     with pytest.raises(ValueError, match="y"):
         kernel_sgd(K, y[:2], o, lr=0.1)
@@ -352,7 +352,9 @@ def test_kernel_sgd_validation():
         kernel_sgd(K, y, o + 1, lr=0.1)
     with pytest.raises(TypeError, match="order must be an integer"):
         kernel_sgd(K, y, [0, 1], lr=0.1)
-    with pytest.raises(ValueError, match="f0_eval must come with K_eval"):
+    with pytest.raises(
+        ValueError, match="f0_eval is None or K_eval is not None must hold"
+    ):
         kernel_sgd(K, y, o, lr=0.1, f0_eval=y)
     with pytest.raises(ValueError, match="labels in"):
         kernel_sgd(K, y, o, lr=0.1, loss="logistic")

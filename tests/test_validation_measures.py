@@ -3,9 +3,9 @@
 Two of them are held here: the share of public parameters whose constraint is declared
 (``rnnlib._validation.validate_params``) may not fall, and the hand-written checks of a
 name that ``PARAMS`` declares (the vocabulary holds that very constraint) may not grow.
-The floors are the figures measured when they were set; raise them as declarations
-replace hand checks. No hand check of a declared name remains; the declared share's
-target (90 %) is not reached: the figures are printed by the benchmark.
+The share must also stay at or above its target, 90 % (the undeclared rest is listed
+with a reason by ``benchmarks/validation_lines.py --undeclared``). The floors are the
+figures measured when they were set; raise them as declarations replace hand checks.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Declared public parameters, at least (measured: 774 of 1,308 inputs; a result
-#: record's fields, 345 of them, are outputs and not counted).
-DECLARED_FLOOR = 774
+#: Declared public parameters, at least (measured on 6 December 2026: 1,178 of 1,308
+#: inputs; a result record's fields, 345 of them, are outputs and not counted).
+DECLARED_FLOOR = 1178
+#: The share the declarations must keep (issue 34's target).
+DECLARED_SHARE_TARGET = 0.90
 #: Hand checks of a name PARAMS declares, at most (measured: 0, since the vocabulary
 #: holds relations between arguments, ``Either`` and an infinite ``Real``).
 HAND_CHECKS_OF_DECLARED_NAMES_CEILING = 0
@@ -38,6 +40,10 @@ def test_the_declared_share_does_not_fall():
     assert share.declared >= DECLARED_FLOOR, (
         f"{share.declared} of {share.total} public parameters declared, fewer than "
         f"{DECLARED_FLOOR}: declare the new ones (validate_params)"
+    )
+    assert share.share >= DECLARED_SHARE_TARGET, (
+        f"{share.share:.1%} of the public parameters declared, under the target "
+        f"{DECLARED_SHARE_TARGET:.0%}: declare the new ones (validate_params)"
     )
 
 

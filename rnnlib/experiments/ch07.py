@@ -65,6 +65,7 @@ from .._validation import (
 from ..concepts import ConceptTarget, SmoothFunction
 from ..elman import ElmanRNN
 from ..languages import (
+    STRINGS,
     ConceptRepresentation,
     HeldOutSplit,
     LabelledStrings,
@@ -361,11 +362,11 @@ def best_constant(y: torch.Tensor) -> float:
     return max(p, 1.0 - p)
 
 
-@validate_params(split=Instance(HeldOutSplit))
+@validate_params(split=Instance(HeldOutSplit), z=STRINGS)
 def unseen_mask(split: HeldOutSplit, z: torch.Tensor) -> torch.Tensor:
     """Which strings of ``z`` are not training strings of ``split`` (bool, (batch,); chapter 7)."""
     split = check_split(split)
-    z = check_strings(z)
+    z = z.to(torch.int64)
     if z.shape[1] != split.z_train.shape[1]:
         raise ValueError(
             f"z must have the training width {split.z_train.shape[1]}, got {z.shape[1]}"
@@ -417,7 +418,7 @@ def count_rule(split: HeldOutSplit) -> CountRule:
 # --- memorization and the 0-1-optimal additive rule ---
 
 
-@validate_params(split=Instance(HeldOutSplit))
+@validate_params(split=Instance(HeldOutSplit), z=STRINGS)
 def memorized_share(split: HeldOutSplit, z: torch.Tensor) -> float:
     """Fraction of the strings ``z`` that repeat a training string of ``split`` (chapter 7).
 
