@@ -381,9 +381,12 @@ class Function:
     def check(self, value: object, name: str) -> Callable:
         if not callable(value):
             hint = f" ({self.hint})" if self.hint else ""
-            raise TypeError(
-                f"{name} must be callable{hint}, got {type(value).__name__}"
+            got = (
+                f"a tensor of shape {tuple(value.shape)}"
+                if isinstance(value, torch.Tensor)
+                else type(value).__name__
             )
+            raise TypeError(f"{name} must be callable{hint}, got {got}")
         return value
 
 
@@ -481,7 +484,8 @@ class Tensor:
         other = arguments.get(self.dtype_of)
         if other is not None and x.dtype != other.dtype:
             raise TypeError(
-                f"{name} has dtype {x.dtype} but {self.dtype_of}'s weights are {other.dtype}"
+                f"{name} has dtype {x.dtype} but {self.dtype_of}'s weights are {other.dtype}; "
+                f"convert with {name}.to({other.dtype})"
             )
         if self.values is not None and not bool(_VALUES[self.values][1](x).all()):
             raise ValueError(f"{name} must have {_VALUES[self.values][0]} entries")

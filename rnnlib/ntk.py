@@ -427,15 +427,19 @@ def kernel_sgd(
 # --- the tangent kernel at infinite width ----------------------------------------------------------
 
 
-def _check_pair(x: object, x2: object) -> tuple[torch.Tensor, torch.Tensor, bool]:
-    x = check_tensor(x, "x", ndim=3)
+#: The inputs of the limit kernels: x (N, L, d) and x2 (N2, L, d), the same L and d.
+_PAIR = {
+    "x": Tensor(shape=(None, "L", "d")),
+    "x2": Tensor(shape=(None, "L", "d")),
+}
+
+
+def _pair(
+    x: torch.Tensor, x2: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    """``x``, ``x2`` (``x`` when None) in float64, and whether they are one tensor."""
     same = x2 is None
-    x2 = x if same else check_tensor(x2, "x2", ndim=3)
-    if x2.shape[1:] != x.shape[1:]:
-        raise ValueError(
-            f"x2 must have the same length L and token dimension d as x, shape (N2, {x.shape[1]}, "
-            f"{x.shape[2]}), got shape {tuple(x2.shape)}"
-        )
+    x2 = x if same else x2
     return x.to(torch.float64), x2.to(torch.float64), same
 
 
@@ -498,6 +502,7 @@ def _recursion(x, x2, same):
         yield S_out, H, two_kappa
 
 
+@validate_params(**_PAIR)
 def limit_hidden_covariance(
     x: torch.Tensor, x2: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -510,10 +515,11 @@ def limit_hidden_covariance(
     ``x2`` (N2, L, d) (default ``x``), any float dtype; the result is float64
     and does not depend on the width or the seed of any network.
     """
-    x, x2, same = _check_pair(x, x2)
+    x, x2, same = _pair(x, x2)
     return torch.stack([H.clone() for _, H, _ in _recursion(x, x2, same)], dim=2)
 
 
+@validate_params(**_PAIR)
 def limit_tangent_kernel(
     x: torch.Tensor, x2: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -531,7 +537,7 @@ def limit_tangent_kernel(
     Cost ~ N N2 L (one arccos per entry and step): the Gram matrix of 2000
     sequences of length 16 takes about a second (``benchmarks/bench_ntk.py``).
     """
-    x, x2, same = _check_pair(x, x2)
+    x, x2, same = _pair(x, x2)
     R = torch.zeros(x.shape[0], x2.shape[0], dtype=torch.float64)
     for S, _, two_kappa in _recursion(x, x2, same):
         R.add_(S).mul_(two_kappa)

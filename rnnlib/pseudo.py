@@ -46,7 +46,6 @@ import torch
 from ._recurrence import previous_states, tangent
 from ._rng import as_generator
 from ._validation import (
-    NONNEGATIVE,
     POSITIVE,
     Choice,
     Model,
@@ -413,7 +412,7 @@ def linearization_gap(
     "n_perturbations",
     "generator",
     model=Model(ElmanRNN, finite=False),
-    taus=Seq(NONNEGATIVE, "radii"),
+    taus=Seq(POSITIVE, "radii"),
     x=INPUTS,
 )
 def linearization_gaps(

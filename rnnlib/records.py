@@ -43,6 +43,7 @@ from ._validation import (
     NONNEGATIVE,
     Bool,
     Choice,
+    Either,
     Function,
     Instance,
     Int,
@@ -130,7 +131,7 @@ def _cpu_model() -> str:
 
 @validate_params(
     command=Str(),
-    device=Str(),
+    device=Either(Instance(torch.device), Str()),
     wall_seconds=NONNEGATIVE,
     cpu_seconds=NONNEGATIVE,
     commit=Str(),
@@ -496,7 +497,7 @@ def record_cli(
     run=Function(),
     fingerprint=Function(),
     command=Str(),
-    device=Str(),
+    device=Either(Instance(torch.device), Str()),
     worker_cpu=Function(),
     chapter=Int(1, 99),
 )

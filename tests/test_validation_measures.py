@@ -15,9 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Declared public parameters, at least (measured on 6 December 2026: 1,178 of 1,308
+#: Declared public parameters, at least (measured on 6 December 2026: 1,181 of 1,308
 #: inputs; a result record's fields, 345 of them, are outputs and not counted).
-DECLARED_FLOOR = 1178
+DECLARED_FLOOR = 1181
 #: The share the declarations must keep (issue 34's target).
 DECLARED_SHARE_TARGET = 0.90
 #: Hand checks of a name PARAMS declares, at most (measured: 0, since the vocabulary

@@ -517,7 +517,7 @@ class ConstructionSweep:
     "progress",
     widths=Ints(1),
     target=Instance(ConceptTarget),
-    n_fit=Int(1),
+    n_fit=Int(2),
 )
 def construction_sweep(
     widths: Sequence[int],

@@ -46,6 +46,7 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
+    Either,
     Function,
     Instance,
     Int,
@@ -69,6 +70,7 @@ from ..languages import (
     ConceptRepresentation,
     HeldOutSplit,
     LabelledStrings,
+    Language,
     all_strings,
     check_split,
     check_strings,
@@ -141,9 +143,12 @@ __all__ = [
     "check_limit_record",
 ]
 
+#: A language: a name of :func:`rnnlib.languages.get_language` or a ``Language``.
+LANGUAGE = Either(Instance(Language), Str())
+
 
 @validate_params(
-    "generator", n=Int(2), n_samples=Int(2), language=Str(), min_length=Int(1, "n")
+    "generator", n=Int(2), n_samples=Int(2), language=LANGUAGE, min_length=Int(1, "n")
 )
 def draw_strings(
     language: str,
@@ -249,7 +254,7 @@ def _check_language(name: object, what: str) -> None:
     test_fraction=OPEN_UNIT,
     n_fresh=Int(2),
     ridges=Seq(POSITIVE, "positive reals"),
-    language=Str(),
+    language=LANGUAGE,
 )
 def limit_kernel_curve(
     language: str,
@@ -1050,7 +1055,7 @@ def _check_widths(widths: object) -> list[int]:
     "generator",
     hidden=Int(1),
     additive=Bool(),
-    language=Str(),
+    language=LANGUAGE,
     n_samples=Int(1),
     test_fraction=OPEN_UNIT,
     wide_kwargs=Instance(Mapping),
@@ -1137,9 +1142,8 @@ def run_learners(
 @validate_params(
     "generator",
     "progress",
-    languages=Seq(Str(), "language names"),
+    languages=Seq(LANGUAGE, "languages"),
     lengths=Ints(1),
-    widths=Ints(1),
 )
 def accuracy_table(
     languages: Sequence[str],
@@ -1280,7 +1284,7 @@ def _atlas_args(languages: object, lengths: object, eps_values: object) -> tuple
 @validate_params(
     "generator",
     n_shuffles=Int(1),
-    languages=Seq(Str(), "language names"),
+    languages=Seq(LANGUAGE, "languages"),
     lengths=Ints(1),
     eps_values=Seq(PARAMS["eps_x"], "input scales"),
 )
@@ -1376,7 +1380,7 @@ class WalshSpectrum(NamedTuple):
 
 
 @validate_params(
-    languages=Seq(Str(), "language names"),
+    languages=Seq(LANGUAGE, "languages"),
     lengths=Ints(1),
     eps_values=Seq(PARAMS["eps_x"], "input scales"),
 )
@@ -1456,7 +1460,7 @@ def walsh_spectrum(
     "dtype",
     n=Int(2),
     n_train=Int(2),
-    language=Str(),
+    language=LANGUAGE,
 )
 def language_task(
     language: str,

@@ -40,6 +40,7 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
+    Either,
     Instance,
     Int,
     Ints,
@@ -357,7 +358,7 @@ def _train_one(
     generator=Int(0),
     name=Str(),
     readout=Choice("bernoulli", "categorical"),
-    device=Str(),
+    device=Either(Instance(torch.device), Str()),
     train=Seq(Instance(np.ndarray), "arrays"),
     valid=Seq(Instance(np.ndarray), "arrays"),
 )
@@ -412,7 +413,10 @@ class TrainedModels(NamedTuple):
 
 
 @validate_params(
-    "progress", generator=Int(0), music=Instance(PianoRollData), device=Str()
+    "progress",
+    generator=Int(0),
+    music=Instance(PianoRollData),
+    device=Either(Instance(torch.device), Str()),
 )
 def train_models(
     music: PianoRollData,
@@ -640,7 +644,7 @@ def _record_worker(args: tuple) -> tuple[tuple, dict, str]:
     music=Instance(PianoRollData),
     text=Instance(TextData),
     config=Instance(Mapping),
-    device=Str(),
+    device=Either(Instance(torch.device), Str()),
 )
 def run_record(
     music: PianoRollData,
@@ -820,7 +824,12 @@ def _load_data():
 
 
 @validate_params(
-    "progress", smoke=Bool(), path=PathLike(), device=Str(), jobs=Int(1), command=Str()
+    "progress",
+    smoke=Bool(),
+    path=PathLike(),
+    device=Either(Instance(torch.device), Str()),
+    jobs=Int(1),
+    command=Str(),
 )
 def make_record(
     path: str | Path | None = None,

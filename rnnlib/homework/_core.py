@@ -75,6 +75,13 @@ __all__ = [
 #: The constraint of a student's function, the argument of every checker.
 STUDENT_FUNCTION = Function("pass your function itself, not what it returns")
 
+
+def student_function(number: str, returns: str = "") -> Function:
+    """:data:`STUDENT_FUNCTION` for exercise ``number``, its message naming the exercise (and what the function returns)."""
+    what = f" (it returns {returns})" if returns else ", not what it returns"
+    return Function(f"Exercise {number}: pass your function itself{what}")
+
+
 #: Every checker by exercise number ("N.M"), filled by :func:`register`.
 CHECKERS: dict[str, Callable] = {}
 #: Every exercise by number, filled by :func:`register` (the grader reads it).
@@ -589,7 +596,7 @@ class Result:
     message: str = ""
 
 
-@validate_params(folder=PathLike(), count=Int(1))
+@validate_params(folder=PathLike(), count=Int(0))
 def read_results(folder: str | Path, count: int) -> list[Result]:
     """The results :func:`run_cases` saved in ``folder`` for ``count`` cases, read as data only.
 

@@ -14,7 +14,7 @@ from ..elman import (
     normalize_sequence,
     sample_true_sequence,
 )
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_1_1", "check_exercise_1_2"]
 
@@ -69,7 +69,7 @@ EXERCISE_1_2 = Exercise(
 
 
 @register(EXERCISE_1_1)
-@validate_params(student_normalize=STUDENT_FUNCTION)
+@validate_params(student_normalize=student_function("1.1"))
 def check_exercise_1_1(
     student_normalize: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
@@ -78,7 +78,7 @@ def check_exercise_1_1(
 
 
 @register(EXERCISE_1_2)
-@validate_params(student_hidden_states=STUDENT_FUNCTION)
+@validate_params(student_hidden_states=student_function("1.2"))
 def check_exercise_1_2(
     student_hidden_states: Callable[
         [torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor

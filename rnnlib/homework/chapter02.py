@@ -8,7 +8,7 @@ import torch
 
 from .._validation import validate_params
 from ..concepts import complexity_s, polynomial
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_2_1"]
 
@@ -61,7 +61,7 @@ EXERCISE_2_1 = Exercise(
 
 
 @register(EXERCISE_2_1)
-@validate_params(student_complexity_s=STUDENT_FUNCTION)
+@validate_params(student_complexity_s=student_function("2.1"))
 def check_exercise_2_1(
     student_complexity_s: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:

@@ -10,7 +10,7 @@ from .._rng import derive
 from .._validation import validate_params
 from ..elman import ElmanRNN, sample_normalized_sequence
 from ..pseudo import pseudo_network
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_3_1"]
 
@@ -77,7 +77,7 @@ EXERCISE_3_1 = Exercise(
 
 
 @register(EXERCISE_3_1)
-@validate_params(student_pseudo=STUDENT_FUNCTION)
+@validate_params(student_pseudo=student_function("3.1"))
 def check_exercise_3_1(
     student_pseudo: Callable[..., torch.Tensor],
 ) -> None:

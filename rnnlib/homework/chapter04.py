@@ -14,7 +14,7 @@ from ..elman import (
     sample_normalized_sequence,
 )
 from ..inversion import naive_decode
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_4_3"]
 
@@ -56,7 +56,7 @@ EXERCISE_4_3 = Exercise("4.3", _cases_4_3, naive_decode, seed=4_3, atol=1e-9, rt
 
 
 @register(EXERCISE_4_3)
-@validate_params(student_decode=STUDENT_FUNCTION)
+@validate_params(student_decode=student_function("4.3"))
 def check_exercise_4_3(
     student_decode: Callable[..., torch.Tensor],
 ) -> None:

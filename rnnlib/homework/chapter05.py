@@ -10,7 +10,7 @@ from .._rng import derive
 from .._validation import validate_params
 from ..elman import ElmanRNN, sample_normalized_sequence
 from ..ntk import tangent_kernel
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_5_2"]
 
@@ -74,7 +74,7 @@ EXERCISE_5_2 = Exercise(
 
 
 @register(EXERCISE_5_2)
-@validate_params(student_kernel=STUDENT_FUNCTION)
+@validate_params(student_kernel=student_function("5.2"))
 def check_exercise_5_2(
     student_kernel: Callable[..., torch.Tensor],
 ) -> None:

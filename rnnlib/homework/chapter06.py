@@ -9,7 +9,7 @@ import torch
 
 from .._rng import derive
 from .._validation import validate_params
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_6_2"]
 
@@ -51,7 +51,7 @@ EXERCISE_6_2 = Exercise(
 
 
 @register(EXERCISE_6_2)
-@validate_params(student_rademacher=STUDENT_FUNCTION)
+@validate_params(student_rademacher=student_function("6.2"))
 def check_exercise_6_2(
     student_rademacher: Callable[..., torch.Tensor],
 ) -> None:

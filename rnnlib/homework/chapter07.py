@@ -8,7 +8,7 @@ import torch
 
 from .._validation import validate_params
 from ..languages import DFA, all_strings
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_7_1"]
 
@@ -76,7 +76,7 @@ EXERCISE_7_1 = Exercise(
 
 
 @register(EXERCISE_7_1)
-@validate_params(build_automaton=STUDENT_FUNCTION)
+@validate_params(build_automaton=student_function("7.1", "a DFA"))
 def check_exercise_7_1(build_automaton: Callable[[], DFA]) -> None:
     """Exercise 7.1: ``build_automaton()`` must return a :class:`rnnlib.languages.DFA` for (0 | 10)*.
 

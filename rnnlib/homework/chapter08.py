@@ -8,7 +8,7 @@ import torch
 
 from .._validation import validate_params
 from ..stability import project_l1_rows, project_spectral
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_8_1", "check_exercise_8_2"]
 
@@ -50,7 +50,7 @@ EXERCISE_8_1 = Exercise(
 
 
 @register(EXERCISE_8_1)
-@validate_params(student_project=STUDENT_FUNCTION)
+@validate_params(student_project=student_function("8.1"))
 def check_exercise_8_1(
     student_project: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:
@@ -103,7 +103,7 @@ EXERCISE_8_2 = Exercise(
 
 
 @register(EXERCISE_8_2)
-@validate_params(student_project_rows=STUDENT_FUNCTION)
+@validate_params(student_project_rows=student_function("8.2"))
 def check_exercise_8_2(
     student_project_rows: Callable[[torch.Tensor, float], torch.Tensor],
 ) -> None:

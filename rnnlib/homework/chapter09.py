@@ -9,7 +9,7 @@ import torch
 from .._validation import validate_params
 from ..dynamical import SimpleRNN
 from ..truncation import truncated_states
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_9_1"]
 
@@ -60,7 +60,7 @@ EXERCISE_9_1 = Exercise(
 
 
 @register(EXERCISE_9_1)
-@validate_params(student_truncated=STUDENT_FUNCTION)
+@validate_params(student_truncated=student_function("9.1"))
 def check_exercise_9_1(
     student_truncated: Callable[
         [torch.Tensor, torch.Tensor, torch.Tensor, int],

@@ -8,7 +8,7 @@ import torch
 
 from .._validation import validate_params
 from ..truncation import growth_recursion_bound
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_10_1"]
 
@@ -77,7 +77,7 @@ EXERCISE_10_1 = Exercise(
 
 
 @register(EXERCISE_10_1)
-@validate_params(student_recursion=STUDENT_FUNCTION)
+@validate_params(student_recursion=student_function("10.1"))
 def check_exercise_10_1(
     student_recursion: Callable[[float, float, torch.Tensor], torch.Tensor],
 ) -> None:

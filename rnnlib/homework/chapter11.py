@@ -8,7 +8,7 @@ import torch
 
 from .._validation import validate_params
 from ..next_step import frame_nll
-from ._core import STUDENT_FUNCTION, Case, Exercise, register
+from ._core import Case, Exercise, register, student_function
 
 __all__ = ["check_exercise_11_1", "check_exercise_11_3"]
 
@@ -67,7 +67,7 @@ EXERCISE_11_1 = Exercise(
 
 
 @register(EXERCISE_11_1)
-@validate_params(student_nll=STUDENT_FUNCTION)
+@validate_params(student_nll=student_function("11.1"))
 def check_exercise_11_1(
     student_nll: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
@@ -104,7 +104,7 @@ EXERCISE_11_3 = Exercise(
 
 
 @register(EXERCISE_11_3)
-@validate_params(student_norms=STUDENT_FUNCTION)
+@validate_params(student_norms=student_function("11.3"))
 def check_exercise_11_3(
     student_norms: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> None:
