@@ -78,7 +78,7 @@ STUDENT_FUNCTION = Function("pass your function itself, not what it returns")
 
 def student_function(number: str, returns: str = "") -> Function:
     """:data:`STUDENT_FUNCTION` for exercise ``number``, its message naming the exercise (and what the function returns)."""
-    what = f" (it returns {returns})" if returns else ", not what it returns"
+    what = f", which returns {returns}" if returns else ", not what it returns"
     return Function(f"Exercise {number}: pass your function itself{what}")
 
 
