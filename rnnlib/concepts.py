@@ -121,6 +121,9 @@ SmoothFunction.__init__ = validate_params(
     latex=Str(),
 )(SmoothFunction.__init__)
 
+#: A function argument: a :class:`SmoothFunction` or the name of one (:func:`get_function`).
+PHI = Either(Instance(SmoothFunction), Str())
+
 
 def _log_factorial_series(n: int, parity: int | None) -> np.ndarray:
     """log(1/i!) for i < n, -inf where i has the wrong parity (None: all i)."""
@@ -277,7 +280,7 @@ def monomial(k: int) -> SmoothFunction:
     )
 
 
-@validate_params(phi=Either(Instance(SmoothFunction), Str()))
+@validate_params(phi=PHI)
 def get_function(phi: SmoothFunction | str) -> SmoothFunction:
     """Resolve a name (``"sin"``, ``"z^3"``, ...) or a :class:`SmoothFunction` to a :class:`SmoothFunction`."""
     if isinstance(phi, SmoothFunction):
@@ -294,7 +297,7 @@ def get_function(phi: SmoothFunction | str) -> SmoothFunction:
     )
 
 
-@validate_params("n", phi=Either(Instance(SmoothFunction), Str()))
+@validate_params("n", phi=PHI)
 def taylor_coefficients(phi: SmoothFunction | str, n: int) -> np.ndarray:
     """The first ``n`` Taylor coefficients ``|c_0|, ..., |c_{n-1}|`` of ``phi`` at 0, in absolute value."""
     phi = get_function(phi)
@@ -325,7 +328,7 @@ def _result(log_value: float, log10: bool) -> float:
     return math.inf if value10 > 308 else 10.0**value10
 
 
-@validate_params("R", log10=Bool(), phi=Either(Instance(SmoothFunction), Str()))
+@validate_params("R", log10=Bool(), phi=PHI)
 def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) -> float:
     """The sample complexity ``C_s(phi, R) = C* sum_i (i+1)^1.75 R^i |c_i|`` (Definition 2.1; chapter 2).
 
@@ -344,9 +347,7 @@ def complexity_s(phi: SmoothFunction | str, R: float, *, log10: bool = False) ->
     return _result(_logsumexp(terms), log10)
 
 
-@validate_params(
-    "R", eps=OPEN_UNIT, log10=Bool(), phi=Either(Instance(SmoothFunction), Str())
-)
+@validate_params("R", eps=OPEN_UNIT, log10=Bool(), phi=PHI)
 def complexity_eps(
     phi: SmoothFunction | str,
     R: float,
@@ -483,7 +484,7 @@ class ConceptTarget:
 
 
 ConceptTarget.__init__ = validate_params(
-    phis=Seq(Seq(Either(Instance(SmoothFunction), Str()), "functions"), "rows"),
+    phis=Seq(Seq(PHI, "functions"), "rows"),
     w=Tensor(shape=("d_out", "p", None)),
     b=Tensor(shape=("d_out", "p")),
     n_tokens=Int(1),

@@ -562,7 +562,11 @@ class PaddedBatch(NamedTuple):
     mask: torch.Tensor
 
 
-@validate_params("dtype", seqs=Seq(Instance(np.ndarray), "arrays"))
+#: A list of sequences, one NumPy array each (the declared form of ``seqs``, ``train``, ...).
+ARRAYS = Seq(Instance(np.ndarray), "arrays")
+
+
+@validate_params("dtype", seqs=ARRAYS)
 def pad_sequences(
     seqs: Sequence[np.ndarray],
     *,

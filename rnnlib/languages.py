@@ -596,12 +596,16 @@ class Language:
         return f"Language({self.name!r}: {self.description})"
 
 
+#: A language argument: a name of :func:`get_language` or a :class:`Language`.
+LANGUAGE = Either(Instance(Language), Str())
+
+
 def language_names() -> list[str]:
     """The names :func:`get_language` knows (a pattern language is ``"pattern:<bits>"``, e.g. ``"pattern:101"``)."""
     return ["dl1", "parity", "pattern:<bits>"] + [f"tomita{k}" for k in range(1, 8)]
 
 
-@validate_params(name=Either(Instance(Language), Str()))
+@validate_params(name=LANGUAGE)
 def get_language(name: str | Language) -> Language:
     """The :class:`Language` called ``name`` (see :func:`language_names`); a :class:`Language` is returned as is.
 
@@ -705,7 +709,7 @@ class LabelledStrings(NamedTuple):
     "generator",
     batch_size=Int(2),
     near_fraction=UNIT,
-    language=Either(Instance(Language), Str()),
+    language=LANGUAGE,
     min_length=Int(1, "n"),
 )
 def sample_language(
@@ -868,7 +872,7 @@ def held_out_split(
     "generator",
     n_samples=Int(2),
     test_fraction=OPEN_UNIT,
-    language=Either(Instance(Language), Str()),
+    language=LANGUAGE,
     near_fraction=UNIT,
 )
 def language_dataset(

@@ -59,14 +59,13 @@ from ._validation import (
     Int,
     Model,
     Relation,
-    Seq,
     Tensor,
     as_generator,
     check_real,
     check_tensor,
     validate_params,
 )
-from .data import pad_sequences
+from .data import ARRAYS, pad_sequences
 from .dynamical import LSTM, SimpleRNN
 from .stability import (
     certify,
@@ -358,6 +357,9 @@ class Baseline(nn.Module):
         return self.encode(x) @ self.A.transpose(0, 1) + self.c
 
 
+#: How a metric reduces its per-step values.
+REDUCTION = Choice("mean", "sum", "none")
+
 # --- metrics ------------------------------------------------------------------------------------------
 
 
@@ -375,7 +377,7 @@ def _check_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
 @validate_params(
     logits=Tensor(shape=("batch", "T", "K")),
     targets=Tensor(shape=("batch", "T", "K"), values="binary"),
-    reduction=Choice("mean", "sum", "none"),
+    reduction=REDUCTION,
 )
 def frame_nll(
     logits: torch.Tensor,
@@ -411,7 +413,7 @@ def _frame_nll(
 @validate_params(
     logits=Tensor(shape=("batch", "T", None)),
     targets=Tensor(shape=("batch", "T"), floating=False, integer=True),
-    reduction=Choice("mean", "sum", "none"),
+    reduction=REDUCTION,
 )
 def bits_per_char(
     logits: torch.Tensor,
@@ -531,7 +533,7 @@ class NextStepBatch(NamedTuple):
     mask: torch.Tensor
 
 
-@validate_params("dtype", seqs=Seq(Instance(np.ndarray), "arrays"))
+@validate_params("dtype", seqs=ARRAYS)
 def next_step_batch(
     seqs: Sequence[np.ndarray],
     *,
@@ -548,7 +550,7 @@ def next_step_batch(
 
 @validate_params(
     model=Model((NextStepModel, Baseline), finite=False),
-    reduction=Choice("mean", "sum", "none"),
+    reduction=REDUCTION,
 )
 def readout_loss(
     model: NextStepModel | Baseline,
@@ -583,7 +585,7 @@ def _readout_loss(
     "batch_size",
     k=Int(1),
     model=Instance((NextStepModel, Baseline)),
-    seqs=Seq(Instance(np.ndarray), "arrays"),
+    seqs=ARRAYS,
 )
 def evaluate(
     model: NextStepModel | Baseline,
@@ -631,7 +633,7 @@ def evaluate(
 @validate_params(
     "batch_size",
     model=Model(NextStepModel),
-    seqs=Seq(Instance(np.ndarray), "arrays"),
+    seqs=ARRAYS,
 )
 def truncated_curve(
     model: NextStepModel,
@@ -659,7 +661,7 @@ def truncated_curve(
     "k",
     "batch_size",
     model=Model(NextStepModel),
-    seqs=Seq(Instance(np.ndarray), "arrays"),
+    seqs=ARRAYS,
 )
 def truncation_excess(
     model: NextStepModel,
@@ -709,7 +711,7 @@ def truncation_excess(
     }
 
 
-@validate_params(model=Model(NextStepModel), seqs=Seq(Instance(np.ndarray), "arrays"))
+@validate_params(model=Model(NextStepModel), seqs=ARRAYS)
 def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray:
     """Every forget gate ``f_t,j`` of an LSTM model along real sequences (chapter 11).
 
@@ -748,7 +750,7 @@ def forget_gates(model: NextStepModel, seqs: Sequence[np.ndarray]) -> np.ndarray
     l2=NONNEGATIVE,
     previous=Bool(),
     readout=Choice(*READOUTS),
-    seqs=Seq(Instance(np.ndarray), "arrays"),
+    seqs=ARRAYS,
 )
 def fit_baseline(
     seqs: Sequence[np.ndarray],
@@ -936,8 +938,8 @@ def _minibatch(
     stable=Bool(),
     keep_best=Bool(),
     model=Instance(NextStepModel),  # a non-finite model is a DivergenceError at step 1,
-    train=Seq(Instance(np.ndarray), "arrays"),
-    valid=Seq(Instance(np.ndarray), "arrays"),
+    train=ARRAYS,
+    valid=ARRAYS,
 )
 def train_next_step(
     model: NextStepModel,
@@ -1172,9 +1174,7 @@ def _window_products(J: torch.Tensor, r: int) -> torch.Tensor:
     return P
 
 
-@validate_params(
-    "batch_size", model=Model(NextStepModel), seqs=Seq(Instance(np.ndarray), "arrays")
-)
+@validate_params("batch_size", model=Model(NextStepModel), seqs=ARRAYS)
 def local_jacobian_norms(
     model: NextStepModel,
     seqs: Sequence[np.ndarray],
@@ -1219,7 +1219,7 @@ def local_jacobian_norms(
     "batch_size",
     r=Int(1),
     model=Model(NextStepModel),
-    seqs=Seq(Instance(np.ndarray), "arrays"),
+    seqs=ARRAYS,
 )
 def multi_step_jacobian_norms(
     model: NextStepModel,

@@ -72,6 +72,9 @@ __all__ = [
     "build_record",
 ]
 
+#: A device to train on: a name (``"cpu"``, ``"cuda"``) or a ``torch.device``.
+DEVICE = Either(Instance(torch.device), Str())
+
 #: Where the records live: ``chapters/records/`` of the book's repository.
 RECORDS_DIR = Path(__file__).resolve().parent.parent / "chapters" / "records"
 #: Relative tolerance of the fingerprint comparison (cross-machine float64 rounding).
@@ -131,7 +134,7 @@ def _cpu_model() -> str:
 
 @validate_params(
     command=Str(),
-    device=Either(Instance(torch.device), Str()),
+    device=DEVICE,
     wall_seconds=NONNEGATIVE,
     cpu_seconds=NONNEGATIVE,
     commit=Str(),
@@ -497,7 +500,7 @@ def record_cli(
     run=Function(),
     fingerprint=Function(),
     command=Str(),
-    device=Either(Instance(torch.device), Str()),
+    device=DEVICE,
     worker_cpu=Function(),
     chapter=Int(1, 99),
 )

@@ -46,7 +46,6 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
-    Either,
     Function,
     Instance,
     Int,
@@ -66,11 +65,11 @@ from .._validation import (
 from ..concepts import ConceptTarget, SmoothFunction
 from ..elman import ElmanRNN
 from ..languages import (
+    LANGUAGE,
     STRINGS,
     ConceptRepresentation,
     HeldOutSplit,
     LabelledStrings,
-    Language,
     all_strings,
     check_split,
     check_strings,
@@ -142,9 +141,6 @@ __all__ = [
     "make_limit_record",
     "check_limit_record",
 ]
-
-#: A language: a name of :func:`rnnlib.languages.get_language` or a ``Language``.
-LANGUAGE = Either(Instance(Language), Str())
 
 
 @validate_params(

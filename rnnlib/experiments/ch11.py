@@ -40,7 +40,6 @@ from .._validation import (
     POSITIVE,
     Bool,
     Choice,
-    Either,
     Instance,
     Int,
     Ints,
@@ -53,7 +52,7 @@ from .._validation import (
     check_real,
     validate_params,
 )
-from ..data import N_KEYS, PianoRollData, TextData
+from ..data import ARRAYS, N_KEYS, PianoRollData, TextData
 from ..next_step import (
     NextStepHistory,
     NextStepModel,
@@ -261,10 +260,10 @@ def _check_device(device: object) -> torch.device:
     "input_dim",
     "hidden_dim",
     "generator",
-    kind=Choice("rnn", "lstm"),
-    readout=Choice("bernoulli", "categorical"),
-    train=Seq(Instance(np.ndarray), "arrays"),
-    valid=Seq(Instance(np.ndarray), "arrays"),
+    kind=Choice(*ns.KINDS),
+    readout=Choice(*ns.READOUTS),
+    train=ARRAYS,
+    valid=ARRAYS,
 )
 def train_stable_and_unstable(
     kind: str,
@@ -357,10 +356,10 @@ def _train_one(
     "dtype",
     generator=Int(0),
     name=Str(),
-    readout=Choice("bernoulli", "categorical"),
-    device=Either(Instance(torch.device), Str()),
-    train=Seq(Instance(np.ndarray), "arrays"),
-    valid=Seq(Instance(np.ndarray), "arrays"),
+    readout=Choice(*ns.READOUTS),
+    device=records.DEVICE,
+    train=ARRAYS,
+    valid=ARRAYS,
 )
 def train_variant(
     name: str,
@@ -416,7 +415,7 @@ class TrainedModels(NamedTuple):
     "progress",
     generator=Int(0),
     music=Instance(PianoRollData),
-    device=Either(Instance(torch.device), Str()),
+    device=records.DEVICE,
 )
 def train_models(
     music: PianoRollData,
@@ -488,7 +487,7 @@ def _history_dict(h: NextStepHistory) -> dict:
     r_multi=Int(1),
     model=Model(NextStepModel),
     jacobians=Bool(),
-    test=Seq(Instance(np.ndarray), "arrays"),
+    test=ARRAYS,
     ks=Ints(1),
 )
 def measure_music(
@@ -644,7 +643,7 @@ def _record_worker(args: tuple) -> tuple[tuple, dict, str]:
     music=Instance(PianoRollData),
     text=Instance(TextData),
     config=Instance(Mapping),
-    device=Either(Instance(torch.device), Str()),
+    device=records.DEVICE,
 )
 def run_record(
     music: PianoRollData,
@@ -827,7 +826,7 @@ def _load_data():
     "progress",
     smoke=Bool(),
     path=PathLike(),
-    device=Either(Instance(torch.device), Str()),
+    device=records.DEVICE,
     jobs=Int(1),
     command=Str(),
 )
@@ -1069,7 +1068,7 @@ def sweep_values(record: Mapping, key: str = "test") -> dict[float, list]:
     "k",
     eps=POSITIVE,
     model=Model(NextStepModel),
-    seqs=Seq(Instance(np.ndarray), "arrays"),
+    seqs=ARRAYS,
 )
 def inference_bound_at(
     model: NextStepModel,
